@@ -1,0 +1,53 @@
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kvscope::cache {
+
+class AttentionLayer;
+class LinearAttentionLayer;
+
+/// One model layer's cache: the operations every layer kind shares (the reference's two mixins).
+class CacheLayer {
+public:
+    virtual ~CacheLayer() = default;
+
+    /// The reference's class name, e.g. "DynamicSlidingWindowLayer".
+    virtual std::string typeName() const = 0;
+    virtual bool isSliding() const { return false; }
+    virtual bool isCompileable() const = 0;
+
+    /// The attention (key/value) side of this layer, or null for pure linear-attention layers.
+    virtual AttentionLayer* asAttention() { return nullptr; }
+    virtual const AttentionLayer* asAttention() const { return nullptr; }
+    /// The linear-attention (conv/recurrent state) side of this layer, or null.
+    virtual LinearAttentionLayer* asLinearAttention() { return nullptr; }
+    virtual const LinearAttentionLayer* asLinearAttention() const { return nullptr; }
+
+    /// Zeroes the stored states and the counters, keeping the allocations.
+    virtual void reset() = 0;
+    /// Reorders the batch for beam search: row i becomes old row beamIdx[i].
+    virtual void reorder(const at::Tensor& beamIdx) = 0;
+    /// Keeps the first `maxLength` tokens; a negative value removes that many tokens.
+    virtual void crop(int64_t maxLength) = 0;
+    virtual void batchRepeatInterleave(int64_t repeats) = 0;
+    virtual void batchSelectIndices(const at::Tensor& indices) = 0;
+
+    /// Moves the stored states to host memory (the reference's `offload`).
+    virtual void offload() = 0;
+    /// Moves offloaded states back to the layer's device (the reference's `prefetch`).
+    virtual void prefetch() = 0;
+
+    /// Bytes the layer's stored states occupy, wherever they are.
+    virtual int64_t storedBytes() const = 0;
+    /// The device the layer's states live on while not offloaded.
+    virtual std::optional<at::Device> homeDevice() const = 0;
+    /// The device the states are on now (differs from homeDevice() while offloaded).
+    virtual std::optional<at::Device> currentDevice() const = 0;
+};
+
+} // namespace kvscope::cache

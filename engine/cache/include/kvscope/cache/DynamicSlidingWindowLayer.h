@@ -1,0 +1,31 @@
+#pragma once
+
+#include "kvscope/cache/DynamicLayer.h"
+
+namespace kvscope::cache {
+
+/// A dynamic layer that keeps only the last `slidingWindow - 1` tokens and returns them plus the new
+/// ones (the reference's `DynamicSlidingWindowLayer`); also used for chunked attention.
+class DynamicSlidingWindowLayer : public DynamicLayer {
+public:
+    /// Refuses a window below 1 (the reference has no meaning for it).
+    explicit DynamicSlidingWindowLayer(int64_t slidingWindow);
+
+    std::string typeName() const override { return "DynamicSlidingWindowLayer"; }
+    bool isSliding() const override { return true; }
+
+    KeyValueStates update(const at::Tensor& keyStates, const at::Tensor& valueStates) override;
+    MaskSizes maskSizes(int64_t queryLength) const override;
+    int64_t seqLength() const override { return m_cumulativeLength; }
+    int64_t maxCacheShape() const override { return m_slidingWindow; }
+    void reset() override;
+    void crop(int64_t maxLength) override;
+
+    int64_t slidingWindow() const { return m_slidingWindow; }
+
+private:
+    int64_t m_slidingWindow;
+    int64_t m_cumulativeLength = 0;
+};
+
+} // namespace kvscope::cache

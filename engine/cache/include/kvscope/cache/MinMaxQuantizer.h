@@ -1,0 +1,22 @@
+#pragma once
+
+#include "kvscope/cache/Quantizer.h"
+
+namespace kvscope::cache {
+
+/// Asymmetric min-max ("affine") quantization with optimum-quanto's group layout; the exact spec is
+/// the oracle's reference_quantizer.py. nbits 2, 4 or 8; axis 0 (groups of consecutive elements) or
+/// -1 (per channel over consecutive rows, KIVI's key layout).
+class MinMaxQuantizer : public Quantizer {
+public:
+    MinMaxQuantizer(int nbits, int64_t groupSize);
+
+    std::string name() const override { return "min-max"; }
+    void checkAxis(int64_t axis, const char* what) const override;
+    void checkShape(const std::vector<int64_t>& shape, int64_t axis) const override;
+    QuantizedTensor quantize(const at::Tensor& tensor, int64_t axis) const override;
+    at::Tensor dequantize(const QuantizedTensor& quantized) const override;
+    bool isTokenLocal(int64_t axis, int64_t headDim) const override;
+};
+
+} // namespace kvscope::cache

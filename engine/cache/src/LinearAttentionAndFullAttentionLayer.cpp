@@ -1,0 +1,15 @@
+#include "kvscope/cache/LinearAttentionAndFullAttentionLayer.h"
+
+namespace kvscope::cache {
+
+void LinearAttentionAndFullAttentionLayer::reset() {
+    m_linear.reset();
+    DynamicLayer::reset();
+}
+
+void LinearAttentionAndFullAttentionLayer::reorder(const at::Tensor& beamIdx) {
+    m_linear.reorder(beamIdx);
+    DynamicLayer::reorder(beamIdx);
+}
+
+} // namespace kvscope::cache

@@ -1,0 +1,38 @@
+#include "kvscope/cache/QuantizedCache.h"
+
+#include "kvscope/cache/CacheError.h"
+#include "kvscope/cache/HqqQuantizer.h"
+#include "kvscope/cache/MinMaxQuantizer.h"
+#include "kvscope/cache/QuantizedLayer.h"
+
+namespace kvscope::cache {
+namespace {
+
+std::vector<std::unique_ptr<CacheLayer>> buildLayers(const config::ModelConfig& config,
+                                                     const QuantizationSettings& settings) {
+    auto quantizer = QuantizedCache::makeQuantizer(settings);
+    std::vector<std::unique_ptr<CacheLayer>> layers;
+    for (int64_t index = 0; index < config.numHiddenLayers; ++index) {
+        layers.push_back(std::make_unique<QuantizedLayer>(quantizer, settings.axisKey, settings.axisValue,
+                                                          settings.residualLength));
+    }
+    return layers;
+}
+
+} // namespace
+
+std::shared_ptr<const Quantizer> QuantizedCache::makeQuantizer(const QuantizationSettings& settings) {
+    if (settings.backend == "min-max" || settings.backend == "quanto") {
+        return std::make_shared<MinMaxQuantizer>(settings.nbits, settings.groupSize);
+    }
+    if (settings.backend == "hqq") {
+        return std::make_shared<HqqQuantizer>(settings.nbits, settings.groupSize);
+    }
+    throw CacheError(ErrorKind::Value,
+                     "Unknown quantization backend `" + settings.backend + "` (allowed: min-max (alias quanto), hqq)");
+}
+
+QuantizedCache::QuantizedCache(const config::ModelConfig& config, const QuantizationSettings& settings)
+    : Cache(buildLayers(config, settings)) {}
+
+} // namespace kvscope::cache

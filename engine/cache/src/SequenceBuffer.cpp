@@ -1,0 +1,121 @@
+#include "kvscope/cache/SequenceBuffer.h"
+
+#include "kvscope/cache/CacheError.h"
+
+#include <ATen/ATen.h>
+
+#include <sstream>
+
+namespace kvscope::cache {
+namespace {
+
+std::string shapeText(const at::Tensor& tensor) {
+    std::ostringstream out;
+    out << tensor.sizes();
+    return out.str();
+}
+
+} // namespace
+
+void checkFourDimensional(const at::Tensor& states, const char* what) {
+    if (!states.defined() || states.dim() != 4) {
+        throw CacheError(ErrorKind::Value, std::string(what) + " must be a 4-D tensor [batch, heads, tokens, head_dim], got " +
+                                               (states.defined() ? shapeText(states) : std::string("an undefined tensor")));
+    }
+}
+
+void checkSameSequenceShape(const at::Tensor& like, const at::Tensor& states, const char* what) {
+    checkFourDimensional(states, what);
+    for (int64_t dim : {0, 1, 3}) {
+        if (like.size(dim) != states.size(dim)) {
+            throw CacheError(ErrorKind::Runtime,
+                             std::string("Sizes of tensors must match except in dimension 2: cached ") + what + " are " +
+                                 shapeText(like) + ", new " + what + " are " + shapeText(states));
+        }
+    }
+}
+
+at::Tensor SequenceBuffer::view() const {
+    if (!m_storage.defined()) {
+        return {};
+    }
+    return m_storage.narrow(2, m_begin, m_length);
+}
+
+void SequenceBuffer::reserveForAppend(int64_t extra) {
+    const int64_t capacity = m_storage.size(2);
+    if (m_begin + m_length + extra <= capacity) {
+        return;
+    }
+    // Double when mostly full, otherwise just compact: both cost O(length) once per O(length) appends.
+    int64_t newCapacity = capacity;
+    if (2 * (m_length + extra) > capacity) {
+        newCapacity = std::max<int64_t>(2 * (m_length + extra), 16);
+    }
+    auto sizes = m_storage.sizes().vec();
+    sizes[2] = newCapacity;
+    at::Tensor fresh = at::empty(sizes, m_storage.options());
+    if (m_length > 0) {
+        fresh.narrow(2, 0, m_length).copy_(view());
+    }
+    m_storage = fresh;
+    m_begin = 0;
+}
+
+at::Tensor SequenceBuffer::append(const at::Tensor& states) {
+    if (!m_storage.defined()) {
+        checkFourDimensional(states, "states");
+        assign(states.clone(at::MemoryFormat::Contiguous));
+        return view();
+    }
+    checkSameSequenceShape(m_storage, states, "states");
+    const int64_t extra = states.size(2);
+    reserveForAppend(extra);
+    if (extra > 0) {
+        m_storage.narrow(2, m_begin + m_length, extra).copy_(states);
+    }
+    m_length += extra;
+    return view();
+}
+
+void SequenceBuffer::keepLast(int64_t count) {
+    count = std::clamp<int64_t>(count, 0, m_length);
+    m_begin += m_length - count;
+    m_length = count;
+}
+
+void SequenceBuffer::truncate(int64_t count) { m_length = std::clamp<int64_t>(count, 0, m_length); }
+
+void SequenceBuffer::assign(const at::Tensor& states) {
+    m_storage = states.contiguous();
+    m_begin = 0;
+    m_length = states.size(2);
+}
+
+void SequenceBuffer::clear() {
+    m_storage = at::Tensor();
+    m_begin = 0;
+    m_length = 0;
+}
+
+void SequenceBuffer::zero() {
+    if (m_storage.defined()) {
+        view().zero_();
+    }
+}
+
+void SequenceBuffer::moveTo(const at::Device& device, bool nonBlocking) {
+    if (m_storage.defined() && m_storage.device() != device) {
+        m_storage = m_storage.to(device, /*non_blocking=*/nonBlocking);
+    }
+}
+
+int64_t SequenceBuffer::bytes() const {
+    if (!m_storage.defined()) {
+        return 0;
+    }
+    return m_length * (m_storage.numel() / std::max<int64_t>(m_storage.size(2), 1)) *
+           static_cast<int64_t>(m_storage.element_size());
+}
+
+} // namespace kvscope::cache

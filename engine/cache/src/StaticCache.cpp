@@ -1,0 +1,36 @@
+#include "kvscope/cache/StaticCache.h"
+
+#include "kvscope/cache/CacheError.h"
+#include "kvscope/cache/LinearAttentionLayer.h"
+#include "kvscope/cache/StaticLayer.h"
+#include "kvscope/cache/StaticSlidingWindowLayer.h"
+
+namespace kvscope::cache {
+
+std::vector<std::unique_ptr<CacheLayer>> StaticCache::layersFor(const config::ModelConfig& config, int64_t maxCacheLen) {
+    std::vector<std::unique_ptr<CacheLayer>> layers;
+    for (const std::string& type : config.staticLayerTypes()) {
+        if (type == "sliding_attention" || type == "chunked_attention") {
+            const bool sliding = type == "sliding_attention";
+            const std::optional<int64_t>& window = sliding ? config.slidingWindow : config.attentionChunkSize;
+            if (!window) {
+                throw CacheError(ErrorKind::Type, std::string("layer type `") + type + "` needs `" +
+                                                      (sliding ? "sliding_window" : "attention_chunk_size") +
+                                                      "` in the config, and it is not set");
+            }
+            layers.push_back(std::make_unique<StaticSlidingWindowLayer>(maxCacheLen, *window));
+        } else if (type == "mamba" || type == "conv" || type == "linear_attention" || type == "moe") {
+            layers.push_back(std::make_unique<LinearAttentionLayer>());
+        } else {
+            // Everything else, "hybrid" included, is a plain static layer in the reference.
+            layers.push_back(std::make_unique<StaticLayer>(maxCacheLen));
+        }
+    }
+    return layers;
+}
+
+StaticCache::StaticCache(const config::ModelConfig& config, int64_t maxCacheLen, bool offloading,
+                         bool offloadOnlyNonSliding)
+    : Cache(layersFor(config, maxCacheLen), offloading, offloadOnlyNonSliding) {}
+
+} // namespace kvscope::cache

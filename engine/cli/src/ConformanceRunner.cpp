@@ -1,0 +1,361 @@
+#include "ConformanceRunner.h"
+
+#include "kvscope/cache/AttentionLayer.h"
+#include "kvscope/cache/CacheError.h"
+#include "kvscope/cache/DynamicCache.h"
+#include "kvscope/cache/DynamicLayer.h"
+#include "kvscope/cache/DynamicSlidingWindowLayer.h"
+#include "kvscope/cache/HqqQuantizer.h"
+#include "kvscope/cache/LinearAttentionLayer.h"
+#include "kvscope/cache/MinMaxQuantizer.h"
+#include "kvscope/cache/QuantizedLayer.h"
+#include "kvscope/cache/StaticCache.h"
+#include "kvscope/cache/StaticLayer.h"
+#include "kvscope/cache/StaticSlidingWindowLayer.h"
+#include "kvscope/config/ModelConfig.h"
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace kvscope::cli {
+namespace {
+
+using nlohmann::json;
+using namespace kvscope::cache;
+
+/// A mismatch between the engine and the fixture; caught per fixture and reported with the op index.
+struct Mismatch {
+    std::string what;
+};
+
+at::Tensor tensorFromJson(const json& value) {
+    std::vector<int64_t> shape = value.at("shape").get<std::vector<int64_t>>();
+    std::vector<double> data = value.at("data").get<std::vector<double>>();
+    std::vector<float> values(data.begin(), data.end());
+    return at::tensor(values, at::kFloat).reshape(shape);
+}
+
+std::string shapeText(const at::Tensor& tensor) {
+    std::ostringstream out;
+    out << tensor.sizes();
+    return out.str();
+}
+
+void expectTensor(const at::Tensor& actual, const json& expected, double tolerance, const std::string& what) {
+    at::Tensor reference = tensorFromJson(expected);
+    if (!actual.defined()) {
+        throw Mismatch{what + ": the engine has no tensor, the reference has " + shapeText(reference)};
+    }
+    if (actual.sizes() != reference.sizes()) {
+        throw Mismatch{what + ": shape " + shapeText(actual) + ", reference " + shapeText(reference)};
+    }
+    if (reference.numel() == 0) {
+        return;
+    }
+    const double difference = (actual.to(at::kCPU, at::kDouble) - reference.to(at::kDouble)).abs().max().item<double>();
+    if (!(difference <= tolerance)) {
+        throw Mismatch{what + ": max abs difference " + std::to_string(difference) + " > " + std::to_string(tolerance)};
+    }
+}
+
+template <typename T> void expectEqual(const T& actual, const T& expected, const std::string& what) {
+    if (!(actual == expected)) {
+        std::ostringstream out;
+        out << what << ": engine " << json(actual).dump() << ", reference " << json(expected).dump();
+        throw Mismatch{out.str()};
+    }
+}
+
+at::Tensor indexTensor(const json& values) {
+    return at::tensor(values.get<std::vector<int64_t>>(), at::kLong);
+}
+
+std::unique_ptr<CacheLayer> makeLayer(const json& spec) {
+    const std::string type = spec.at("type").get<std::string>();
+    if (type == "dynamic") {
+        return std::make_unique<DynamicLayer>();
+    }
+    if (type == "dynamic_sliding") {
+        return std::make_unique<DynamicSlidingWindowLayer>(spec.at("sliding_window").get<int64_t>());
+    }
+    if (type == "static") {
+        return std::make_unique<StaticLayer>(spec.at("max_cache_len").get<int64_t>());
+    }
+    if (type == "static_sliding") {
+        return std::make_unique<StaticSlidingWindowLayer>(spec.at("max_cache_len").get<int64_t>(),
+                                                          spec.at("sliding_window").get<int64_t>());
+    }
+    if (type == "quantized" || type == "quantized_hqq") {
+        const int nbits = spec.value("nbits", 4);
+        const int64_t group = spec.value("q_group_size", int64_t{64});
+        std::shared_ptr<const Quantizer> quantizer;
+        if (type == "quantized") {
+            quantizer = std::make_shared<MinMaxQuantizer>(nbits, group);
+        } else {
+            quantizer = std::make_shared<HqqQuantizer>(nbits, group);
+        }
+        return std::make_unique<QuantizedLayer>(quantizer, spec.value("axis_key", int64_t{0}),
+                                                spec.value("axis_value", int64_t{0}),
+                                                spec.value("residual_length", int64_t{128}));
+    }
+    throw Mismatch{"unknown layer type `" + type +
+                   "` (allowed: dynamic, dynamic_sliding, static, static_sliding, quantized, quantized_hqq)"};
+}
+
+/// The object under test: one layer, or one cache of layers.
+class Subject {
+public:
+    explicit Subject(const json& fixture) {
+        if (fixture.at("level").get<std::string>() == "layer") {
+            m_layer = makeLayer(fixture.at("layer"));
+            const std::string type = fixture.at("layer").at("type").get<std::string>();
+            m_tolerance = type.rfind("quantized", 0) == 0 ? 1e-5 : 1e-6;
+            return;
+        }
+        const json& spec = fixture.at("cache");
+        const config::ModelConfig config = config::ModelConfig::fromJson(spec.at("config"));
+        const std::string type = spec.at("type").get<std::string>();
+        if (type == "DynamicCache") {
+            m_cache = std::make_unique<DynamicCache>(config);
+        } else if (type == "StaticCache") {
+            m_cache = std::make_unique<StaticCache>(config, spec.at("max_cache_len").get<int64_t>());
+        } else {
+            throw Mismatch{"unknown cache type `" + type + "` (allowed: DynamicCache, StaticCache)"};
+        }
+    }
+
+    double tolerance() const { return m_tolerance; }
+
+    AttentionLayer& attention(const json& op) {
+        CacheLayer& target = layerFor(op);
+        AttentionLayer* attention = target.asAttention();
+        if (attention == nullptr) {
+            throw Mismatch{"op addresses a " + target.typeName() + ", which has no key/value cache"};
+        }
+        return *attention;
+    }
+
+    CacheLayer& layerFor(const json& op) {
+        if (m_layer) {
+            return *m_layer;
+        }
+        return m_cache->layer(op.at("layer_idx").get<size_t>());
+    }
+
+    MaskSizes maskSizes(const json& op) {
+        if (m_layer) {
+            return attention(op).maskSizes(op.at("query_length").get<int64_t>());
+        }
+        return m_cache->maskSizes(op.at("query_length").get<int64_t>(), op.at("layer_idx").get<int64_t>());
+    }
+
+    KeyValueStates update(const json& op, const at::Tensor& keys, const at::Tensor& values) {
+        if (m_layer) {
+            return attention(op).update(keys, values);
+        }
+        return m_cache->update(keys, values, op.at("layer_idx").get<int64_t>());
+    }
+
+    Cache* cache() { return m_cache.get(); }
+    CacheLayer* layer() { return m_layer.get(); }
+
+    /// Crop, reorder, batch ops and reset, on the layer or on every layer of the cache.
+    void apply(const std::string& name, const json& op) {
+        if (m_layer) {
+            applyTo(*m_layer, name, op);
+            return;
+        }
+        if (name == "crop") {
+            m_cache->crop(op.at("max_length").get<int64_t>());
+        } else if (name == "reorder") {
+            m_cache->reorder(indexTensor(op.at("beam_idx")));
+        } else if (name == "batch_repeat_interleave") {
+            m_cache->batchRepeatInterleave(op.at("repeats").get<int64_t>());
+        } else if (name == "batch_select_indices") {
+            m_cache->batchSelectIndices(indexTensor(op.at("indices")));
+        } else if (name == "reset") {
+            m_cache->reset();
+        }
+    }
+
+private:
+    static void applyTo(CacheLayer& layer, const std::string& name, const json& op) {
+        if (name == "crop") {
+            layer.crop(op.at("max_length").get<int64_t>());
+        } else if (name == "reorder") {
+            layer.reorder(indexTensor(op.at("beam_idx")));
+        } else if (name == "batch_repeat_interleave") {
+            layer.batchRepeatInterleave(op.at("repeats").get<int64_t>());
+        } else if (name == "batch_select_indices") {
+            layer.batchSelectIndices(indexTensor(op.at("indices")));
+        } else if (name == "reset") {
+            layer.reset();
+        }
+    }
+
+    std::unique_ptr<CacheLayer> m_layer;
+    std::unique_ptr<Cache> m_cache;
+    double m_tolerance = 1e-6;
+};
+
+void expectStored(AttentionLayer& layer, const json& op, double tolerance) {
+    if (op.contains("expect_stored_keys")) {
+        expectTensor(layer.keys(), op["expect_stored_keys"], tolerance, "stored keys");
+        expectTensor(layer.values(), op["expect_stored_values"], tolerance, "stored values");
+    } else if (layer.keys().defined() && layer.keys().numel() > 0) {
+        throw Mismatch{"stored keys: the engine holds " + shapeText(layer.keys()) + ", the reference holds none"};
+    }
+}
+
+void runOp(Subject& subject, const json& op) {
+    const std::string name = op.at("op").get<std::string>();
+    const double tolerance = subject.tolerance();
+    if (name == "mask_sizes") {
+        const MaskSizes sizes = subject.maskSizes(op);
+        const auto expected = op.at("expect").get<std::vector<int64_t>>();
+        expectEqual(std::vector<int64_t>{sizes.kvLength, sizes.kvOffset}, expected, "mask sizes");
+    } else if (name == "update") {
+        const KeyValueStates returned =
+            subject.update(op, tensorFromJson(op.at("keys")), tensorFromJson(op.at("values")));
+        if (op.contains("expect_keys")) {
+            expectTensor(returned.keys, op["expect_keys"], tolerance, "returned keys");
+            expectTensor(returned.values, op["expect_values"], tolerance, "returned values");
+        }
+        AttentionLayer& layer = subject.attention(op);
+        if (op.contains("expect_seq_length")) {
+            expectEqual(layer.seqLength(), op["expect_seq_length"].get<int64_t>(), "seq length");
+        }
+        if (op.contains("expect_max_cache_shape")) {
+            expectEqual(layer.maxCacheShape(), op["expect_max_cache_shape"].get<int64_t>(), "max cache shape");
+        }
+        if (subject.layer() != nullptr) {
+            expectStored(layer, op, tolerance);
+        }
+    } else if (name == "update_conv_state" || name == "update_recurrent_state") {
+        const bool conv = name == "update_conv_state";
+        const at::Tensor input = tensorFromJson(op.at(conv ? "conv_states" : "recurrent_states"));
+        const int64_t layerIdx = op.at("layer_idx").get<int64_t>();
+        Cache* cache = subject.cache();
+        const at::Tensor result =
+            conv ? cache->updateConvState(input, layerIdx) : cache->updateRecurrentState(input, layerIdx);
+        const char* key = conv ? "expect_conv_states" : "expect_recurrent_states";
+        if (op.contains(key)) {
+            expectTensor(result, op[key], tolerance, conv ? "conv states" : "recurrent states");
+        }
+    } else if (name == "has_previous_state") {
+        expectEqual(subject.cache()->hasPreviousState(op.at("layer_idx").get<int64_t>()), op.at("expect").get<bool>(),
+                    "has_previous_state");
+    } else if (name == "crop" || name == "reorder" || name == "batch_repeat_interleave" ||
+               name == "batch_select_indices" || name == "reset") {
+        subject.apply(name, op);
+    } else if (name == "state") {
+        AttentionLayer& layer = subject.attention(op);
+        expectEqual(layer.seqLength(), op.at("expect_seq_length").get<int64_t>(), "seq length");
+        expectStored(layer, op, tolerance);
+    } else if (name == "cache_state") {
+        Cache& cache = *subject.cache();
+        expectEqual(cache.seqLength(), op.at("expect_seq_length").get<int64_t>(), "cache seq length");
+        expectEqual(cache.isSliding(), op.at("expect_is_sliding").get<std::vector<bool>>(), "is_sliding");
+        const json& shapes = op.at("expect_max_cache_shape");
+        if (shapes.is_array()) {
+            for (size_t index = 0; index < shapes.size(); ++index) {
+                expectEqual(cache.maxCacheShape(static_cast<int64_t>(index)), shapes[index].get<int64_t>(),
+                            "max cache shape of layer " + std::to_string(index));
+            }
+        } else {
+            for (const auto& [key, value] : shapes.items()) {
+                expectEqual(cache.maxCacheShape(std::stoll(key)), value.get<int64_t>(), "max cache shape of layer " + key);
+            }
+        }
+    } else if (name == "get_seq_length") {
+        (void)subject.cache()->seqLength(op.at("layer_idx").get<int64_t>());
+    } else {
+        throw Mismatch{"unknown op `" + name + "`"};
+    }
+}
+
+} // namespace
+
+FixtureResult ConformanceRunner::runFixture(const json& fixture, const std::string& name) const {
+    FixtureResult result{name, false, {}};
+    std::unique_ptr<Subject> subject;
+    try {
+        subject = std::make_unique<Subject>(fixture);
+    } catch (const Mismatch& mismatch) {
+        result.failure = "setup: " + mismatch.what;
+        return result;
+    } catch (const std::exception& error) {
+        result.failure = std::string("setup: ") + error.what();
+        return result;
+    }
+    const json& ops = fixture.at("ops");
+    for (size_t index = 0; index < ops.size(); ++index) {
+        const json& op = ops[index];
+        const std::string opName = op.value("op", std::string("?"));
+        const std::string where = "op " + std::to_string(index) + " (" + opName + "): ";
+        const bool expectError = op.contains("expect_error");
+        try {
+            runOp(*subject, op);
+            if (expectError) {
+                result.failure = where + "the reference refused with " + op["expect_error"].get<std::string>() +
+                                 ", the engine accepted";
+                return result;
+            }
+        } catch (const Mismatch& mismatch) {
+            result.failure = where + mismatch.what;
+            return result;
+        } catch (const CacheError& error) {
+            if (!expectError) {
+                result.failure = where + "unexpected refusal (" + error.kindName() + "): " + error.what();
+                return result;
+            }
+            const std::string expected = op["expect_error"].get<std::string>();
+            if (expected != error.kindName()) {
+                result.failure = where + "refused with " + error.kindName() + " where the reference raised " + expected +
+                                 ": " + error.what();
+                return result;
+            }
+        } catch (const std::exception& error) {
+            result.failure = where + "crashed with an unclassified error: " + error.what();
+            return result;
+        }
+    }
+    result.passed = true;
+    return result;
+}
+
+FixtureResult ConformanceRunner::runFile(const std::filesystem::path& path) const {
+    std::ifstream in(path);
+    if (!in) {
+        return {path.filename().string(), false, "cannot open the file"};
+    }
+    json fixture;
+    try {
+        fixture = json::parse(in);
+    } catch (const json::exception& error) {
+        return {path.filename().string(), false, std::string("not valid JSON: ") + error.what()};
+    }
+    return runFixture(fixture, path.filename().string());
+}
+
+std::vector<FixtureResult> ConformanceRunner::runDirectory(const std::filesystem::path& directory) const {
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+        if (entry.is_regular_file() && entry.path().extension() == ".json") {
+            files.push_back(entry.path());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<FixtureResult> results;
+    results.reserve(files.size());
+    for (const auto& file : files) {
+        results.push_back(runFile(file));
+    }
+    return results;
+}
+
+} // namespace kvscope::cli

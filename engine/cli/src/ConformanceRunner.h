@@ -1,0 +1,29 @@
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kvscope::cli {
+
+/// The outcome of one conformance fixture.
+struct FixtureResult {
+    std::string file;
+    bool passed = false;
+    /// For a failure: the op index, the op and what differed.
+    std::string failure;
+};
+
+/// Replays golden fixtures written by the oracle's make_fixtures.py (format: oracle/FORMAT.md)
+/// against the engine's caches and compares every observable result.
+class ConformanceRunner {
+public:
+    FixtureResult runFile(const std::filesystem::path& path) const;
+    FixtureResult runFixture(const nlohmann::json& fixture, const std::string& name) const;
+    /// Every *.json in the directory, sorted by name.
+    std::vector<FixtureResult> runDirectory(const std::filesystem::path& directory) const;
+};
+
+} // namespace kvscope::cli

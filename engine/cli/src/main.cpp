@@ -1,0 +1,93 @@
+// kvscope-cli: the command-line face of the engine (contract: shared/design/CLI.md).
+// Machine-readable output is one JSON document on stdout; messages go to stderr; exit codes are
+// 0 (ok), 1 (a check failed), 2 (bad input).
+#include "CacheBenchmark.h"
+#include "ConformanceRunner.h"
+
+#include "kvscope/cache/CacheError.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+namespace {
+
+int runConform(const std::string& directory, const std::string& device) {
+    if (device != "cpu") {
+        std::cerr << "kvscope-cli conform: --device " << device << " is not available in this build (allowed here: cpu)\n";
+        return 2;
+    }
+    if (!std::filesystem::is_directory(directory)) {
+        std::cerr << "kvscope-cli conform: `" << directory << "` is not a directory of fixtures\n";
+        return 2;
+    }
+    kvscope::cli::ConformanceRunner runner;
+    const auto results = runner.runDirectory(directory);
+    size_t passed = 0;
+    for (const auto& result : results) {
+        if (result.passed) {
+            ++passed;
+        } else {
+            std::cout << result.file << ": " << result.failure << "\n";
+        }
+    }
+    std::cout << passed << " passed, " << results.size() - passed << " failed" << std::endl;
+    return passed == results.size() ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"kvscope-cli: inspect, check and benchmark transformer KV caches"};
+    app.require_subcommand(1);
+
+    std::string conformDirectory;
+    std::string conformDevice = "cpu";
+    CLI::App* conform = app.add_subcommand("conform", "Run golden conformance fixtures against the engine");
+    conform->add_option("DIR", conformDirectory, "Directory of *.json fixtures")->required();
+    conform->add_option("--device", conformDevice, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+
+    CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
+    bench->require_subcommand(1);
+    kvscope::cli::CacheBenchmarkOptions cacheOptions;
+    CLI::App* benchCache = bench->add_subcommand("cache", "Time cache updates on the reference's decode workload");
+    benchCache->add_option("--type", cacheOptions.type, kvscope::cli::CacheBenchmark::allowedTypes());
+    benchCache->add_option("--layers", cacheOptions.layers)->check(CLI::PositiveNumber);
+    benchCache->add_option("--batch", cacheOptions.batch)->check(CLI::PositiveNumber);
+    benchCache->add_option("--heads", cacheOptions.heads)->check(CLI::PositiveNumber);
+    benchCache->add_option("--head-dim", cacheOptions.headDim)->check(CLI::PositiveNumber);
+    benchCache->add_option("--prefill", cacheOptions.prefill)->check(CLI::PositiveNumber);
+    benchCache->add_option("--steps", cacheOptions.steps)->check(CLI::NonNegativeNumber);
+    benchCache->add_option("--window", cacheOptions.window)->check(CLI::PositiveNumber);
+    benchCache->add_option("--nbits", cacheOptions.nbits);
+    benchCache->add_option("--group", cacheOptions.group)->check(CLI::PositiveNumber);
+    benchCache->add_option("--residual", cacheOptions.residual)->check(CLI::PositiveNumber);
+    benchCache->add_option("--threads", cacheOptions.threads)->check(CLI::PositiveNumber);
+    benchCache->add_option("--device", cacheOptions.device)->check(CLI::IsMember({"cpu", "cuda"}));
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        const int code = app.exit(error);
+        return code == 0 ? 0 : 2;
+    }
+
+    try {
+        if (*conform) {
+            return runConform(conformDirectory, conformDevice);
+        }
+        if (*benchCache) {
+            std::cout << kvscope::cli::CacheBenchmark::run(cacheOptions).dump() << std::endl;
+            return 0;
+        }
+    } catch (const kvscope::cache::CacheError& error) {
+        std::cerr << "kvscope-cli: " << error.what() << "\n";
+        return 2;
+    } catch (const std::exception& error) {
+        std::cerr << "kvscope-cli: " << error.what() << "\n";
+        return 2;
+    }
+    return 2;
+}

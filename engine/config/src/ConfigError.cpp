@@ -1,0 +1,7 @@
+#include "kvscope/config/ConfigError.h"
+
+namespace kvscope::config {
+
+ConfigError::ConfigError(const std::string& message) : std::runtime_error(message) {}
+
+} // namespace kvscope::config
