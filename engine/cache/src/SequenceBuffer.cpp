@@ -1,5 +1,6 @@
 #include "kvscope/cache/SequenceBuffer.h"
 
+#include "TokenCopy.h"
 #include "kvscope/cache/CacheError.h"
 
 #include <ATen/ATen.h>
@@ -39,7 +40,7 @@ at::Tensor SequenceBuffer::view() const {
     if (!m_storage.defined()) {
         return {};
     }
-    return m_storage.narrow(2, m_begin, m_length);
+    return narrowTokens(m_storage, m_begin, m_length);
 }
 
 void SequenceBuffer::reserveForAppend(int64_t extra) {
@@ -71,9 +72,7 @@ at::Tensor SequenceBuffer::append(const at::Tensor& states) {
     checkSameSequenceShape(m_storage, states, "states");
     const int64_t extra = states.size(2);
     reserveForAppend(extra);
-    if (extra > 0) {
-        m_storage.narrow(2, m_begin + m_length, extra).copy_(states);
-    }
+    copyTokens(m_storage, m_begin + m_length, states);
     m_length += extra;
     return view();
 }

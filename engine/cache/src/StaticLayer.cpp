@@ -1,6 +1,7 @@
 #include "kvscope/cache/StaticLayer.h"
 
 #include "BatchIndex.h"
+#include "TokenCopy.h"
 #include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/SequenceBuffer.h"
 
@@ -55,8 +56,8 @@ KeyValueStates StaticLayer::update(const at::Tensor& keyStates, const at::Tensor
                                                std::to_string(m_cumulativeLength) + " tokens, " + std::to_string(tokens) +
                                                " more do not fit in max_cache_len " + std::to_string(m_maxCacheLen));
     }
-    m_keys.narrow(2, m_cumulativeLength, tokens).copy_(keyStates);
-    m_values.narrow(2, m_cumulativeLength, tokens).copy_(valueStates);
+    copyTokens(m_keys, m_cumulativeLength, keyStates);
+    copyTokens(m_values, m_cumulativeLength, valueStates);
     m_cumulativeLength += tokens;
     return {m_keys, m_values};
 }

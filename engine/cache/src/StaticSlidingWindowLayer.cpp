@@ -1,6 +1,7 @@
 #include "kvscope/cache/StaticSlidingWindowLayer.h"
 
 #include "BatchIndex.h"
+#include "TokenCopy.h"
 #include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/SequenceBuffer.h"
 
@@ -29,8 +30,8 @@ void StaticSlidingWindowLayer::allocate(const at::Tensor& keyStates, const at::T
 }
 
 void StaticSlidingWindowLayer::refreshWindow() {
-    m_keys = m_backingKeys.narrow(2, m_windowStart, m_maxCacheLen);
-    m_values = m_backingValues.narrow(2, m_windowStart, m_maxCacheLen);
+    m_keys = narrowTokens(m_backingKeys, m_windowStart, m_maxCacheLen);
+    m_values = narrowTokens(m_backingValues, m_windowStart, m_maxCacheLen);
 }
 
 void StaticSlidingWindowLayer::compactIfAtEnd() {
@@ -62,8 +63,8 @@ KeyValueStates StaticSlidingWindowLayer::update(const at::Tensor& keyStates, con
         if (tokens == 1) {
             // The reference rolls left by one and writes the last slot; sliding the view is the same.
             compactIfAtEnd();
-            m_backingKeys.narrow(2, m_windowStart + window, 1).copy_(keyStates);
-            m_backingValues.narrow(2, m_windowStart + window, 1).copy_(valueStates);
+            copyTokens(m_backingKeys, m_windowStart + window, keyStates);
+            copyTokens(m_backingValues, m_windowStart + window, valueStates);
             ++m_windowStart;
             refreshWindow();
             m_cumulativeLength += tokens;
@@ -84,8 +85,8 @@ KeyValueStates StaticSlidingWindowLayer::update(const at::Tensor& keyStates, con
             fullValues = at::cat({m_values.narrow(2, 0, current), valueStates}, 2);
         }
     } else {
-        m_keys.narrow(2, current, tokens).copy_(keyStates);
-        m_values.narrow(2, current, tokens).copy_(valueStates);
+        copyTokens(m_keys, current, keyStates);
+        copyTokens(m_values, current, valueStates);
         m_cumulativeLength += tokens;
         return {m_keys, m_values};
     }

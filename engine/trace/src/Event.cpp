@@ -1,0 +1,59 @@
+#include "kvscope/trace/Event.h"
+
+#include <array>
+
+namespace kvscope::trace {
+
+namespace {
+
+constexpr std::array<std::string_view, kEventKindCount> kEventKindNames{
+    "update",       "mask_sizes",   "window_slide", "quantize_flush", "transfer",   "crop",     "reorder",
+    "batch_repeat", "batch_select", "reset",        "memory",         "step_begin", "step_end",
+};
+
+} // namespace
+
+std::string_view toString(EventKind kind) {
+    const auto index = static_cast<std::size_t>(kind);
+    return index < kEventKindNames.size() ? kEventKindNames[index] : std::string_view("unknown");
+}
+
+std::string_view toString(TransferDirection direction) {
+    switch (direction) {
+    case TransferDirection::Offload:
+        return "offload";
+    case TransferDirection::Prefetch:
+        return "prefetch";
+    }
+    return "unknown";
+}
+
+std::string_view toString(TransferLane lane) {
+    switch (lane) {
+    case TransferLane::Compute:
+        return "compute";
+    case TransferLane::Prefetch:
+        return "prefetch";
+    }
+    return "unknown";
+}
+
+std::string_view toString(TimingSource timing) {
+    switch (timing) {
+    case TimingSource::Measured:
+        return "measured";
+    case TimingSource::Modeled:
+        return "modeled";
+    }
+    return "unknown";
+}
+
+std::optional<EventKind> eventKindFromString(std::string_view name) {
+    for (std::size_t i = 0; i < kEventKindNames.size(); ++i) {
+        if (kEventKindNames[i] == name)
+            return static_cast<EventKind>(i);
+    }
+    return std::nullopt;
+}
+
+} // namespace kvscope::trace

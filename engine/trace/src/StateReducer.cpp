@@ -1,0 +1,167 @@
+#include "kvscope/trace/StateReducer.h"
+
+#include <algorithm>
+
+namespace kvscope::trace {
+
+namespace {
+
+// One overload per payload kind: the rules documented in StateReducer.h, in the same order.
+struct LayerFolder {
+    LayerState& layer;
+    std::int64_t step;
+
+    void operator()(const UpdateEvent& e) const {
+        layer.initialized = true;
+        layer.kind = e.layerType;
+        layer.seqLength = e.seqLength;
+        layer.storedTokens = e.storedTokens;
+        layer.capacity = e.capacity;
+        layer.returnedTokens = e.returnedTokens;
+        layer.bytesDevice = e.bytes;
+        layer.lastUpdateStep = step;
+        if (isSlidingWindow(layer.kind)) {
+            layer.windowStart = e.seqLength - e.storedTokens;
+            layer.windowEnd = e.seqLength;
+        }
+        if (layer.kind == LayerKind::Quantized)
+            layer.residualTokens = std::max<std::int64_t>(0, layer.seqLength - layer.quantizedTokens);
+    }
+
+    void operator()(const MaskSizesEvent& e) const {
+        layer.queryLength = e.queryLength;
+        layer.kvLength = e.kvLength;
+        layer.kvOffset = e.kvOffset;
+    }
+
+    void operator()(const WindowSlideEvent& e) const {
+        layer.windowStart = e.windowStart;
+        layer.windowEnd = e.windowEnd;
+        layer.windowSize = e.windowSize;
+        layer.evictedTokens += e.positionsEvicted;
+    }
+
+    void operator()(const QuantizeFlushEvent& e) const {
+        layer.residualTokens = e.residualAfter;
+        layer.quantizedTokens = e.quantizedTokensAfter;
+        layer.lastFlushStep = step;
+        layer.lastFlushRelativeError = e.relativeError;
+        layer.bytesDevice = e.bytesAfter;
+    }
+
+    void operator()(const TransferEvent& e) const {
+        if (e.direction == TransferDirection::Offload) {
+            layer.residency = Residency::Host;
+            layer.bytesHost = e.bytes;
+            layer.bytesDevice = 0;
+            layer.bytesDeviceQuantized = 0;
+        } else {
+            layer.residency = Residency::Device;
+            layer.bytesDevice = e.bytes;
+            layer.bytesDeviceQuantized = 0;
+            layer.bytesHost = 0;
+        }
+    }
+
+    void operator()(const CropEvent& e) const {
+        const std::int64_t removed = std::max<std::int64_t>(0, e.seqLengthBefore - e.seqLengthAfter);
+        layer.seqLength = e.seqLengthAfter;
+        layer.storedTokens = std::max<std::int64_t>(0, layer.storedTokens - removed);
+        if (isSlidingWindow(layer.kind)) {
+            layer.windowStart = layer.seqLength - layer.storedTokens;
+            layer.windowEnd = layer.seqLength;
+        }
+        if (layer.kind == LayerKind::Quantized) {
+            layer.quantizedTokens = std::min(layer.quantizedTokens, layer.seqLength);
+            layer.residualTokens = layer.seqLength - layer.quantizedTokens;
+        }
+    }
+
+    void operator()(const ReorderEvent&) const {}
+
+    void operator()(const BatchRepeatEvent& e) const { layer.batchSize = e.batchAfter; }
+
+    void operator()(const BatchSelectEvent& e) const { layer.batchSize = e.batchAfter; }
+
+    void operator()(const ResetEvent&) const {
+        layer.seqLength = 0;
+        layer.storedTokens = 0;
+        layer.returnedTokens = 0;
+        layer.queryLength = 0;
+        layer.kvLength = 0;
+        layer.kvOffset = 0;
+        layer.windowStart = 0;
+        layer.windowEnd = 0;
+        layer.evictedTokens = 0;
+        layer.residualTokens = 0;
+        layer.quantizedTokens = 0;
+    }
+
+    void operator()(const MemoryEvent& e) const {
+        layer.bytesDevice = e.deviceFullPrecision + e.deviceQuantized;
+        layer.bytesDeviceQuantized = e.deviceQuantized;
+        layer.bytesHost = e.host;
+    }
+
+    void operator()(const StepBeginEvent&) const {}
+    void operator()(const StepEndEvent&) const {}
+};
+
+} // namespace
+
+StateReducer::Scope StateReducer::scopeOf(const Event& event) {
+    switch (event.kind()) {
+    case EventKind::StepBegin:
+    case EventKind::StepEnd:
+        return Scope::Step;
+    case EventKind::Memory:
+        return event.layer < 0 ? Scope::Step : Scope::Layer;
+    default:
+        return event.layer < 0 ? Scope::AllLayers : Scope::Layer;
+    }
+}
+
+void StateReducer::beginStep(StepState& state, std::int64_t step) {
+    state.step = step;
+    state.inputTokenId = -1;
+    state.inputText.clear();
+    state.tokenId = -1;
+    state.tokenText.clear();
+    state.wallNs = 0;
+}
+
+void StateReducer::apply(StepState& state, const Event& event) {
+    switch (scopeOf(event)) {
+    case Scope::Step:
+        if (const auto* begin = std::get_if<StepBeginEvent>(&event.payload)) {
+            state.inputTokenId = begin->tokenId;
+            state.inputText = begin->text;
+        } else if (const auto* end = std::get_if<StepEndEvent>(&event.payload)) {
+            state.tokenId = end->tokenId;
+            state.tokenText = end->text;
+            state.wallNs = end->wallNs;
+        } else if (const auto* memory = std::get_if<MemoryEvent>(&event.payload)) {
+            state.memoryDeviceFullPrecision = memory->deviceFullPrecision;
+            state.memoryDeviceQuantized = memory->deviceQuantized;
+            state.memoryHost = memory->host;
+        }
+        return;
+    case Scope::Layer: {
+        const auto index = static_cast<std::size_t>(event.layer);
+        if (index >= state.layers.size())
+            state.layers.resize(index + 1);
+        apply(state.layers[index], event);
+        return;
+    }
+    case Scope::AllLayers:
+        for (LayerState& layer : state.layers)
+            apply(layer, event);
+        return;
+    }
+}
+
+void StateReducer::apply(LayerState& layer, const Event& event) {
+    std::visit(LayerFolder{layer, event.step}, event.payload);
+}
+
+} // namespace kvscope::trace

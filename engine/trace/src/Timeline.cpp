@@ -1,0 +1,329 @@
+#include "kvscope/trace/Timeline.h"
+
+#include "kvscope/trace/StateReducer.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace kvscope::trace {
+
+namespace {
+
+bool isCacheWideField(SeriesField field) {
+    return field == SeriesField::WallNs;
+}
+
+bool isMemoryField(SeriesField field) {
+    return field == SeriesField::BytesDeviceFullPrecision || field == SeriesField::BytesDeviceQuantized ||
+           field == SeriesField::BytesHost;
+}
+
+double layerField(const LayerState& layer, SeriesField field) {
+    switch (field) {
+    case SeriesField::SeqLength:
+        return static_cast<double>(layer.seqLength);
+    case SeriesField::StoredTokens:
+        return static_cast<double>(layer.storedTokens);
+    case SeriesField::KvLength:
+        return static_cast<double>(layer.kvLength);
+    case SeriesField::ResidualTokens:
+        return static_cast<double>(layer.residualTokens);
+    case SeriesField::QuantizedTokens:
+        return static_cast<double>(layer.quantizedTokens);
+    case SeriesField::BytesDeviceFullPrecision:
+        return static_cast<double>(layer.bytesDeviceFullPrecision());
+    case SeriesField::BytesDeviceQuantized:
+        return static_cast<double>(layer.bytesDeviceQuantized);
+    case SeriesField::BytesHost:
+        return static_cast<double>(layer.bytesHost);
+    case SeriesField::WallNs:
+        break;
+    }
+    return 0.0;
+}
+
+double cacheField(const StepState& state, SeriesField field) {
+    switch (field) {
+    case SeriesField::BytesDeviceFullPrecision:
+        return static_cast<double>(state.memoryDeviceFullPrecision);
+    case SeriesField::BytesDeviceQuantized:
+        return static_cast<double>(state.memoryDeviceQuantized);
+    case SeriesField::BytesHost:
+        return static_cast<double>(state.memoryHost);
+    case SeriesField::WallNs:
+        return static_cast<double>(state.wallNs);
+    default:
+        return 0.0;
+    }
+}
+
+std::vector<SeriesPoint> toPoints(const std::vector<double>& values, std::int64_t fromStep,
+                                  std::size_t maxPoints) {
+    std::vector<SeriesPoint> points(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i)
+        points[i] = SeriesPoint{fromStep + static_cast<std::int64_t>(i), values[i]};
+    if (points.size() <= maxPoints)
+        return points;
+    return SeriesDownsampler::minMax(points, maxPoints);
+}
+
+} // namespace
+
+std::string_view toString(SeriesField field) {
+    switch (field) {
+    case SeriesField::SeqLength:
+        return "seq_length";
+    case SeriesField::StoredTokens:
+        return "stored_tokens";
+    case SeriesField::KvLength:
+        return "kv_length";
+    case SeriesField::ResidualTokens:
+        return "residual_tokens";
+    case SeriesField::QuantizedTokens:
+        return "quantized_tokens";
+    case SeriesField::BytesDeviceFullPrecision:
+        return "bytes_device_full_precision";
+    case SeriesField::BytesDeviceQuantized:
+        return "bytes_device_quantized";
+    case SeriesField::BytesHost:
+        return "bytes_host";
+    case SeriesField::WallNs:
+        return "wall_ns";
+    }
+    return "unknown";
+}
+
+Timeline::Timeline(std::int64_t keyframeInterval) : m_keyframeInterval(keyframeInterval) {
+    if (keyframeInterval < 1)
+        throw std::invalid_argument("Timeline: keyframe interval must be at least 1, got " +
+                                    std::to_string(keyframeInterval));
+}
+
+void Timeline::emit(const Event& event) {
+    const std::int64_t step = std::max({event.step, m_lastStep, std::int64_t{0}});
+    if (step > m_lastStep)
+        openStep(step);
+
+    const std::size_t index = m_events.size();
+    if (index >= std::numeric_limits<EventIndex>::max())
+        throw std::length_error("Timeline: more events than the per-layer index can address");
+    m_events.push_back(event);
+
+    switch (StateReducer::scopeOf(event)) {
+    case StateReducer::Scope::Step:
+        m_stepEvents.push_back(static_cast<EventIndex>(index));
+        break;
+    case StateReducer::Scope::Layer: {
+        const auto layer = static_cast<std::size_t>(event.layer);
+        if (layer >= m_layerEvents.size()) {
+            m_layerEvents.resize(layer + 1);
+            m_layerBirth.resize(layer + 1, index);
+        }
+        m_layerEvents[layer].push_back(static_cast<EventIndex>(index));
+        break;
+    }
+    case StateReducer::Scope::AllLayers:
+        m_broadcastEvents.push_back(static_cast<EventIndex>(index));
+        break;
+    }
+
+    StateReducer::apply(m_current, event);
+}
+
+void Timeline::openStep(std::int64_t step) {
+    // The step being left is complete: keep it as a keyframe if it falls on the interval.
+    if (m_lastStep >= 0 && m_lastStep % m_keyframeInterval == 0)
+        m_keyframes.push_back(m_current);
+    for (std::int64_t skipped = m_lastStep + 1; skipped < step; ++skipped) {
+        m_stepBegin.push_back(m_events.size());
+        StateReducer::beginStep(m_current, skipped);
+        if (skipped % m_keyframeInterval == 0)
+            m_keyframes.push_back(m_current);
+    }
+    m_stepBegin.push_back(m_events.size());
+    StateReducer::beginStep(m_current, step);
+    m_lastStep = step;
+}
+
+void Timeline::reserve(std::size_t events) {
+    m_events.reserve(events);
+}
+
+void Timeline::clear() {
+    *this = Timeline(m_keyframeInterval);
+}
+
+std::size_t Timeline::stepEnd(std::int64_t step) const {
+    return step < m_lastStep ? stepBegin(step + 1) : m_events.size();
+}
+
+std::span<const Event> Timeline::eventsOfStep(std::int64_t step) const {
+    if (step < 0 || step > m_lastStep)
+        return {};
+    const std::size_t begin = stepBegin(step);
+    return std::span<const Event>(m_events).subspan(begin, stepEnd(step) - begin);
+}
+
+StepState Timeline::stateAt(std::int64_t step) const {
+    if (step < 0 || step > m_lastStep)
+        throw std::out_of_range("Timeline::stateAt: step " + std::to_string(step) + " outside [0, " +
+                                std::to_string(stepCount()) + ")");
+    if (step == m_lastStep)
+        return m_current;
+    // step < m_lastStep, so the step at the keyframe boundary below it is complete and stored.
+    const std::int64_t keyframe = step / m_keyframeInterval;
+    StepState state = m_keyframes[static_cast<std::size_t>(keyframe)];
+    for (std::int64_t current = keyframe * m_keyframeInterval + 1; current <= step; ++current) {
+        StateReducer::beginStep(state, current);
+        const std::size_t end = stepEnd(current);
+        for (std::size_t index = stepBegin(current); index < end; ++index)
+            StateReducer::apply(state, m_events[index]);
+    }
+    return state;
+}
+
+std::shared_ptr<const StepState> Timeline::snapshotAt(std::int64_t step) const {
+    return std::make_shared<const StepState>(stateAt(step));
+}
+
+std::vector<SeriesPoint> Timeline::seriesOf(std::int32_t layer, SeriesField field, std::int64_t fromStep,
+                                            std::int64_t toStep, std::size_t maxPoints) const {
+    fromStep = std::max<std::int64_t>(fromStep, 0);
+    toStep = std::min(toStep, m_lastStep);
+    if (fromStep > toStep || layer < -1 || layer >= layerCount())
+        return {};
+
+    std::vector<double> values;
+    if (isCacheWideField(field) || (layer == -1 && isMemoryField(field))) {
+        values = cacheValues(field, fromStep, toStep);
+    } else if (layer >= 0) {
+        values = layerValues(layer, field, fromStep, toStep);
+    } else {
+        values.assign(static_cast<std::size_t>(toStep - fromStep + 1), 0.0);
+        for (const std::vector<double>& perLayer : eachLayerValues(field, fromStep, toStep)) {
+            for (std::size_t i = 0; i < values.size(); ++i)
+                values[i] += perLayer[i];
+        }
+    }
+    return toPoints(values, fromStep, maxPoints);
+}
+
+std::vector<std::vector<SeriesPoint>> Timeline::seriesOfEachLayer(SeriesField field, std::int64_t fromStep,
+                                                                  std::int64_t toStep,
+                                                                  std::size_t maxPoints) const {
+    fromStep = std::max<std::int64_t>(fromStep, 0);
+    toStep = std::min(toStep, m_lastStep);
+    if (fromStep > toStep)
+        return {};
+    std::vector<std::vector<SeriesPoint>> series;
+    if (isCacheWideField(field)) {
+        const std::vector<SeriesPoint> shared =
+            toPoints(cacheValues(field, fromStep, toStep), fromStep, maxPoints);
+        series.assign(static_cast<std::size_t>(layerCount()), shared);
+        return series;
+    }
+    for (const std::vector<double>& values : eachLayerValues(field, fromStep, toStep))
+        series.push_back(toPoints(values, fromStep, maxPoints));
+    return series;
+}
+
+std::vector<std::vector<double>> Timeline::eachLayerValues(SeriesField field, std::int64_t fromStep,
+                                                           std::int64_t toStep) const {
+    // One sequential pass folding whole steps: reading the events in order beats gathering each
+    // layer's scattered events layerCount() times.
+    StepState state = stateAt(fromStep);
+    const auto layers = static_cast<std::size_t>(layerCount());
+    std::vector<std::vector<double>> values(layers);
+    for (std::vector<double>& perLayer : values)
+        perLayer.reserve(static_cast<std::size_t>(toStep - fromStep + 1));
+    const auto record = [&] {
+        for (std::size_t layer = 0; layer < layers; ++layer)
+            values[layer].push_back(layer < state.layers.size() ? layerField(state.layers[layer], field)
+                                                                : 0.0);
+    };
+    record();
+    for (std::int64_t step = fromStep + 1; step <= toStep; ++step) {
+        const std::size_t end = stepEnd(step);
+        for (std::size_t index = stepBegin(step); index < end; ++index)
+            StateReducer::apply(state, m_events[index]);
+        record();
+    }
+    return values;
+}
+
+std::vector<double> Timeline::layerValues(std::int32_t layer, SeriesField field, std::int64_t fromStep,
+                                          std::int64_t toStep) const {
+    const StepState start = stateAt(fromStep);
+    const auto layerIndex = static_cast<std::size_t>(layer);
+    LayerState state = layerIndex < start.layers.size() ? start.layers[layerIndex] : LayerState{};
+    const std::size_t birth = m_layerBirth[layerIndex];
+
+    // Merge this layer's own events with the broadcasts, both sorted by event index, so the layer
+    // sees them in arrival order exactly as StateReducer::apply(StepState&, ...) does.
+    const std::vector<EventIndex>& own = m_layerEvents[layerIndex];
+    const std::size_t firstIndex = fromStep < m_lastStep ? stepBegin(fromStep + 1) : m_events.size();
+    auto ownIt = std::lower_bound(own.begin(), own.end(), firstIndex);
+    auto broadcastIt = std::lower_bound(m_broadcastEvents.begin(), m_broadcastEvents.end(), firstIndex);
+
+    std::vector<double> values;
+    values.reserve(static_cast<std::size_t>(toStep - fromStep + 1));
+    values.push_back(layerField(state, field));
+    for (std::int64_t step = fromStep + 1; step <= toStep; ++step) {
+        const std::size_t end = stepEnd(step);
+        while (true) {
+            const std::size_t nextOwn = ownIt != own.end() ? *ownIt : end;
+            const std::size_t nextBroadcast = broadcastIt != m_broadcastEvents.end() ? *broadcastIt : end;
+            const std::size_t next = std::min(nextOwn, nextBroadcast);
+            if (next >= end)
+                break;
+            if (next == nextOwn) {
+                StateReducer::apply(state, m_events[next]);
+                ++ownIt;
+            } else {
+                if (next > birth)
+                    StateReducer::apply(state, m_events[next]);
+                ++broadcastIt;
+            }
+        }
+        values.push_back(layerField(state, field));
+    }
+    return values;
+}
+
+std::vector<double> Timeline::cacheValues(SeriesField field, std::int64_t fromStep,
+                                          std::int64_t toStep) const {
+    StepState state = stateAt(fromStep);
+    state.layers.clear(); // only step-scope events are folded below
+    const std::size_t firstIndex = fromStep < m_lastStep ? stepBegin(fromStep + 1) : m_events.size();
+    auto it = std::lower_bound(m_stepEvents.begin(), m_stepEvents.end(), firstIndex);
+
+    std::vector<double> values;
+    values.reserve(static_cast<std::size_t>(toStep - fromStep + 1));
+    values.push_back(cacheField(state, field));
+    for (std::int64_t step = fromStep + 1; step <= toStep; ++step) {
+        StateReducer::beginStep(state, step);
+        const std::size_t end = stepEnd(step);
+        for (; it != m_stepEvents.end() && *it < end; ++it)
+            StateReducer::apply(state, m_events[*it]);
+        values.push_back(cacheField(state, field));
+    }
+    return values;
+}
+
+std::size_t Timeline::memoryBytes() const {
+    std::size_t bytes = sizeof(*this);
+    bytes += m_events.capacity() * sizeof(Event);
+    bytes += m_stepBegin.capacity() * sizeof(std::size_t);
+    for (const StepState& keyframe : m_keyframes)
+        bytes += sizeof(StepState) + keyframe.layers.capacity() * sizeof(LayerState);
+    bytes += (m_keyframes.capacity() - m_keyframes.size()) * sizeof(StepState);
+    for (const std::vector<EventIndex>& list : m_layerEvents)
+        bytes += sizeof(list) + list.capacity() * sizeof(EventIndex);
+    bytes += (m_broadcastEvents.capacity() + m_stepEvents.capacity()) * sizeof(EventIndex);
+    bytes += m_layerBirth.capacity() * sizeof(std::size_t);
+    return bytes;
+}
+
+} // namespace kvscope::trace
