@@ -4,6 +4,9 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace kvscope::cache {
 namespace {
 
@@ -85,6 +88,53 @@ at::Tensor MinMaxQuantizer::dequantize(const QuantizedTensor& quantized) const {
     const int64_t groupSize = grouped.size(0);
     const int64_t axisGroups = grouped.numel() / axisDim / groupSize;
     return grouped.reshape({groupSize, axisDim, axisGroups}).permute({2, 0, 1}).reshape(quantized.shape);
+}
+
+namespace {
+constexpr float kRoundingShift = 12582912.0f; // 1.5 * 2^23
+} // namespace
+
+at::Tensor MinMaxQuantizer::roundTrip(const at::Tensor& tensor, int64_t axis) const {
+    if (axis != 0 || !tensor.is_cpu() || tensor.scalar_type() != at::kFloat) {
+        return Quantizer::roundTrip(tensor, axis);
+    }
+    checkShape(tensor.sizes().vec(), axis);
+    const at::Tensor input = tensor.contiguous();
+    const float* source = input.data_ptr<float>();
+    const int64_t count = input.numel();
+    for (int64_t i = 0; i < count; ++i) {
+        if (!std::isfinite(source[i])) {
+            // NaN and infinity propagation follows LibTorch's kernels; leave those to them.
+            return Quantizer::roundTrip(tensor, axis);
+        }
+    }
+    at::Tensor output = at::empty_like(input);
+    float* target = output.data_ptr<float>();
+    const auto levels = static_cast<float>((int64_t{1} << m_nbits) - 1);
+    const float minimumScale = static_cast<float>(1e-8);
+    for (int64_t start = 0; start < count; start += m_groupSize) {
+        const float* group = source + start;
+        float lo = group[0];
+        float hi = group[0];
+        for (int64_t i = 1; i < m_groupSize; ++i) {
+            lo = std::min(lo, group[i]);
+            hi = std::max(hi, group[i]);
+        }
+        const float scale = std::max((hi - lo) / levels, minimumScale);
+        float* out = target + start;
+        for (int64_t i = 0; i < m_groupSize; ++i) {
+            out[i] = (group[i] - lo) / scale;
+        }
+        for (int64_t i = 0; i < m_groupSize; ++i) {
+            // Round half to even like torch.round: adding and removing 1.5 * 2^23 leaves the float
+            // rounded to an integer in the default rounding mode (exact for |x| < 2^22, and codes are
+            // at most 255 here), and unlike nearbyint it vectorises.
+            const float rounded = (out[i] + kRoundingShift) - kRoundingShift;
+            const float code = std::min(std::max(rounded, 0.0f), levels);
+            out[i] = code * scale + lo;
+        }
+    }
+    return output;
 }
 
 bool MinMaxQuantizer::isTokenLocal(int64_t axis, int64_t headDim) const {

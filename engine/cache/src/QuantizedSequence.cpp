@@ -17,7 +17,7 @@ void QuantizedSequence::checkQuantizable(const std::vector<int64_t>& shape) cons
 }
 
 at::Tensor QuantizedSequence::roundTrip(const at::Tensor& states) const {
-    return m_quantizer->dequantize(m_quantizer->quantize(states.contiguous(), m_axis));
+    return m_quantizer->roundTrip(states.contiguous(), m_axis);
 }
 
 void QuantizedSequence::initialize(const at::Tensor& states) {
@@ -36,15 +36,58 @@ at::Tensor QuantizedSequence::append(const at::Tensor& states) {
     return m_mirror.append(states);
 }
 
-void QuantizedSequence::measure(const at::Tensor& original, const at::Tensor& reconstructed) {
-    at::Tensor difference = (original.to(at::kDouble) - reconstructed.to(at::kDouble));
+std::vector<bool> QuantizedSequence::compareTokens(const at::Tensor& before, const at::Tensor& after, int64_t firstNew) {
+    const int64_t tokens = before.size(2);
+    std::vector<bool> changed(static_cast<size_t>(tokens), false);
+    if (before.is_cpu() && before.scalar_type() == at::kFloat && after.scalar_type() == at::kFloat &&
+        before.is_contiguous() && after.is_contiguous()) {
+        // One pass over plain floats: a tensor-op version costs more than the round trip itself.
+        const float* original = before.data_ptr<float>();
+        const float* reconstructed = after.data_ptr<float>();
+        const int64_t rows = before.size(0) * before.size(1);
+        const int64_t width = before.size(3);
+        for (int64_t row = 0; row < rows; ++row) {
+            for (int64_t token = 0; token < tokens; ++token) {
+                const int64_t offset = (row * tokens + token) * width;
+                const bool isNew = token >= firstNew;
+                bool differs = false;
+                for (int64_t i = 0; i < width; ++i) {
+                    const float a = original[offset + i];
+                    const float b = reconstructed[offset + i];
+                    differs = differs || !(a == b);
+                    if (isNew) {
+                        const double error = std::abs(static_cast<double>(a) - static_cast<double>(b));
+                        m_lastFlushError.maxAbs = std::max(m_lastFlushError.maxAbs, error);
+                        m_lastFlushError.sumAbs += error;
+                        m_lastFlushError.sumSquaredError += error * error;
+                        m_lastFlushError.sumSquared += static_cast<double>(a) * static_cast<double>(a);
+                    }
+                }
+                if (differs) {
+                    changed[static_cast<size_t>(token)] = true;
+                }
+                if (isNew) {
+                    m_lastFlushError.elements += width;
+                }
+            }
+        }
+        return changed;
+    }
+    at::Tensor differs = (after != before).flatten(0, 1).any(0).any(-1).to(at::kCPU);
+    const bool* differsData = differs.data_ptr<bool>();
+    for (int64_t token = 0; token < tokens; ++token) {
+        changed[static_cast<size_t>(token)] = differsData[token];
+    }
+    const at::Tensor original = before.narrow(2, firstNew, tokens - firstNew).to(at::kDouble);
+    const at::Tensor difference = original - after.narrow(2, firstNew, tokens - firstNew).to(at::kDouble);
     m_lastFlushError.elements += original.numel();
     if (original.numel() > 0) {
         m_lastFlushError.maxAbs = std::max(m_lastFlushError.maxAbs, difference.abs().max().item<double>());
     }
     m_lastFlushError.sumAbs += difference.abs().sum().item<double>();
     m_lastFlushError.sumSquaredError += difference.pow(2).sum().item<double>();
-    m_lastFlushError.sumSquared += original.to(at::kDouble).pow(2).sum().item<double>();
+    m_lastFlushError.sumSquared += original.pow(2).sum().item<double>();
+    return changed;
 }
 
 void QuantizedSequence::flush() {
@@ -55,7 +98,7 @@ void QuantizedSequence::flush() {
         // The grouping spans tokens: quantize the whole history as the reference does.
         at::Tensor all = m_mirror.view();
         at::Tensor requantized = roundTrip(all);
-        measure(all.narrow(2, firstNew, total - firstNew), requantized.narrow(2, firstNew, total - firstNew));
+        compareTokens(all.contiguous(), requantized, firstNew);
         m_mirror.assign(requantized.contiguous());
         m_quantizedTokens = total;
         return;
@@ -81,12 +124,9 @@ void QuantizedSequence::settle(const std::vector<int64_t>& positions, int64_t fi
     // re-quantizations of values that were already dequantized.
     const auto firstNew = static_cast<int64_t>(std::lower_bound(positions.begin(), positions.end(), firstNewPosition) -
                                                positions.begin());
-    const int64_t count = static_cast<int64_t>(positions.size());
-    measure(before.narrow(2, firstNew, count - firstNew), after.narrow(2, firstNew, count - firstNew));
-    at::Tensor changed = (after != before).flatten(0, 1).any(0).any(-1).to(at::kCPU);
-    const bool* changedData = changed.data_ptr<bool>();
+    const std::vector<bool> changed = compareTokens(before, after, firstNew);
     for (size_t i = 0; i < positions.size(); ++i) {
-        if (changedData[i]) {
+        if (changed[i]) {
             m_unsettled.push_back(positions[i]);
         }
     }

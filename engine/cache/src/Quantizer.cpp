@@ -10,6 +10,10 @@ Quantizer::Quantizer(int nbits, int64_t groupSize) : m_nbits(nbits), m_groupSize
     }
 }
 
+at::Tensor Quantizer::roundTrip(const at::Tensor& tensor, int64_t axis) const {
+    return dequantize(quantize(tensor, axis));
+}
+
 int64_t Quantizer::storageBytes(int64_t elements) const {
     const int64_t groups = (elements + m_groupSize - 1) / m_groupSize;
     return (elements * m_nbits + 7) / 8 + groups * 2 * static_cast<int64_t>(sizeof(float));

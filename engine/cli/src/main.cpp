@@ -5,6 +5,7 @@
 #include "ConformanceRunner.h"
 
 #include "kvscope/cache/CacheError.h"
+#include "kvscope/trace/TimelineBenchmark.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -67,6 +68,13 @@ int main(int argc, char** argv) {
     benchCache->add_option("--threads", cacheOptions.threads)->check(CLI::PositiveNumber);
     benchCache->add_option("--device", cacheOptions.device)->check(CLI::IsMember({"cpu", "cuda"}));
 
+    int timelineLayers = 32;
+    int64_t timelineTokens = 32768;
+    CLI::App* benchTimeline =
+        bench->add_subcommand("timeline", "Time StepState queries on a synthetic session of that size");
+    benchTimeline->add_option("--layers", timelineLayers)->check(CLI::PositiveNumber);
+    benchTimeline->add_option("--tokens", timelineTokens)->check(CLI::PositiveNumber);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
@@ -80,6 +88,11 @@ int main(int argc, char** argv) {
         }
         if (*benchCache) {
             std::cout << kvscope::cli::CacheBenchmark::run(cacheOptions).dump() << std::endl;
+            return 0;
+        }
+        if (*benchTimeline) {
+            const auto result = kvscope::trace::TimelineBenchmark::run(timelineLayers, timelineTokens);
+            std::cout << kvscope::trace::TimelineBenchmark::toJson(result) << std::endl;
             return 0;
         }
     } catch (const kvscope::cache::CacheError& error) {

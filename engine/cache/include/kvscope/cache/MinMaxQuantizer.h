@@ -16,6 +16,10 @@ public:
     void checkShape(const std::vector<int64_t>& shape, int64_t axis) const override;
     QuantizedTensor quantize(const at::Tensor& tensor, int64_t axis) const override;
     at::Tensor dequantize(const QuantizedTensor& quantized) const override;
+    /// On CPU float32 with axis 0, one fused pass per group that performs the same float operations
+    /// in the same order as the LibTorch path (so the results are bit-identical) without its ~15
+    /// tensor temporaries; elsewhere the LibTorch path.
+    at::Tensor roundTrip(const at::Tensor& tensor, int64_t axis) const override;
     bool isTokenLocal(int64_t axis, int64_t headDim) const override;
 };
 

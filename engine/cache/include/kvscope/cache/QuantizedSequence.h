@@ -71,7 +71,9 @@ private:
     /// Round-trips the given sorted token positions in place (or deferred) and records which changed;
     /// positions from `firstNewPosition` on are quantized for the first time.
     void settle(const std::vector<int64_t>& positions, int64_t firstNewPosition, bool deferWrite);
-    void measure(const at::Tensor& original, const at::Tensor& reconstructed);
+    /// Per token: whether the round trip changed it; accumulates the reconstruction error of the
+    /// tokens from `firstNew` on (those quantized for the first time) into m_lastFlushError.
+    std::vector<bool> compareTokens(const at::Tensor& before, const at::Tensor& after, int64_t firstNew);
 
     std::shared_ptr<const Quantizer> m_quantizer;
     int64_t m_axis;

@@ -22,6 +22,8 @@ public:
     virtual void checkShape(const std::vector<int64_t>& shape, int64_t axis) const = 0;
     virtual QuantizedTensor quantize(const at::Tensor& tensor, int64_t axis) const = 0;
     virtual at::Tensor dequantize(const QuantizedTensor& quantized) const = 0;
+    /// `dequantize(quantize(tensor, axis))`; backends may fuse it, with identical results.
+    virtual at::Tensor roundTrip(const at::Tensor& tensor, int64_t axis) const;
     /// True when, for states `[batch, heads, tokens, headDim]` grouped along `axis`, every group lies
     /// inside one token and quantizing it depends on that group only: then quantizing a subset of
     /// tokens gives exactly the same codes as quantizing the whole tensor.
