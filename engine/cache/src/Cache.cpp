@@ -1,12 +1,17 @@
 #include "kvscope/cache/Cache.h"
 
+#include "CacheTracer.h"
+#include "DeviceStreams.h"
 #include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/LinearAttentionLayer.h"
+#include "kvscope/trace/EventSink.h"
 
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <chrono>
+#include <iostream>
 #include <set>
 
 namespace kvscope::cache {
@@ -38,18 +43,18 @@ size_t Cache::resolveIndex(int64_t layerIdx, const char* operation) const {
 }
 
 std::optional<int64_t> Cache::prefetchTarget(int64_t layerIdx) const {
-    const std::vector<bool> sliding = isSliding();
-    const auto count = static_cast<int64_t>(sliding.size());
+    // Reads the layers directly rather than through isSliding(): this runs on every offloaded update.
+    const auto count = static_cast<int64_t>(m_layers.size());
     if (!m_offloadOnlyNonSliding) {
         return layerIdx < count ? layerIdx : 0;
     }
     for (int64_t index = std::max<int64_t>(layerIdx, 0); index < count; ++index) {
-        if (!sliding[static_cast<size_t>(index)]) {
+        if (!m_layers[static_cast<size_t>(index)]->isSliding()) {
             return index;
         }
     }
     for (int64_t index = 0; index < count; ++index) {
-        if (!sliding[static_cast<size_t>(index)]) {
+        if (!m_layers[static_cast<size_t>(index)]->isSliding()) {
             return index;
         }
     }
@@ -74,18 +79,227 @@ KeyValueStates Cache::update(const at::Tensor& keyStates, const at::Tensor& valu
                                                    ", which has no key/value `update`; use updateConvState / "
                                                    "updateRecurrentState");
     }
-    if (m_offloading) {
-        // The reference makes the compute stream wait for the prefetch stream here; transfers on CPU
-        // are synchronous, so the wait is implicit.
-        if (auto target = prefetchTarget(static_cast<int64_t>(index) + 1)) {
-            m_layers[static_cast<size_t>(*target)]->prefetch();
-        }
+    const bool tracing = isTracing();
+    if (!m_offloading && !tracing) {
+        return attention->update(keyStates, valueStates);
     }
-    KeyValueStates states = attention->update(keyStates, valueStates);
-    if (m_offloading && offloadsAfterUpdate(static_cast<int64_t>(index))) {
-        m_layers[index]->offload();
+    CacheLayer& layer = *m_layers[index];
+    CacheTracer::Before before;
+    if (tracing) {
+        before = m_tracer->probe(index, layer);
+    }
+    const bool measured = m_offloading && keyStates.device().is_cuda();
+    if (m_offloading) {
+        prepareOffloadedUpdate(index, keyStates.device(), tracing);
+    }
+    KeyValueStates states = m_offloading ? timedUpdate(*attention, keyStates, valueStates, measured)
+                                         : attention->update(keyStates, valueStates);
+    if (tracing) {
+        if (measured) {
+            // This layer's earlier copies must reach the sink before its Update, or a replay would
+            // apply them in the wrong order.
+            emitTransfersThrough(static_cast<int32_t>(index));
+        }
+        const int64_t newBytes = keyStates.numel() * static_cast<int64_t>(keyStates.element_size()) +
+                                 valueStates.numel() * static_cast<int64_t>(valueStates.element_size());
+        m_tracer->emitUpdate(index, layer, before, keyStates.size(-2), newBytes, states.keys.size(-2));
+    }
+    const bool offloads = m_offloading && offloadsAfterUpdate(static_cast<int64_t>(index));
+    bool memoryTravelsWithCopy = false;
+    if (offloads) {
+        memoryTravelsWithCopy = offloadAfterUpdate(index, keyStates.device(), tracing);
+    }
+    if (tracing && !memoryTravelsWithCopy) {
+        m_tracer->reportMemory(index, layer, isOffloaded(index),
+                               offloads ? CacheTracer::After::Offload : CacheTracer::After::Update);
     }
     return states;
+}
+
+KeyValueStates Cache::timedUpdate(AttentionLayer& attention, const at::Tensor& keyStates,
+                                  const at::Tensor& valueStates, bool measured) {
+    if (measured || m_modeled.model().computeUsPerUpdate()) {
+        KeyValueStates states = attention.update(keyStates, valueStates);
+        if (!measured) {
+            m_modeled.compute(0);
+        }
+        return states;
+    }
+    // The host time of the update is the modeled compute time: on CPU the update is the compute.
+    const auto start = std::chrono::steady_clock::now();
+    KeyValueStates states = attention.update(keyStates, valueStates);
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    m_modeled.compute(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
+    return states;
+}
+
+void Cache::prepareOffloadedUpdate(size_t index, const at::Device& device, bool tracing) {
+    if (m_onHost.size() < m_layers.size()) {
+        m_onHost.resize(m_layers.size(), false);
+    }
+    const bool measured = device.is_cuda();
+    DeviceStreams* streams = measured ? &deviceStreams(device) : nullptr;
+    if (streams != nullptr) {
+        if (tracing) {
+            emitFinishedTransfers();
+        }
+        streams->computeWaitsForPrefetches();
+    } else {
+        m_modeled.computeWaitsForPrefetches();
+    }
+    const std::optional<int64_t> target = prefetchTarget(static_cast<int64_t>(index) + 1);
+    if (!target) {
+        noteNothingToOffload();
+    }
+    // The reference calls prefetch unconditionally; it moves something only for an offloaded layer.
+    auto bringBack = [&](size_t layerIndex, trace::TransferLane lane) {
+        CacheLayer& layer = *m_layers[layerIndex];
+        const bool moves = m_onHost[layerIndex];
+        m_onHost[layerIndex] = false;
+        const auto layerId = static_cast<int32_t>(layerIndex);
+        const int64_t bytes = moves ? CacheTracer::transferBytes(layer) : 0;
+        if (streams != nullptr) {
+            std::optional<DeviceStreams::Issue> timed;
+            if (tracing && moves) {
+                timed = DeviceStreams::Issue{layerId, m_emitter.step(), trace::TransferDirection::Prefetch, lane,
+                                             bytes, m_tracer->accountForLater(layerIndex, layer, false)};
+            }
+            if (lane == trace::TransferLane::Prefetch) {
+                streams->prefetch(layer, layerId, moves, timed);
+            } else {
+                streams->fetchOnComputeStream(layer, timed);
+            }
+            return;
+        }
+        layer.prefetch();
+        if (!moves) {
+            return;
+        }
+        const ModeledStreams::Span span = lane == trace::TransferLane::Prefetch
+                                              ? m_modeled.prefetch(layerId, bytes)
+                                              : m_modeled.fetchOnComputeLane(layerId, bytes);
+        if (tracing) {
+            m_emitter.emit(layerId, trace::TransferEvent{trace::TransferDirection::Prefetch, lane,
+                                                         trace::TimingSource::Modeled, span.beginNs, span.endNs, bytes});
+            m_tracer->reportMemory(layerIndex, layer, false, CacheTracer::After::Prefetch);
+        }
+    };
+    if (target) {
+        bringBack(static_cast<size_t>(*target), trace::TransferLane::Prefetch);
+    }
+    if (m_onHost[index]) {
+        // Only out-of-order updates get here: the layer's prefetch was never issued, so the update has
+        // to wait for a copy on its own stream (the reference would fail on mixed devices instead).
+        bringBack(index, trace::TransferLane::Compute);
+    }
+}
+
+bool Cache::offloadAfterUpdate(size_t index, const at::Device& device, bool tracing) {
+    CacheLayer& layer = *m_layers[index];
+    const auto layerId = static_cast<int32_t>(index);
+    const int64_t bytes = CacheTracer::transferBytes(layer);
+    m_onHost[index] = true;
+    if (device.is_cuda()) {
+        std::optional<DeviceStreams::Issue> timed;
+        if (tracing) {
+            timed = DeviceStreams::Issue{layerId, m_emitter.step(), trace::TransferDirection::Offload,
+                                         trace::TransferLane::Compute, bytes,
+                                         m_tracer->accountForLater(index, layer, true)};
+        }
+        deviceStreams(device).offload(layer, layerId, timed);
+        return tracing;
+    }
+    layer.offload();
+    const ModeledStreams::Span span = m_modeled.offload(layerId, bytes);
+    if (tracing) {
+        m_emitter.emit(layerId, trace::TransferEvent{trace::TransferDirection::Offload, trace::TransferLane::Compute,
+                                                     trace::TimingSource::Modeled, span.beginNs, span.endNs, bytes});
+    }
+    return false;
+}
+
+DeviceStreams& Cache::deviceStreams(const at::Device& device) {
+    if (!m_deviceStreams || m_deviceStreams->device() != device) {
+        // A cache lives on one device; a new one only means a first use or a move of the whole cache.
+        if (m_deviceStreams && m_emitter.enabled()) {
+            emitTransfersThrough(-1);
+        }
+        m_deviceStreams = std::make_unique<DeviceStreams>(device);
+    }
+    return *m_deviceStreams;
+}
+
+void Cache::emitTransfersThrough(int32_t layer) {
+    if (!m_deviceStreams || !m_deviceStreams->hasPending()) {
+        return;
+    }
+    const int64_t step = m_emitter.step();
+    for (const DeviceStreams::Completed& done : m_deviceStreams->takeThrough(layer)) {
+        // Stamped with the step that issued the copy, not the one that saw it finish.
+        m_emitter.setStep(done.issue.step);
+        m_emitter.emit(done.issue.layer, done.transfer);
+        m_emitter.emit(done.issue.layer, done.issue.memoryAfter);
+    }
+    m_emitter.setStep(step);
+}
+
+void Cache::emitFinishedTransfers() {
+    if (!m_deviceStreams || !m_deviceStreams->hasPending()) {
+        return;
+    }
+    const int64_t step = m_emitter.step();
+    for (const DeviceStreams::Completed& done : m_deviceStreams->takeFinished()) {
+        m_emitter.setStep(done.issue.step);
+        m_emitter.emit(done.issue.layer, done.transfer);
+        m_emitter.emit(done.issue.layer, done.issue.memoryAfter);
+    }
+    m_emitter.setStep(step);
+}
+
+void Cache::setStep(int64_t step) {
+    if (step != m_emitter.step() && isTracing()) {
+        // The totals of the step that ends, stamped with it, in case the generator did not finishStep().
+        m_tracer->emitTotalsIfChanged();
+    }
+    m_emitter.setStep(step);
+}
+
+void Cache::finishStep() {
+    if (isTracing()) {
+        emitTransfersThrough(-1);
+        m_tracer->emitTotalsIfChanged();
+    }
+}
+
+void Cache::noteNothingToOffload() {
+    if (!m_offloadNotice.empty()) {
+        return;
+    }
+    m_offloadNotice = "offloading with only_non_sliding=True, but every layer of this " + typeName() +
+                      " is sliding: the reference raises `ValueError: False is not in list` in `prefetch`; "
+                      "kvscope offloads and prefetches nothing";
+    std::cerr << "kvscope: " << m_offloadNotice << std::endl;
+}
+
+void Cache::setEventSink(trace::EventSink* sink) {
+    finishStep();
+    m_emitter.setSink(sink);
+    if (sink == nullptr) {
+        m_tracer.reset();
+        return;
+    }
+    if (!m_tracer) {
+        m_tracer = std::make_unique<CacheTracer>(m_emitter);
+    }
+    // Totals are kept by difference from here on, so they start from every layer's present bytes.
+    m_tracer->restart(m_layers, m_onHost);
+}
+
+void Cache::emitAllMemory() {
+    for (size_t index = 0; index < m_layers.size(); ++index) {
+        m_tracer->emitMemory(index, *m_layers[index], isOffloaded(index));
+    }
+    m_tracer->emitTotalsIfChanged();
 }
 
 at::Tensor Cache::updateConvState(const at::Tensor& convStates, int64_t layerIdx) {
@@ -190,6 +404,17 @@ bool Cache::hasPreviousState(std::optional<int64_t> layerIdx) const {
 }
 
 MaskSizes Cache::maskSizes(int64_t queryLength, int64_t layerIdx) const {
+    const MaskSizes sizes = computeMaskSizes(queryLength, layerIdx);
+    if (isTracing()) {
+        // Filed under the layer asked about (negative indices resolved), even where a linear-attention
+        // layer redirected the question to the first attention layer.
+        const int64_t layer = layerIdx < 0 ? layerIdx + static_cast<int64_t>(m_layers.size()) : layerIdx;
+        m_emitter.emit(static_cast<int32_t>(layer), trace::MaskSizesEvent{queryLength, sizes.kvLength, sizes.kvOffset});
+    }
+    return sizes;
+}
+
+MaskSizes Cache::computeMaskSizes(int64_t queryLength, int64_t layerIdx) const {
     if (layerIdx >= static_cast<int64_t>(m_layers.size())) {
         return {queryLength, 0};
     }
@@ -210,32 +435,78 @@ int64_t Cache::maxCacheShape(int64_t layerIdx) const {
 }
 
 void Cache::reset() {
+    if (isTracing()) {
+        emitTransfersThrough(-1);
+    }
     for (auto& layer : m_layers) {
         layer->reset();
+    }
+    if (isTracing()) {
+        m_emitter.emit(-1, trace::ResetEvent{});
+        emitAllMemory();
     }
 }
 
 void Cache::reorder(const at::Tensor& beamIdx) {
+    if (isTracing()) {
+        emitTransfersThrough(-1);
+    }
     for (auto& layer : m_layers) {
         layer->reorder(beamIdx);
+    }
+    if (isTracing()) {
+        m_emitter.emit(-1, trace::ReorderEvent{CacheTracer::indicesOf(beamIdx)});
+        emitAllMemory();
     }
 }
 
 void Cache::crop(int64_t maxLength) {
-    for (auto& layer : m_layers) {
-        layer->crop(maxLength);
+    if (!isTracing()) {
+        for (auto& layer : m_layers) {
+            layer->crop(maxLength);
+        }
+        return;
     }
+    emitTransfersThrough(-1);
+    // Per layer: a refusal part-way leaves the layers before it cropped, and their events say so.
+    for (size_t index = 0; index < m_layers.size(); ++index) {
+        CacheLayer& layer = *m_layers[index];
+        const CacheTracer::Before before = m_tracer->probe(index, layer);
+        layer.crop(maxLength);
+        m_tracer->emitCrop(index, layer, before, maxLength);
+        m_tracer->emitMemory(index, layer, isOffloaded(index));
+    }
+    m_tracer->emitTotalsIfChanged();
 }
 
 void Cache::batchRepeatInterleave(int64_t repeats) {
+    const bool tracing = isTracing();
+    if (tracing) {
+        emitTransfersThrough(-1);
+    }
+    const int64_t batchBefore = tracing ? CacheTracer::batchSizeOf(m_layers) : 0;
     for (auto& layer : m_layers) {
         layer->batchRepeatInterleave(repeats);
+    }
+    if (tracing) {
+        m_emitter.emit(-1, trace::BatchRepeatEvent{repeats, batchBefore, CacheTracer::batchSizeOf(m_layers)});
+        emitAllMemory();
     }
 }
 
 void Cache::batchSelectIndices(const at::Tensor& indices) {
+    const bool tracing = isTracing();
+    if (tracing) {
+        emitTransfersThrough(-1);
+    }
+    const int64_t batchBefore = tracing ? CacheTracer::batchSizeOf(m_layers) : 0;
     for (auto& layer : m_layers) {
         layer->batchSelectIndices(indices);
+    }
+    if (tracing) {
+        m_emitter.emit(-1, trace::BatchSelectEvent{CacheTracer::indicesOf(indices), batchBefore,
+                                                   CacheTracer::batchSizeOf(m_layers)});
+        emitAllMemory();
     }
 }
 
@@ -249,7 +520,9 @@ int64_t Cache::maxBatchSize() const {
         std::optional<int64_t> size;
         if (const AttentionLayer* attention = layer->asAttention()) {
             size = attention->maxBatchSize();
-        } else if (const LinearAttentionLayer* linear = layer->asLinearAttention()) {
+        }
+        // Hybrid layers get `max_batch_size` from their conv state, as pure linear-attention ones do.
+        if (const LinearAttentionLayer* linear = layer->asLinearAttention(); !size && linear != nullptr) {
             size = linear->convBatchSize();
         }
         if (!size) {

@@ -31,7 +31,7 @@ std::vector<std::unique_ptr<CacheLayer>> DynamicCache::layersFor(const config::M
     for (const std::string& type : config.dynamicLayerTypes()) {
         if (type == "sliding_attention" || type == "chunked_attention") {
             if (!window) {
-                throw CacheError(ErrorKind::Value, "layer type `" + type +
+                throw CacheError(ErrorKind::Type, "layer type `" + type +
                                                        "` needs `sliding_window` or `attention_chunk_size` in the "
                                                        "config, and neither is set");
             }

@@ -37,7 +37,8 @@ KeyValueStates DynamicLayer::update(const at::Tensor& keyStates, const at::Tenso
 MaskSizes DynamicLayer::maskSizes(int64_t queryLength) const { return {seqLength() + queryLength, 0}; }
 
 int64_t DynamicLayer::seqLength() const {
-    if (!m_initialized || !m_keys.hasShape()) {
+    // The reference returns 0 whenever the keys hold no element (an empty batch included).
+    if (!m_initialized || !m_keys.hasShape() || m_keys.tokenElements() == 0) {
         return 0;
     }
     return m_keys.length();
@@ -58,9 +59,9 @@ void DynamicLayer::reorder(const at::Tensor& beamIdx) {
     m_values.assign(m_values.view().index_select(0, index));
 }
 
-int64_t DynamicLayer::storedLengthForCrop() const {
+int64_t DynamicLayer::storedLengthForCrop(ErrorKind uninitialisedKind) const {
     if (!m_initialized) {
-        throw CacheError(ErrorKind::Type, typeName() + " holds no states yet (no update so far): nothing to crop");
+        throw CacheError(uninitialisedKind, typeName() + " holds no states yet (no update so far): nothing to crop");
     }
     if (!m_keys.hasShape()) {
         throw CacheError(ErrorKind::Index,
@@ -76,7 +77,8 @@ void DynamicLayer::crop(int64_t maxLength) {
     if (seqLength() <= maxLength) {
         return;
     }
-    const int64_t stored = storedLengthForCrop();
+    // Python subscripts `None` here: a TypeError.
+    const int64_t stored = storedLengthForCrop(ErrorKind::Type);
     // Python slicing `[..., :maxLength, :]`: a still-negative length counts from the end (the reference's
     // quirk: crop(-5) on 3 tokens keeps 1).
     const int64_t keep = maxLength >= 0 ? std::min(maxLength, stored) : std::max<int64_t>(stored + maxLength, 0);

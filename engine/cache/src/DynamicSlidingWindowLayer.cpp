@@ -43,9 +43,10 @@ void DynamicSlidingWindowLayer::crop(int64_t maxLength) {
                          "window (otherwise some states are lost): seen " +
                              std::to_string(seqLength()) + ", window " + std::to_string(m_slidingWindow));
     }
-    // The reference reads `keys.shape[-2]` afterwards, so an empty layer refuses even a no-op crop.
-    storedLengthForCrop();
     DynamicLayer::crop(maxLength);
+    // The reference reads `keys.shape[-2]` afterwards, so an empty layer refuses even a no-op crop
+    // (on `None`: an AttributeError).
+    storedLengthForCrop(ErrorKind::Attribute);
     m_cumulativeLength = m_keys.length();
 }
 

@@ -151,6 +151,8 @@ void QuantizedSequence::applyPending() {
 void QuantizedSequence::cropAndRequantize(int64_t keep) {
     applyPending();
     m_mirror.truncate(keep);
+    // Re-quantizing writes in place: move to private storage so earlier returned tensors keep theirs.
+    m_mirror.assign(m_mirror.view().clone(at::MemoryFormat::Contiguous));
     m_quantizedTokens = m_mirror.length();
     m_lastFlushError = {};
     if (!m_tokenLocal) {

@@ -45,9 +45,10 @@ at::Tensor SequenceBuffer::view() const {
 
 void SequenceBuffer::reserveForAppend(int64_t extra) {
     const int64_t capacity = m_storage.size(2);
-    if (m_begin + m_length + extra <= capacity) {
+    if (m_begin + m_length + extra <= capacity && !m_tailShared) {
         return;
     }
+    m_tailShared = false;
     // Double when mostly full, otherwise just compact: both cost O(length) once per O(length) appends.
     int64_t newCapacity = capacity;
     if (2 * (m_length + extra) > capacity) {
@@ -83,16 +84,31 @@ void SequenceBuffer::keepLast(int64_t count) {
     m_length = count;
 }
 
-void SequenceBuffer::truncate(int64_t count) { m_length = std::clamp<int64_t>(count, 0, m_length); }
+void SequenceBuffer::truncate(int64_t count) {
+    const int64_t kept = std::clamp<int64_t>(count, 0, m_length);
+    // Views handed out earlier still show the dropped tokens (as the reference's fresh tensors do);
+    // the next append must not write over them, so it moves to new storage first.
+    m_tailShared = m_tailShared || kept < m_length;
+    m_length = kept;
+}
+
+int64_t SequenceBuffer::tokenElements() const {
+    if (!m_storage.defined()) {
+        return 0;
+    }
+    return m_storage.size(0) * m_storage.size(1) * m_storage.size(3);
+}
 
 void SequenceBuffer::assign(const at::Tensor& states) {
     m_storage = states.contiguous();
+    m_tailShared = false;
     m_begin = 0;
     m_length = states.size(2);
 }
 
 void SequenceBuffer::clear() {
     m_storage = at::Tensor();
+    m_tailShared = false;
     m_begin = 0;
     m_length = 0;
 }

@@ -9,6 +9,8 @@
 #include "kvscope/cache/QuantizedLayer.h"
 #include "kvscope/cache/StaticLayer.h"
 #include "kvscope/cache/StaticSlidingWindowLayer.h"
+#include "kvscope/cache/TransferModel.h"
+#include "kvscope/trace/RecordingSink.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -66,10 +68,20 @@ nlohmann::json CacheBenchmark::run(const CacheBenchmarkOptions& options) {
     for (int64_t index = 0; index < options.layers; ++index) {
         layers.push_back(makeLayer(options));
     }
-    const bool viaCache = options.type == "offloaded";
+    const bool offloaded = options.type == "offloaded";
+    // Events are emitted by the Cache, so recording runs every type through one.
+    const bool viaCache = offloaded || options.record;
+    trace::RecordingSink sink; // declared first: it must outlive the cache that emits into it
     std::unique_ptr<Cache> cache;
     if (viaCache) {
-        cache = std::make_unique<Cache>(std::move(layers), /*offloading=*/true, /*offloadOnlyNonSliding=*/false);
+        cache = std::make_unique<Cache>(std::move(layers), /*offloading=*/offloaded, /*offloadOnlyNonSliding=*/false);
+        cache->setTransferModel(TransferModel(options.transferGBps, options.transferLatencyUs));
+        if (options.record) {
+            // MaskSizes and Update per update (plus a flush, transfers and Memory where they happen) and
+            // the totals per step: room for all of them up front, as a session of known length reserves.
+            sink.reserve(static_cast<size_t>(options.layers * (options.steps + 1) * (offloaded ? 7 : 4)));
+            cache->setEventSink(&sink);
+        }
     }
     std::vector<std::pair<at::Tensor, at::Tensor>> prefill;
     for (int64_t index = 0; index < options.layers; ++index) {
@@ -91,24 +103,54 @@ nlohmann::json CacheBenchmark::run(const CacheBenchmarkOptions& options) {
             (void)layer.update(keys, values);
         }
     };
+    int64_t modeledAfterPrefillNs = 0;
     const auto start = std::chrono::steady_clock::now();
     for (int64_t index = 0; index < options.layers; ++index) {
         step(index, prefill[static_cast<size_t>(index)].first, prefill[static_cast<size_t>(index)].second, options.prefill);
     }
+    if (viaCache) {
+        cache->finishStep();
+    }
+    if (offloaded) {
+        modeledAfterPrefillNs = cache->modeledStreams().makespanNs();
+    }
     for (int64_t s = 0; s < options.steps; ++s) {
+        if (viaCache) {
+            cache->setStep(s + 1);
+        }
         const auto& [keys, values] = pool[static_cast<size_t>(s % 64)];
         for (int64_t index = 0; index < options.layers; ++index) {
             step(index, keys, values, 1);
+        }
+        if (viaCache) {
+            cache->finishStep(); // as a generator closes each step (the step's memory totals)
         }
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const int64_t updates = options.layers * (options.steps + 1);
     auto rounded = [](double value, double scale) { return std::round(value * scale) / scale; };
-    return {{"type", options.type},
-            {"updates", updates},
-            {"seconds", rounded(seconds, 1e6)},
-            {"us_per_update", rounded(seconds / static_cast<double>(updates) * 1e6, 1e3)},
-            {"peak_tokens", options.prefill + options.steps}};
+    nlohmann::json result = {{"type", options.type},
+                             {"updates", updates},
+                             {"seconds", rounded(seconds, 1e6)},
+                             {"us_per_update", rounded(seconds / static_cast<double>(updates) * 1e6, 1e3)},
+                             {"peak_tokens", options.prefill + options.steps}};
+    if (offloaded) {
+        const ModeledStreams& modeled = cache->modeledStreams();
+        auto ms = [&rounded](int64_t ns) { return rounded(static_cast<double>(ns) / 1e6, 1e6); };
+        result["modeled_ms"] = ms(modeled.makespanNs());
+        result["modeled_step_ms"] =
+            options.steps > 0 ? ms((modeled.makespanNs() - modeledAfterPrefillNs) / options.steps) : 0.0;
+        result["modeled_compute_only_ms"] = ms(modeled.computeNs());
+        result["modeled_transfer_ms"] = ms(modeled.transferNs());
+        result["modeled_stall_ms"] = ms(modeled.stallNs());
+        result["modeled_transfers"] = modeled.transferCount();
+        result["transfer_gbps"] = options.transferGBps;
+        result["transfer_latency_us"] = options.transferLatencyUs;
+    }
+    if (options.record) {
+        result["recorded_events"] = sink.size();
+    }
+    return result;
 }
 
 } // namespace kvscope::cli

@@ -3,6 +3,8 @@
 // 0 (ok), 1 (a check failed), 2 (bad input).
 #include "CacheBenchmark.h"
 #include "ConformanceRunner.h"
+#include "PresetsCommand.h"
+#include "RunCommand.h"
 
 #include "kvscope/cache/CacheError.h"
 #include "kvscope/trace/TimelineBenchmark.h"
@@ -67,6 +69,13 @@ int main(int argc, char** argv) {
     benchCache->add_option("--residual", cacheOptions.residual)->check(CLI::PositiveNumber);
     benchCache->add_option("--threads", cacheOptions.threads)->check(CLI::PositiveNumber);
     benchCache->add_option("--device", cacheOptions.device)->check(CLI::IsMember({"cpu", "cuda"}));
+    benchCache->add_flag("--record", cacheOptions.record, "attach a RecordingSink (events are counted in recorded_events)");
+    benchCache->add_option("--transfer-gbps", cacheOptions.transferGBps)->check(CLI::PositiveNumber);
+    benchCache->add_option("--transfer-latency-us", cacheOptions.transferLatencyUs)->check(CLI::NonNegativeNumber);
+
+    CLI::App* presets = kvscope::cli::PresetsCommand::addSubcommand(app);
+    kvscope::cli::RunOptions runOptions;
+    CLI::App* run = kvscope::cli::RunCommand::addSubcommand(app, runOptions);
 
     int timelineLayers = 32;
     int64_t timelineTokens = 32768;
@@ -85,6 +94,12 @@ int main(int argc, char** argv) {
     try {
         if (*conform) {
             return runConform(conformDirectory, conformDevice);
+        }
+        if (*presets) {
+            return kvscope::cli::PresetsCommand::execute(std::cout);
+        }
+        if (*run) {
+            return kvscope::cli::RunCommand::execute(runOptions, std::cout, std::cerr);
         }
         if (*benchCache) {
             std::cout << kvscope::cli::CacheBenchmark::run(cacheOptions).dump() << std::endl;

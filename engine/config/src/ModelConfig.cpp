@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <type_traits>
 
 namespace kvscope::config {
 namespace {
@@ -21,10 +22,37 @@ std::optional<int64_t> optionalInt(const nlohmann::json& doc, const char* key) {
     return it->get<int64_t>();
 }
 
+std::optional<double> optionalNumber(const nlohmann::json& doc, const char* key) {
+    auto it = doc.find(key);
+    if (it == doc.end() || it->is_null()) {
+        return std::nullopt;
+    }
+    if (!it->is_number()) {
+        throw ConfigError(std::string("config field `") + key + "` must be a number or null, got " + it->dump());
+    }
+    return it->get<double>();
+}
+
+std::optional<bool> optionalBool(const nlohmann::json& doc, const char* key) {
+    auto it = doc.find(key);
+    if (it == doc.end() || it->is_null()) {
+        return std::nullopt;
+    }
+    if (!it->is_boolean()) {
+        throw ConfigError(std::string("config field `") + key + "` must be true, false or null, got " + it->dump());
+    }
+    return it->get<bool>();
+}
+
 template <typename T> void readIfPresent(const nlohmann::json& doc, const char* key, T& target) {
     auto it = doc.find(key);
     if (it == doc.end() || it->is_null()) {
         return;
+    }
+    if constexpr (std::is_integral_v<T>) {
+        if (!it->is_number_integer()) {
+            throw ConfigError(std::string("config field `") + key + "` must be an integer, got " + it->dump());
+        }
     }
     try {
         target = it->get<T>();
@@ -74,6 +102,58 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& document) {
     readIfPresent(doc, "max_position_embeddings", config.maxPositionEmbeddings);
     readIfPresent(doc, "rms_norm_eps", config.rmsNormEps);
     readIfPresent(doc, "rope_theta", config.ropeTheta);
+    // Newer configs nest the rotary base in `rope_parameters`.
+    if (auto it = doc.find("rope_parameters"); it != doc.end() && it->is_object()) {
+        readIfPresent(*it, "rope_theta", config.ropeTheta);
+    }
+    // Qwen2-style configs carry a `sliding_window` that only applies with `use_sliding_window`;
+    // the reference's config class drops it otherwise.
+    if (auto use = optionalBool(doc, "use_sliding_window"); use && !*use) {
+        config.slidingWindow.reset();
+    }
+
+    for (const char* key : {"hidden_activation", "hidden_act", "activation_function"}) {
+        auto it = doc.find(key);
+        if (it == doc.end() || it->is_null()) {
+            continue;
+        }
+        if (!it->is_string()) {
+            throw ConfigError(std::string("config field `") + key + "` must be a string, got " + it->dump());
+        }
+        config.hiddenAct = it->get<std::string>();
+        break;
+    }
+    config.attentionBias = optionalBool(doc, "attention_bias");
+    config.tieWordEmbeddings = optionalBool(document, "tie_word_embeddings");
+    if (!config.tieWordEmbeddings) {
+        config.tieWordEmbeddings = optionalBool(doc, "tie_word_embeddings");
+    }
+    config.queryPreAttnScalar = optionalNumber(doc, "query_pre_attn_scalar");
+    config.attnLogitSoftcapping = optionalNumber(doc, "attn_logit_softcapping");
+    config.finalLogitSoftcapping = optionalNumber(doc, "final_logit_softcapping");
+
+    readIfPresent(doc, "linear_conv_kernel_dim", config.linearConvKernelDim);
+    config.linearNumKeyHeads = optionalInt(doc, "linear_num_key_heads");
+    config.linearNumValueHeads = optionalInt(doc, "linear_num_value_heads");
+    config.linearKeyHeadDim = optionalInt(doc, "linear_key_head_dim");
+    config.linearValueHeadDim = optionalInt(doc, "linear_value_head_dim");
+
+    config.isEncoderDecoder = optionalBool(doc, "is_encoder_decoder").value_or(false);
+    if (doc.contains("d_model") && doc.contains("decoder_layers")) {
+        // Whisper-style names: the decoder is what the caches serve.
+        readIfPresent(doc, "d_model", config.hiddenSize);
+        readIfPresent(doc, "decoder_layers", config.numHiddenLayers);
+        readIfPresent(doc, "decoder_attention_heads", config.numAttentionHeads);
+        config.numKeyValueHeads = config.numAttentionHeads;
+        readIfPresent(doc, "decoder_ffn_dim", config.intermediateSize);
+        readIfPresent(doc, "max_target_positions", config.maxPositionEmbeddings);
+        readIfPresent(doc, "encoder_layers", config.encoderLayers);
+        config.encoderAttentionHeads = config.numAttentionHeads;
+        readIfPresent(doc, "encoder_attention_heads", config.encoderAttentionHeads);
+        readIfPresent(doc, "encoder_ffn_dim", config.encoderFfnDim);
+        readIfPresent(doc, "max_source_positions", config.maxSourcePositions);
+        readIfPresent(doc, "num_mel_bins", config.numMelBins);
+    }
     return config;
 }
 
@@ -117,6 +197,43 @@ nlohmann::json ModelConfig::toJson() const {
     doc["max_position_embeddings"] = maxPositionEmbeddings;
     doc["rms_norm_eps"] = rmsNormEps;
     doc["rope_theta"] = ropeTheta;
+    if (hiddenAct) {
+        doc["hidden_act"] = *hiddenAct;
+    }
+    auto putFlag = [&doc](const char* key, const std::optional<bool>& value) {
+        if (value) {
+            doc[key] = *value;
+        }
+    };
+    putFlag("attention_bias", attentionBias);
+    putFlag("tie_word_embeddings", tieWordEmbeddings);
+    auto putNumber = [&doc](const char* key, const std::optional<double>& value) {
+        if (value) {
+            doc[key] = *value;
+        }
+    };
+    putNumber("query_pre_attn_scalar", queryPreAttnScalar);
+    putNumber("attn_logit_softcapping", attnLogitSoftcapping);
+    putNumber("final_logit_softcapping", finalLogitSoftcapping);
+    doc["linear_conv_kernel_dim"] = linearConvKernelDim;
+    putOptional("linear_num_key_heads", linearNumKeyHeads);
+    putOptional("linear_num_value_heads", linearNumValueHeads);
+    putOptional("linear_key_head_dim", linearKeyHeadDim);
+    putOptional("linear_value_head_dim", linearValueHeadDim);
+    if (isEncoderDecoder || encoderLayers > 0) {
+        // Whisper's names, so that fromJson reads the decoder sizes back from them.
+        doc["is_encoder_decoder"] = isEncoderDecoder;
+        doc["d_model"] = hiddenSize;
+        doc["decoder_layers"] = numHiddenLayers;
+        doc["decoder_attention_heads"] = numAttentionHeads;
+        doc["decoder_ffn_dim"] = intermediateSize;
+        doc["max_target_positions"] = maxPositionEmbeddings;
+        doc["encoder_layers"] = encoderLayers;
+        doc["encoder_attention_heads"] = encoderAttentionHeads;
+        doc["encoder_ffn_dim"] = encoderFfnDim;
+        doc["max_source_positions"] = maxSourcePositions;
+        doc["num_mel_bins"] = numMelBins;
+    }
     return doc;
 }
 

@@ -3,6 +3,9 @@
 #include "kvscope/cache/CacheLayer.h"
 #include "kvscope/cache/KeyValueStates.h"
 #include "kvscope/cache/MaskSizes.h"
+#include "kvscope/cache/ModeledStreams.h"
+#include "kvscope/cache/TransferModel.h"
+#include "kvscope/trace/EventEmitter.h"
 
 #include <functional>
 #include <memory>
@@ -10,13 +13,36 @@
 #include <string>
 #include <vector>
 
+namespace kvscope::trace {
+class EventSink;
+}
+
 namespace kvscope::cache {
 
 class AttentionLayer;
+class CacheTracer;
+class DeviceStreams;
 
 /// A model's cache: one layer cache per model layer, per-layer dispatch, and the offload policy
 /// (the reference's `Cache`). Layers are either given up front or replicated lazily from a factory
 /// as updates reach new layer indices.
+///
+/// Events: with a sink attached (setEventSink), every operation is reported as trace events, built
+/// from sizes and counters only. Per `update` of layer i, in this order: [Transfer(j, prefetch) when
+/// offloading moved layer j back], Update(i), [WindowSlide(i) when a sliding layer evicted positions],
+/// [QuantizeFlush(i) when a quantized layer flushed], [Transfer(i, offload)]; a layer's Memory event
+/// (its three tiers) follows only where the event before it does not already imply them to
+/// trace::StateReducer (a flush, an offloaded hybrid layer...). The cache-wide totals, Memory(-1), come
+/// once per step: from finishStep(), or from setStep() when the step changes. `maskSizes` emits
+/// MaskSizes; crop emits Crop and Memory per layer, reorder/batch operations/reset one cache-wide
+/// event, then Memory for every layer and the totals.
+///
+/// Offloading (the reference's `offloading`/`only_non_sliding`): before updating layer i the compute
+/// stream waits for pending prefetches and layer prefetchTarget(i + 1) is prefetched; after the
+/// update, layer i is offloaded when offloadsAfterUpdate(i). On CUDA the copies run on real streams
+/// and are timed with device events (Measured); elsewhere ModeledStreams gives every copy and update a
+/// place on a modeled compute lane and prefetch lane (Modeled), with copy times from the TransferModel
+/// and update times measured with steady_clock (or the model's fixed cost).
 class Cache {
 public:
     using LayerFactory = std::function<std::unique_ptr<CacheLayer>()>;
@@ -66,11 +92,41 @@ public:
 
     bool offloading() const { return m_offloading; }
     bool offloadOnlyNonSliding() const { return m_offloadOnlyNonSliding; }
-    /// The layer the reference prefetches before updating `layerIdx`, or nothing where it would crash
-    /// (every layer sliding while only non-sliding layers may move).
+    /// The layer the reference's `prefetch(layerIdx)` moves: the first eligible layer from `layerIdx`
+    /// on, wrapping around (update of layer i asks for i + 1), or nothing where the reference would
+    /// crash (every layer sliding while only non-sliding layers may move).
     std::optional<int64_t> prefetchTarget(int64_t layerIdx) const;
     /// Whether the reference offloads `layerIdx` after its update.
     bool offloadsAfterUpdate(int64_t layerIdx) const;
+    /// Whether a layer's states are in host memory now (on CPU-only runs: in the modeled sense).
+    bool isOffloaded(size_t index) const { return index < m_onHost.size() && m_onHost[index]; }
+    /// Empty, or why offloading did less than asked: with only_non_sliding and every layer sliding the
+    /// reference raises `ValueError: False is not in list` in `prefetch`; kvscope offloads and
+    /// prefetches nothing, sets this text and writes it once to stderr.
+    const std::string& offloadNotice() const { return m_offloadNotice; }
+    /// Costs of modeled copies and updates (CPU runs); applies to what is scheduled from now on.
+    void setTransferModel(const TransferModel& model) { m_modeled.setModel(model); }
+    const TransferModel& transferModel() const { return m_modeled.model(); }
+    /// The modeled lanes: totals and the span of the last update (CPU runs with offloading).
+    const ModeledStreams& modeledStreams() const { return m_modeled; }
+
+    /// Reports every operation to `sink` as trace events; null detaches (first closing the step, see
+    /// finishStep). Without a sink, events cost one branch per operation. The sink must outlive the
+    /// cache or be detached first.
+    void setEventSink(trace::EventSink* sink);
+    trace::EventSink* eventSink() const { return m_emitter.sink(); }
+    /// The generation step stamped on the events from now on (0 = prefill); a change of step first
+    /// emits the ending step's totals if finishStep() did not.
+    void setStep(int64_t step);
+    int64_t step() const { return m_emitter.step(); }
+    /// The emitter stamping this cache's events: a generator emits StepBegin/StepEnd through it so that
+    /// one sequence numbering covers the session. Attach sinks with setEventSink, not through it.
+    trace::EventEmitter& eventEmitter() { return m_emitter; }
+    /// Closes a step's events (a generator calls it before StepEnd): on CUDA waits for the copies still
+    /// in flight and emits their Transfer events, then emits the cache-wide Memory totals.
+    void finishStep();
+    /// The earlier name of finishStep(), which runtime::Generator still calls; same behaviour.
+    void synchronizeTransfers() { finishStep(); }
 
 protected:
     /// Python list indexing: negative indices count from the end; out of range is an IndexError.
@@ -82,6 +138,32 @@ protected:
     LayerFactory m_layerToReplicate;
     bool m_offloading;
     bool m_offloadOnlyNonSliding;
+
+private:
+    /// Waits for prefetches, prefetches the next layer and brings layer `index` back if it is offloaded.
+    void prepareOffloadedUpdate(size_t index, const at::Device& device, bool tracing);
+    /// Offloads layer `index`; returns whether its Memory event travels with a pending device copy.
+    bool offloadAfterUpdate(size_t index, const at::Device& device, bool tracing);
+    KeyValueStates timedUpdate(AttentionLayer& attention, const at::Tensor& keyStates, const at::Tensor& valueStates,
+                               bool measured);
+    DeviceStreams& deviceStreams(const at::Device& device);
+    /// Emits the device copies issued before the last one of `layer` (all when negative), waiting for them.
+    void emitTransfersThrough(int32_t layer);
+    void emitFinishedTransfers();
+    void noteNothingToOffload();
+    /// Memory of every layer and the totals, after an operation that touched all layers.
+    void emitAllMemory();
+    MaskSizes computeMaskSizes(int64_t queryLength, int64_t layerIdx) const;
+    /// A sink attached through setEventSink (one attached to eventEmitter() directly gets step events only).
+    bool isTracing() const { return m_tracer != nullptr && m_emitter.enabled(); }
+
+    /// Mutable so that the const `maskSizes` can report itself.
+    mutable trace::EventEmitter m_emitter;
+    std::unique_ptr<CacheTracer> m_tracer;
+    ModeledStreams m_modeled;
+    std::unique_ptr<DeviceStreams> m_deviceStreams;
+    std::vector<bool> m_onHost;
+    std::string m_offloadNotice;
 };
 
 } // namespace kvscope::cache

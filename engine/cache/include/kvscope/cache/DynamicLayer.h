@@ -1,6 +1,7 @@
 #pragma once
 
 #include "kvscope/cache/AttentionLayer.h"
+#include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/SequenceBuffer.h"
 
 namespace kvscope::cache {
@@ -35,7 +36,7 @@ public:
 
 protected:
     /// Number of stored tokens as the reference's `keys.shape[-2]`, refusing where Python would fail.
-    int64_t storedLengthForCrop() const;
+    int64_t storedLengthForCrop(ErrorKind uninitialisedKind) const;
 
     SequenceBuffer m_keys;
     SequenceBuffer m_values;

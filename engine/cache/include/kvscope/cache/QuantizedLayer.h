@@ -58,6 +58,7 @@ public:
     /// The flush the last update made, if it made one.
     const std::optional<QuantizationReport>& lastFlush() const { return m_lastFlush; }
     const QuantizedSequence& keySequence() const { return m_keys; }
+    const QuantizedSequence& valueSequence() const { return m_values; }
 
 private:
     void checkNewStates(const at::Tensor& keyStates, const at::Tensor& valueStates) const;

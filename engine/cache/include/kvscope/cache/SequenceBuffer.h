@@ -32,6 +32,8 @@ public:
     /// Moves the storage to another device (offload/prefetch).
     void moveTo(const at::Device& device, bool nonBlocking);
     int64_t bytes() const;
+    /// Elements per token (batch x heads x head_dim); 0 before the first append.
+    int64_t tokenElements() const;
     /// The whole allocation (for device queries).
     const at::Tensor& storage() const { return m_storage; }
 
@@ -41,6 +43,8 @@ private:
     at::Tensor m_storage;
     int64_t m_begin = 0;
     int64_t m_length = 0;
+    /// Set by truncate: positions past the end may still be visible through earlier views.
+    bool m_tailShared = false;
 };
 
 /// Throws the reference's "Sizes of tensors must match" refusal when `states` cannot be appended after

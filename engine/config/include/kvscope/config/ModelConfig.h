@@ -33,6 +33,31 @@ struct ModelConfig {
     double rmsNormEps = 1e-6;
     double ropeTheta = 10000.0;
 
+    // Conventions of the built-in decoder and of checkpoints (absent = the family's default).
+    std::optional<std::string> hiddenAct;          ///< `hidden_activation`, else `hidden_act`/`activation_function`
+    std::optional<bool> attentionBias;             ///< `attention_bias`
+    std::optional<bool> tieWordEmbeddings;         ///< `tie_word_embeddings`
+    std::optional<double> queryPreAttnScalar;      ///< `query_pre_attn_scalar` (Gemma 2/3 attention scale)
+    std::optional<double> attnLogitSoftcapping;    ///< `attn_logit_softcapping`
+    std::optional<double> finalLogitSoftcapping;   ///< `final_logit_softcapping`
+
+    // Linear-attention layers (Qwen3-Next's names); heads and dims fall back to the attention ones.
+    int64_t linearConvKernelDim = 4;
+    std::optional<int64_t> linearNumKeyHeads;
+    std::optional<int64_t> linearNumValueHeads;
+    std::optional<int64_t> linearKeyHeadDim;
+    std::optional<int64_t> linearValueHeadDim;
+
+    // Encoder-decoder models (Whisper's names). The decoder's sizes land in the fields above
+    // (`d_model` -> hiddenSize, `decoder_layers` -> numHiddenLayers, ...), since the caches serve the
+    // decoder; these describe the encoder.
+    bool isEncoderDecoder = false;
+    int64_t encoderLayers = 0;
+    int64_t encoderAttentionHeads = 0;
+    int64_t encoderFfnDim = 0;
+    int64_t maxSourcePositions = 0; ///< encoder positions (after the stride-2 convolution)
+    int64_t numMelBins = 0;
+
     /// Reads a config.json document; for multimodal configs the nested `text_config` is used, as
     /// the reference's `get_text_config(decoder=True)` does.
     static ModelConfig fromJson(const nlohmann::json& document);

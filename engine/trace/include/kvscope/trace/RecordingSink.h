@@ -15,6 +15,8 @@ public:
 
     const std::vector<Event>& events() const { return m_events; }
     std::size_t size() const { return m_events.size(); }
+    // Avoids regrowing (and re-copying) the event vector when the session size is known.
+    void reserve(std::size_t events) { m_events.reserve(events); }
     void clear() { m_events.clear(); }
     // Moves the recorded events out and leaves the sink empty, ready to record again.
     std::vector<Event> takeEvents();

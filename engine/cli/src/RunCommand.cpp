@@ -1,0 +1,236 @@
+#include "RunCommand.h"
+
+#include "kvscope/cache/Cache.h"
+#include "kvscope/cache/CacheLayer.h"
+#include "kvscope/cache/QuantizedLayer.h"
+#include "kvscope/config/ModelConfig.h"
+#include "kvscope/model/ByteTokenizer.h"
+#include "kvscope/model/LanguageModel.h"
+#include "kvscope/model/ModelCache.h"
+#include "kvscope/model/ModelLoader.h"
+#include "kvscope/runtime/GenerationError.h"
+#include "kvscope/runtime/Generator.h"
+#include "kvscope/runtime/PresetCatalog.h"
+
+#include <ATen/ATen.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <ostream>
+
+namespace kvscope::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double millisecondsSince(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// Bytes per layer type ("DynamicSlidingWindowLayer": ...), the total, and the quantized split.
+nlohmann::json cacheBytes(const cache::Cache& cache) {
+    std::map<std::string, int64_t> byType;
+    int64_t total = 0;
+    int64_t quantized = 0;
+    int64_t residual = 0;
+    bool anyQuantized = false;
+    for (size_t index = 0; index < cache.size(); ++index) {
+        const cache::CacheLayer& layer = cache.layer(index);
+        const int64_t bytes = layer.storedBytes();
+        byType[layer.typeName()] += bytes;
+        total += bytes;
+        if (const auto* quantizedLayer = dynamic_cast<const cache::QuantizedLayer*>(&layer)) {
+            anyQuantized = true;
+            quantized += quantizedLayer->quantizedBytes();
+            residual += quantizedLayer->residualBytes();
+        }
+    }
+    nlohmann::json summary{{"type", cache.typeName()}, {"layers", cache.size()}, {"bytes_by_layer_type", byType},
+                           {"total_bytes", total}};
+    if (anyQuantized) {
+        summary["quantized_bytes"] = quantized;
+        summary["residual_bytes"] = residual;
+    }
+    return summary;
+}
+
+void drawProgress(std::ostream& progress, int64_t done, int64_t total, double tokensPerSecond) {
+    constexpr int64_t width = 30;
+    const int64_t filled = total > 0 ? done * width / total : width;
+    progress << "\r[" << std::string(static_cast<size_t>(filled), '#')
+             << std::string(static_cast<size_t>(width - filled), '.') << "] " << done << "/" << total << " tokens";
+    if (tokensPerSecond > 0) {
+        progress << ", " << static_cast<int64_t>(tokensPerSecond) << " tok/s";
+    }
+    progress << std::flush;
+}
+
+} // namespace
+
+CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
+    CLI::App* run = app.add_subcommand("run", "Generate token by token over a KV cache; JSON summary on stdout");
+    CLI::Option* preset = run->add_option("--preset", options.preset, "Built-in model preset (kvscope-cli presets)");
+    CLI::Option* config = run->add_option("--config", options.config, "A Hugging Face config.json (built-in weights)");
+    CLI::Option* checkpoint =
+        run->add_option("--checkpoint", options.checkpoint, "A folder with config.json and *.safetensors");
+    preset->excludes(config)->excludes(checkpoint);
+    config->excludes(checkpoint);
+    run->add_option("--cache", options.cache.kind, "dynamic, static, quantized or offloaded")
+        ->check(CLI::IsMember({"dynamic", "static", "quantized", "offloaded"}));
+    run->add_option("--backend", options.cache.backend, "Quantized cache backend: min-max (alias quanto) or hqq")
+        ->check(CLI::IsMember({"min-max", "quanto", "hqq"}));
+    run->add_option("--nbits", options.cache.nbits, "Quantized cache bits (min-max: 2, 4, 8; hqq: 1, 2, 3, 4, 8)");
+    run->add_option("--group", options.cache.groupSize, "Quantization group size (0 = the head dim)")
+        ->check(CLI::NonNegativeNumber);
+    run->add_option("--residual", options.cache.residualLength, "Quantized cache residual length")
+        ->check(CLI::PositiveNumber);
+    run->add_option("--max-cache-len", options.cache.maxCacheLen, "Static cache length (0 = prompt + tokens)")
+        ->check(CLI::NonNegativeNumber);
+    run->add_option("--prompt", options.prompt, "Prompt text (byte tokens after a bos token)");
+    run->add_option("--tokens", options.tokens, "New tokens to generate")->check(CLI::PositiveNumber);
+    run->add_option("--beams", options.beams, "Beam search width (1 = greedy or sampling)")->check(CLI::PositiveNumber);
+    run->add_option("--seed", options.seed, "Sampling seed");
+    run->add_option("--weight-seed", options.weightSeed, "Seed of the built-in weights (presets and --config)");
+    run->add_option("--temperature", options.temperature, "Sampling temperature (0 = greedy)")
+        ->check(CLI::NonNegativeNumber);
+    run->add_option("--top-k", options.topK, "Sample among the k most likely tokens (0 = all)")
+        ->check(CLI::NonNegativeNumber);
+    run->add_option("--device", options.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+    run->add_option("--out", options.out, "Session file to record (not available yet)");
+    run->add_flag("--check", options.check, "Recompute every step without a cache and report the difference");
+    run->add_flag("!--no-progress", options.progress, "No progress bar on stderr");
+    return run;
+}
+
+nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress) {
+    if (!options.out.empty()) {
+        throw runtime::GenerationError("--out " + options.out +
+                                       ": session files are not available yet; run without --out");
+    }
+    const int sources = !options.preset.empty() + !options.config.empty() + !options.checkpoint.empty();
+    if (sources > 1) {
+        throw runtime::GenerationError("give one model option: --preset NAME, --config FILE or --checkpoint DIR");
+    }
+    const at::Device device = model::ModelLoader::device(options.device);
+
+    const auto loadStart = Clock::now();
+    std::unique_ptr<model::LanguageModel> languageModel;
+    nlohmann::json source;
+    if (!options.checkpoint.empty()) {
+        languageModel = model::ModelLoader::fromCheckpoint(options.checkpoint, device);
+        source = {{"checkpoint", options.checkpoint}};
+    } else if (!options.config.empty()) {
+        languageModel = model::ModelLoader::builtin(config::ModelConfig::fromFile(options.config), options.weightSeed, device);
+        source = {{"config", options.config}, {"weight_seed", options.weightSeed}};
+    } else {
+        const std::string name = options.preset.empty() ? runtime::PresetCatalog::defaultPreset() : options.preset;
+        languageModel = model::ModelLoader::builtin(runtime::PresetCatalog().load(name), options.weightSeed, device);
+        source = {{"preset", name}, {"weight_seed", options.weightSeed}};
+    }
+    const double loadMs = millisecondsSince(loadStart);
+    const model::Architecture& architecture = languageModel->architecture();
+
+    runtime::GenerationOptions generation;
+    generation.maxNewTokens = options.tokens;
+    generation.beams = options.beams;
+    generation.seed = options.seed;
+    generation.temperature = options.temperature;
+    generation.topK = options.topK;
+    runtime::Generator generator(*languageModel, options.cache, generation);
+    const std::vector<int64_t> prompt = model::ByteTokenizer::encode(options.prompt);
+
+    double maxDifference = 0.0;
+    double checkMs = 0.0;
+    auto check = [&] {
+        if (!options.check) {
+            return;
+        }
+        const auto start = Clock::now();
+        maxDifference = std::max(maxDifference, generator.recomputeDifference());
+        checkMs += millisecondsSince(start);
+    };
+
+    const runtime::StepResult& first = generator.prefill(prompt);
+    const double prefillMs = first.seconds * 1000.0;
+    check();
+    double decodeSeconds = 0.0;
+    int64_t decodeSteps = 0;
+    if (options.progress) {
+        drawProgress(progress, generator.generatedCount(), options.tokens, 0.0);
+    }
+    while (!generator.finished()) {
+        decodeSeconds += generator.step().seconds;
+        ++decodeSteps;
+        check();
+        if (options.progress) {
+            drawProgress(progress, generator.generatedCount(), options.tokens,
+                         decodeSeconds > 0 ? static_cast<double>(decodeSteps) / decodeSeconds : 0.0);
+        }
+    }
+    if (options.progress) {
+        progress << "\n" << std::flush;
+    }
+
+    const std::vector<int64_t> tokens = generator.generatedTokens();
+    nlohmann::json summary;
+    summary["model"] = {{"source", source},
+                        {"model_type", architecture.config().modelType},
+                        {"layers", architecture.numLayers()},
+                        {"pattern", architecture.patternSummary()},
+                        {"parameters", languageModel->parameters().parameterCount()}};
+    summary["device"] = options.device;
+    summary["prompt"] = options.prompt;
+    summary["prompt_tokens"] = prompt.size();
+    summary["tokens"] = tokens;
+    summary["text"] = model::ByteTokenizer::render(tokens);
+    summary["new_tokens"] = tokens.size();
+    summary["beams"] = options.beams;
+    if (options.beams > 1) {
+        summary["beam_scores"] = generator.beamScores();
+    }
+    nlohmann::json cacheSummary = cacheBytes(generator.cache().selfAttention());
+    cacheSummary["kind"] = options.cache.kind;
+    if (options.cache.kind == "quantized") {
+        const cache::QuantizationSettings settings =
+            runtime::CacheFactory::quantizationSettings(options.cache, architecture.headDim());
+        cacheSummary["quantization"] = {{"backend", settings.backend},     {"nbits", settings.nbits},
+                                        {"group", settings.groupSize},     {"residual", settings.residualLength},
+                                        {"axis_key", settings.axisKey},    {"axis_value", settings.axisValue}};
+    }
+    const auto caches = generator.cache().caches();
+    if (caches.size() > 1) {
+        cacheSummary["cross_attention"] = cacheBytes(*caches[1]);
+    }
+    summary["cache"] = cacheSummary;
+    summary["timings"] = {{"load_ms", loadMs},
+                          {"prefill_ms", prefillMs},
+                          {"decode_ms", decodeSeconds * 1000.0},
+                          {"decode_steps", decodeSteps},
+                          {"check_ms", checkMs}};
+    summary["tokens_per_second"] = decodeSeconds > 0 ? static_cast<double>(decodeSteps) / decodeSeconds : 0.0;
+    if (options.check) {
+        const double tolerance = runtime::CacheFactory::logitTolerance(options.cache);
+        summary["max_abs_logit_diff"] = maxDifference;
+        summary["check_tolerance"] = tolerance;
+        summary["check_passed"] = maxDifference <= tolerance;
+    }
+    return summary;
+}
+
+int RunCommand::execute(const RunOptions& options, std::ostream& out, std::ostream& err) {
+    const nlohmann::json summary = run(options, err);
+    // Generated bytes need not be valid UTF-8: replace what is not rather than fail.
+    out << summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+    if (options.check && !summary.at("check_passed").get<bool>()) {
+        err << "kvscope-cli run: cached logits differ from a cache-free recompute by "
+            << summary.at("max_abs_logit_diff").get<double>() << " (tolerance " << summary.at("check_tolerance").get<double>()
+            << ")\n";
+        return 1;
+    }
+    return 0;
+}
+
+} // namespace kvscope::cli

@@ -1,0 +1,50 @@
+#pragma once
+
+#include "kvscope/runtime/CacheFactory.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace kvscope::cli {
+
+/// The options of `kvscope-cli run` (contract: shared/design/CLI.md).
+struct RunOptions {
+    std::string preset;     ///< empty with no model option: the default preset
+    std::string config;     ///< a config.json: built-in weights from weightSeed
+    std::string checkpoint; ///< a folder with config.json and *.safetensors
+    runtime::CacheOptions cache;
+    std::string prompt = "The key-value cache";
+    int64_t tokens = 32;
+    int64_t beams = 1;
+    uint64_t seed = 0;       ///< sampling
+    uint64_t weightSeed = 0; ///< built-in weights
+    double temperature = 0.0;
+    int64_t topK = 0;
+    std::string device = "cpu";
+    std::string out;         ///< session file: refused until session files exist
+    bool check = false;
+    bool progress = true;
+};
+
+/// `kvscope-cli run`: generates token by token with the chosen model and cache, shows progress on
+/// stderr and prints a JSON summary (tokens, text, per-cache-type bytes, timings, tokens_per_second;
+/// with --check, "max_abs_logit_diff" of every step against a cache-free recompute).
+class RunCommand {
+public:
+    /// Adds the `run` subcommand, its options bound to `options`.
+    static CLI::App* addSubcommand(CLI::App& app, RunOptions& options);
+    /// Runs and returns the summary; progress goes to `progress`. Throws on bad input.
+    static nlohmann::json run(const RunOptions& options, std::ostream& progress);
+    /// Runs, prints the summary on `out`; returns 0, or 1 when --check found a difference above the
+    /// cache's tolerance. Bad input throws (the caller exits 2).
+    static int execute(const RunOptions& options, std::ostream& out, std::ostream& err);
+};
+
+} // namespace kvscope::cli

@@ -1,0 +1,37 @@
+#pragma once
+
+#include "kvscope/model/LanguageModel.h"
+
+#include <vector>
+
+namespace kvscope::model {
+
+/// A decoder-only transformer (Llama, Mistral, Qwen2 and Gemma conventions): embeddings, RMSNorm,
+/// rotary positions, grouped-query attention over a cache (full, sliding or chunked masks built from
+/// the cache's mask sizes), a gated MLP; linear-attention layers (short causal convolution plus a
+/// gated delta-rule recurrence, state in the cache), hybrid layers (both, summed) and shared-KV
+/// layers (Gemma 3n: the last layers reuse an earlier layer's keys/values).
+class Decoder : public LanguageModel {
+public:
+    /// Checks that `parameters` hold every tensor of parameterSpecs(architecture) with its shape.
+    Decoder(Architecture architecture, ParameterStore parameters);
+    ~Decoder() override;
+
+    at::Tensor forward(const at::Tensor& inputIds, ModelCache* cache,
+                       const at::Tensor& attentionMask = at::Tensor()) override;
+
+    /// Every parameter, with Hugging Face names (model.layers.N.self_attn.q_proj.weight, ...).
+    static std::vector<ParameterSpec> parameterSpecs(const Architecture& architecture);
+
+private:
+    struct Pass;
+
+    at::Tensor attention(int64_t layer, const at::Tensor& hidden, Pass& pass) const;
+    at::Tensor linearAttention(int64_t layer, const at::Tensor& hidden, Pass& pass) const;
+    at::Tensor mlp(int64_t layer, const at::Tensor& hidden) const;
+    const at::Tensor& weight(const std::string& name) const { return m_parameters.get(name); }
+    /// The named tensor, or an undefined one when the parameter does not exist (optional biases).
+    at::Tensor optional(const std::string& name) const;
+};
+
+} // namespace kvscope::model

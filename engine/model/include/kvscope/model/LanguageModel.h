@@ -1,0 +1,44 @@
+#pragma once
+
+#include "kvscope/model/Architecture.h"
+#include "kvscope/model/ParameterStore.h"
+
+#include <ATen/core/Tensor.h>
+
+namespace kvscope::model {
+
+class ModelCache;
+
+/// A model the generator drives: token ids in, logits out, keys/values through a cache. Inference
+/// only (no autograd); all parameters float32 on one device.
+class LanguageModel {
+public:
+    virtual ~LanguageModel();
+    LanguageModel(const LanguageModel&) = delete;
+    LanguageModel& operator=(const LanguageModel&) = delete;
+
+    const Architecture& architecture() const { return m_architecture; }
+    const config::ModelConfig& config() const { return m_architecture.config(); }
+    const ParameterStore& parameters() const { return m_parameters; }
+    at::Device device() const { return m_device; }
+
+    /// Logits [batch, tokens, vocab] for `inputIds` [batch, tokens] following the tokens `cache` holds
+    /// (and adds them to it), or for these tokens alone when `cache` is null. `attentionMask`
+    /// [batch, cached + tokens] marks real tokens (nonzero) and left padding (0); undefined = no padding.
+    virtual at::Tensor forward(const at::Tensor& inputIds, ModelCache* cache,
+                               const at::Tensor& attentionMask = at::Tensor()) = 0;
+
+protected:
+    LanguageModel(Architecture architecture, ParameterStore parameters);
+
+    /// Checks ids [batch, tokens] of integers inside the vocabulary; returns them as int64 on the device.
+    at::Tensor checkedInputIds(const at::Tensor& inputIds) const;
+    /// Checks a padding mask against the batch and the positions it must cover.
+    at::Tensor checkedAttentionMask(const at::Tensor& attentionMask, int64_t batch, int64_t positions) const;
+
+    Architecture m_architecture;
+    ParameterStore m_parameters;
+    at::Device m_device;
+};
+
+} // namespace kvscope::model

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kvscope::cache {
+class Cache;
+class EncoderDecoderCache;
+} // namespace kvscope::cache
+
+namespace kvscope::model {
+
+/// The cache one generation runs on: a decoder-only model's Cache, or an encoder-decoder model's
+/// EncoderDecoderCache (self-attention plus cross-attention). Batch and length operations go to
+/// whichever it holds, with the reference's rules.
+class ModelCache {
+public:
+    explicit ModelCache(std::unique_ptr<cache::Cache> decoderCache);
+    explicit ModelCache(std::unique_ptr<cache::EncoderDecoderCache> encoderDecoderCache);
+    ~ModelCache();
+    ModelCache(const ModelCache&) = delete;
+    ModelCache& operator=(const ModelCache&) = delete;
+
+    /// The cache of the decoder's self-attention (the only one for decoder-only models).
+    cache::Cache& selfAttention();
+    const cache::Cache& selfAttention() const;
+    /// Null for decoder-only models.
+    cache::EncoderDecoderCache* encoderDecoder() { return m_encoderDecoder.get(); }
+    const cache::EncoderDecoderCache* encoderDecoder() const { return m_encoderDecoder.get(); }
+    /// Self-attention first, then cross-attention where there is one.
+    std::vector<const cache::Cache*> caches() const;
+
+    /// Tokens the decoder has seen (the reference's `get_seq_length()`, layer 0).
+    int64_t seqLength() const;
+    void reorder(const at::Tensor& beamIdx);
+    void crop(int64_t maxLength);
+    void batchRepeatInterleave(int64_t repeats);
+    void reset();
+
+    /// Empty when `batchRepeatInterleave` is possible, else why the reference refuses it.
+    std::string batchResizeRefusal() const;
+    /// Empty when cropping to `maxLength` is possible and exact, else why not (static layers cannot crop,
+    /// linear-attention states cannot be cut back, sliding windows past their window lost tokens).
+    std::string cropRefusal(int64_t maxLength) const;
+
+private:
+    std::unique_ptr<cache::Cache> m_decoder;
+    std::unique_ptr<cache::EncoderDecoderCache> m_encoderDecoder;
+};
+
+} // namespace kvscope::model

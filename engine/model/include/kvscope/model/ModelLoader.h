@@ -1,0 +1,37 @@
+#pragma once
+
+#include "kvscope/config/ModelConfig.h"
+#include "kvscope/model/Architecture.h"
+#include "kvscope/model/LanguageModel.h"
+#include "kvscope/model/ParameterStore.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kvscope::model {
+
+/// Makes models: built-in weights drawn from a seed (no files, no download), given weights, or a
+/// Hugging Face checkpoint folder (config.json + safetensors, memory-mapped).
+class ModelLoader {
+public:
+    /// A Decoder or an EncoderDecoderModel with weights drawn from `seed`.
+    static std::unique_ptr<LanguageModel> builtin(const config::ModelConfig& config, uint64_t seed = 0,
+                                                  const at::Device& device = at::Device(at::kCPU));
+    static std::unique_ptr<LanguageModel> fromParameters(const config::ModelConfig& config, ParameterStore parameters,
+                                                         const at::Device& device = at::Device(at::kCPU));
+    /// Loads a Llama, Mistral, Qwen2 or Gemma checkpoint (f32, f16 or bf16; single or sharded).
+    static std::unique_ptr<LanguageModel> fromCheckpoint(const std::filesystem::path& directory,
+                                                         const at::Device& device = at::Device(at::kCPU));
+    /// The parameters the model for `architecture` has.
+    static std::vector<ParameterSpec> parameterSpecs(const Architecture& architecture);
+    /// "cpu", or "cuda" where this LibTorch has CUDA; otherwise a ModelError naming what is allowed.
+    static at::Device device(const std::string& name);
+    /// The model types --checkpoint accepts.
+    static const char* checkpointModelTypes();
+};
+
+} // namespace kvscope::model

@@ -1,0 +1,299 @@
+#include "kvscope/model/Architecture.h"
+
+#include "kvscope/model/ModelError.h"
+
+#include <cmath>
+#include <map>
+
+namespace kvscope::model {
+namespace {
+
+ModelFamily familyOf(const std::string& modelType) {
+    static const std::map<std::string, ModelFamily> families = {
+        {"", ModelFamily::Llama},           {"llama", ModelFamily::Llama},         {"mistral", ModelFamily::Llama},
+        {"llama4", ModelFamily::Llama},     {"llama4_text", ModelFamily::Llama},   {"qwen3_next", ModelFamily::Llama},
+        {"qwen2", ModelFamily::Qwen2},      {"gemma", ModelFamily::Gemma},         {"gemma2", ModelFamily::Gemma},
+        {"gemma3", ModelFamily::Gemma},     {"gemma3_text", ModelFamily::Gemma},   {"gemma3n", ModelFamily::Gemma},
+        {"gemma3n_text", ModelFamily::Gemma}, {"whisper", ModelFamily::Whisper},
+    };
+    auto it = families.find(modelType);
+    if (it == families.end()) {
+        throw ModelError("model_type `" + modelType + "` is not built into kvscope (allowed: " +
+                         Architecture::allowedModelTypes() + ")");
+    }
+    return it->second;
+}
+
+Activation activationOf(const std::optional<std::string>& name, ModelFamily family) {
+    if (!name) {
+        return family == ModelFamily::Gemma     ? Activation::GeluTanh
+               : family == ModelFamily::Whisper ? Activation::Gelu
+                                                : Activation::Silu;
+    }
+    if (*name == "silu" || *name == "swish") {
+        return Activation::Silu;
+    }
+    if (*name == "gelu") {
+        // Gemma's modelling code uses the tanh approximation whatever the config says.
+        return family == ModelFamily::Gemma ? Activation::GeluTanh : Activation::Gelu;
+    }
+    if (*name == "gelu_pytorch_tanh" || *name == "gelu_new" || *name == "gelu_fast") {
+        return Activation::GeluTanh;
+    }
+    throw ModelError("hidden activation `" + *name + "` is not supported (allowed: silu, swish, gelu, gelu_pytorch_tanh, "
+                                                     "gelu_new, gelu_fast)");
+}
+
+LayerKind kindOf(const std::string& type) {
+    if (type == "full_attention") {
+        return LayerKind::FullAttention;
+    }
+    if (type == "sliding_attention") {
+        return LayerKind::SlidingAttention;
+    }
+    if (type == "chunked_attention") {
+        return LayerKind::ChunkedAttention;
+    }
+    if (type == "linear_attention") {
+        return LayerKind::LinearAttention;
+    }
+    if (type == "hybrid") {
+        return LayerKind::Hybrid;
+    }
+    throw ModelError("layer type `" + type +
+                     "` is not built into kvscope's decoder (allowed: full_attention, sliding_attention, "
+                     "chunked_attention, linear_attention, hybrid)");
+}
+
+void requirePositive(int64_t value, const char* field) {
+    if (value <= 0) {
+        throw ModelError(std::string("config field `") + field + "` must be > 0, got " + std::to_string(value));
+    }
+}
+
+} // namespace
+
+const char* Architecture::allowedModelTypes() {
+    return "llama, mistral, llama4, llama4_text, qwen2, qwen3_next, gemma, gemma2, gemma3, gemma3_text, gemma3n, "
+           "gemma3n_text, whisper (or none)";
+}
+
+Architecture::Architecture(config::ModelConfig config) : m_config(std::move(config)) {
+    const config::ModelConfig& c = m_config;
+    m_family = familyOf(c.modelType);
+    m_activation = activationOf(c.hiddenAct, m_family);
+    requirePositive(c.numHiddenLayers, "num_hidden_layers");
+    requirePositive(c.hiddenSize, "hidden_size");
+    requirePositive(c.numAttentionHeads, "num_attention_heads");
+    requirePositive(c.numKeyValueHeads, "num_key_value_heads");
+    requirePositive(c.intermediateSize, "intermediate_size");
+    requirePositive(c.vocabSize, "vocab_size");
+    if (c.numAttentionHeads % c.numKeyValueHeads != 0) {
+        throw ModelError("num_attention_heads (" + std::to_string(c.numAttentionHeads) +
+                         ") must be a multiple of num_key_value_heads (" + std::to_string(c.numKeyValueHeads) + ")");
+    }
+    try {
+        m_headDim = c.effectiveHeadDim();
+    } catch (const std::exception& error) {
+        throw ModelError(error.what());
+    }
+    requirePositive(m_headDim, "head_dim");
+    if (m_headDim % 2 != 0) {
+        throw ModelError("head_dim must be even for rotary positions, got " + std::to_string(m_headDim));
+    }
+
+    m_qkvBias = m_family == ModelFamily::Qwen2 || c.attentionBias.value_or(false);
+    m_outputBias = c.attentionBias.value_or(false);
+    m_tiedEmbeddings =
+        c.tieWordEmbeddings.value_or(m_family == ModelFamily::Gemma || m_family == ModelFamily::Whisper);
+    m_attentionScale = 1.0 / std::sqrt(c.queryPreAttnScalar ? *c.queryPreAttnScalar : static_cast<double>(m_headDim));
+
+    const auto layers = static_cast<size_t>(c.numHiddenLayers);
+    if (c.layerTypes) {
+        if (c.layerTypes->size() != layers) {
+            throw ModelError("config field `layer_types` has " + std::to_string(c.layerTypes->size()) +
+                             " entries but `num_hidden_layers` is " + std::to_string(layers) + " (they must match)");
+        }
+        for (const std::string& type : *c.layerTypes) {
+            m_layerKinds.push_back(kindOf(type));
+        }
+    } else {
+        // Without `layer_types`, the reference's model classes make every layer sliding when a window
+        // is set and chunked when only a chunk size is.
+        const LayerKind kind = c.slidingWindow && *c.slidingWindow > 0 ? LayerKind::SlidingAttention
+                               : c.attentionChunkSize                  ? LayerKind::ChunkedAttention
+                                                                       : LayerKind::FullAttention;
+        m_layerKinds.assign(layers, kind);
+    }
+    for (size_t layer = 0; layer < layers; ++layer) {
+        const LayerKind kind = m_layerKinds[layer];
+        if (kind == LayerKind::SlidingAttention && (!c.slidingWindow || *c.slidingWindow <= 0)) {
+            throw ModelError("layer " + std::to_string(layer) +
+                             " is sliding_attention but `sliding_window` is not set to a positive value");
+        }
+        if (kind == LayerKind::ChunkedAttention && (!c.attentionChunkSize || *c.attentionChunkSize <= 0)) {
+            throw ModelError("layer " + std::to_string(layer) +
+                             " is chunked_attention but `attention_chunk_size` is not set to a positive value");
+        }
+        if (m_family == ModelFamily::Whisper && kind != LayerKind::FullAttention) {
+            throw ModelError("whisper decoder layers must be full_attention, layer " + std::to_string(layer) + " is " +
+                             layerKindName(kind));
+        }
+    }
+
+    m_numShared = c.numKvSharedLayers.value_or(0);
+    if (m_numShared < 0 || m_numShared >= c.numHiddenLayers) {
+        throw ModelError("config field `num_kv_shared_layers` must be between 0 and num_hidden_layers - 1 (" +
+                         std::to_string(c.numHiddenLayers - 1) + "), got " + std::to_string(m_numShared));
+    }
+    const int64_t firstShared = c.numHiddenLayers - m_numShared;
+    for (int64_t layer = 0; layer < c.numHiddenLayers; ++layer) {
+        if (layer < firstShared) {
+            m_kvSource.push_back(layer);
+            continue;
+        }
+        const LayerKind kind = m_layerKinds[static_cast<size_t>(layer)];
+        if (!hasAttention(layer) || kind == LayerKind::Hybrid) {
+            throw ModelError("shared-KV layer " + std::to_string(layer) + " is " + layerKindName(kind) +
+                             "; only full, sliding and chunked attention layers can share keys/values");
+        }
+        int64_t source = -1;
+        for (int64_t candidate = firstShared - 1; candidate >= 0; --candidate) {
+            if (m_layerKinds[static_cast<size_t>(candidate)] == kind) {
+                source = candidate;
+                break;
+            }
+        }
+        if (source < 0) {
+            throw ModelError("shared-KV layer " + std::to_string(layer) + " (" + layerKindName(kind) +
+                             ") has no earlier non-shared layer of the same type to take keys/values from");
+        }
+        m_kvSource.push_back(source);
+    }
+
+    m_linearKeyHeads = c.linearNumKeyHeads.value_or(c.numAttentionHeads);
+    m_linearValueHeads = c.linearNumValueHeads.value_or(m_linearKeyHeads);
+    m_linearKeyDim = c.linearKeyHeadDim.value_or(m_headDim);
+    m_linearValueDim = c.linearValueHeadDim.value_or(m_headDim);
+    bool anyLinear = false;
+    for (int64_t layer = 0; layer < c.numHiddenLayers; ++layer) {
+        anyLinear = anyLinear || hasLinearAttention(layer);
+    }
+    if (anyLinear) {
+        requirePositive(c.linearConvKernelDim, "linear_conv_kernel_dim");
+        requirePositive(m_linearKeyHeads, "linear_num_key_heads");
+        requirePositive(m_linearValueHeads, "linear_num_value_heads");
+        requirePositive(m_linearKeyDim, "linear_key_head_dim");
+        requirePositive(m_linearValueDim, "linear_value_head_dim");
+        if (m_linearValueHeads % m_linearKeyHeads != 0) {
+            throw ModelError("linear_num_value_heads (" + std::to_string(m_linearValueHeads) +
+                             ") must be a multiple of linear_num_key_heads (" + std::to_string(m_linearKeyHeads) + ")");
+        }
+    }
+
+    if (m_family == ModelFamily::Whisper) {
+        requirePositive(c.encoderLayers, "encoder_layers");
+        requirePositive(c.encoderAttentionHeads, "encoder_attention_heads");
+        requirePositive(c.encoderFfnDim, "encoder_ffn_dim");
+        requirePositive(c.maxSourcePositions, "max_source_positions");
+        requirePositive(c.numMelBins, "num_mel_bins");
+        if (c.hiddenSize % c.encoderAttentionHeads != 0) {
+            throw ModelError("d_model (" + std::to_string(c.hiddenSize) + ") must be divisible by encoder_attention_heads (" +
+                             std::to_string(c.encoderAttentionHeads) + ")");
+        }
+        if (m_numShared != 0) {
+            throw ModelError("whisper models cannot share keys/values across layers (num_kv_shared_layers must be 0)");
+        }
+    }
+}
+
+bool Architecture::hasAttention(int64_t layer) const { return layerKind(layer) != LayerKind::LinearAttention; }
+
+bool Architecture::hasLinearAttention(int64_t layer) const {
+    const LayerKind kind = layerKind(layer);
+    return kind == LayerKind::LinearAttention || kind == LayerKind::Hybrid;
+}
+
+int64_t Architecture::window(int64_t layer) const {
+    switch (layerKind(layer)) {
+    case LayerKind::SlidingAttention:
+        return *m_config.slidingWindow;
+    case LayerKind::ChunkedAttention:
+        return *m_config.attentionChunkSize;
+    default:
+        return 0;
+    }
+}
+
+bool Architecture::isKvSource(int64_t layer) const {
+    for (int64_t other = 0; other < numLayers(); ++other) {
+        if (other != layer && m_kvSource[static_cast<size_t>(other)] == layer) {
+            return true;
+        }
+    }
+    return false;
+}
+
+const char* Architecture::layerKindName(LayerKind kind) {
+    switch (kind) {
+    case LayerKind::FullAttention:
+        return "full_attention";
+    case LayerKind::SlidingAttention:
+        return "sliding_attention";
+    case LayerKind::ChunkedAttention:
+        return "chunked_attention";
+    case LayerKind::LinearAttention:
+        return "linear_attention";
+    case LayerKind::Hybrid:
+        return "hybrid";
+    }
+    return "unknown";
+}
+
+std::string Architecture::patternSummary() const {
+    const auto count = m_layerKinds.size();
+    // The shortest repeating unit, described as runs ("5 sliding_attention + 1 full_attention").
+    size_t period = count;
+    for (size_t candidate = 1; candidate < count; ++candidate) {
+        if (count % candidate != 0) {
+            continue;
+        }
+        bool repeats = true;
+        for (size_t i = candidate; i < count && repeats; ++i) {
+            repeats = m_layerKinds[i] == m_layerKinds[i % candidate];
+        }
+        if (repeats) {
+            period = candidate;
+            break;
+        }
+    }
+    std::string unit;
+    size_t runs = 0;
+    for (size_t start = 0; start < period;) {
+        size_t end = start;
+        while (end < period && m_layerKinds[end] == m_layerKinds[start]) {
+            ++end;
+        }
+        if (!unit.empty()) {
+            unit += " + ";
+        }
+        const size_t length = end - start;
+        unit += (length > 1 ? std::to_string(length) + " " : std::string()) + layerKindName(m_layerKinds[start]);
+        ++runs;
+        start = end;
+    }
+    std::string summary = count / period > 1 ? (runs > 1 ? "(" + unit + ")" : unit) + " x " + std::to_string(count / period)
+                                             : unit;
+    if (period == 1 && count > 1) {
+        summary = std::to_string(count) + " " + layerKindName(m_layerKinds[0]);
+    }
+    if (m_numShared > 0) {
+        summary += "; last " + std::to_string(m_numShared) + " share keys/values";
+    }
+    if (isEncoderDecoder()) {
+        summary += "; encoder " + std::to_string(m_config.encoderLayers) + " layers, cross-attention";
+    }
+    return summary;
+}
+
+} // namespace kvscope::model

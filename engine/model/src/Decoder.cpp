@@ -1,0 +1,317 @@
+#include "kvscope/model/Decoder.h"
+
+#include "TensorOps.h"
+#include "kvscope/cache/Cache.h"
+#include "kvscope/cache/LinearAttentionLayer.h"
+#include "kvscope/model/MaskBuilder.h"
+#include "kvscope/model/ModelCache.h"
+#include "kvscope/model/ModelError.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+namespace kvscope::model {
+namespace {
+
+std::string layerPrefix(int64_t layer) { return "model.layers." + std::to_string(layer) + "."; }
+
+/// Keys, values and mask a layer attended with, kept for the shared-KV layers that reuse them.
+struct AttendedStates {
+    at::Tensor keys;
+    at::Tensor values;
+    at::Tensor mask;
+};
+
+} // namespace
+
+/// The state of one forward pass.
+struct Decoder::Pass {
+    cache::Cache* cache = nullptr;
+    int64_t batch = 0;
+    int64_t length = 0;
+    int64_t queryOffset = 0;
+    at::Tensor paddingMask;
+    at::Tensor cos;
+    at::Tensor sin;
+    /// Masks built in this pass, by (kind, kvLength, kvOffset): layers of one kind share them.
+    std::map<std::tuple<int, int64_t, int64_t>, at::Tensor> masks;
+    std::map<int64_t, AttendedStates> shared;
+};
+
+Decoder::Decoder(Architecture architecture, ParameterStore parameters)
+    : LanguageModel(std::move(architecture), std::move(parameters)) {
+    if (m_architecture.isEncoderDecoder()) {
+        throw ModelError("model_type `" + config().modelType + "` is an encoder-decoder; use EncoderDecoderModel");
+    }
+    m_parameters.check(parameterSpecs(m_architecture));
+}
+
+Decoder::~Decoder() = default;
+
+std::vector<ParameterSpec> Decoder::parameterSpecs(const Architecture& arch) {
+    const int64_t hidden = arch.hiddenSize();
+    const int64_t queryWidth = arch.numHeads() * arch.headDim();
+    const int64_t kvWidth = arch.numKvHeads() * arch.headDim();
+    // Norm weights sit near their identity (1, or 0 for Gemma's 1 + w) with some spread, so that a
+    // loader that drops or mis-reads them changes the logits.
+    const double normMean = arch.normAddsOne() ? 0.0 : 1.0;
+    auto norm = [&](const std::string& name, int64_t size) { return ParameterSpec{name, {size}, normMean, 0.1}; };
+    auto bias = [](const std::string& name, int64_t size) { return ParameterSpec{name, {size}, 0.0, 0.1}; };
+
+    std::vector<ParameterSpec> specs;
+    specs.push_back({"model.embed_tokens.weight", {arch.vocabSize(), hidden}});
+    for (int64_t layer = 0; layer < arch.numLayers(); ++layer) {
+        const std::string p = layerPrefix(layer);
+        specs.push_back(norm(p + "input_layernorm.weight", hidden));
+        if (arch.hasAttention(layer)) {
+            specs.push_back({p + "self_attn.q_proj.weight", {queryWidth, hidden}});
+            if (arch.qkvBias()) {
+                specs.push_back(bias(p + "self_attn.q_proj.bias", queryWidth));
+            }
+            if (!arch.isKvShared(layer)) {
+                for (const char* name : {"k_proj", "v_proj"}) {
+                    specs.push_back({p + "self_attn." + name + ".weight", {kvWidth, hidden}});
+                    if (arch.qkvBias()) {
+                        specs.push_back(bias(p + "self_attn." + name + ".bias", kvWidth));
+                    }
+                }
+            }
+            specs.push_back({p + "self_attn.o_proj.weight", {hidden, queryWidth}});
+            if (arch.outputBias()) {
+                specs.push_back(bias(p + "self_attn.o_proj.bias", hidden));
+            }
+        }
+        if (arch.hasLinearAttention(layer)) {
+            const int64_t keyWidth = arch.linearKeyHeads() * arch.linearKeyDim();
+            const int64_t valueWidth = arch.linearValueHeads() * arch.linearValueDim();
+            specs.push_back({p + "linear_attn.in_proj_qkvz.weight", {2 * keyWidth + 2 * valueWidth, hidden}});
+            specs.push_back({p + "linear_attn.in_proj_ba.weight", {2 * arch.linearValueHeads(), hidden}});
+            specs.push_back({p + "linear_attn.conv1d.weight", {arch.convChannels(), 1, arch.convKernel()}});
+            specs.push_back({p + "linear_attn.dt_bias", {arch.linearValueHeads()}, 0.0, 0.5});
+            specs.push_back({p + "linear_attn.A_log", {arch.linearValueHeads()}, 0.0, 0.5});
+            specs.push_back({p + "linear_attn.norm.weight", {arch.linearValueDim()}, 1.0, 0.1});
+            specs.push_back({p + "linear_attn.out_proj.weight", {hidden, valueWidth}});
+        }
+        specs.push_back(norm(p + "post_attention_layernorm.weight", hidden));
+        specs.push_back({p + "mlp.gate_proj.weight", {arch.intermediateSize(), hidden}});
+        specs.push_back({p + "mlp.up_proj.weight", {arch.intermediateSize(), hidden}});
+        specs.push_back({p + "mlp.down_proj.weight", {hidden, arch.intermediateSize()}});
+    }
+    specs.push_back(norm("model.norm.weight", hidden));
+    if (!arch.tiedEmbeddings()) {
+        specs.push_back({"lm_head.weight", {arch.vocabSize(), hidden}});
+    }
+    return specs;
+}
+
+at::Tensor Decoder::optional(const std::string& name) const {
+    return m_parameters.contains(name) ? m_parameters.get(name) : at::Tensor();
+}
+
+at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, const at::Tensor& attentionMask) {
+    at::NoGradGuard noGrad;
+    const Architecture& arch = m_architecture;
+    if (modelCache != nullptr && modelCache->encoderDecoder() != nullptr) {
+        throw ModelError("a decoder-only model takes a decoder cache, not an encoder-decoder cache");
+    }
+    const at::Tensor ids = checkedInputIds(inputIds);
+    Pass pass;
+    pass.cache = modelCache != nullptr ? &modelCache->selfAttention() : nullptr;
+    pass.batch = ids.size(0);
+    pass.length = ids.size(1);
+    // masking_utils' q_offset: the tokens seen before this forward (layer 0's count).
+    pass.queryOffset = pass.cache != nullptr ? pass.cache->seqLength(0) : 0;
+    pass.paddingMask = checkedAttentionMask(attentionMask, pass.batch, pass.queryOffset + pass.length);
+
+    at::Tensor positions;
+    if (pass.paddingMask.defined()) {
+        // generate()'s position ids under left padding: cumsum(mask) - 1, padding at 1.
+        at::Tensor counted = pass.paddingMask.to(at::kLong).cumsum(-1) - 1;
+        positions = counted.masked_fill(pass.paddingMask.logical_not(), 1).narrow(1, pass.queryOffset, pass.length);
+    } else {
+        positions = (at::arange(pass.length, ids.options()) + pass.queryOffset).unsqueeze(0);
+    }
+    std::tie(pass.cos, pass.sin) = ops::rotary(positions, arch.headDim(), config().ropeTheta);
+
+    at::Tensor x = at::embedding(weight("model.embed_tokens.weight"), ids);
+    if (arch.scalesEmbeddings()) {
+        x = x * std::sqrt(static_cast<double>(arch.hiddenSize()));
+    }
+    const double eps = config().rmsNormEps;
+    for (int64_t layer = 0; layer < arch.numLayers(); ++layer) {
+        const std::string p = layerPrefix(layer);
+        at::Tensor normed = ops::rmsNorm(x, weight(p + "input_layernorm.weight"), eps, arch.normAddsOne());
+        at::Tensor mixed;
+        if (arch.hasAttention(layer)) {
+            mixed = attention(layer, normed, pass);
+        }
+        if (arch.hasLinearAttention(layer)) {
+            at::Tensor linear = linearAttention(layer, normed, pass);
+            mixed = mixed.defined() ? mixed + linear : linear;
+        }
+        x = x + mixed;
+        normed = ops::rmsNorm(x, weight(p + "post_attention_layernorm.weight"), eps, arch.normAddsOne());
+        x = x + mlp(layer, normed);
+    }
+    x = ops::rmsNorm(x, weight("model.norm.weight"), eps, arch.normAddsOne());
+    at::Tensor logits = ops::linear(x, arch.tiedEmbeddings() ? weight("model.embed_tokens.weight") : weight("lm_head.weight"));
+    if (config().finalLogitSoftcapping && *config().finalLogitSoftcapping > 0) {
+        const double cap = *config().finalLogitSoftcapping;
+        logits = at::tanh(logits / cap) * cap;
+    }
+    return logits;
+}
+
+at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pass) const {
+    const Architecture& arch = m_architecture;
+    const std::string p = layerPrefix(layer) + "self_attn.";
+    at::Tensor query = ops::splitHeads(ops::linear(hidden, weight(p + "q_proj.weight"), optional(p + "q_proj.bias")),
+                                       arch.numHeads());
+    query = ops::applyRotary(query, pass.cos, pass.sin);
+
+    AttendedStates states;
+    const int64_t source = arch.kvSourceLayer(layer);
+    if (source != layer) {
+        auto it = pass.shared.find(source);
+        if (it == pass.shared.end()) {
+            throw ModelError("shared-KV layer " + std::to_string(layer) + " found no keys/values from layer " +
+                             std::to_string(source));
+        }
+        states = it->second;
+    } else {
+        at::Tensor keys = ops::splitHeads(
+            ops::linear(hidden, weight(p + "k_proj.weight"), optional(p + "k_proj.bias")), arch.numKvHeads());
+        at::Tensor values = ops::splitHeads(
+            ops::linear(hidden, weight(p + "v_proj.weight"), optional(p + "v_proj.bias")), arch.numKvHeads());
+        keys = ops::applyRotary(keys, pass.cos, pass.sin);
+        cache::MaskSizes sizes{pass.length, 0};
+        if (pass.cache != nullptr) {
+            // Mask sizes first: they describe the states the update is about to return.
+            sizes = pass.cache->maskSizes(pass.length, layer);
+            cache::KeyValueStates updated = pass.cache->update(keys, values, layer);
+            keys = updated.keys;
+            values = updated.values;
+        }
+        if (keys.size(2) != sizes.kvLength) {
+            throw ModelError("cache layer " + std::to_string(layer) + " returned " + std::to_string(keys.size(2)) +
+                             " key rows but its mask sizes promised " + std::to_string(sizes.kvLength));
+        }
+        const LayerKind kind = arch.layerKind(layer) == LayerKind::Hybrid ? LayerKind::FullAttention : arch.layerKind(layer);
+        const auto key = std::make_tuple(static_cast<int>(kind), sizes.kvLength, sizes.kvOffset);
+        auto found = pass.masks.find(key);
+        if (found == pass.masks.end()) {
+            found = pass.masks
+                        .emplace(key, MaskBuilder::build(kind, arch.window(layer), pass.length, pass.queryOffset, sizes,
+                                                         pass.paddingMask, m_device))
+                        .first;
+        }
+        states = {keys, values, found->second};
+        if (arch.isKvSource(layer)) {
+            pass.shared[layer] = states;
+        }
+    }
+    const double softcap = config().attnLogitSoftcapping.value_or(0.0);
+    at::Tensor attended = ops::attend(query, states.keys, states.values, states.mask, arch.attentionScale(), softcap);
+    return ops::linear(attended, weight(p + "o_proj.weight"), optional(p + "o_proj.bias"));
+}
+
+at::Tensor Decoder::linearAttention(int64_t layer, const at::Tensor& hidden, Pass& pass) const {
+    const Architecture& arch = m_architecture;
+    const std::string p = layerPrefix(layer) + "linear_attn.";
+    const int64_t batch = pass.batch;
+    const int64_t length = pass.length;
+    const int64_t keyHeads = arch.linearKeyHeads();
+    const int64_t valueHeads = arch.linearValueHeads();
+    const int64_t keyDim = arch.linearKeyDim();
+    const int64_t valueDim = arch.linearValueDim();
+    const int64_t keyWidth = keyHeads * keyDim;
+    const int64_t valueWidth = valueHeads * valueDim;
+    const int64_t kernel = arch.convKernel();
+    const int64_t channels = arch.convChannels();
+
+    at::Tensor projected = ops::linear(hidden, weight(p + "in_proj_qkvz.weight"));
+    at::Tensor mixedInputs = projected.narrow(-1, 0, channels).transpose(1, 2); // [B, C, T]: q, k, v
+    at::Tensor gate = projected.narrow(-1, channels, valueWidth);               // z
+    at::Tensor ba = ops::linear(hidden, weight(p + "in_proj_ba.weight"));
+    at::Tensor beta = at::sigmoid(ba.narrow(-1, 0, valueHeads));                 // write strength
+    at::Tensor decayLog = -at::exp(weight(p + "A_log")) * at::softplus(ba.narrow(-1, valueHeads, valueHeads) +
+                                                                        weight(p + "dt_bias"));
+
+    cache::LinearAttentionLayer* stored = nullptr;
+    bool previous = false;
+    if (pass.cache != nullptr) {
+        if (static_cast<size_t>(layer) >= pass.cache->size()) {
+            throw ModelError("layer " + std::to_string(layer) + " is " + Architecture::layerKindName(arch.layerKind(layer)) +
+                             " but the cache has only " + std::to_string(pass.cache->size()) +
+                             " layers (build it from the model config so that it holds linear-attention layers)");
+        }
+        stored = pass.cache->layer(static_cast<size_t>(layer)).asLinearAttention();
+        if (stored == nullptr) {
+            throw ModelError("layer " + std::to_string(layer) + " is " + Architecture::layerKindName(arch.layerKind(layer)) +
+                             " but its cache layer is a " + pass.cache->layer(static_cast<size_t>(layer)).typeName() +
+                             ", which holds no linear-attention state (use a dynamic or offloaded cache)");
+        }
+        previous = pass.cache->hasPreviousState(layer);
+    }
+
+    // Causal depthwise convolution over the last `kernel` inputs; the cache holds that window.
+    at::Tensor window = previous ? stored->convStates() : at::zeros({batch, channels, kernel}, mixedInputs.options());
+    at::Tensor extended = at::cat({window, mixedInputs}, 2);                      // [B, C, K + T]
+    const std::vector<int64_t> unit{1};
+    const std::vector<int64_t> none{0};
+    at::Tensor convolved = at::conv1d(extended.narrow(2, 1, kernel - 1 + length), weight(p + "conv1d.weight"),
+                                      at::Tensor(), unit, none, unit, channels);
+    convolved = at::silu(convolved).transpose(1, 2);                              // [B, T, C]
+    if (pass.cache != nullptr) {
+        // First call: the whole zero-padded window; afterwards the new columns, which the layer rolls in.
+        pass.cache->updateConvState(previous ? mixedInputs : extended.narrow(2, length, kernel), layer);
+    }
+
+    at::Tensor query = convolved.narrow(-1, 0, keyWidth).reshape({batch, length, keyHeads, keyDim});
+    at::Tensor key = convolved.narrow(-1, keyWidth, keyWidth).reshape({batch, length, keyHeads, keyDim});
+    at::Tensor value = convolved.narrow(-1, 2 * keyWidth, valueWidth).reshape({batch, length, valueHeads, valueDim});
+    if (valueHeads > keyHeads) {
+        query = query.repeat_interleave(valueHeads / keyHeads, 2);
+        key = key.repeat_interleave(valueHeads / keyHeads, 2);
+    }
+    // Gated delta rule (Qwen3-Next's recurrent form): l2-normalised q and k, q scaled by 1/sqrt(dk).
+    query = query / at::sqrt(query.pow(2).sum(-1, true) + 1e-6) / std::sqrt(static_cast<double>(keyDim));
+    key = key / at::sqrt(key.pow(2).sum(-1, true) + 1e-6);
+
+    at::Tensor state = previous && stored->isRecurrentStatesInitialized()
+                           ? stored->recurrentStates().clone()
+                           : at::zeros({batch, valueHeads, keyDim, valueDim}, hidden.options());
+    at::Tensor decay = at::exp(decayLog);
+    std::vector<at::Tensor> outputs;
+    outputs.reserve(static_cast<size_t>(length));
+    for (int64_t t = 0; t < length; ++t) {
+        at::Tensor q = query.select(1, t);                                        // [B, H, dk]
+        at::Tensor k = key.select(1, t);
+        at::Tensor v = value.select(1, t);                                        // [B, H, dv]
+        state = state * decay.select(1, t).view({batch, valueHeads, 1, 1});
+        at::Tensor remembered = (state * k.unsqueeze(-1)).sum(-2);                // [B, H, dv]
+        at::Tensor delta = (v - remembered) * beta.select(1, t).unsqueeze(-1);
+        state = state + k.unsqueeze(-1) * delta.unsqueeze(-2);
+        outputs.push_back((state * q.unsqueeze(-1)).sum(-2));
+    }
+    if (pass.cache != nullptr) {
+        pass.cache->updateRecurrentState(state, layer);
+    }
+    at::Tensor output = at::stack(outputs, 1);                                    // [B, T, H, dv]
+    // Gated RMSNorm: norm(o) * w * silu(z).
+    output = ops::rmsNorm(output, weight(p + "norm.weight"), config().rmsNormEps, false) *
+             at::silu(gate.reshape({batch, length, valueHeads, valueDim}));
+    return ops::linear(output.reshape({batch, length, valueWidth}), weight(p + "out_proj.weight"));
+}
+
+at::Tensor Decoder::mlp(int64_t layer, const at::Tensor& hidden) const {
+    const std::string p = layerPrefix(layer) + "mlp.";
+    at::Tensor gate = ops::activate(ops::linear(hidden, weight(p + "gate_proj.weight")), m_architecture.activation());
+    return ops::linear(gate * ops::linear(hidden, weight(p + "up_proj.weight")), weight(p + "down_proj.weight"));
+}
+
+} // namespace kvscope::model

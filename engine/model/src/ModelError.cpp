@@ -1,0 +1,7 @@
+#include "kvscope/model/ModelError.h"
+
+namespace kvscope::model {
+
+ModelError::ModelError(const std::string& message) : std::runtime_error(message) {}
+
+} // namespace kvscope::model

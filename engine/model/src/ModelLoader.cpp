@@ -1,0 +1,72 @@
+#include "kvscope/model/ModelLoader.h"
+
+#include "kvscope/config/ConfigError.h"
+#include "kvscope/model/Decoder.h"
+#include "kvscope/model/EncoderDecoderModel.h"
+#include "kvscope/model/ModelError.h"
+#include "kvscope/model/SafetensorsCheckpoint.h"
+
+#include <ATen/ATen.h>
+
+namespace kvscope::model {
+
+const char* ModelLoader::checkpointModelTypes() { return "llama, mistral, qwen2, gemma"; }
+
+std::vector<ParameterSpec> ModelLoader::parameterSpecs(const Architecture& architecture) {
+    return architecture.isEncoderDecoder() ? EncoderDecoderModel::parameterSpecs(architecture)
+                                           : Decoder::parameterSpecs(architecture);
+}
+
+std::unique_ptr<LanguageModel> ModelLoader::builtin(const config::ModelConfig& config, uint64_t seed,
+                                                    const at::Device& device) {
+    Architecture architecture(config);
+    ParameterStore parameters = ParameterStore::random(parameterSpecs(architecture), seed);
+    return fromParameters(config, std::move(parameters), device);
+}
+
+std::unique_ptr<LanguageModel> ModelLoader::fromParameters(const config::ModelConfig& config, ParameterStore parameters,
+                                                           const at::Device& device) {
+    Architecture architecture(config);
+    if (!parameters.tensors().empty() && parameters.tensors().begin()->second.device() != device) {
+        parameters = parameters.to(device);
+    }
+    if (architecture.isEncoderDecoder()) {
+        return std::make_unique<EncoderDecoderModel>(std::move(architecture), std::move(parameters));
+    }
+    return std::make_unique<Decoder>(std::move(architecture), std::move(parameters));
+}
+
+std::unique_ptr<LanguageModel> ModelLoader::fromCheckpoint(const std::filesystem::path& directory,
+                                                           const at::Device& device) {
+    SafetensorsCheckpoint checkpoint(directory);
+    config::ModelConfig config;
+    try {
+        config = config::ModelConfig::fromFile(checkpoint.configPath());
+    } catch (const config::ConfigError& error) {
+        throw ModelError(std::string("checkpoint `") + directory.string() + "`: " + error.what());
+    }
+    const std::string& type = config.modelType;
+    if (type != "llama" && type != "mistral" && type != "qwen2" && type != "gemma") {
+        throw ModelError("checkpoint `" + directory.string() + "` has model_type `" + type +
+                         "`; kvscope loads checkpoints of these families: " + checkpointModelTypes());
+    }
+    Architecture architecture(config);
+    ParameterStore parameters = ParameterStore::fromCheckpoint(parameterSpecs(architecture), checkpoint);
+    return fromParameters(config, std::move(parameters), device);
+}
+
+at::Device ModelLoader::device(const std::string& name) {
+    if (name == "cpu") {
+        return at::Device(at::kCPU);
+    }
+    if (name == "cuda") {
+        if (!at::hasCUDA()) {
+            throw ModelError("device `cuda` is not available: this LibTorch build has no CUDA or no GPU is visible "
+                             "(allowed here: cpu)");
+        }
+        return at::Device(at::kCUDA);
+    }
+    throw ModelError("unknown device `" + name + "` (allowed: cpu, cuda)");
+}
+
+} // namespace kvscope::model

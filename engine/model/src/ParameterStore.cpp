@@ -1,0 +1,140 @@
+#include "kvscope/model/ParameterStore.h"
+
+#include "kvscope/model/ModelError.h"
+#include "kvscope/model/SafetensorsCheckpoint.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+namespace kvscope::model {
+namespace {
+
+std::string shapeText(at::IntArrayRef shape) {
+    std::ostringstream text;
+    text << shape;
+    return text.str();
+}
+
+at::Tensor sinusoids(int64_t length, int64_t channels) {
+    // Whisper's `sinusoids(length, channels)`: sin of the first half of the channels, cos of the second.
+    const int64_t half = channels / 2;
+    const double increment = std::log(10000.0) / static_cast<double>(half - 1);
+    at::Tensor inverse = at::exp(-increment * at::arange(half, at::kFloat));
+    at::Tensor scaled = at::arange(length, at::kFloat).unsqueeze(1) * inverse.unsqueeze(0);
+    return at::cat({at::sin(scaled), at::cos(scaled)}, 1);
+}
+
+} // namespace
+
+ParameterStore ParameterStore::random(const std::vector<ParameterSpec>& specs, uint64_t seed) {
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+    ParameterStore store;
+    for (const ParameterSpec& spec : specs) {
+        if (spec.sinusoids) {
+            if (spec.shape.size() != 2 || spec.shape[1] % 2 != 0 || spec.shape[1] < 4) {
+                throw ModelError("sinusoidal parameter `" + spec.name + "` needs a shape [length, even channels >= 4]");
+            }
+            store.set(spec.name, sinusoids(spec.shape[0], spec.shape[1]));
+            continue;
+        }
+        const double std = spec.std >= 0 ? spec.std : 1.0 / std::sqrt(static_cast<double>(spec.shape.back()));
+        at::Tensor tensor = at::randn(spec.shape, generator, at::TensorOptions().dtype(at::kFloat)) * std + spec.mean;
+        store.set(spec.name, tensor);
+    }
+    return store;
+}
+
+ParameterStore ParameterStore::fromCheckpoint(const std::vector<ParameterSpec>& specs,
+                                              const SafetensorsCheckpoint& checkpoint) {
+    ParameterStore store;
+    std::set<std::string> wanted;
+    std::vector<std::string> missing;
+    for (const ParameterSpec& spec : specs) {
+        wanted.insert(spec.name);
+        if (!checkpoint.contains(spec.name)) {
+            missing.push_back(spec.name);
+            continue;
+        }
+        at::Tensor tensor = checkpoint.tensor(spec.name);
+        if (tensor.sizes() != at::IntArrayRef(spec.shape)) {
+            throw ModelError("checkpoint tensor `" + spec.name + "` has shape " + shapeText(tensor.sizes()) +
+                             " but the config needs " + shapeText(spec.shape));
+        }
+        // Float32 tensors stay views of the memory-mapped file; f16/bf16 are widened once here.
+        store.set(spec.name, tensor.scalar_type() == at::kFloat ? tensor : tensor.to(at::kFloat));
+    }
+    if (!missing.empty()) {
+        std::string names;
+        for (size_t i = 0; i < missing.size() && i < 5; ++i) {
+            names += (i ? ", `" : "`") + missing[i] + "`";
+        }
+        throw ModelError("checkpoint `" + checkpoint.directory().string() + "` lacks " + std::to_string(missing.size()) +
+                         " tensor(s) the config needs: " + names + (missing.size() > 5 ? ", ..." : ""));
+    }
+    std::vector<std::string> unused;
+    for (const std::string& name : checkpoint.names()) {
+        if (!wanted.count(name) && name.find("rotary_emb.inv_freq") == std::string::npos) {
+            unused.push_back(name);
+        }
+    }
+    if (!unused.empty()) {
+        std::string names;
+        for (size_t i = 0; i < unused.size() && i < 5; ++i) {
+            names += (i ? ", `" : "`") + unused[i] + "`";
+        }
+        throw ModelError("checkpoint `" + checkpoint.directory().string() + "` has " + std::to_string(unused.size()) +
+                         " tensor(s) kvscope's decoder for this config does not use: " + names +
+                         (unused.size() > 5 ? ", ..." : "") +
+                         " (supported checkpoint families: llama, mistral, qwen2, gemma)");
+    }
+    return store;
+}
+
+void ParameterStore::check(const std::vector<ParameterSpec>& specs) const {
+    for (const ParameterSpec& spec : specs) {
+        const at::Tensor& tensor = get(spec.name);
+        if (tensor.sizes() != at::IntArrayRef(spec.shape)) {
+            throw ModelError("parameter `" + spec.name + "` has shape " + shapeText(tensor.sizes()) +
+                             " but the config needs " + shapeText(spec.shape));
+        }
+    }
+}
+
+const at::Tensor& ParameterStore::get(const std::string& name) const {
+    auto it = m_tensors.find(name);
+    if (it == m_tensors.end()) {
+        throw ModelError("the model has no parameter `" + name + "`");
+    }
+    return it->second;
+}
+
+void ParameterStore::set(const std::string& name, at::Tensor tensor) { m_tensors[name] = std::move(tensor); }
+
+ParameterStore ParameterStore::to(const at::Device& device) const {
+    ParameterStore moved;
+    for (const auto& [name, tensor] : m_tensors) {
+        moved.set(name, tensor.to(device));
+    }
+    return moved;
+}
+
+ParameterStore ParameterStore::roundedThrough(at::ScalarType dtype) const {
+    ParameterStore rounded;
+    for (const auto& [name, tensor] : m_tensors) {
+        rounded.set(name, tensor.to(dtype).to(at::kFloat));
+    }
+    return rounded;
+}
+
+int64_t ParameterStore::parameterCount() const {
+    int64_t count = 0;
+    for (const auto& [name, tensor] : m_tensors) {
+        count += tensor.numel();
+    }
+    return count;
+}
+
+} // namespace kvscope::model

@@ -1,0 +1,76 @@
+#include "TensorOps.h"
+
+#include <ATen/ATen.h>
+
+#include <limits>
+
+namespace kvscope::model::ops {
+
+at::Tensor linear(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias) {
+    return bias.defined() ? at::linear(input, weight, bias) : at::linear(input, weight);
+}
+
+at::Tensor rmsNorm(const at::Tensor& input, const at::Tensor& weight, double eps, bool addOne) {
+    at::Tensor normalised = input * at::rsqrt(input.pow(2).mean(-1, /*keepdim=*/true) + eps);
+    return addOne ? normalised * (weight + 1.0) : weight * normalised;
+}
+
+at::Tensor layerNorm(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias, double eps) {
+    return at::layer_norm(input, {input.size(-1)}, weight, bias, eps);
+}
+
+at::Tensor activate(const at::Tensor& input, Activation activation) {
+    switch (activation) {
+    case Activation::Silu:
+        return at::silu(input);
+    case Activation::Gelu:
+        return at::gelu(input);
+    case Activation::GeluTanh:
+        return at::gelu(input, "tanh");
+    }
+    return input;
+}
+
+std::pair<at::Tensor, at::Tensor> rotary(const at::Tensor& positions, int64_t headDim, double theta) {
+    const auto floats = at::TensorOptions().dtype(at::kFloat).device(positions.device());
+    // inv_freq = 1 / theta ** (arange(0, dim, 2) / dim), as the reference's default rope init.
+    at::Tensor exponents = at::arange(0, headDim, 2, floats.dtype(at::kLong)).to(at::kFloat) / static_cast<double>(headDim);
+    at::Tensor inverse = 1.0 / at::pow(theta, exponents);
+    at::Tensor freqs = positions.to(at::kFloat).unsqueeze(-1) * inverse.view({1, 1, -1});
+    at::Tensor embedding = at::cat({freqs, freqs}, -1);
+    return {embedding.cos().unsqueeze(1), embedding.sin().unsqueeze(1)};
+}
+
+at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+    const int64_t half = x.size(-1) / 2;
+    at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+    return x * cos + rotated * sin;
+}
+
+at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values, const at::Tensor& mask,
+                  double scale, double softcap) {
+    at::Tensor k = keys;
+    at::Tensor v = values;
+    const int64_t groups = query.size(1) / keys.size(1);
+    if (groups > 1) {
+        k = k.repeat_interleave(groups, 1);
+        v = v.repeat_interleave(groups, 1);
+    }
+    at::Tensor scores = at::matmul(query, k.transpose(-1, -2)) * scale;
+    if (softcap > 0.0) {
+        scores = at::tanh(scores / softcap) * softcap;
+    }
+    if (mask.defined()) {
+        // Eager attention's `finfo(dtype).min`, not -inf: a row with no allowed key stays finite.
+        scores = scores.masked_fill(mask.logical_not(), std::numeric_limits<float>::lowest());
+    }
+    at::Tensor probabilities = at::softmax(scores, -1);
+    at::Tensor output = at::matmul(probabilities, v); // [B, Hq, T, D]
+    return output.transpose(1, 2).reshape({query.size(0), query.size(2), -1});
+}
+
+at::Tensor splitHeads(const at::Tensor& x, int64_t heads) {
+    return x.view({x.size(0), x.size(1), heads, -1}).transpose(1, 2);
+}
+
+} // namespace kvscope::model::ops

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace kvscope::runtime {
+
+/// A generation request that cannot be carried out: the message names the problem and what is allowed.
+class GenerationError : public std::runtime_error {
+public:
+    explicit GenerationError(const std::string& message);
+};
+
+} // namespace kvscope::runtime

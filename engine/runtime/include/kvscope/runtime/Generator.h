@@ -1,0 +1,116 @@
+#pragma once
+
+#include "kvscope/runtime/CacheFactory.h"
+
+#include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kvscope::trace {
+class EventSink;
+}
+
+namespace kvscope::model {
+class LanguageModel;
+class ModelCache;
+} // namespace kvscope::model
+
+namespace kvscope::runtime {
+
+/// How tokens are picked.
+struct GenerationOptions {
+    int64_t maxNewTokens = 32;
+    int64_t beams = 1;        ///< > 1: beam search (deterministic; temperature must be 0)
+    uint64_t seed = 0;        ///< sampling generator seed
+    double temperature = 0.0; ///< 0 = greedy
+    int64_t topK = 0;         ///< sample among the k most likely tokens; 0 = all
+    bool stopAtEos = true;
+    int64_t eosTokenId = 257; ///< the byte tokenizer's eos
+    int64_t padTokenId = 258; ///< what finished beams continue with
+};
+
+/// What one prefill or step did.
+struct StepResult {
+    int64_t step = 0;                 ///< 0 = prefill
+    std::vector<int64_t> inputTokens; ///< per row, the token fed (prefill: the prompt's last)
+    std::vector<int64_t> tokens;      ///< per row (beam), the token picked
+    double seconds = 0.0;             ///< forward pass and pick
+    bool finished = false;
+};
+
+/// Drives a model token by token over a cache: prefill, then one token per step(), greedy, seeded
+/// temperature/top-k sampling or beam search (Cache::reorder, batchRepeatInterleave), and rewind
+/// (Cache::crop). With an event sink, the self-attention cache reports every operation and the
+/// generator brackets each step with StepBegin/StepEnd.
+class Generator {
+public:
+    /// `model` and `sink` must outlive the generator. Refuses bad options, naming the allowed values.
+    Generator(model::LanguageModel& model, CacheOptions cacheOptions, GenerationOptions options,
+              trace::EventSink* sink = nullptr);
+    ~Generator();
+    Generator(const Generator&) = delete;
+    Generator& operator=(const Generator&) = delete;
+
+    /// Starts a generation: builds a fresh cache, runs the prompt (step 0) and picks the first token.
+    const StepResult& prefill(const std::vector<int64_t>& promptIds);
+    /// Feeds the last picked token(s) and picks the next; refuses once finished().
+    const StepResult& step();
+    /// Forgets the last `tokens` generated tokens (cropping the cache); the next step() continues
+    /// from the token before them. Refuses where the cache cannot crop exactly, and with beams.
+    void rewind(int64_t tokens);
+
+    bool started() const { return m_cache != nullptr; }
+    /// maxNewTokens picked, or every row ended with eos (when stopAtEos).
+    bool finished() const;
+    int64_t generatedCount() const { return m_generated; }
+    int64_t stepIndex() const { return m_step; }
+    int64_t rows() const;
+    /// Generated tokens of the best row (beam 0), cut after eos.
+    std::vector<int64_t> generatedTokens() const;
+    /// Prompt plus generated tokens of one row.
+    std::vector<int64_t> sequence(int64_t row = 0) const;
+    /// Logits [rows fed, vocab] of the positions the last forward pass fed.
+    const at::Tensor& lastLogits() const { return m_lastLogits; }
+    /// Max |lastLogits - logits of recomputing the fed sequences from scratch without a cache|.
+    double recomputeDifference();
+    /// Cumulative beam log-probabilities (beam search only).
+    std::vector<double> beamScores() const;
+
+    model::ModelCache& cache();
+    const model::ModelCache& cache() const;
+    const model::LanguageModel& model() const { return m_model; }
+    const GenerationOptions& options() const { return m_options; }
+    const CacheOptions& cacheOptions() const { return m_cacheOptions; }
+
+private:
+    /// Runs inputs through the model over the cache; returns the last position's logits [rows, vocab].
+    at::Tensor runForward(const at::Tensor& inputIds);
+    int64_t sample(const at::Tensor& logits);
+    void pickGreedyOrSampled(const at::Tensor& logits);
+    void pickBeams(const at::Tensor& logits, bool first);
+    void beginStep(int64_t tokenId, const std::string& text);
+    void endStep(std::chrono::steady_clock::time_point start);
+
+    model::LanguageModel& m_model;
+    CacheOptions m_cacheOptions;
+    GenerationOptions m_options;
+    trace::EventSink* m_sink;
+    std::unique_ptr<model::ModelCache> m_cache;
+    at::Generator m_rng;
+    at::Tensor m_sequences;  ///< [rows, prompt + generated], int64 on CPU
+    at::Tensor m_lastFed;    ///< the sequences as of the last forward pass (for recomputeDifference)
+    at::Tensor m_lastLogits;
+    at::Tensor m_beamScores; ///< [rows] float64
+    std::vector<bool> m_rowFinished;
+    int64_t m_promptLength = 0;
+    int64_t m_generated = 0;
+    int64_t m_step = 0;
+    StepResult m_result;
+};
+
+} // namespace kvscope::runtime

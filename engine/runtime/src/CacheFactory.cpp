@@ -1,0 +1,139 @@
+#include "kvscope/runtime/CacheFactory.h"
+
+#include "kvscope/cache/DynamicCache.h"
+#include "kvscope/cache/EncoderDecoderCache.h"
+#include "kvscope/cache/LinearAttentionLayer.h"
+#include "kvscope/cache/QuantizedLayer.h"
+#include "kvscope/cache/StaticCache.h"
+#include "kvscope/model/LanguageModel.h"
+#include "kvscope/model/ModelCache.h"
+#include "kvscope/runtime/GenerationError.h"
+
+#include <ATen/ATen.h>
+
+namespace kvscope::runtime {
+namespace {
+
+bool hasLayerKind(const model::Architecture& architecture, model::LayerKind kind) {
+    for (model::LayerKind layer : architecture.layerKinds()) {
+        if (layer == kind) {
+            return true;
+        }
+    }
+    return false;
+}
+
+std::unique_ptr<cache::Cache> quantizedCache(const model::Architecture& architecture, const CacheOptions& options) {
+    const config::ModelConfig& config = architecture.config();
+    const cache::QuantizationSettings settings = CacheFactory::quantizationSettings(options, architecture.headDim());
+    if (hasLayerKind(architecture, model::LayerKind::Hybrid)) {
+        throw GenerationError("--cache quantized cannot hold `hybrid` layers (the reference has no quantized "
+                              "linear-attention layer); use --cache dynamic or offloaded");
+    }
+    if (!hasLayerKind(architecture, model::LayerKind::LinearAttention)) {
+        return std::make_unique<cache::QuantizedCache>(config, settings);
+    }
+    // The reference's QuantizedCache makes every layer a QuantizedLayer, which has nowhere to keep a
+    // linear-attention state; kvscope quantizes the attention layers and keeps LinearAttentionLayers.
+    auto quantizer = cache::QuantizedCache::makeQuantizer(settings);
+    std::vector<std::unique_ptr<cache::CacheLayer>> layers;
+    for (int64_t layer = 0; layer < architecture.numLayers() - architecture.numKvSharedLayers(); ++layer) {
+        if (architecture.layerKind(layer) == model::LayerKind::LinearAttention) {
+            layers.push_back(std::make_unique<cache::LinearAttentionLayer>());
+        } else {
+            layers.push_back(std::make_unique<cache::QuantizedLayer>(quantizer, settings.axisKey, settings.axisValue,
+                                                                     settings.residualLength));
+        }
+    }
+    return std::make_unique<cache::Cache>(std::move(layers));
+}
+
+std::unique_ptr<cache::Cache> decoderCache(const model::Architecture& architecture, const CacheOptions& options,
+                                           int64_t maxLength) {
+    const config::ModelConfig& config = architecture.config();
+    if (options.kind == "dynamic") {
+        return std::make_unique<cache::DynamicCache>(config);
+    }
+    if (options.kind == "offloaded") {
+        return std::make_unique<cache::DynamicCache>(config, /*offloading=*/true);
+    }
+    if (options.kind == "static") {
+        if (hasLayerKind(architecture, model::LayerKind::Hybrid)) {
+            throw GenerationError("--cache static cannot hold `hybrid` layers (the reference builds a plain StaticLayer "
+                                  "with no linear-attention state); use --cache dynamic or offloaded");
+        }
+        const int64_t length = options.maxCacheLen > 0 ? options.maxCacheLen : maxLength;
+        if (length < maxLength) {
+            throw GenerationError("--max-cache-len " + std::to_string(length) + " is shorter than the run (prompt + new "
+                                  "tokens = " + std::to_string(maxLength) +
+                                  "); a static cache cannot grow (use at least that length, or 0 for automatic)");
+        }
+        return std::make_unique<cache::StaticCache>(config, length);
+    }
+    if (options.kind == "quantized") {
+        return quantizedCache(architecture, options);
+    }
+    throw GenerationError("unknown cache `" + options.kind + "` (allowed: " + CacheFactory::allowedKinds() + ")");
+}
+
+} // namespace
+
+cache::QuantizationSettings CacheFactory::quantizationSettings(const CacheOptions& options, int64_t headDim) {
+    cache::QuantizationSettings settings;
+    settings.backend = options.backend;
+    settings.nbits = options.nbits;
+    settings.groupSize = options.groupSize > 0 ? options.groupSize : headDim;
+    settings.residualLength = options.residualLength;
+    const int64_t axis = options.backend == "hqq" ? 1 : 0;
+    settings.axisKey = axis;
+    settings.axisValue = axis;
+    return settings;
+}
+
+std::unique_ptr<model::ModelCache> CacheFactory::create(const model::LanguageModel& model, const CacheOptions& options,
+                                                        int64_t maxLength) {
+    const model::Architecture& architecture = model.architecture();
+    if (options.kind == "quantized") {
+        // Refuse bad backends and widths before anything is built (the quantizer names what is allowed).
+        cache::QuantizedCache::makeQuantizer(quantizationSettings(options, architecture.headDim()));
+    }
+    std::unique_ptr<cache::Cache> self = decoderCache(architecture, options, maxLength);
+    if (!architecture.isEncoderDecoder()) {
+        return std::make_unique<model::ModelCache>(std::move(self));
+    }
+    // Cross-attention keys/values cover the whole encoder output: a static cache of exactly that length,
+    // otherwise a plain dynamic one (offloading it would only move states the decoder reads every step).
+    std::unique_ptr<cache::Cache> cross;
+    if (options.kind == "static") {
+        config::ModelConfig crossConfig = architecture.config();
+        crossConfig.layerTypes = std::vector<std::string>(static_cast<size_t>(architecture.numLayers()), "full_attention");
+        crossConfig.slidingWindow.reset();
+        crossConfig.attentionChunkSize.reset();
+        cross = std::make_unique<cache::StaticCache>(crossConfig, architecture.config().maxSourcePositions);
+    } else {
+        cross = std::make_unique<cache::DynamicCache>();
+    }
+    return std::make_unique<model::ModelCache>(
+        std::make_unique<cache::EncoderDecoderCache>(std::move(self), std::move(cross)));
+}
+
+double CacheFactory::logitTolerance(const CacheOptions& options) {
+    if (options.kind != "quantized") {
+        return 1e-4;
+    }
+    // About twice the largest difference measured on the presets (CacheConsistencyTest, residual 5,
+    // 16 sampled tokens): 8-bit 0.031, 4-bit 0.68 (hqq) / 0.56 (min-max), 2-bit 2.3. The logits of
+    // other models have other scales: for a checkpoint these bounds are a rule of thumb.
+    if (options.nbits >= 8) {
+        return 0.08;
+    }
+    if (options.nbits >= 4) {
+        return 1.5;
+    }
+    if (options.nbits == 3) {
+        return 3.0;
+    }
+    return options.nbits == 2 ? 5.0 : 10.0;
+}
+
+} // namespace kvscope::runtime

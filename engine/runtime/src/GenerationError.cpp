@@ -1,0 +1,7 @@
+#include "kvscope/runtime/GenerationError.h"
+
+namespace kvscope::runtime {
+
+GenerationError::GenerationError(const std::string& message) : std::runtime_error(message) {}
+
+} // namespace kvscope::runtime

@@ -1,0 +1,322 @@
+#include "kvscope/runtime/Generator.h"
+
+#include "kvscope/cache/Cache.h"
+#include "kvscope/model/ByteTokenizer.h"
+#include "kvscope/model/LanguageModel.h"
+#include "kvscope/model/ModelCache.h"
+#include "kvscope/runtime/GenerationError.h"
+#include "kvscope/trace/Event.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+
+#include <cmath>
+#include <limits>
+
+namespace kvscope::runtime {
+namespace {
+
+std::string textOf(const std::vector<int64_t>& ids) { return model::ByteTokenizer::render(ids); }
+
+} // namespace
+
+Generator::Generator(model::LanguageModel& model, CacheOptions cacheOptions, GenerationOptions options,
+                     trace::EventSink* sink)
+    : m_model(model), m_cacheOptions(std::move(cacheOptions)), m_options(options), m_sink(sink),
+      m_rng(at::make_generator<at::CPUGeneratorImpl>(options.seed)) {
+    if (m_options.maxNewTokens < 1) {
+        throw GenerationError("the number of new tokens must be >= 1, got " + std::to_string(m_options.maxNewTokens));
+    }
+    if (m_options.beams < 1) {
+        throw GenerationError("beams must be >= 1, got " + std::to_string(m_options.beams));
+    }
+    if (m_options.beams > m_model.architecture().vocabSize()) {
+        throw GenerationError("beams (" + std::to_string(m_options.beams) + ") cannot exceed the vocabulary (" +
+                              std::to_string(m_model.architecture().vocabSize()) + ")");
+    }
+    if (!(m_options.temperature >= 0.0) || !std::isfinite(m_options.temperature)) {
+        throw GenerationError("temperature must be >= 0 (0 = greedy), got " + std::to_string(m_options.temperature));
+    }
+    if (m_options.topK < 0) {
+        throw GenerationError("top-k must be >= 0 (0 = no limit), got " + std::to_string(m_options.topK));
+    }
+    if (m_options.beams > 1 && m_options.temperature > 0.0) {
+        throw GenerationError("beam search is deterministic: use temperature 0 with beams > 1 (or beams 1 to sample)");
+    }
+}
+
+Generator::~Generator() {
+    if (m_cache) {
+        // The sink may die before the cache's last use elsewhere; never leave it attached.
+        m_cache->selfAttention().setEventSink(nullptr);
+    }
+}
+
+model::ModelCache& Generator::cache() {
+    if (!m_cache) {
+        throw GenerationError("the generator has no cache before prefill()");
+    }
+    return *m_cache;
+}
+
+const model::ModelCache& Generator::cache() const {
+    if (!m_cache) {
+        throw GenerationError("the generator has no cache before prefill()");
+    }
+    return *m_cache;
+}
+
+int64_t Generator::rows() const { return m_sequences.defined() ? m_sequences.size(0) : 0; }
+
+bool Generator::finished() const {
+    if (!started()) {
+        return false;
+    }
+    if (m_generated >= m_options.maxNewTokens) {
+        return true;
+    }
+    if (!m_options.stopAtEos) {
+        return false;
+    }
+    for (bool done : m_rowFinished) {
+        if (!done) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void Generator::beginStep(int64_t tokenId, const std::string& text) {
+    cache::Cache& self = m_cache->selfAttention();
+    self.setStep(m_step);
+    self.eventEmitter().emit(-1, trace::StepBeginEvent{tokenId, text});
+}
+
+void Generator::endStep(std::chrono::steady_clock::time_point start) {
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    m_result.seconds = std::chrono::duration<double>(elapsed).count();
+    m_result.finished = finished();
+    cache::Cache& self = m_cache->selfAttention();
+    if (self.eventSink() != nullptr) {
+        self.finishStep();
+        const int64_t token = m_result.tokens.empty() ? -1 : m_result.tokens.front();
+        self.eventEmitter().emit(
+            -1, trace::StepEndEvent{token, textOf({token}),
+                                    std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()});
+    }
+}
+
+at::Tensor Generator::runForward(const at::Tensor& inputIds) {
+    at::Tensor logits = m_model.forward(inputIds, m_cache.get());
+    return logits.select(1, logits.size(1) - 1).to(at::kCPU);
+}
+
+const StepResult& Generator::prefill(const std::vector<int64_t>& promptIds) {
+    at::NoGradGuard noGrad;
+    if (promptIds.empty()) {
+        throw GenerationError("the prompt is empty: give at least one token");
+    }
+    if (m_cache) {
+        m_cache->selfAttention().setEventSink(nullptr);
+    }
+    const int64_t promptLength = static_cast<int64_t>(promptIds.size());
+    m_cache = CacheFactory::create(m_model, m_cacheOptions, promptLength + m_options.maxNewTokens);
+    m_cache->selfAttention().setEventSink(m_sink);
+    m_promptLength = promptLength;
+    m_generated = 0;
+    m_step = 0;
+    m_result = StepResult{};
+    m_rng = at::make_generator<at::CPUGeneratorImpl>(m_options.seed);
+
+    const int64_t beams = m_options.beams;
+    // Prefill once and repeat the cache where the cache can change its batch; otherwise prefill every
+    // beam (static and linear-attention caches have no batch_repeat_interleave in the reference).
+    const bool repeatAfter = beams > 1 && m_cache->batchResizeRefusal().empty();
+    const int64_t prefillRows = repeatAfter ? 1 : beams;
+    at::Tensor prompt = at::tensor(promptIds, at::kLong).unsqueeze(0);
+    at::Tensor input = prompt.expand({prefillRows, promptLength}).contiguous();
+
+    const auto start = std::chrono::steady_clock::now();
+    beginStep(-1, textOf(promptIds));
+    at::Tensor logits = runForward(input);
+    m_lastFed = input;
+    m_lastLogits = logits;
+    if (repeatAfter) {
+        m_cache->batchRepeatInterleave(beams);
+    }
+    m_sequences = prompt.expand({beams, promptLength}).contiguous();
+    m_rowFinished.assign(static_cast<size_t>(beams), false);
+    m_result.step = 0;
+    m_result.inputTokens.assign(static_cast<size_t>(beams), promptIds.back());
+    if (beams > 1) {
+        pickBeams(logits, /*first=*/true);
+    } else {
+        pickGreedyOrSampled(logits);
+    }
+    endStep(start);
+    return m_result;
+}
+
+const StepResult& Generator::step() {
+    at::NoGradGuard noGrad;
+    if (!m_cache) {
+        throw GenerationError("step() needs a prefill() first");
+    }
+    if (finished()) {
+        throw GenerationError("generation is finished (" + std::to_string(m_generated) + " of " +
+                              std::to_string(m_options.maxNewTokens) +
+                              " new tokens, or every row ended with eos); rewind or prefill again");
+    }
+    ++m_step;
+    at::Tensor input = m_sequences.narrow(1, m_sequences.size(1) - 1, 1).contiguous();
+    const auto start = std::chrono::steady_clock::now();
+    const int64_t fedToken = input[0][0].item<int64_t>();
+    beginStep(fedToken, textOf({fedToken}));
+    at::Tensor logits = runForward(input);
+    m_lastFed = m_sequences;
+    m_lastLogits = logits;
+    m_result = StepResult{};
+    m_result.step = m_step;
+    for (int64_t row = 0; row < input.size(0); ++row) {
+        m_result.inputTokens.push_back(input[row][0].item<int64_t>());
+    }
+    if (m_options.beams > 1) {
+        pickBeams(logits, /*first=*/false);
+    } else {
+        pickGreedyOrSampled(logits);
+    }
+    endStep(start);
+    return m_result;
+}
+
+int64_t Generator::sample(const at::Tensor& logits) {
+    if (m_options.temperature <= 0.0) {
+        return logits.argmax().item<int64_t>();
+    }
+    at::Tensor scaled = logits.to(at::kDouble) / m_options.temperature;
+    if (m_options.topK > 0 && m_options.topK < scaled.size(0)) {
+        const double threshold = std::get<0>(scaled.topk(m_options.topK)).min().item<double>();
+        scaled = scaled.masked_fill(scaled < threshold, -std::numeric_limits<double>::infinity());
+    }
+    at::Tensor probabilities = at::softmax(scaled, 0);
+    return at::multinomial(probabilities, 1, false, m_rng).item<int64_t>();
+}
+
+void Generator::pickGreedyOrSampled(const at::Tensor& logits) {
+    const int64_t token = sample(logits[0]);
+    m_sequences = at::cat({m_sequences, at::full({1, 1}, token, at::kLong)}, 1);
+    m_rowFinished[0] = m_rowFinished[0] || token == m_options.eosTokenId;
+    m_result.tokens = {token};
+    ++m_generated;
+}
+
+void Generator::pickBeams(const at::Tensor& logits, bool first) {
+    const int64_t beams = m_options.beams;
+    const int64_t vocab = logits.size(1);
+    at::Tensor logProbabilities = at::log_softmax(logits.to(at::kDouble), -1);
+    at::Tensor beamIndex;
+    at::Tensor tokens;
+    if (first) {
+        // Every row holds the same prompt: expand row 0 only, so the beams start distinct.
+        auto [scores, indices] = logProbabilities[0].topk(beams);
+        m_beamScores = scores;
+        tokens = indices;
+        beamIndex = at::zeros({beams}, at::kLong);
+    } else {
+        for (int64_t row = 0; row < beams; ++row) {
+            if (m_options.stopAtEos && m_rowFinished[static_cast<size_t>(row)]) {
+                // A finished beam keeps its score and continues with padding only.
+                logProbabilities[row].fill_(-std::numeric_limits<double>::infinity());
+                logProbabilities[row][m_options.padTokenId].fill_(0.0);
+            }
+        }
+        at::Tensor total = (m_beamScores.unsqueeze(1) + logProbabilities).view({-1});
+        auto [scores, indices] = total.topk(beams);
+        m_beamScores = scores;
+        beamIndex = at::div(indices, vocab, "floor");
+        tokens = indices.remainder(vocab);
+    }
+    std::vector<bool> finishedRows(static_cast<size_t>(beams));
+    for (int64_t row = 0; row < beams; ++row) {
+        const int64_t source = beamIndex[row].item<int64_t>();
+        finishedRows[static_cast<size_t>(row)] =
+            m_rowFinished[static_cast<size_t>(source)] || tokens[row].item<int64_t>() == m_options.eosTokenId;
+    }
+    m_rowFinished = finishedRows;
+    m_sequences = at::cat({m_sequences.index_select(0, beamIndex), tokens.unsqueeze(1)}, 1);
+    if (!first && !beamIndex.equal(at::arange(beams, at::kLong))) {
+        // The cache holds the beams as they were fed; line its rows up with the surviving beams.
+        m_cache->reorder(beamIndex.to(m_model.device()));
+    }
+    m_result.tokens.assign(tokens.data_ptr<int64_t>(), tokens.data_ptr<int64_t>() + beams);
+    ++m_generated;
+}
+
+void Generator::rewind(int64_t tokens) {
+    if (!m_cache) {
+        throw GenerationError("rewind needs a prefill() first");
+    }
+    if (m_options.beams > 1) {
+        throw GenerationError("rewind works on single-sequence generation; beam scores cannot be rewound (use beams 1)");
+    }
+    if (tokens < 0 || tokens > m_generated) {
+        throw GenerationError("can rewind between 0 and " + std::to_string(m_generated) +
+                              " generated tokens, asked for " + std::to_string(tokens));
+    }
+    if (tokens == 0) {
+        return;
+    }
+    const int64_t length = m_sequences.size(1) - tokens;
+    // The cache holds every token but the last picked one, which the next step feeds.
+    m_cache->crop(length - 1);
+    m_sequences = m_sequences.narrow(1, 0, length).contiguous();
+    m_generated -= tokens;
+    const int64_t last = m_sequences[0][length - 1].item<int64_t>();
+    m_rowFinished.assign(1, m_generated > 0 && last == m_options.eosTokenId);
+    m_lastLogits = at::Tensor();
+    m_lastFed = at::Tensor();
+}
+
+double Generator::recomputeDifference() {
+    at::NoGradGuard noGrad;
+    if (!m_lastFed.defined() || !m_lastLogits.defined()) {
+        throw GenerationError("nothing to compare: run prefill() or step() first");
+    }
+    at::Tensor logits = m_model.forward(m_lastFed, nullptr);
+    at::Tensor recomputed = logits.select(1, logits.size(1) - 1).to(at::kCPU);
+    return (recomputed - m_lastLogits).abs().max().item<double>();
+}
+
+std::vector<int64_t> Generator::sequence(int64_t row) const {
+    if (!m_sequences.defined()) {
+        return {};
+    }
+    if (row < 0 || row >= m_sequences.size(0)) {
+        throw GenerationError("row " + std::to_string(row) + " does not exist (rows: " +
+                              std::to_string(m_sequences.size(0)) + ")");
+    }
+    at::Tensor values = m_sequences[row].contiguous();
+    return {values.data_ptr<int64_t>(), values.data_ptr<int64_t>() + values.numel()};
+}
+
+std::vector<int64_t> Generator::generatedTokens() const {
+    std::vector<int64_t> all = sequence(0);
+    std::vector<int64_t> generated;
+    for (size_t i = static_cast<size_t>(m_promptLength); i < all.size(); ++i) {
+        generated.push_back(all[i]);
+        if (m_options.stopAtEos && all[i] == m_options.eosTokenId) {
+            break;
+        }
+    }
+    return generated;
+}
+
+std::vector<double> Generator::beamScores() const {
+    if (!m_beamScores.defined()) {
+        return {};
+    }
+    at::Tensor scores = m_beamScores.contiguous();
+    return {scores.data_ptr<double>(), scores.data_ptr<double>() + scores.numel()};
+}
+
+} // namespace kvscope::runtime

@@ -1,0 +1,149 @@
+#include "RunCommand.h"
+
+#include "kvscope/model/ModelLoader.h"
+
+#include "ModelTestHelpers.h"
+#include "SafetensorsTestWriter.h"
+
+#include <CLI/CLI.hpp>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+using kvscope::cli::RunCommand;
+using kvscope::cli::RunOptions;
+
+namespace {
+
+RunOptions quick(const std::string& preset, const std::string& cache = "dynamic") {
+    RunOptions options;
+    options.preset = preset;
+    options.cache.kind = cache;
+    options.tokens = 6;
+    options.check = true;
+    return options;
+}
+
+template <typename Call> std::string refusal(Call&& call) {
+    try {
+        call();
+    } catch (const std::exception& error) {
+        return error.what();
+    }
+    return "";
+}
+
+} // namespace
+
+TEST(RunCommandTest, SummaryHasTokensBytesTimingsAndTheCheck) {
+    std::ostringstream progress;
+    const nlohmann::json summary = RunCommand::run(quick("gemma3"), progress);
+    EXPECT_EQ(summary.at("new_tokens"), 6);
+    EXPECT_EQ(summary.at("tokens").size(), 6u);
+    EXPECT_TRUE(summary.at("text").is_string());
+    EXPECT_EQ(summary.at("model").at("source").at("preset"), "gemma3");
+    EXPECT_EQ(summary.at("cache").at("type"), "DynamicCache");
+    EXPECT_GT(summary.at("cache").at("bytes_by_layer_type").at("DynamicSlidingWindowLayer").get<int64_t>(), 0);
+    EXPECT_GT(summary.at("cache").at("bytes_by_layer_type").at("DynamicLayer").get<int64_t>(), 0);
+    EXPECT_GT(summary.at("tokens_per_second").get<double>(), 0.0);
+    EXPECT_EQ(summary.at("timings").at("decode_steps"), 5);
+    EXPECT_LE(summary.at("max_abs_logit_diff").get<double>(), 1e-4);
+    EXPECT_TRUE(summary.at("check_passed").get<bool>());
+    EXPECT_NE(progress.str().find("6/6 tokens"), std::string::npos) << progress.str();
+}
+
+TEST(RunCommandTest, CacheKindsShowTheirOwnLayers) {
+    std::ostringstream progress;
+    RunOptions quantized = quick("llama", "quantized");
+    quantized.cache.nbits = 8;
+    quantized.cache.residualLength = 3;
+    nlohmann::json summary = RunCommand::run(quantized, progress);
+    EXPECT_EQ(summary.at("cache").at("type"), "QuantizedCache");
+    EXPECT_GT(summary.at("cache").at("quantized_bytes").get<int64_t>(), 0);
+    EXPECT_EQ(summary.at("cache").at("quantization").at("group"), 16); // the head dim
+    EXPECT_TRUE(summary.at("check_passed").get<bool>());
+
+    summary = RunCommand::run(quick("whisper", "static"), progress);
+    EXPECT_EQ(summary.at("cache").at("type"), "StaticCache");
+    EXPECT_EQ(summary.at("cache").at("cross_attention").at("type"), "StaticCache");
+
+    RunOptions beams = quick("qwen3-next");
+    beams.beams = 2;
+    summary = RunCommand::run(beams, progress);
+    EXPECT_EQ(summary.at("beam_scores").size(), 2u);
+    EXPECT_GT(summary.at("cache").at("bytes_by_layer_type").at("LinearAttentionLayer").get<int64_t>(), 0);
+}
+
+TEST(RunCommandTest, RunsACheckpointAndAConfig) {
+    kvscope::testing::TemporaryDirectory directory("kvscope-run");
+    const nlohmann::json config = {{"model_type", "qwen2"}, {"hidden_size", 32}, {"num_hidden_layers", 2},
+                                   {"num_attention_heads", 2}, {"intermediate_size", 48}, {"vocab_size", 300}};
+    auto model = kvscope::model::ModelLoader::builtin(kvscope::config::ModelConfig::fromJson(config));
+    kvscope::testing::SafetensorsTestWriter::writeCheckpoint(directory.path() / "ckpt", config,
+                                                            model->parameters().tensors(), at::kBFloat16);
+    RunOptions options = quick("");
+    options.checkpoint = (directory.path() / "ckpt").string();
+    std::ostringstream progress;
+    nlohmann::json summary = RunCommand::run(options, progress);
+    EXPECT_EQ(summary.at("model").at("model_type"), "qwen2");
+    EXPECT_TRUE(summary.at("check_passed").get<bool>());
+
+    options = quick("");
+    options.config = (directory.path() / "ckpt" / "config.json").string();
+    options.progress = false;
+    summary = RunCommand::run(options, progress);
+    EXPECT_EQ(summary.at("model").at("source").at("config"), options.config);
+}
+
+TEST(RunCommandTest, RefusesWhatItCannotDo) {
+    std::ostringstream sink;
+    RunOptions options = quick("llama");
+    options.out = "session.kvs";
+    EXPECT_NE(refusal([&] { RunCommand::run(options, sink); }).find("session files are not available yet"),
+              std::string::npos);
+    options = quick("llama");
+    options.config = "x.json";
+    EXPECT_NE(refusal([&] { RunCommand::run(options, sink); }).find("one model option"), std::string::npos);
+    options = quick("nope");
+    EXPECT_NE(refusal([&] { RunCommand::run(options, sink); }).find("unknown preset"), std::string::npos);
+    if (!at::hasCUDA()) {
+        options = quick("llama");
+        options.device = "cuda";
+        EXPECT_NE(refusal([&] { RunCommand::run(options, sink); }).find("allowed here: cpu"), std::string::npos);
+    }
+}
+
+TEST(RunCommandTest, ParsesTheCommandLine) {
+    CLI::App app;
+    RunOptions options;
+    CLI::App* run = RunCommand::addSubcommand(app, options);
+    const char* argv[] = {"kvscope-cli", "run",      "--preset", "mistral", "--cache", "quantized", "--backend",
+                          "hqq",         "--nbits",  "2",        "--group", "8",       "--residual", "16",
+                          "--tokens",    "3",        "--beams",  "2",       "--seed",  "7",         "--check",
+                          "--no-progress", "--prompt", "hi"};
+    app.parse(static_cast<int>(std::size(argv)), argv);
+    EXPECT_TRUE(run->parsed());
+    EXPECT_EQ(options.preset, "mistral");
+    EXPECT_EQ(options.cache.kind, "quantized");
+    EXPECT_EQ(options.cache.backend, "hqq");
+    EXPECT_EQ(options.cache.nbits, 2);
+    EXPECT_EQ(options.cache.groupSize, 8);
+    EXPECT_EQ(options.cache.residualLength, 16);
+    EXPECT_EQ(options.tokens, 3);
+    EXPECT_EQ(options.beams, 2);
+    EXPECT_EQ(options.seed, 7u);
+    EXPECT_TRUE(options.check);
+    EXPECT_FALSE(options.progress);
+    EXPECT_EQ(options.prompt, "hi");
+    std::ostringstream out;
+    std::ostringstream err;
+    EXPECT_EQ(RunCommand::execute(options, out, err), 0);
+    EXPECT_EQ(nlohmann::json::parse(out.str()).at("new_tokens"), 3);
+
+    CLI::App other;
+    RunOptions clash;
+    RunCommand::addSubcommand(other, clash);
+    const char* both[] = {"kvscope-cli", "run", "--preset", "llama", "--checkpoint", "dir"};
+    EXPECT_THROW(other.parse(6, both), CLI::ParseError);
+}

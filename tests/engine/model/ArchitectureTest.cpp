@@ -1,0 +1,134 @@
+#include "kvscope/model/Architecture.h"
+#include "kvscope/model/ModelError.h"
+
+#include "ModelTestHelpers.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using kvscope::config::ModelConfig;
+using kvscope::model::Activation;
+using kvscope::model::Architecture;
+using kvscope::model::LayerKind;
+using kvscope::model::ModelError;
+using kvscope::model::ModelFamily;
+
+namespace {
+
+ModelConfig parse(const std::string& json) { return ModelConfig::fromJson(nlohmann::json::parse(json)); }
+
+/// The ModelError message of building an architecture from `json`, or "" when it is accepted.
+std::string refusal(const std::string& json) {
+    try {
+        Architecture architecture(parse(json));
+    } catch (const ModelError& error) {
+        return error.what();
+    }
+    return "";
+}
+
+} // namespace
+
+TEST(ArchitectureTest, PresetPatterns) {
+    EXPECT_EQ(Architecture(kvscope::testing::presetConfig("llama")).patternSummary(), "4 full_attention");
+    EXPECT_EQ(Architecture(kvscope::testing::presetConfig("mistral")).patternSummary(), "4 sliding_attention");
+    EXPECT_EQ(Architecture(kvscope::testing::presetConfig("gemma2")).patternSummary(),
+              "(sliding_attention + full_attention) x 2");
+    EXPECT_EQ(Architecture(kvscope::testing::presetConfig("gemma3")).patternSummary(),
+              "5 sliding_attention + full_attention");
+    EXPECT_EQ(Architecture(kvscope::testing::presetConfig("llama4")).patternSummary(),
+              "3 chunked_attention + full_attention");
+    EXPECT_EQ(Architecture(kvscope::testing::presetConfig("qwen3-next")).patternSummary(),
+              "(3 linear_attention + full_attention) x 2");
+    EXPECT_EQ(Architecture(kvscope::testing::presetConfig("gemma3n")).patternSummary(),
+              "(2 sliding_attention + full_attention) x 2; last 3 share keys/values");
+    EXPECT_EQ(Architecture(kvscope::testing::presetConfig("whisper")).patternSummary(),
+              "2 full_attention; encoder 2 layers, cross-attention");
+}
+
+TEST(ArchitectureTest, FamilyConventions) {
+    const Architecture gemma(kvscope::testing::presetConfig("gemma2"));
+    EXPECT_EQ(gemma.family(), ModelFamily::Gemma);
+    EXPECT_TRUE(gemma.normAddsOne());
+    EXPECT_TRUE(gemma.scalesEmbeddings());
+    EXPECT_TRUE(gemma.tiedEmbeddings());
+    EXPECT_EQ(gemma.activation(), Activation::GeluTanh);
+    EXPECT_DOUBLE_EQ(gemma.attentionScale(), 0.25); // query_pre_attn_scalar 16
+
+    const Architecture qwen(parse(R"({"model_type": "qwen2", "hidden_size": 32, "num_attention_heads": 2,
+                                      "sliding_window": 4096, "use_sliding_window": false})"));
+    EXPECT_TRUE(qwen.qkvBias());
+    EXPECT_FALSE(qwen.outputBias());
+    EXPECT_FALSE(qwen.tiedEmbeddings());
+    // Qwen2's window applies only with use_sliding_window.
+    EXPECT_EQ(qwen.layerKind(0), LayerKind::FullAttention);
+
+    const Architecture llama(parse(R"({"model_type": "llama", "attention_bias": true, "hidden_act": "gelu"})"));
+    EXPECT_TRUE(llama.qkvBias());
+    EXPECT_TRUE(llama.outputBias());
+    EXPECT_EQ(llama.activation(), Activation::Gelu);
+    // Gemma's "gelu" means the tanh approximation.
+    EXPECT_EQ(Architecture(parse(R"({"model_type": "gemma", "hidden_act": "gelu"})")).activation(), Activation::GeluTanh);
+}
+
+TEST(ArchitectureTest, DefaultLayerKindsFollowWindowAndChunk) {
+    EXPECT_EQ(Architecture(parse(R"({"num_hidden_layers": 2, "sliding_window": 4})")).layerKind(1),
+              LayerKind::SlidingAttention);
+    EXPECT_EQ(Architecture(parse(R"({"num_hidden_layers": 2, "attention_chunk_size": 4})")).layerKind(1),
+              LayerKind::ChunkedAttention);
+    const Architecture mixed(parse(R"({"num_hidden_layers": 3, "sliding_window": 4, "attention_chunk_size": 8,
+        "layer_types": ["sliding_attention", "chunked_attention", "hybrid"]})"));
+    EXPECT_EQ(mixed.window(0), 4);
+    EXPECT_EQ(mixed.window(1), 8);
+    EXPECT_EQ(mixed.window(2), 0);
+    EXPECT_TRUE(mixed.hasAttention(2));
+    EXPECT_TRUE(mixed.hasLinearAttention(2));
+}
+
+TEST(ArchitectureTest, SharedLayersReuseTheLastNonSharedLayerOfTheirKind) {
+    const Architecture gemma3n(kvscope::testing::presetConfig("gemma3n"));
+    // [s, s, f | s, s, f]: the shared sliding layers read layer 1, the shared full layer layer 2.
+    EXPECT_EQ(gemma3n.kvSourceLayer(2), 2);
+    EXPECT_EQ(gemma3n.kvSourceLayer(3), 1);
+    EXPECT_EQ(gemma3n.kvSourceLayer(4), 1);
+    EXPECT_EQ(gemma3n.kvSourceLayer(5), 2);
+    EXPECT_TRUE(gemma3n.isKvSource(1));
+    EXPECT_TRUE(gemma3n.isKvSource(2));
+    EXPECT_FALSE(gemma3n.isKvSource(0));
+    EXPECT_TRUE(gemma3n.isKvShared(3));
+}
+
+TEST(ArchitectureTest, RefusalsNameTheProblem) {
+    EXPECT_NE(refusal(R"({"model_type": "bert"})").find("allowed"), std::string::npos);
+    EXPECT_NE(refusal(R"({"num_hidden_layers": 1, "layer_types": ["mamba"]})").find("mamba"), std::string::npos);
+    EXPECT_NE(refusal(R"({"num_hidden_layers": 2, "layer_types": ["full_attention"]})").find("must match"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"({"num_hidden_layers": 1, "layer_types": ["sliding_attention"]})").find("sliding_window"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"({"num_hidden_layers": 1, "layer_types": ["chunked_attention"]})").find("attention_chunk_size"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"({"num_attention_heads": 4, "num_key_value_heads": 3})").find("multiple"), std::string::npos);
+    EXPECT_NE(refusal(R"({"num_hidden_layers": 2, "num_kv_shared_layers": 2})").find("num_kv_shared_layers"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"({"num_hidden_layers": 2, "num_kv_shared_layers": 1,
+                          "layer_types": ["full_attention", "sliding_attention"], "sliding_window": 4})")
+                  .find("no earlier non-shared layer"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"({"hidden_act": "relu2"})").find("relu2"), std::string::npos);
+    EXPECT_NE(refusal(R"({"model_type": "whisper", "d_model": 64, "decoder_layers": 2})").find("encoder_layers"),
+              std::string::npos);
+}
+
+TEST(ArchitectureTest, WhisperSizesComeFromTheDecoderFields) {
+    const Architecture whisper(kvscope::testing::presetConfig("whisper"));
+    EXPECT_TRUE(whisper.isEncoderDecoder());
+    EXPECT_EQ(whisper.numLayers(), 2);
+    EXPECT_EQ(whisper.hiddenSize(), 64);
+    EXPECT_EQ(whisper.config().maxPositionEmbeddings, 448);
+    EXPECT_EQ(whisper.config().encoderLayers, 2);
+    EXPECT_EQ(whisper.config().maxSourcePositions, 16);
+    // The new fields survive a round trip through toJson.
+    const Architecture back(ModelConfig::fromJson(whisper.config().toJson()));
+    EXPECT_EQ(back.config().encoderFfnDim, 128);
+    EXPECT_EQ(back.numLayers(), 2);
+}

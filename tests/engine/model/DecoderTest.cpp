@@ -1,0 +1,178 @@
+// The built-in decoder over real caches: logits of cached decoding (token by token and in chunks,
+// with and without left padding) equal those of recomputing the whole sequence without a cache.
+#include "kvscope/cache/DynamicCache.h"
+#include "kvscope/cache/EncoderDecoderCache.h"
+#include "kvscope/cache/LinearAttentionLayer.h"
+#include "kvscope/cache/StaticCache.h"
+#include "kvscope/model/Decoder.h"
+#include "kvscope/model/ModelCache.h"
+#include "kvscope/model/ModelError.h"
+#include "kvscope/model/ModelLoader.h"
+
+#include "ModelTestHelpers.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using kvscope::config::ModelConfig;
+using kvscope::model::ModelCache;
+using kvscope::model::ModelLoader;
+using kvscope::testing::cachedLogits;
+using kvscope::testing::maxAbsDifference;
+using kvscope::testing::presetConfig;
+
+namespace {
+
+constexpr double kTolerance = 1e-4;
+
+at::Tensor randomIds(int64_t batch, int64_t length, uint64_t seed) {
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+    return at::randint(0, 256, {batch, length}, generator, at::kLong);
+}
+
+std::unique_ptr<ModelCache> dynamicCache(const ModelConfig& config) {
+    return std::make_unique<ModelCache>(std::make_unique<kvscope::cache::DynamicCache>(config));
+}
+
+std::unique_ptr<ModelCache> staticCache(const ModelConfig& config, int64_t length) {
+    return std::make_unique<ModelCache>(std::make_unique<kvscope::cache::StaticCache>(config, length));
+}
+
+ModelConfig hybridConfig() {
+    return ModelConfig::fromJson(nlohmann::json::parse(R"({
+        "model_type": "qwen3_next", "num_hidden_layers": 3, "hidden_size": 32, "intermediate_size": 64,
+        "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16, "vocab_size": 259,
+        "layer_types": ["hybrid", "linear_attention", "full_attention"],
+        "linear_conv_kernel_dim": 3, "linear_num_key_heads": 1, "linear_num_value_heads": 2,
+        "linear_key_head_dim": 8, "linear_value_head_dim": 8})"));
+}
+
+} // namespace
+
+TEST(DecoderTest, SameSeedSameWeightsOtherSeedOtherLogits) {
+    const ModelConfig config = presetConfig("llama");
+    const at::Tensor ids = randomIds(1, 6, 1);
+    const at::Tensor a = ModelLoader::builtin(config, 7)->forward(ids, nullptr);
+    const at::Tensor b = ModelLoader::builtin(config, 7)->forward(ids, nullptr);
+    const at::Tensor c = ModelLoader::builtin(config, 8)->forward(ids, nullptr);
+    EXPECT_EQ(a.sizes(), at::IntArrayRef({1, 6, 259}));
+    EXPECT_TRUE(a.equal(b));
+    EXPECT_GT(maxAbsDifference(a, c), 0.1);
+}
+
+TEST(DecoderTest, CachedDecodingEqualsRecomputeForEveryDecoderPreset) {
+    // Prefill 5 tokens, then chunks of 3 (multi-token updates past the window), then single tokens.
+    for (const std::string& name : std::vector<std::string>{"llama", "mistral", "gemma2", "gemma3", "gemma3n", "llama4", "qwen3-next"}) {
+        SCOPED_TRACE(name);
+        const ModelConfig config = presetConfig(name);
+        auto model = ModelLoader::builtin(config, 3);
+        const at::Tensor ids = randomIds(2, 20, 11);
+        const at::Tensor reference = model->forward(ids, nullptr);
+        for (int64_t chunk : {1, 3}) {
+            auto cache = dynamicCache(config);
+            EXPECT_LE(maxAbsDifference(cachedLogits(*model, *cache, ids, 5, chunk), reference), kTolerance) << chunk;
+        }
+        if (name != "qwen3-next") {
+            auto cache = staticCache(config, 24);
+            EXPECT_LE(maxAbsDifference(cachedLogits(*model, *cache, ids, 5, 3), reference), kTolerance);
+        }
+    }
+}
+
+TEST(DecoderTest, LinearAttentionStateMakesStepsEqualToRecompute) {
+    const ModelConfig config = hybridConfig();
+    auto model = ModelLoader::builtin(config, 5);
+    const at::Tensor ids = randomIds(1, 12, 2);
+    const at::Tensor reference = model->forward(ids, nullptr);
+    for (int64_t prefill : {1, 2, 7}) {
+        auto cache = dynamicCache(config);
+        EXPECT_LE(maxAbsDifference(cachedLogits(*model, *cache, ids, prefill, 1), reference), kTolerance) << prefill;
+        // The hybrid layer keeps both kinds of state; the linear one a [batch, channels, kernel] window.
+        auto& hybrid = cache->selfAttention().layer(0);
+        EXPECT_EQ(hybrid.typeName(), "LinearAttentionAndFullAttentionLayer");
+        ASSERT_NE(hybrid.asLinearAttention(), nullptr);
+        EXPECT_EQ(hybrid.asLinearAttention()->convStates().size(-1), 3);
+        EXPECT_EQ(cache->seqLength(), 12);
+    }
+}
+
+TEST(DecoderTest, LeftPaddingGivesTheSameLogitsCachedAndRecomputed) {
+    for (const std::string& name : std::vector<std::string>{"llama", "mistral", "llama4", "gemma3"}) {
+        SCOPED_TRACE(name);
+        const ModelConfig config = presetConfig(name);
+        auto model = ModelLoader::builtin(config, 4);
+        const at::Tensor ids = randomIds(2, 18, 6);
+        at::Tensor mask = at::ones({2, 18}, at::kLong);
+        mask[0].narrow(0, 0, 5).zero_(); // row 0: five pad tokens on the left
+        const at::Tensor reference = model->forward(ids, nullptr, mask);
+        // Compare real positions only: what a pad query sees does not matter.
+        const at::Tensor real = mask.to(at::kBool).unsqueeze(-1);
+        auto dynamic = dynamicCache(config);
+        at::Tensor cached = cachedLogits(*model, *dynamic, ids, 7, 1, mask);
+        EXPECT_LE(maxAbsDifference(cached.masked_fill(~real, 0), reference.masked_fill(~real, 0)), kTolerance);
+        auto fixed = staticCache(config, 18);
+        cached = cachedLogits(*model, *fixed, ids, 7, 2, mask);
+        EXPECT_LE(maxAbsDifference(cached.masked_fill(~real, 0), reference.masked_fill(~real, 0)), kTolerance);
+        // Row 1 has no padding: padding row 0 must not change it.
+        const at::Tensor alone = model->forward(ids.narrow(0, 1, 1), nullptr);
+        EXPECT_LE(maxAbsDifference(reference.narrow(0, 1, 1), alone), kTolerance);
+    }
+}
+
+TEST(DecoderTest, SharedLayersHaveNoCacheLayersAndNoKeyValueWeights) {
+    const ModelConfig config = presetConfig("gemma3n");
+    auto model = ModelLoader::builtin(config);
+    EXPECT_TRUE(model->parameters().contains("model.layers.2.self_attn.k_proj.weight"));
+    EXPECT_FALSE(model->parameters().contains("model.layers.3.self_attn.k_proj.weight"));
+    EXPECT_TRUE(model->parameters().contains("model.layers.3.self_attn.q_proj.weight"));
+    auto cache = dynamicCache(config);
+    model->forward(randomIds(1, 4, 1), cache.get());
+    EXPECT_EQ(cache->selfAttention().size(), 3u);
+    EXPECT_EQ(cache->seqLength(), 4);
+}
+
+TEST(DecoderTest, RefusesBadInputsWithClearMessages) {
+    const ModelConfig config = presetConfig("llama");
+    auto model = ModelLoader::builtin(config);
+    auto expectRefusal = [](const std::function<void()>& call, const std::string& fragment) {
+        try {
+            call();
+            ADD_FAILURE() << "accepted; expected a refusal mentioning `" << fragment << "`";
+        } catch (const kvscope::model::ModelError& error) {
+            EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos) << error.what();
+        }
+    };
+    expectRefusal([&] { model->forward(at::tensor({1, 300}, at::kLong).unsqueeze(0), nullptr); }, "300");
+    expectRefusal([&] { model->forward(at::zeros({1, 3}), nullptr); }, "integers");
+    expectRefusal([&] { model->forward(at::zeros({3}, at::kLong), nullptr); }, "[batch, tokens]");
+    expectRefusal([&] { model->forward(at::zeros({1, 3}, at::kLong), nullptr, at::ones({1, 2})); }, "attention mask");
+    ModelCache encoderDecoder(std::make_unique<kvscope::cache::EncoderDecoderCache>(
+        std::make_unique<kvscope::cache::DynamicCache>(), std::make_unique<kvscope::cache::DynamicCache>()));
+    expectRefusal([&] { model->forward(at::zeros({1, 3}, at::kLong), &encoderDecoder); }, "encoder-decoder");
+    // A linear-attention model over a cache with no linear-attention layers.
+    auto hybrid = ModelLoader::builtin(hybridConfig());
+    ModelCache plain(std::make_unique<kvscope::cache::DynamicCache>());
+    expectRefusal([&] { hybrid->forward(at::zeros({1, 3}, at::kLong), &plain); }, "no linear-attention state");
+    // Parameters that do not match the config.
+    kvscope::model::ParameterStore parameters = model->parameters();
+    parameters.set("model.norm.weight", at::ones({3}));
+    expectRefusal([&] { ModelLoader::fromParameters(config, parameters); }, "model.norm.weight");
+}
+
+TEST(DecoderTest, CropAndReorderRefusalsNameTheLayer) {
+    const ModelConfig config = presetConfig("mistral"); // window 8
+    auto model = ModelLoader::builtin(config);
+    auto cache = dynamicCache(config);
+    model->forward(randomIds(1, 4, 1), cache.get());
+    EXPECT_EQ(cache->cropRefusal(2), "");
+    cache->crop(2);
+    EXPECT_EQ(cache->seqLength(), 2);
+    model->forward(randomIds(1, 9, 1), cache.get());
+    EXPECT_NE(cache->cropRefusal(2).find("evicted"), std::string::npos) << cache->cropRefusal(2);
+    EXPECT_THROW(cache->crop(2), kvscope::model::ModelError);
+    auto fixed = staticCache(config, 16);
+    EXPECT_NE(fixed->cropRefusal(1).find("static caches cannot crop"), std::string::npos);
+    EXPECT_NE(fixed->batchResizeRefusal().find("batch_repeat_interleave"), std::string::npos);
+    EXPECT_EQ(cache->batchResizeRefusal(), "");
+}

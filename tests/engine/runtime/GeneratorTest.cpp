@@ -1,0 +1,280 @@
+#include "kvscope/cache/Cache.h"
+#include "kvscope/cache/CacheError.h"
+#include "kvscope/model/ByteTokenizer.h"
+#include "kvscope/model/ModelCache.h"
+#include "kvscope/model/ModelError.h"
+#include "kvscope/model/ModelLoader.h"
+#include "kvscope/runtime/GenerationError.h"
+#include "kvscope/runtime/Generator.h"
+#include "kvscope/trace/Event.h"
+#include "kvscope/trace/RecordingSink.h"
+
+#include "ModelTestHelpers.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+using kvscope::model::ByteTokenizer;
+using kvscope::model::ModelLoader;
+using kvscope::runtime::CacheOptions;
+using kvscope::runtime::GenerationError;
+using kvscope::runtime::GenerationOptions;
+using kvscope::runtime::Generator;
+
+namespace {
+
+const std::vector<int64_t> kPrompt = ByteTokenizer::encode("Hello, cache");
+
+GenerationOptions tokens(int64_t count) {
+    GenerationOptions options;
+    options.maxNewTokens = count;
+    options.stopAtEos = false;
+    return options;
+}
+
+CacheOptions cacheKind(const std::string& kind) {
+    CacheOptions options;
+    options.kind = kind;
+    return options;
+}
+
+std::vector<int64_t> generate(Generator& generator, const std::vector<int64_t>& prompt = kPrompt) {
+    generator.prefill(prompt);
+    while (!generator.finished()) {
+        generator.step();
+    }
+    return generator.generatedTokens();
+}
+
+/// Sum of the log-probabilities of `sequence`'s tokens after the prompt, recomputed without a cache.
+double sequenceLogProbability(kvscope::model::LanguageModel& model, const std::vector<int64_t>& sequence,
+                              size_t promptLength) {
+    const at::Tensor ids = at::tensor(sequence, at::kLong).unsqueeze(0);
+    const at::Tensor logProbabilities = at::log_softmax(model.forward(ids, nullptr)[0].to(at::kDouble), -1);
+    double total = 0.0;
+    for (size_t position = promptLength; position < sequence.size(); ++position) {
+        total += logProbabilities[static_cast<int64_t>(position) - 1][sequence[position]].item<double>();
+    }
+    return total;
+}
+
+template <typename Call> std::string refusal(Call&& call) {
+    try {
+        call();
+    } catch (const std::exception& error) {
+        return error.what();
+    }
+    return "";
+}
+
+} // namespace
+
+TEST(GeneratorTest, GreedyPicksTheArgmaxOfRecomputedLogits) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    Generator generator(*model, cacheKind("dynamic"), tokens(8));
+    const std::vector<int64_t> generated = generate(generator);
+    ASSERT_EQ(generated.size(), 8u);
+    std::vector<int64_t> sequence = kPrompt;
+    for (int64_t token : generated) {
+        const at::Tensor logits = model->forward(at::tensor(sequence, at::kLong).unsqueeze(0), nullptr);
+        EXPECT_EQ(logits[0][-1].argmax().item<int64_t>(), token);
+        sequence.push_back(token);
+    }
+    EXPECT_EQ(generator.sequence(), sequence);
+    EXPECT_LE(generator.recomputeDifference(), 1e-4);
+    EXPECT_TRUE(generator.finished());
+    EXPECT_THROW(generator.step(), GenerationError);
+}
+
+TEST(GeneratorTest, SamplingIsSeededAndTopOneIsGreedy) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("gemma2"), 2);
+    GenerationOptions sampling = tokens(12);
+    sampling.temperature = 1.5;
+    sampling.seed = 42;
+    Generator first(*model, cacheKind("dynamic"), sampling);
+    Generator second(*model, cacheKind("dynamic"), sampling);
+    const auto a = generate(first);
+    EXPECT_EQ(a, generate(second));
+    EXPECT_EQ(a, generate(first)); // a new prefill restarts the sampler from the seed
+    sampling.seed = 43;
+    Generator other(*model, cacheKind("dynamic"), sampling);
+    EXPECT_NE(a, generate(other));
+
+    GenerationOptions topOne = tokens(12);
+    topOne.temperature = 0.7;
+    topOne.topK = 1;
+    Generator top(*model, cacheKind("dynamic"), topOne);
+    Generator greedy(*model, cacheKind("dynamic"), tokens(12));
+    EXPECT_EQ(generate(top), generate(greedy));
+}
+
+TEST(GeneratorTest, BeamScoresEqualRecomputedLogProbabilities) {
+    // Dynamic caches repeat the prefilled cache (batchRepeatInterleave); static and linear-attention
+    // caches prefill every beam; every step reorders the cache rows (Cache::reorder).
+    const std::vector<std::pair<std::string, std::string>> runs = {
+        {"llama", "dynamic"}, {"gemma3", "static"}, {"qwen3-next", "dynamic"}, {"whisper", "dynamic"},
+        {"mistral", "offloaded"}};
+    for (const auto& [preset, kind] : runs) {
+        SCOPED_TRACE(preset + " " + kind);
+        auto model = ModelLoader::builtin(kvscope::testing::presetConfig(preset), 3);
+        GenerationOptions options = tokens(10);
+        options.beams = 3;
+        Generator generator(*model, cacheKind(kind), options);
+        generator.prefill(kPrompt);
+        EXPECT_EQ(generator.rows(), 3);
+        while (!generator.finished()) {
+            generator.step();
+            EXPECT_LE(generator.recomputeDifference(), 1e-4);
+        }
+        const std::vector<double> scores = generator.beamScores();
+        ASSERT_EQ(scores.size(), 3u);
+        for (int64_t row = 0; row < 3; ++row) {
+            EXPECT_NEAR(sequenceLogProbability(*model, generator.sequence(row), kPrompt.size()),
+                        scores[static_cast<size_t>(row)], 1e-3)
+                << "beam " << row;
+        }
+        EXPECT_GE(scores[0], scores[1]);
+        EXPECT_GE(scores[1], scores[2]);
+        EXPECT_NE(generator.sequence(0), generator.sequence(1));
+    }
+}
+
+TEST(GeneratorTest, RewindContinuesAsIfTheTokensWereNeverGenerated) {
+    for (const std::string& kind : std::vector<std::string>{"dynamic", "quantized", "offloaded"}) {
+        SCOPED_TRACE(kind);
+        auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 4);
+        CacheOptions cache = cacheKind(kind);
+        cache.residualLength = 4;
+        Generator generator(*model, cache, tokens(12));
+        const std::vector<int64_t> straight = generate(generator);
+        generator.rewind(5);
+        EXPECT_EQ(generator.generatedCount(), 7);
+        EXPECT_EQ(generator.cache().seqLength(), static_cast<int64_t>(kPrompt.size()) + 6);
+        EXPECT_FALSE(generator.finished());
+        while (!generator.finished()) {
+            generator.step();
+            if (kind != "quantized") {
+                EXPECT_LE(generator.recomputeDifference(), 1e-4);
+            }
+        }
+        if (kind != "quantized") {
+            EXPECT_EQ(generator.generatedTokens(), straight);
+        }
+        // Rewinding every generated token goes back to the prompt.
+        generator.rewind(generator.generatedCount());
+        EXPECT_EQ(generator.sequence(), kPrompt);
+        EXPECT_EQ(generator.cache().seqLength(), static_cast<int64_t>(kPrompt.size()) - 1);
+        generator.step();
+        EXPECT_EQ(generator.generatedCount(), 1);
+    }
+}
+
+TEST(GeneratorTest, RewindRefusalsSayWhy) {
+    auto llama = ModelLoader::builtin(kvscope::testing::presetConfig("llama"));
+    Generator fixed(*llama, cacheKind("static"), tokens(4));
+    generate(fixed);
+    EXPECT_NE(refusal([&] { fixed.rewind(1); }).find("static caches cannot crop"), std::string::npos);
+    EXPECT_NE(refusal([&] { fixed.rewind(9); }).find("between 0 and 4"), std::string::npos);
+
+    auto mistral = ModelLoader::builtin(kvscope::testing::presetConfig("mistral")); // window 8
+    Generator sliding(*mistral, cacheKind("dynamic"), tokens(4));
+    generate(sliding); // prompt of 13 tokens: past the window
+    EXPECT_NE(refusal([&] { sliding.rewind(1); }).find("evicted"), std::string::npos);
+
+    auto qwen = ModelLoader::builtin(kvscope::testing::presetConfig("qwen3-next"));
+    Generator linear(*qwen, cacheKind("dynamic"), tokens(3));
+    generate(linear);
+    EXPECT_NE(refusal([&] { linear.rewind(1); }).find("linear-attention state"), std::string::npos);
+
+    GenerationOptions beams = tokens(3);
+    beams.beams = 2;
+    Generator beam(*llama, cacheKind("dynamic"), beams);
+    generate(beam);
+    EXPECT_NE(refusal([&] { beam.rewind(1); }).find("beams 1"), std::string::npos);
+}
+
+TEST(GeneratorTest, OptionsAreCheckedWithTheAllowedValues) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"));
+    GenerationOptions options = tokens(4);
+    options.beams = 2;
+    options.temperature = 1.0;
+    EXPECT_NE(refusal([&] { Generator{*model, cacheKind("dynamic"), options}; }).find("temperature 0"), std::string::npos);
+    EXPECT_NE(refusal([&] { Generator{*model, cacheKind("dynamic"), tokens(0)}; }).find(">= 1"), std::string::npos);
+    Generator unknown(*model, cacheKind("paged"), tokens(2));
+    EXPECT_NE(refusal([&] { unknown.prefill(kPrompt); }).find("dynamic, static, quantized, offloaded"),
+              std::string::npos);
+    CacheOptions shortStatic = cacheKind("static");
+    shortStatic.maxCacheLen = 5;
+    Generator tooShort(*model, shortStatic, tokens(2));
+    EXPECT_NE(refusal([&] { tooShort.prefill(kPrompt); }).find("--max-cache-len 5"), std::string::npos);
+    CacheOptions badBits = cacheKind("quantized");
+    badBits.nbits = 5;
+    Generator bits(*model, badBits, tokens(2));
+    EXPECT_THROW(bits.prefill(kPrompt), kvscope::cache::CacheError);
+    CacheOptions badBackend = cacheKind("quantized");
+    badBackend.backend = "gptq";
+    Generator backend(*model, badBackend, tokens(2));
+    EXPECT_NE(refusal([&] { backend.prefill(kPrompt); }).find("hqq"), std::string::npos);
+    EXPECT_NE(refusal([&] { Generator{*model, cacheKind("dynamic"), tokens(2)}.prefill({}); }).find("empty"),
+              std::string::npos);
+    Generator notStarted(*model, cacheKind("dynamic"), tokens(2));
+    EXPECT_THROW(notStarted.step(), GenerationError);
+}
+
+TEST(GeneratorTest, EventsBracketEveryStep) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("gemma3"));
+    kvscope::trace::RecordingSink sink;
+    Generator generator(*model, cacheKind("dynamic"), tokens(4), &sink);
+    generate(generator);
+    std::vector<int64_t> beginSteps;
+    int64_t ends = 0;
+    int64_t updates = 0;
+    int64_t masks = 0;
+    for (const auto& event : sink.events()) {
+        switch (event.kind()) {
+        case kvscope::trace::EventKind::StepBegin:
+            beginSteps.push_back(event.step);
+            break;
+        case kvscope::trace::EventKind::StepEnd:
+            ++ends;
+            break;
+        case kvscope::trace::EventKind::Update:
+            ++updates;
+            break;
+        case kvscope::trace::EventKind::MaskSizes:
+            ++masks;
+            break;
+        default:
+            break;
+        }
+    }
+    EXPECT_EQ(beginSteps, (std::vector<int64_t>{0, 1, 2, 3}));
+    EXPECT_EQ(ends, 4);
+    EXPECT_EQ(updates, 4 * 6); // six layers, four forward passes
+    EXPECT_EQ(masks, 4 * 6);
+    ASSERT_FALSE(sink.events().empty());
+    EXPECT_EQ(sink.events().front().kind(), kvscope::trace::EventKind::StepBegin);
+    EXPECT_EQ(std::get<kvscope::trace::StepBeginEvent>(sink.events().front().payload).text, "Hello, cache");
+    EXPECT_EQ(sink.events().back().kind(), kvscope::trace::EventKind::StepEnd);
+}
+
+TEST(GeneratorTest, StopsAtEos) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    Generator probe(*model, cacheKind("dynamic"), tokens(3));
+    const auto generated = generate(probe);
+    // Declare the second generated token the eos: generation stops right after it.
+    GenerationOptions options = tokens(10);
+    options.stopAtEos = true;
+    options.eosTokenId = generated[1];
+    Generator generator(*model, cacheKind("dynamic"), options);
+    const auto stopped = generate(generator);
+    std::vector<int64_t> expected;
+    for (int64_t token : generated) {
+        expected.push_back(token);
+        if (token == generated[1]) {
+            break;
+        }
+    }
+    EXPECT_EQ(stopped, expected);
+    EXPECT_TRUE(generator.finished());
+}

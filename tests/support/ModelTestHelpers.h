@@ -1,0 +1,64 @@
+#pragma once
+
+// Shared helpers of the model and runtime tests: preset configs, temporary folders, logits of a
+// cache-free recompute and of token-by-token cached decoding.
+#include "kvscope/config/ModelConfig.h"
+#include "kvscope/model/LanguageModel.h"
+#include "kvscope/model/ModelCache.h"
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+
+namespace kvscope::testing {
+
+inline config::ModelConfig presetConfig(const std::string& name) {
+    return config::ModelConfig::fromFile(std::filesystem::path(KVSCOPE_SOURCE_DIR) / "resources" / "presets" /
+                                         (name + ".json"));
+}
+
+inline std::vector<std::string> presetNames() {
+    return {"gemma2", "gemma3", "gemma3n", "llama", "llama4", "mistral", "qwen3-next", "whisper"};
+}
+
+/// A fresh empty folder under the system temp folder, removed by the destructor.
+class TemporaryDirectory {
+public:
+    explicit TemporaryDirectory(const std::string& stem) {
+        std::random_device random;
+        m_path = std::filesystem::temp_directory_path() / (stem + "-" + std::to_string(random()));
+        std::filesystem::create_directories(m_path);
+    }
+    ~TemporaryDirectory() {
+        std::error_code ignored;
+        std::filesystem::remove_all(m_path, ignored);
+    }
+    TemporaryDirectory(const TemporaryDirectory&) = delete;
+    TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+    const std::filesystem::path& path() const { return m_path; }
+
+private:
+    std::filesystem::path m_path;
+};
+
+inline double maxAbsDifference(const at::Tensor& a, const at::Tensor& b) {
+    return (a.to(at::kCPU) - b.to(at::kCPU)).abs().max().item<double>();
+}
+
+/// Feeds `ids` [batch, tokens] through the model over `cache` in pieces (first `prefill` tokens, then
+/// `chunk` at a time) and returns the logits of every position [batch, tokens, vocab].
+inline at::Tensor cachedLogits(model::LanguageModel& model, model::ModelCache& cache, const at::Tensor& ids,
+                               int64_t prefill, int64_t chunk = 1, const at::Tensor& attentionMask = at::Tensor()) {
+    std::vector<at::Tensor> pieces;
+    for (int64_t start = 0; start < ids.size(1);) {
+        const int64_t length = std::min<int64_t>(start == 0 ? prefill : chunk, ids.size(1) - start);
+        const at::Tensor mask = attentionMask.defined() ? attentionMask.narrow(1, 0, start + length) : at::Tensor();
+        pieces.push_back(model.forward(ids.narrow(1, start, length), &cache, mask));
+        start += length;
+    }
+    return at::cat(pieces, 1);
+}
+
+} // namespace kvscope::testing
