@@ -132,16 +132,31 @@ TEST(SyntheticSessionTest, OffloadedLayersEndOnTheHost) {
     options.offload = true;
     options.tokens = 10;
     StepState state;
-    std::int64_t previousEnd = 0;
+    std::int64_t computeLaneEnd = 0;  // computes and offloads share the compute lane
+    std::int64_t prefetchLaneEnd = 0;
+    std::map<std::int32_t, std::int64_t> prefetchEnd;
+    std::int64_t computes = 0;
     for (const Event& event : record(options)) {
         StateReducer::apply(state, event);
         if (const auto* transfer = std::get_if<TransferEvent>(&event.payload)) {
-            EXPECT_GE(transfer->beginNs, previousEnd);
+            std::int64_t& laneEnd = transfer->lane == TransferLane::Prefetch ? prefetchLaneEnd : computeLaneEnd;
+            EXPECT_GE(transfer->beginNs, laneEnd);
             EXPECT_GT(transfer->endNs, transfer->beginNs);
             EXPECT_EQ(transfer->timing, TimingSource::Modeled);
-            previousEnd = transfer->endNs;
+            laneEnd = transfer->endNs;
+            if (transfer->direction == TransferDirection::Prefetch) {
+                prefetchEnd[event.layer] = transfer->endNs;
+            }
+        } else if (const auto* compute = std::get_if<ComputeEvent>(&event.payload)) {
+            ++computes;
+            EXPECT_GE(compute->beginNs, computeLaneEnd);
+            EXPECT_GE(compute->beginNs, prefetchEnd[event.layer]) << "an update waits for its layer's prefetch";
+            EXPECT_GT(compute->endNs, compute->beginNs);
+            computeLaneEnd = compute->endNs;
         }
     }
+    EXPECT_EQ(computes, options.layers * (options.tokens + 1));
+    EXPECT_GT(prefetchLaneEnd, 0);
     EXPECT_EQ(state.layers.at(0).residency, Residency::Device);
     for (std::size_t layer = 1; layer < state.layers.size(); ++layer) {
         EXPECT_EQ(state.layers[layer].residency, Residency::Host) << layer;

@@ -3,12 +3,19 @@
 // Small helpers shared by the trace tests (header-only, nothing to build).
 
 #include "kvscope/trace/Event.h"
+#include "kvscope/trace/RecordingSink.h"
 #include "kvscope/trace/StateReducer.h"
 #include "kvscope/trace/StepState.h"
+#include "kvscope/trace/SyntheticSession.h"
+#include "kvscope/trace/Timeline.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <span>
+#include <string>
+#include <unistd.h>
+#include <vector>
 
 namespace kvscope::trace::testing {
 
@@ -30,5 +37,71 @@ inline void replayFromStart(std::span<const Event> events, std::int64_t stepCoun
         visit(state);
     }
 }
+
+// A session holding every event kind: an irregular, offloaded synthetic session (crops, resets,
+// reorders, batch ops, empty steps, transfers, compute spans) plus measured spans and per-step logits.
+inline std::vector<Event> everyKindSession(std::int64_t tokens = 40, std::int32_t layers = 6) {
+    SyntheticSessionOptions options;
+    options.layers = layers;
+    options.tokens = tokens;
+    options.promptTokens = 12;
+    options.window = 16;
+    options.residualLength = 8;
+    options.slidingEvery = 3;   // layers 1, 4
+    options.quantizedEvery = 4; // layer 2
+    options.staticEvery = 4;    // layer 3
+    options.offload = true;
+    options.irregular = true;
+    options.seed = 7;
+    RecordingSink sink;
+    SyntheticSession::generate(options, sink);
+    std::vector<Event> events;
+    std::int64_t lastStep = -1;
+    for (const Event& event : sink.events()) {
+        if (event.step != lastStep && lastStep >= 0) {
+            events.push_back(Event{lastStep, -1, 0,
+                                   LogitsEvent{{3, 1, 4}, {-0.1F, -2.5F, -7.25F}, lastStep % 2 == 0}});
+            events.push_back(Event{lastStep, 0, 0, ComputeEvent{TimingSource::Measured, 10 * lastStep, 10 * lastStep + 5}});
+        }
+        lastStep = event.step;
+        events.push_back(event);
+    }
+    using namespace std::string_literals;
+    events.push_back(Event{lastStep, -1, 0, StepBeginEvent{-1, "non-ASCII \xc3\xa9 and \0 inside"s}});
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        events[i].sequence = i;
+    }
+    return events;
+}
+
+inline Timeline timelineOf(std::span<const Event> events) {
+    Timeline timeline;
+    for (const Event& event : events) {
+        timeline.emit(event);
+    }
+    return timeline;
+}
+
+// A file name in a fresh per-process temporary folder, removed with the folder at exit of scope.
+class TemporaryFolder {
+public:
+    TemporaryFolder() {
+        m_path = std::filesystem::temp_directory_path() /
+                 ("kvscope-test-" + std::to_string(::getpid()) + "-" + std::to_string(s_counter++));
+        std::filesystem::remove_all(m_path);
+        std::filesystem::create_directories(m_path);
+    }
+    ~TemporaryFolder() {
+        std::error_code ignored;
+        std::filesystem::remove_all(m_path, ignored);
+    }
+    TemporaryFolder(const TemporaryFolder&) = delete;
+    TemporaryFolder& operator=(const TemporaryFolder&) = delete;
+    std::filesystem::path file(const std::string& name) const { return m_path / name; }
+
+private:
+    inline static int s_counter = 0;
+    std::filesystem::path m_path;
+};
 
 } // namespace kvscope::trace::testing

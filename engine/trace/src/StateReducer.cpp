@@ -105,6 +105,8 @@ struct LayerFolder {
 
     void operator()(const StepBeginEvent&) const {}
     void operator()(const StepEndEvent&) const {}
+    void operator()(const ComputeEvent&) const {}
+    void operator()(const LogitsEvent&) const {}
 };
 
 } // namespace
@@ -113,6 +115,7 @@ StateReducer::Scope StateReducer::scopeOf(const Event& event) {
     switch (event.kind()) {
     case EventKind::StepBegin:
     case EventKind::StepEnd:
+    case EventKind::Logits:
         return Scope::Step;
     case EventKind::Memory:
         return event.layer < 0 ? Scope::Step : Scope::Layer;

@@ -20,6 +20,9 @@ constexpr std::int64_t kQuantizedBytesPerToken = kBytesPerToken / 4 + 64;
 // Modeled host-device link: 25 GB/s plus a fixed launch latency.
 constexpr double kNsPerByte = 1.0 / 25.0;
 constexpr std::int64_t kTransferLatencyNs = 5000;
+// Modeled attention update of one layer: a fixed cost plus a cost per attended token.
+constexpr std::int64_t kComputeBaseNs = 20000;
+constexpr std::int64_t kComputeNsPerToken = 4;
 
 constexpr std::array<std::string_view, 16> kVocabulary{
     " the", " cache", " of",    " a",  " token", " layer", ",",          ".",
@@ -34,6 +37,8 @@ struct SimulatedLayer {
     std::int64_t residual = 0;
     std::int64_t capacity = -1;
     bool onHost = false;
+    std::int64_t offloadEndNs = 0; // when its last offload finished (its prefetch may not start earlier)
+    std::int64_t readyNs = 0;      // when its last prefetch finished (its update may not start earlier)
 
     std::int64_t quantizedBytes() const { return quantized * kQuantizedBytesPerToken; }
     std::int64_t fullPrecisionBytes() const {
@@ -100,7 +105,9 @@ private:
         SimulatedLayer& layer = m_layers[static_cast<std::size_t>(index)];
         const bool offloaded = m_options.offload && index > 0;
         if (offloaded && layer.onHost) {
-            emitTransfer(index, TransferDirection::Prefetch, TransferLane::Prefetch, layer.bytes());
+            const std::int64_t begin = std::max(m_prefetchFreeNs, layer.offloadEndNs);
+            layer.readyNs = m_prefetchFreeNs =
+                emitTransfer(index, TransferDirection::Prefetch, TransferLane::Prefetch, layer.bytes(), begin);
             layer.onHost = false;
         }
 
@@ -152,22 +159,30 @@ private:
             }
         }
 
+        if (m_options.offload) {
+            // Like the engine's modeled compute lane: an update waits for its layer's prefetch.
+            const std::int64_t begin = std::max(m_computeFreeNs, layer.readyNs);
+            m_computeFreeNs = begin + kComputeBaseNs + kComputeNsPerToken * returned;
+            m_emitter.emit(index, ComputeEvent{TimingSource::Modeled, begin, m_computeFreeNs});
+        }
         m_emitter.emit(index, UpdateEvent{tokensIn, seqAfter, layer.stored, layer.capacity, returned,
                                           layer.bytes(), layer.kind});
 
         if (offloaded) {
-            emitTransfer(index, TransferDirection::Offload, TransferLane::Compute, layer.bytes());
+            layer.offloadEndNs = m_computeFreeNs = emitTransfer(index, TransferDirection::Offload,
+                                                                TransferLane::Compute, layer.bytes(), m_computeFreeNs);
             layer.onHost = true;
         }
     }
 
-    void emitTransfer(std::int32_t index, TransferDirection direction, TransferLane lane,
-                      std::int64_t bytes) {
+    // Returns the transfer's end.
+    std::int64_t emitTransfer(std::int32_t index, TransferDirection direction, TransferLane lane,
+                              std::int64_t bytes, std::int64_t beginNs) {
         const auto duration =
             kTransferLatencyNs + static_cast<std::int64_t>(static_cast<double>(bytes) * kNsPerByte);
-        m_emitter.emit(index, TransferEvent{direction, lane, TimingSource::Modeled, m_clockNs,
-                                            m_clockNs + duration, bytes});
-        m_clockNs += duration;
+        m_emitter.emit(index,
+                       TransferEvent{direction, lane, TimingSource::Modeled, beginNs, beginNs + duration, bytes});
+        return beginNs + duration;
     }
 
     void emitIrregularExtras() {
@@ -237,7 +252,8 @@ private:
     std::mt19937_64 m_random;
     std::vector<SimulatedLayer> m_layers;
     std::int64_t m_lastToken = -1;
-    std::int64_t m_clockNs = 0;
+    std::int64_t m_computeFreeNs = 0;  // modeled compute lane
+    std::int64_t m_prefetchFreeNs = 0; // modeled prefetch lane
     std::int64_t m_batch = 1;
 };
 
@@ -263,8 +279,8 @@ std::size_t SyntheticSession::estimateEventCount(const SyntheticSessionOptions& 
     std::size_t flushes = 0;
     for (std::int32_t layer = 0; layer < options.layers; ++layer) {
         perStep += 2; // MaskSizes, Update
-        if (options.offload && layer > 0)
-            perStep += 2;
+        if (options.offload)
+            perStep += layer > 0 ? 3 : 1; // Compute, and the layer's two transfers
         switch (kindOfLayer(options, layer)) {
         case LayerKind::DynamicSlidingWindow:
             perStep += 1; // at most one slide per step

@@ -139,10 +139,31 @@ struct StepEndEvent {
     bool operator==(const StepEndEvent&) const = default;
 };
 
+// The time one layer's attention update occupied the compute stream, on the session clock (offloading
+// caches: the compute lane the transfers are scheduled against).
+struct ComputeEvent {
+    TimingSource timing = TimingSource::Modeled;
+    std::int64_t beginNs = 0;
+    std::int64_t endNs = 0;
+    bool operator==(const ComputeEvent&) const = default;
+};
+
+// The next-token distribution a step produced (row 0), as log-probabilities, for comparing sessions.
+// Holds the whole vocabulary when it has at most kLogitsFullVocabularyLimit entries, else the most
+// likely kLogitsTopCount tokens in descending order; `complete` says which.
+struct LogitsEvent {
+    std::vector<std::int64_t> tokenIds;
+    std::vector<float> logProbs;
+    bool complete = false;
+    bool operator==(const LogitsEvent&) const = default;
+};
+inline constexpr std::int64_t kLogitsFullVocabularyLimit = 1024;
+inline constexpr std::int64_t kLogitsTopCount = 256;
+
 // The variant index is the kind's number in session files: append new payloads at the end only.
 using EventPayload = std::variant<UpdateEvent, MaskSizesEvent, WindowSlideEvent, QuantizeFlushEvent,
                                   TransferEvent, CropEvent, ReorderEvent, BatchRepeatEvent, BatchSelectEvent,
-                                  ResetEvent, MemoryEvent, StepBeginEvent, StepEndEvent>;
+                                  ResetEvent, MemoryEvent, StepBeginEvent, StepEndEvent, ComputeEvent, LogitsEvent>;
 
 // Names the alternative held by an EventPayload; equal to its variant index.
 enum class EventKind : std::uint8_t {
@@ -159,9 +180,11 @@ enum class EventKind : std::uint8_t {
     Memory = 10,
     StepBegin = 11,
     StepEnd = 12,
+    Compute = 13,
+    Logits = 14,
 };
 inline constexpr std::size_t kEventKindCount = std::variant_size_v<EventPayload>;
-static_assert(static_cast<std::size_t>(EventKind::StepEnd) + 1 == kEventKindCount,
+static_assert(static_cast<std::size_t>(EventKind::Logits) + 1 == kEventKindCount,
               "EventKind must list every EventPayload alternative in order");
 
 // One cache or generation operation as recorded by the trace.

@@ -31,12 +31,13 @@ namespace kvscope::trace {
 //                 stay, since the reference zeroes its tensors in place.
 //   Memory        layer -1: cache-wide totals; layer >= 0: that layer's bytes per tier.
 //   StepBegin/End the step's input token / produced token and wall time.
+//   Compute, Logits  nothing: timelines and comparisons read them from the events themselves.
 // Layer-level payloads with layer -1 apply to every layer the state knows at that moment.
 class StateReducer {
 public:
     // What part of a StepState an event touches.
     enum class Scope : std::uint8_t {
-        Step,      // StepBegin, StepEnd, and Memory with layer -1
+        Step,      // StepBegin, StepEnd, Logits, and Memory with layer -1
         Layer,     // a layer-level payload (or Memory) with layer >= 0
         AllLayers, // a layer-level payload with layer -1
     };

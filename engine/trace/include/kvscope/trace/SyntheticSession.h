@@ -23,12 +23,13 @@ struct SyntheticSessionOptions {
     std::int32_t quantizedEvery = 8;
     std::int64_t residualLength = 128; // a quantized layer flushes every residualLength steps
     std::int32_t staticEvery = 0;
-    bool offload = false;   // offload/prefetch transfers around every layer's update but layer 0's
+    bool offload = false;   // offload/prefetch transfers around every layer's update but layer 0's,
+                            // and a Compute span per update, on a modeled compute and prefetch lane
     bool irregular = false; // random crops, resets, reorders, batch ops, per-layer memory, empty steps
 };
 
 // Emits a plausible generation session without a model: per step StepBegin, per layer MaskSizes and
-// Update (+ WindowSlide, QuantizeFlush, Transfer as the layer kind implies), StepEnd and a cache-wide
+// Update (+ WindowSlide, QuantizeFlush, Transfer and Compute as the options imply), StepEnd and a cache-wide
 // Memory event. Sizes follow a model with 8 KV heads of dimension 128 in fp16 (4 KiB per token and
 // layer). Deterministic for given options; used by tests, benchmarks and GUI demos.
 class SyntheticSession {

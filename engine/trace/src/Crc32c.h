@@ -1,0 +1,15 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace kvscope::trace {
+
+// CRC-32C (Castagnoli), the checksum of every session chunk and of the header. Continue a running
+// checksum by passing the previous result as `crc`.
+class Crc32c {
+public:
+    static std::uint32_t compute(std::span<const std::uint8_t> bytes, std::uint32_t crc = 0);
+};
+
+} // namespace kvscope::trace

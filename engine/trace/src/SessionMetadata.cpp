@@ -1,0 +1,83 @@
+#include "kvscope/trace/SessionMetadata.h"
+
+#include "kvscope/trace/SessionError.h"
+
+#include <nlohmann/json.hpp>
+
+namespace kvscope::trace {
+
+namespace {
+
+nlohmann::json objectOrEmpty(const std::string& text, const char* field) {
+    if (text.empty()) {
+        return nlohmann::json::object();
+    }
+    nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+    if (value.is_discarded() || !value.is_object()) {
+        throw SessionError(std::string("session metadata: ") + field + " is not a JSON object: " + text.substr(0, 80));
+    }
+    return value;
+}
+
+template <typename T>
+void readField(const nlohmann::json& json, const char* key, T& target, bool (nlohmann::json::*isType)() const,
+               const char* typeName) {
+    const auto found = json.find(key);
+    if (found == json.end() || found->is_null()) {
+        return;
+    }
+    if (!((*found).*isType)()) {
+        throw SessionError(std::string("session metadata: \"") + key + "\" must be " + typeName + ", found " +
+                           found->type_name());
+    }
+    target = found->get<T>();
+}
+
+} // namespace
+
+std::string SessionMetadata::toJson() const {
+    nlohmann::json json{
+        {"kvscope_version", kvscopeVersion},
+        {"model", model},
+        {"model_config", objectOrEmpty(modelConfigJson, "model_config")},
+        {"cache", cacheKind},
+        {"cache_settings", objectOrEmpty(cacheSettingsJson, "cache_settings")},
+        {"device", device},
+        {"seed", seed},
+        {"prompt", prompt},
+        {"created_unix_ns", createdUnixNs},
+    };
+    // Invalid UTF-8 in a prompt must not make the header unwritable.
+    return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+SessionMetadata SessionMetadata::fromJson(std::string_view text) {
+    const nlohmann::json json = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    if (json.is_discarded() || !json.is_object()) {
+        throw SessionError("session metadata is not a JSON object");
+    }
+    SessionMetadata metadata;
+    using J = nlohmann::json;
+    readField(json, "kvscope_version", metadata.kvscopeVersion, &J::is_string, "a string");
+    readField(json, "model", metadata.model, &J::is_string, "a string");
+    readField(json, "cache", metadata.cacheKind, &J::is_string, "a string");
+    readField(json, "device", metadata.device, &J::is_string, "a string");
+    readField(json, "prompt", metadata.prompt, &J::is_string, "a string");
+    readField(json, "seed", metadata.seed, &J::is_number_unsigned, "an unsigned integer");
+    readField(json, "created_unix_ns", metadata.createdUnixNs, &J::is_number_integer, "an integer");
+    for (const auto& [key, target] : {std::pair<const char*, std::string*>{"model_config", &metadata.modelConfigJson},
+                                      {"cache_settings", &metadata.cacheSettingsJson}}) {
+        const auto found = json.find(key);
+        if (found == json.end() || found->is_null()) {
+            continue;
+        }
+        if (!found->is_object()) {
+            throw SessionError(std::string("session metadata: \"") + key + "\" must be a JSON object, found " +
+                               found->type_name());
+        }
+        *target = found->dump();
+    }
+    return metadata;
+}
+
+} // namespace kvscope::trace

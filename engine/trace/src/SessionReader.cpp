@@ -1,0 +1,400 @@
+#include "kvscope/trace/SessionReader.h"
+
+#include "ByteReader.h"
+#include "Crc32c.h"
+#include "EventCodec.h"
+
+#include "kvscope/trace/SessionError.h"
+#include "kvscope/trace/StateReducer.h"
+#include "kvscope/trace/Timeline.h"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+
+namespace kvscope::trace {
+
+namespace {
+
+// No writer produces a chunk that inflates beyond this ratio; a header claiming more is damage,
+// and refusing it keeps a few bad bytes from allocating gigabytes.
+constexpr std::uint64_t kMaxInflation = 4096;
+constexpr std::uint64_t kMaxRawChunkBytes = std::uint64_t{1} << 30;
+
+// A chunk is damaged: the message says what, `offset` where.
+struct Damage {
+    std::uint64_t offset;
+    std::string what;
+};
+
+struct Header {
+    FormatVersion version;
+    SessionMetadata metadata;
+    std::uint64_t length = 0;
+};
+
+struct Chunk {
+    std::uint32_t type = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t frameBytes = 0;
+    std::vector<std::uint8_t> raw; // decompressed payload
+};
+
+std::string at(std::uint64_t offset) { return " at byte " + std::to_string(offset); }
+
+Header parseHeader(std::span<const std::uint8_t> bytes, const std::string& name) {
+    const auto& magic = SessionFormat::kMagic;
+    const std::size_t compared = std::min(bytes.size(), magic.size());
+    if (compared == 0 || !std::equal(bytes.begin(), bytes.begin() + compared,
+                                     reinterpret_cast<const std::uint8_t*>(magic.data()))) {
+        throw SessionError(name + " is not a kvscope session file (it does not start with \"KVSESS\")");
+    }
+    if (bytes.size() < SessionFormat::kFixedHeaderBytes) {
+        throw SessionError(name + ": the header is truncated (" + std::to_string(bytes.size()) + " bytes, at least " +
+                           std::to_string(SessionFormat::kFixedHeaderBytes) + " needed)");
+    }
+    ByteReader in(bytes);
+    in.take(magic.size());
+    Header header;
+    header.version.major = in.get<std::uint16_t>();
+    header.version.minor = in.get<std::uint16_t>();
+    if (header.version.major > SessionFormat::kMajor || header.version.major == 0) {
+        throw SessionError(name + " has session format version " + header.version.toString() +
+                           "; this kvscope reads format " + std::to_string(SessionFormat::kMajor) +
+                           ".x (written as " + FormatVersion{}.toString() + "): open it with a newer kvscope");
+    }
+    header.length = in.get<std::uint32_t>();
+    in.get<std::uint32_t>(); // flags: none defined in 1.x; later minors may add optional ones
+    in.get<std::int64_t>();  // creation time, also in the metadata
+    const std::uint64_t jsonLength = in.get<std::uint32_t>();
+    if (header.length < SessionFormat::kFixedHeaderBytes + jsonLength + 4 || header.length > bytes.size()) {
+        throw SessionError(name + ": the header is damaged or truncated (it claims " + std::to_string(header.length) +
+                           " bytes with " + std::to_string(jsonLength) + " bytes of metadata; the file has " +
+                           std::to_string(bytes.size()) + ")");
+    }
+    const auto covered = bytes.first(header.length - 4);
+    ByteReader crcReader(bytes.subspan(header.length - 4, 4));
+    if (Crc32c::compute(covered) != crcReader.get<std::uint32_t>()) {
+        throw SessionError(name + ": the header's checksum does not match (damaged metadata)");
+    }
+    const auto json = in.take(jsonLength);
+    header.metadata =
+        SessionMetadata::fromJson(std::string_view(reinterpret_cast<const char*>(json.data()), json.size()));
+    return header;
+}
+
+// Reads and checks the chunk frame at `offset`; throws Damage.
+Chunk readChunk(std::span<const std::uint8_t> bytes, std::uint64_t offset) {
+    const std::uint64_t left = bytes.size() - offset;
+    if (left < SessionFormat::kChunkHeaderBytes) {
+        throw Damage{offset, "the file ends inside a chunk header (" + std::to_string(left) + " of " +
+                                 std::to_string(SessionFormat::kChunkHeaderBytes) + " bytes)"};
+    }
+    ByteReader in(bytes.subspan(offset));
+    Chunk chunk;
+    chunk.offset = offset;
+    chunk.type = in.get<std::uint32_t>();
+    in.get<std::uint16_t>(); // chunk version: 1 for every type of format 1.0
+    const auto flags = in.get<std::uint16_t>();
+    const auto storedBytes = in.get<std::uint64_t>();
+    const auto rawBytes = in.get<std::uint64_t>();
+    const std::uint64_t available = left - SessionFormat::kChunkHeaderBytes;
+    if (storedBytes > available || available - storedBytes < SessionFormat::kChunkTrailerBytes) {
+        throw Damage{offset, "a chunk of " + std::to_string(storedBytes) + " bytes does not fit in the " +
+                                 std::to_string(available) + " bytes left (truncated file or damaged length)"};
+    }
+    chunk.frameBytes = SessionFormat::kChunkHeaderBytes + storedBytes + SessionFormat::kChunkTrailerBytes;
+    const auto covered = bytes.subspan(offset, SessionFormat::kChunkHeaderBytes + storedBytes);
+    in.take(storedBytes);
+    if (Crc32c::compute(covered) != in.get<std::uint32_t>()) {
+        throw Damage{offset, "the chunk's checksum does not match (damaged bytes)"};
+    }
+    const auto stored = covered.subspan(SessionFormat::kChunkHeaderBytes);
+    if ((flags & ~std::uint16_t{SessionFormat::Zstd}) != 0) {
+        throw Damage{offset, "the chunk has unknown flags " + std::to_string(flags)};
+    }
+    if ((flags & SessionFormat::Zstd) == 0) {
+        if (rawBytes != storedBytes) {
+            throw Damage{offset, "an uncompressed chunk claims " + std::to_string(rawBytes) + " bytes but stores " +
+                                     std::to_string(storedBytes)};
+        }
+        chunk.raw.assign(stored.begin(), stored.end());
+        return chunk;
+    }
+    if (rawBytes > kMaxRawChunkBytes || rawBytes > (storedBytes + 64) * kMaxInflation ||
+        ZSTD_getFrameContentSize(stored.data(), stored.size()) != rawBytes) {
+        throw Damage{offset, "the chunk's compressed payload does not match its length " + std::to_string(rawBytes)};
+    }
+    chunk.raw.resize(rawBytes);
+    const std::size_t produced = ZSTD_decompress(chunk.raw.data(), chunk.raw.size(), stored.data(), stored.size());
+    if (ZSTD_isError(produced) || produced != rawBytes) {
+        throw Damage{offset, "the chunk's compressed payload does not decompress"};
+    }
+    return chunk;
+}
+
+struct StepChunk {
+    std::int64_t step = 0;
+    std::vector<Event> events;
+};
+
+StepChunk decodeStep(const Chunk& chunk) {
+    try {
+        ByteReader in(chunk.raw);
+        StepChunk decoded;
+        decoded.step = in.get<std::int64_t>();
+        const std::size_t count = in.getCount(1 + 4); // kind and length, at least
+        decoded.events.reserve(count);
+        for (std::size_t i = 0; i < count; ++i) {
+            if (auto event = EventCodec::decode(in)) {
+                decoded.events.push_back(std::move(*event));
+            }
+        }
+        if (!in.atEnd()) {
+            throw EventCodec::Invalid(std::to_string(in.remaining()) + " bytes follow the step's last event");
+        }
+        if (decoded.step < 0) {
+            throw EventCodec::Invalid("negative step " + std::to_string(decoded.step));
+        }
+        return decoded;
+    } catch (const std::runtime_error& error) {
+        throw Damage{chunk.offset, std::string("a step chunk does not decode: ") + error.what()};
+    }
+}
+
+StepState decodeSnapshot(const Chunk& chunk) {
+    try {
+        ByteReader in(chunk.raw);
+        StepState state = EventCodec::decodeStepState(in);
+        if (!in.atEnd()) {
+            throw EventCodec::Invalid(std::to_string(in.remaining()) + " bytes follow the snapshot");
+        }
+        return state;
+    } catch (const std::runtime_error& error) {
+        throw Damage{chunk.offset, std::string("a snapshot chunk does not decode: ") + error.what()};
+    }
+}
+
+struct ChunkPosition {
+    std::int64_t step;
+    std::uint64_t offset;
+    bool operator==(const ChunkPosition&) const = default;
+};
+
+struct Index {
+    std::vector<ChunkPosition> steps;
+    std::vector<ChunkPosition> snapshots;
+};
+
+Index decodeIndex(const Chunk& chunk) {
+    try {
+        ByteReader in(chunk.raw);
+        Index index;
+        for (auto* list : {&index.steps, &index.snapshots}) {
+            list->resize(in.getCount(16));
+            for (ChunkPosition& position : *list) {
+                position.step = in.get<std::int64_t>();
+                position.offset = in.get<std::uint64_t>();
+            }
+        }
+        if (!in.atEnd()) {
+            throw EventCodec::Invalid(std::to_string(in.remaining()) + " bytes follow the index");
+        }
+        return index;
+    } catch (const std::runtime_error& error) {
+        throw Damage{chunk.offset, std::string("the index chunk does not decode: ") + error.what()};
+    }
+}
+
+// The footer after the index chunk: its offset, then the end magic. nullopt when absent or wrong.
+std::optional<std::uint64_t> footerIndexOffset(std::span<const std::uint8_t> tail) {
+    if (tail.size() != SessionFormat::kFooterBytes) {
+        return std::nullopt;
+    }
+    ByteReader in(tail);
+    const auto offset = in.get<std::uint64_t>();
+    const auto magic = in.take(8);
+    if (!std::equal(magic.begin(), magic.end(), reinterpret_cast<const std::uint8_t*>(SessionFormat::kEndMagic.data()))) {
+        return std::nullopt;
+    }
+    return offset;
+}
+
+std::vector<std::uint8_t> readFile(const std::filesystem::path& path) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) {
+        throw SessionError("cannot open session file " + path.string());
+    }
+    file.seekg(0, std::ios::end);
+    const auto size = static_cast<std::size_t>(file.tellg());
+    file.seekg(0);
+    std::vector<std::uint8_t> bytes(size);
+    if (size > 0 && !file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) {
+        throw SessionError("cannot read session file " + path.string());
+    }
+    return bytes;
+}
+
+} // namespace
+
+SessionContents SessionReader::read(const std::filesystem::path& path) {
+    const std::vector<std::uint8_t> bytes = readFile(path);
+    return read(bytes, path.string());
+}
+
+SessionContents SessionReader::read(std::span<const std::uint8_t> bytes, const std::string& name) {
+    const Header header = parseHeader(bytes, name);
+    SessionContents contents;
+    contents.version = header.version;
+    contents.metadata = header.metadata;
+    contents.fileBytes = bytes.size();
+
+    std::vector<ChunkPosition> stepChunks;
+    std::vector<ChunkPosition> snapshots;
+    std::set<std::int64_t> steps;
+    std::uint64_t offset = header.length;
+    try {
+        while (offset < bytes.size()) {
+            const Chunk chunk = readChunk(bytes, offset);
+            switch (static_cast<SessionFormat::ChunkType>(chunk.type)) {
+            case SessionFormat::ChunkType::Step: {
+                StepChunk step = decodeStep(chunk);
+                if (!stepChunks.empty() && step.step < stepChunks.back().step) {
+                    throw Damage{offset, "step " + std::to_string(step.step) + " follows step " +
+                                             std::to_string(stepChunks.back().step) + " (chunks out of order)"};
+                }
+                stepChunks.push_back({step.step, offset});
+                steps.insert(step.step);
+                std::move(step.events.begin(), step.events.end(), std::back_inserter(contents.events));
+                break;
+            }
+            case SessionFormat::ChunkType::Snapshot:
+                snapshots.push_back({decodeSnapshot(chunk).step, offset});
+                break;
+            case SessionFormat::ChunkType::Index: {
+                const Index index = decodeIndex(chunk);
+                const auto footer = footerIndexOffset(bytes.subspan(offset + chunk.frameBytes));
+                if (!footer || *footer != offset) {
+                    throw Damage{offset + chunk.frameBytes, "the footer after the index is missing or damaged"};
+                }
+                if (index.steps != stepChunks || index.snapshots != snapshots) {
+                    throw Damage{offset, "the index does not list the chunks the file holds"};
+                }
+                contents.complete = true;
+                contents.intactSteps = static_cast<std::int64_t>(steps.size());
+                return contents;
+            }
+            default:
+                ++contents.skippedChunks; // a chunk type from a newer minor version
+                break;
+            }
+            offset += chunk.frameBytes;
+        }
+        throw Damage{offset, "the file ends without its index footer: the session was not finished (the "
+                             "recording stopped or crashed)"};
+    } catch (const Damage& damage) {
+        contents.intactSteps = static_cast<std::int64_t>(steps.size());
+        contents.damage = name + ": " + damage.what + at(damage.offset) + "; " + std::to_string(steps.size()) +
+                          " steps intact";
+    }
+    return contents;
+}
+
+StepState SessionReader::stateAt(const std::filesystem::path& path, std::int64_t step) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) {
+        throw SessionError("cannot open session file " + path.string());
+    }
+    file.seekg(0, std::ios::end);
+    const auto size = static_cast<std::uint64_t>(file.tellg());
+    auto readRange = [&](std::uint64_t offset, std::uint64_t length) {
+        std::vector<std::uint8_t> range(static_cast<std::size_t>(std::min(length, size - std::min(offset, size))));
+        file.seekg(static_cast<std::streamoff>(offset));
+        file.read(reinterpret_cast<char*>(range.data()), static_cast<std::streamsize>(range.size()));
+        return range;
+    };
+    auto fullRead = [&]() {
+        const SessionContents contents = read(path);
+        Timeline timeline;
+        timeline.reserve(contents.events.size());
+        for (const Event& event : contents.events) {
+            timeline.emit(event);
+        }
+        if (step < 0 || step >= timeline.stepCount()) {
+            throw SessionError(path.string() + ": step " + std::to_string(step) + " is not in the session (0.." +
+                               std::to_string(timeline.stepCount() - 1) + " are intact)");
+        }
+        return timeline.stateAt(step);
+    };
+    if (size < SessionFormat::kFooterBytes) {
+        return fullRead();
+    }
+    const auto footer = footerIndexOffset(readRange(size - SessionFormat::kFooterBytes, SessionFormat::kFooterBytes));
+    if (!footer || *footer >= size) {
+        return fullRead();
+    }
+    // Reads only the chunk's own bytes; Damage messages keep the file offset.
+    auto chunkAt = [&](std::uint64_t offset) -> Chunk {
+        const auto headerBytes = readRange(offset, SessionFormat::kChunkHeaderBytes);
+        if (headerBytes.size() < SessionFormat::kChunkHeaderBytes) {
+            throw Damage{offset, "the index points past the end of the file"};
+        }
+        ByteReader in(headerBytes);
+        in.get<std::uint64_t>();
+        const auto storedBytes = in.get<std::uint64_t>();
+        if (storedBytes > size - offset) {
+            throw Damage{offset, "a chunk does not fit in the file"};
+        }
+        const auto frame = readRange(offset, SessionFormat::kChunkHeaderBytes + storedBytes + 4);
+        Chunk chunk = readChunk(frame, 0);
+        chunk.offset = offset;
+        return chunk;
+    };
+    try {
+        const Chunk indexChunk = chunkAt(*footer);
+        if (static_cast<SessionFormat::ChunkType>(indexChunk.type) != SessionFormat::ChunkType::Index) {
+            return fullRead();
+        }
+        const Index index = decodeIndex(indexChunk);
+        if (index.steps.empty() || step < 0 || step > index.steps.back().step) {
+            throw SessionError(path.string() + ": step " + std::to_string(step) + " is not in the session (0.." +
+                               std::to_string(index.steps.empty() ? -1 : index.steps.back().step) + ")");
+        }
+        StepState state;
+        std::int64_t folded = -1; // the newest step opened in `state`
+        const auto snapshot = std::find_if(index.snapshots.rbegin(), index.snapshots.rend(),
+                                           [&](const ChunkPosition& position) { return position.step <= step; });
+        if (snapshot != index.snapshots.rend()) {
+            state = decodeSnapshot(chunkAt(snapshot->offset));
+            folded = snapshot->step;
+        }
+        const std::int64_t snapshotStep = folded;
+        for (const ChunkPosition& position : index.steps) {
+            // A step may span several chunks (events after its StepEnd): fold all of them.
+            if (position.step <= snapshotStep) {
+                continue;
+            }
+            if (position.step > step) {
+                break;
+            }
+            const StepChunk chunk = decodeStep(chunkAt(position.offset));
+            for (std::int64_t opened = folded + 1; opened <= chunk.step; ++opened) {
+                StateReducer::beginStep(state, opened);
+            }
+            folded = std::max(folded, chunk.step);
+            for (const Event& event : chunk.events) {
+                StateReducer::apply(state, event);
+            }
+        }
+        for (std::int64_t opened = folded + 1; opened <= step; ++opened) {
+            StateReducer::beginStep(state, opened);
+        }
+        return state;
+    } catch (const Damage&) {
+        return fullRead(); // the full read says where the damage is, or serves the intact steps
+    }
+}
+
+} // namespace kvscope::trace

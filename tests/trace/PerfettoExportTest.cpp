@@ -1,0 +1,199 @@
+#include "kvscope/trace/PerfettoExport.h"
+
+#include "TraceTestHelpers.h"
+
+#include "kvscope/trace/SessionError.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+using namespace kvscope::trace;
+using namespace kvscope::trace::testing;
+using Json = nlohmann::json;
+
+namespace {
+
+SessionMetadata metadata() {
+    SessionMetadata result;
+    result.model = "llama";
+    result.cacheKind = "offloaded";
+    result.device = "cpu";
+    result.prompt = "hello";
+    return result;
+}
+
+Json exported(std::span<const Event> events) {
+    std::ostringstream out;
+    PerfettoExport::write(out, metadata(), events);
+    return Json::parse(out.str());
+}
+
+std::vector<Event> offloadedSession() {
+    SyntheticSessionOptions options;
+    options.layers = 4;
+    options.tokens = 20;
+    options.promptTokens = 8;
+    options.window = 12;
+    options.residualLength = 6;
+    options.slidingEvery = 4;
+    options.quantizedEvery = 4;
+    options.offload = true;
+    RecordingSink sink;
+    SyntheticSession::generate(options, sink);
+    return sink.events();
+}
+
+std::map<std::pair<int, int>, std::string> laneNames(const Json& trace) {
+    std::map<std::pair<int, int>, std::string> names;
+    for (const Json& event : trace["traceEvents"]) {
+        if (event["ph"] == "M" && event["name"] == "thread_name") {
+            names[{event["pid"].get<int>(), event["tid"].get<int>()}] = event["args"]["name"];
+        }
+    }
+    return names;
+}
+
+} // namespace
+
+TEST(PerfettoExportTest, NamesEveryLaneAndDescribesTheSession) {
+    const Json trace = exported(offloadedSession());
+    EXPECT_EQ(trace["displayTimeUnit"], "ns");
+    EXPECT_EQ(trace["otherData"]["model"], "llama");
+    EXPECT_EQ(trace["otherData"]["timing"], "modeled");
+    EXPECT_EQ(trace["otherData"]["kvscope_format"], "1.0");
+    std::set<std::string> names;
+    for (const auto& [lane, name] : laneNames(trace)) {
+        names.insert(name);
+    }
+    for (const char* expected : {"decode steps", "compute L00", "compute L03", "prefetch stream (host to device)",
+                                 "offload (compute stream)", "quantize"}) {
+        EXPECT_TRUE(names.count(expected)) << expected;
+    }
+}
+
+TEST(PerfettoExportTest, EveryEventCarriesStepAndLayerAndThreadSlicesNest) {
+    const std::vector<Event> events = offloadedSession();
+    const Json trace = exported(events);
+    std::map<std::string, int> phases;
+    std::map<std::pair<int, int>, double> laneEnd;
+    std::map<std::string, int> openAsync;
+    for (const Json& event : trace["traceEvents"]) {
+        const std::string phase = event["ph"];
+        ++phases[phase];
+        if (phase == "M" || phase == "C") {
+            continue; // lane names and counter values: their args are the names and plotted values
+        }
+        ASSERT_TRUE(event["args"].contains("step")) << event.dump();
+        ASSERT_TRUE(event["args"].contains("layer")) << event.dump();
+        EXPECT_GE(event["ts"].get<double>(), 0.0);
+        if (phase == "X") {
+            const std::pair<int, int> lane{event["pid"], event["tid"]};
+            EXPECT_GE(event["ts"].get<double>() + 1e-9, laneEnd[lane]) << "overlapping slices: " << event.dump();
+            laneEnd[lane] = event["ts"].get<double>() + event["dur"].get<double>();
+        } else if (phase == "b") {
+            ++openAsync[event["id"]];
+        } else if (phase == "e") {
+            --openAsync[event["id"]];
+        }
+    }
+    for (const auto& [id, open] : openAsync) {
+        EXPECT_EQ(open, 0) << id;
+    }
+    const std::int64_t steps = timelineOf(events).stepCount();
+    std::int64_t computes = 0;
+    std::int64_t transfers = 0;
+    for (const Event& event : events) {
+        computes += event.kind() == EventKind::Compute;
+        transfers += event.kind() == EventKind::Transfer;
+    }
+    EXPECT_EQ(phases["X"] + phases["b"], steps + computes + transfers);
+    EXPECT_GT(phases["s"], 0);
+    EXPECT_EQ(phases["s"], phases["f"] + static_cast<int>(0) + (phases["s"] - phases["f"])); // closed or open at the end
+    EXPECT_GT(phases["f"], 0) << "offload -> prefetch -> use flows end at an update";
+    EXPECT_EQ(phases["t"], phases["f"]);
+    EXPECT_GT(phases["i"], 0); // flushes and window slides
+}
+
+TEST(PerfettoExportTest, CountersFollowOccupancyAndMemoryPerStep) {
+    const std::vector<Event> events = offloadedSession();
+    const Timeline timeline = timelineOf(events);
+    const Json trace = exported(events);
+    std::vector<Json> occupancy;
+    std::vector<Json> memory;
+    for (const Json& event : trace["traceEvents"]) {
+        if (event["ph"] != "C") {
+            continue;
+        }
+        if (event["name"] == "occupancy (stored tokens)") {
+            occupancy.push_back(event["args"]);
+        } else if (event["name"] == "memory (bytes)") {
+            memory.push_back(event["args"]);
+        }
+    }
+    ASSERT_EQ(static_cast<std::int64_t>(occupancy.size()), timeline.stepCount());
+    ASSERT_EQ(static_cast<std::int64_t>(memory.size()), timeline.stepCount());
+    for (std::int64_t step = 0; step < timeline.stepCount(); ++step) {
+        const StepState state = timeline.stateAt(step);
+        EXPECT_EQ(occupancy[static_cast<std::size_t>(step)]["L02"], state.layers[2].storedTokens) << step;
+        EXPECT_EQ(memory[static_cast<std::size_t>(step)]["host"], state.memoryHost) << step;
+    }
+}
+
+TEST(PerfettoExportTest, OverlappingSlicesOnOneLaneBecomeAsyncSlices) {
+    std::vector<Event> events{
+        Event{0, -1, 0, StepBeginEvent{-1, "p"}},
+        Event{0, 1, 1,
+              TransferEvent{TransferDirection::Prefetch, TransferLane::Prefetch, TimingSource::Measured, 0, 5000, 64}},
+        Event{0, 2, 2,
+              TransferEvent{TransferDirection::Prefetch, TransferLane::Prefetch, TimingSource::Measured, 2000, 7000, 64}},
+        Event{0, -1, 3, StepEndEvent{5, "x", 9000}},
+    };
+    const Json trace = exported(events);
+    int complete = 0;
+    int asyncBegins = 0;
+    for (const Json& event : trace["traceEvents"]) {
+        if (event.value("cat", "") == "prefetch") {
+            complete += event["ph"] == "X";
+            asyncBegins += event["ph"] == "b";
+        }
+    }
+    EXPECT_EQ(complete, 1);
+    EXPECT_EQ(asyncBegins, 1);
+    EXPECT_EQ(trace["otherData"]["timing"], "measured");
+}
+
+TEST(PerfettoExportTest, UntimedSessionsUseWallTimeForSteps) {
+    std::vector<Event> events{
+        Event{0, -1, 0, StepEndEvent{1, "a", 2'000'000}},
+        Event{1, -1, 1, StepEndEvent{2, "b", 3'000'000}},
+    };
+    const Json trace = exported(events);
+    std::vector<std::pair<double, double>> steps;
+    for (const Json& event : trace["traceEvents"]) {
+        if (event.value("cat", "") == "step") {
+            steps.emplace_back(event["ts"], event["dur"]);
+        }
+    }
+    ASSERT_EQ(steps.size(), 2U);
+    EXPECT_DOUBLE_EQ(steps[0].first, 0.0);
+    EXPECT_DOUBLE_EQ(steps[0].second, 2000.0);
+    EXPECT_DOUBLE_EQ(steps[1].first, 2000.0);
+    EXPECT_DOUBLE_EQ(steps[1].second, 3000.0);
+    EXPECT_EQ(trace["otherData"]["timing"], "wall");
+}
+
+TEST(PerfettoExportTest, WritesFilesAtomically) {
+    TemporaryFolder folder;
+    const auto path = folder.file("trace.json");
+    PerfettoExport::write(path, metadata(), offloadedSession());
+    std::ifstream in(path);
+    EXPECT_NO_THROW(Json::parse(in));
+    EXPECT_FALSE(std::filesystem::exists(folder.file("trace.json.tmp")));
+    EXPECT_THROW(PerfettoExport::write(folder.file("missing/trace.json"), metadata(), offloadedSession()),
+                 SessionError);
+}
