@@ -59,8 +59,8 @@ inline std::vector<Event> everyKindSession(std::int64_t tokens = 40, std::int32_
     std::int64_t lastStep = -1;
     for (const Event& event : sink.events()) {
         if (event.step != lastStep && lastStep >= 0) {
-            events.push_back(Event{lastStep, -1, 0,
-                                   LogitsEvent{{3, 1, 4}, {-0.1F, -2.5F, -7.25F}, lastStep % 2 == 0}});
+            events.push_back(lastStep % 2 == 0 ? Event{lastStep, -1, 0, LogitsEvent{{}, {-0.1F, -2.5F, -7.25F}, true}}
+                                               : Event{lastStep, -1, 0, LogitsEvent{{3, 1}, {-0.5F, -1.5F}, false}});
             events.push_back(Event{lastStep, 0, 0, ComputeEvent{TimingSource::Measured, 10 * lastStep, 10 * lastStep + 5}});
         }
         lastStep = event.step;

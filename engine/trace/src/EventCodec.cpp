@@ -225,7 +225,7 @@ EventPayload decodePayload(EventKind kind, ByteReader& in) {
             value = in.get<float>();
         }
         e.complete = flag(in);
-        if (e.tokenIds.size() != e.logProbs.size()) {
+        if (!e.complete && e.tokenIds.size() != e.logProbs.size()) {
             throw EventCodec::Invalid("logits hold " + std::to_string(e.tokenIds.size()) + " token ids but " +
                                       std::to_string(e.logProbs.size()) + " log-probabilities");
         }

@@ -149,8 +149,9 @@ struct ComputeEvent {
 };
 
 // The next-token distribution a step produced (row 0), as log-probabilities, for comparing sessions.
-// Holds the whole vocabulary when it has at most kLogitsFullVocabularyLimit entries, else the most
-// likely kLogitsTopCount tokens in descending order; `complete` says which.
+// complete: logProbs holds the whole vocabulary (at most kLogitsFullVocabularyLimit entries), indexed
+// by token id, and tokenIds is empty. Otherwise the kLogitsTopCount most likely tokens, descending,
+// with their ids in tokenIds.
 struct LogitsEvent {
     std::vector<std::int64_t> tokenIds;
     std::vector<float> logProbs;

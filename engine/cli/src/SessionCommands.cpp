@@ -1,0 +1,190 @@
+#include "SessionCommands.h"
+
+#include "kvscope/trace/PerfettoExport.h"
+#include "kvscope/trace/SessionError.h"
+#include "kvscope/trace/SessionReader.h"
+#include "kvscope/trace/Timeline.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <ostream>
+
+namespace kvscope::cli {
+namespace {
+
+using Json = nlohmann::json;
+
+Json parsedOrText(const std::string& text) {
+    Json value = Json::parse(text, nullptr, false);
+    return value.is_discarded() ? Json(text) : value;
+}
+
+Json metadataJson(const trace::SessionMetadata& metadata) { return parsedOrText(metadata.toJson()); }
+
+trace::Timeline timelineOf(const trace::SessionContents& contents) {
+    trace::Timeline timeline;
+    timeline.reserve(contents.events.size());
+    for (const trace::Event& event : contents.events) {
+        timeline.emit(event);
+    }
+    return timeline;
+}
+
+Json layerJson(std::size_t index, const trace::LayerState& layer) {
+    Json json{{"layer", index},
+              {"initialized", layer.initialized},
+              {"type", trace::toString(layer.kind)},
+              {"seq_length", layer.seqLength},
+              {"stored_tokens", layer.storedTokens},
+              {"capacity", layer.capacity},
+              {"query_length", layer.queryLength},
+              {"kv_length", layer.kvLength},
+              {"kv_offset", layer.kvOffset},
+              {"residency", trace::toString(layer.residency)},
+              {"bytes_device", layer.bytesDevice},
+              {"bytes_device_quantized", layer.bytesDeviceQuantized},
+              {"bytes_host", layer.bytesHost}};
+    if (trace::isSlidingWindow(layer.kind)) {
+        json["window_start"] = layer.windowStart;
+        json["window_end"] = layer.windowEnd;
+        json["window_size"] = layer.windowSize;
+        json["evicted_tokens"] = layer.evictedTokens;
+    }
+    if (layer.kind == trace::LayerKind::Quantized) {
+        json["residual_tokens"] = layer.residualTokens;
+        json["quantized_tokens"] = layer.quantizedTokens;
+        json["last_flush_step"] = layer.lastFlushStep;
+    }
+    if (layer.batchSize > 0) {
+        json["batch_size"] = layer.batchSize;
+    }
+    return json;
+}
+
+Json stateJson(const trace::StepState& state) {
+    Json layers = Json::array();
+    for (std::size_t index = 0; index < state.layers.size(); ++index) {
+        layers.push_back(layerJson(index, state.layers[index]));
+    }
+    return Json{{"step", state.step},
+                {"input_token_id", state.inputTokenId},
+                {"input", state.inputText},
+                {"token_id", state.tokenId},
+                {"token", state.tokenText},
+                {"wall_ns", state.wallNs},
+                {"memory",
+                 {{"device_full_precision", state.memoryDeviceFullPrecision},
+                  {"device_quantized", state.memoryDeviceQuantized},
+                  {"host", state.memoryHost}}},
+                {"layers", std::move(layers)}};
+}
+
+void print(std::ostream& out, const Json& json) {
+    out << json.dump(2, ' ', false, Json::error_handler_t::replace) << std::endl;
+}
+
+void warnDamage(std::ostream& err, const char* command, const trace::SessionContents& contents) {
+    if (!contents.damage.empty()) {
+        err << "kvscope-cli " << command << ": " << contents.damage << "\n";
+    }
+}
+
+} // namespace
+
+void SessionCommands::addSubcommands(CLI::App& app, Options& options) {
+    CLI::App* info = app.add_subcommand("info", "Header, steps, layers and event counts of a session file");
+    info->add_option("FILE", options.file, "A session file (.kvsess)")->required();
+    CLI::App* replay = app.add_subcommand("replay", "The cache state at a step of a session file, as JSON");
+    replay->add_option("FILE", options.file, "A session file (.kvsess)")->required();
+    replay->add_option("--step", options.step, "Step to show (default: the last)")->check(CLI::NonNegativeNumber);
+    CLI::App* exporter = app.add_subcommand("export", "Export a session file for Perfetto (Chrome trace JSON)");
+    exporter->add_option("FILE", options.file, "A session file (.kvsess)")->required();
+    exporter->add_option("--perfetto", options.perfetto, "The JSON file to write")->required();
+}
+
+int SessionCommands::info(const Options& options, std::ostream& out, std::ostream& err) {
+    trace::SessionContents contents;
+    try {
+        contents = trace::SessionReader::read(options.file);
+    } catch (const trace::SessionError& error) {
+        err << "kvscope-cli info: " << error.what() << "\n";
+        return 2;
+    }
+    const trace::Timeline timeline = timelineOf(contents);
+    std::map<std::string, std::int64_t> counts;
+    for (const trace::Event& event : contents.events) {
+        ++counts[std::string(trace::toString(event.kind()))];
+    }
+    Json layerTypes = Json::array();
+    for (const trace::LayerState& layer : timeline.latestState().layers) {
+        layerTypes.push_back(trace::toString(layer.kind));
+    }
+    Json json{{"file", options.file},
+              {"format_version", contents.version.toString()},
+              {"bytes", contents.fileBytes},
+              {"complete", contents.complete},
+              {"metadata", metadataJson(contents.metadata)},
+              {"steps", timeline.stepCount()},
+              {"intact_steps", contents.intactSteps},
+              {"layers", timeline.layerCount()},
+              {"layer_types", layerTypes},
+              {"events", contents.events.size()},
+              {"event_counts", counts},
+              {"skipped_chunks", contents.skippedChunks}};
+    if (!contents.damage.empty()) {
+        json["damage"] = contents.damage;
+    }
+    print(out, json);
+    if (!contents.damage.empty()) {
+        err << "kvscope-cli info: " << contents.damage << "\n";
+        return 2;
+    }
+    return 0;
+}
+
+int SessionCommands::replay(const Options& options, std::ostream& out, std::ostream& err) {
+    try {
+        trace::StepState state;
+        if (options.step) {
+            // Seeks through the index footer: reads the nearest snapshot and the steps after it.
+            state = trace::SessionReader::stateAt(options.file, *options.step);
+        } else {
+            const trace::SessionContents contents = trace::SessionReader::read(options.file);
+            warnDamage(err, "replay", contents);
+            const trace::Timeline timeline = timelineOf(contents);
+            if (timeline.stepCount() == 0) {
+                err << "kvscope-cli replay: " << options.file << " holds no intact step\n";
+                return 2;
+            }
+            state = timeline.stateAt(timeline.stepCount() - 1);
+        }
+        Json json = stateJson(state);
+        json["file"] = options.file;
+        print(out, json);
+        return 0;
+    } catch (const trace::SessionError& error) {
+        err << "kvscope-cli replay: " << error.what() << "\n";
+        return 2;
+    }
+}
+
+int SessionCommands::exportPerfetto(const Options& options, std::ostream& out, std::ostream& err) {
+    try {
+        const trace::SessionContents contents = trace::SessionReader::read(options.file);
+        warnDamage(err, "export", contents);
+        trace::PerfettoExport::write(std::filesystem::path(options.perfetto), contents.metadata, contents.events);
+        print(out, Json{{"file", options.file},
+                        {"perfetto", options.perfetto},
+                        {"events", contents.events.size()},
+                        {"intact_steps", contents.intactSteps},
+                        {"bytes", std::filesystem::file_size(options.perfetto)}});
+        return 0;
+    } catch (const trace::SessionError& error) {
+        err << "kvscope-cli export: " << error.what() << "\n";
+        return 2;
+    }
+}
+
+} // namespace kvscope::cli

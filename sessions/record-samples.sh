@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Re-records the sample sessions from the built-in presets (run from the repository root after a
+# build). Same prompt everywhere, so any two can be compared in the inspector's compare mode; the two
+# llama sessions are the classic pair: full precision against a 2-bit quantized cache.
+set -euo pipefail
+cli=${1:-build/dev/engine/cli/kvscope-cli}
+prompt="The key-value cache keeps what attention has already seen"
+record() {
+    local name=$1
+    shift
+    "$cli" run --prompt "$prompt" --tokens 40 --no-progress --out "sessions/$name.kvsess" "$@" >/dev/null
+    echo "sessions/$name.kvsess: $(stat -c %s "sessions/$name.kvsess") bytes" >&2
+}
+record llama-dynamic --preset llama --cache dynamic
+record llama-quantized-2bit --preset llama --cache quantized --nbits 2 --residual 16
+record gemma2-static-sliding --preset gemma2 --cache static
+record gemma3-sliding --preset gemma3 --cache dynamic
+record mistral-offloaded --preset mistral --cache offloaded
+record llama4-chunked --preset llama4 --cache dynamic
+record qwen3-next-hybrid --preset qwen3-next --cache dynamic
+record whisper-encoder-decoder --preset whisper --cache quantized --backend hqq --nbits 4 --residual 16

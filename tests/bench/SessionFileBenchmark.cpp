@@ -1,0 +1,104 @@
+// Session file costs at the size the issue names (32 layers x 4096 tokens): bytes per event, write
+// and read speed. Counters: bytes_per_event, MB/s (file bytes per second), events/s.
+#include "kvscope/trace/RecordingSink.h"
+#include "kvscope/trace/SessionReader.h"
+#include "kvscope/trace/SessionWriter.h"
+#include "kvscope/trace/SyntheticSession.h"
+#include "kvscope/trace/Timeline.h"
+
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace {
+
+using namespace kvscope::trace;
+
+const std::vector<Event>& session(bool offload) {
+    static const auto make = [](bool withTransfers) {
+        SyntheticSessionOptions options;
+        options.layers = 32;
+        options.tokens = 4096;
+        options.offload = withTransfers;
+        RecordingSink sink;
+        sink.reserve(SyntheticSession::estimateEventCount(options));
+        SyntheticSession::generate(options, sink);
+        return sink.takeEvents();
+    };
+    static const std::vector<Event> plain = make(false);
+    static const std::vector<Event> offloaded = make(true);
+    return offload ? offloaded : plain;
+}
+
+std::filesystem::path sessionPath(bool offload) {
+    return std::filesystem::temp_directory_path() / (offload ? "kvscope-bench-offloaded.kvsess" : "kvscope-bench.kvsess");
+}
+
+void BM_SessionWrite(benchmark::State& state) {
+    const bool offload = state.range(0) != 0;
+    const std::vector<Event>& events = session(offload);
+    const auto path = sessionPath(offload);
+    for (auto _ : state) {
+        SessionWriter::save(path, SessionMetadata{}, events);
+    }
+    const auto bytes = static_cast<double>(std::filesystem::file_size(path));
+    state.counters["bytes_per_event"] = bytes / static_cast<double>(events.size());
+    state.counters["file_MB"] = bytes / 1e6;
+    state.counters["MB/s"] = benchmark::Counter(bytes / 1e6, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["events"] = static_cast<double>(events.size());
+}
+BENCHMARK(BM_SessionWrite)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// Reading: decode every chunk (checksums, zstd, events), as Open does before building the timeline.
+void BM_SessionRead(benchmark::State& state) {
+    const bool offload = state.range(0) != 0;
+    const auto path = sessionPath(offload);
+    SessionWriter::save(path, SessionMetadata{}, session(offload));
+    std::size_t events = 0;
+    for (auto _ : state) {
+        const SessionContents contents = SessionReader::read(path);
+        events = contents.events.size();
+        benchmark::DoNotOptimize(contents.events.data());
+    }
+    const auto bytes = static_cast<double>(std::filesystem::file_size(path));
+    state.counters["MB/s"] = benchmark::Counter(bytes / 1e6, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["events/s"] =
+        benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_SessionRead)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// Open as the GUI does it: read, then build the Timeline (keyframes) that every view queries.
+void BM_SessionOpen(benchmark::State& state) {
+    const auto path = sessionPath(false);
+    SessionWriter::save(path, SessionMetadata{}, session(false));
+    for (auto _ : state) {
+        const SessionContents contents = SessionReader::read(path);
+        Timeline timeline;
+        timeline.reserve(contents.events.size());
+        for (const Event& event : contents.events) {
+            timeline.emit(event);
+        }
+        benchmark::DoNotOptimize(timeline.stepCount());
+    }
+    const auto bytes = static_cast<double>(std::filesystem::file_size(path));
+    state.counters["MB/s"] = benchmark::Counter(bytes / 1e6, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_SessionOpen)->Unit(benchmark::kMillisecond);
+
+// Seeking: the state at a step through the index footer and the nearest snapshot.
+void BM_SessionStateAt(benchmark::State& state) {
+    const auto path = sessionPath(false);
+    SessionWriter::save(path, SessionMetadata{}, session(false));
+    std::int64_t step = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(SessionReader::stateAt(path, step));
+        step = (step + 1237) % 4097;
+    }
+}
+BENCHMARK(BM_SessionStateAt)->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+BENCHMARK_MAIN();
