@@ -125,6 +125,10 @@ void DeviceStreams::fetchOnComputeStream(CacheLayer& layer, const std::optional<
     run(computeStream(), timed, [&layer] { layer.prefetch(); });
 }
 
+void DeviceStreams::compute(const std::optional<Issue>& timed, const std::function<void()>& update) {
+    run(computeStream(), timed, update);
+}
+
 void DeviceStreams::recordOnComputeStream(const CacheLayer& layer) {
     std::vector<at::Tensor> tensors;
     if (const auto* quantized = dynamic_cast<const QuantizedLayer*>(&layer)) {
@@ -168,7 +172,8 @@ DeviceStreams::Completed DeviceStreams::complete(Pending& pending) {
 std::vector<DeviceStreams::Completed> DeviceStreams::takeThrough(int32_t layer) {
     size_t count = 0;
     for (size_t index = 0; index < m_pending.size(); ++index) {
-        if (layer < 0 || m_pending[index].issue.layer == layer) {
+        const Issue& issue = m_pending[index].issue;
+        if (layer < 0 || (issue.layer == layer && !issue.compute)) {
             count = index + 1;
         }
     }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -23,7 +24,7 @@ class CacheLayer;
 /// finished; its begin/end are then read from the events (marked Measured).
 class DeviceStreams {
 public:
-    /// What the cache knows about a copy when it issues it; the times come later.
+    /// What the cache knows about a copy (or a timed update) when it issues it; the times come later.
     struct Issue {
         int32_t layer = 0;
         int64_t step = 0;
@@ -31,8 +32,9 @@ public:
         trace::TransferLane lane = trace::TransferLane::Compute;
         int64_t bytes = 0;
         trace::MemoryEvent memoryAfter; ///< the layer's tiers once the copy is done
+        bool compute = false;           ///< a layer update on the compute stream, not a copy
     };
-    /// A finished copy, ready to be emitted.
+    /// A finished copy or update, ready to be emitted (an update's span is in `transfer`'s begin/end).
     struct Completed {
         Issue issue;
         trace::TransferEvent transfer;
@@ -57,10 +59,13 @@ public:
     void offload(CacheLayer& layer, int32_t index, const std::optional<Issue>& timed);
     /// Brings a layer back on the compute stream (a layer updated while still offloaded).
     void fetchOnComputeStream(CacheLayer& layer, const std::optional<Issue>& timed);
+    /// Runs a layer update on the compute stream; with `timed` (its `compute` set) it is bracketed by
+    /// device events and queued with the copies, so that it completes in stream order.
+    void compute(const std::optional<Issue>& timed, const std::function<void()>& update);
 
     bool hasPending() const { return !m_pending.empty(); }
-    /// Pending copies, oldest first, up to the last one of `layer` (every one when `layer` < 0),
-    /// waiting for each to finish.
+    /// Pending work, oldest first, up to the last copy of `layer` (everything when `layer` < 0),
+    /// waiting for each to finish; a layer's own update does not make the host wait for it.
     std::vector<Completed> takeThrough(int32_t layer);
     /// Pending copies at the front of the queue that have already finished; never waits.
     std::vector<Completed> takeFinished();

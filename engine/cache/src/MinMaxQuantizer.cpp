@@ -2,6 +2,10 @@
 
 #include "kvscope/cache/CacheError.h"
 
+#if KVSCOPE_FUSED_CUDA_KERNELS
+#include "FusedMinMax.h"
+#endif
+
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -28,11 +32,24 @@ int64_t elementCount(const std::vector<int64_t>& shape) {
 
 } // namespace
 
-MinMaxQuantizer::MinMaxQuantizer(int nbits, int64_t groupSize) : Quantizer(nbits, groupSize) {
+MinMaxQuantizer::MinMaxQuantizer(int nbits, int64_t groupSize, Kernels kernels)
+    : Quantizer(nbits, groupSize), m_kernels(kernels) {
     if (nbits != 2 && nbits != 4 && nbits != 8) {
         throw CacheError(ErrorKind::Value,
                          "`nbits` for the min-max backend has to be one of [`2`, `4`, `8`] but got " + std::to_string(nbits));
     }
+}
+
+bool MinMaxQuantizer::fusedCudaKernels() {
+#if KVSCOPE_FUSED_CUDA_KERNELS
+    return true;
+#else
+    return false;
+#endif
+}
+
+bool MinMaxQuantizer::usesCudaKernels(const at::Tensor& tensor) const {
+    return fusedCudaKernels() && m_kernels == Kernels::Fused && tensor.is_cuda() && tensor.scalar_type() == at::kFloat;
 }
 
 void MinMaxQuantizer::checkAxis(int64_t axis, const char* what) const {
@@ -64,6 +81,11 @@ void MinMaxQuantizer::checkShape(const std::vector<int64_t>& shape, int64_t axis
 QuantizedTensor MinMaxQuantizer::quantize(const at::Tensor& tensor, int64_t axis) const {
     const std::vector<int64_t> shape = tensor.sizes().vec();
     checkShape(shape, axis);
+#if KVSCOPE_FUSED_CUDA_KERNELS
+    if (usesCudaKernels(tensor)) {
+        return FusedMinMax::quantize(tensor.contiguous(), axis, m_nbits, m_groupSize);
+    }
+#endif
     const int64_t axisDim = axis == 0 ? shape.front() : shape.back();
     const int64_t axisGroups = tensor.numel() / axisDim / m_groupSize;
     at::Tensor grouped = axis == 0 ? tensor.reshape({-1, m_groupSize})
@@ -80,6 +102,12 @@ QuantizedTensor MinMaxQuantizer::quantize(const at::Tensor& tensor, int64_t axis
 }
 
 at::Tensor MinMaxQuantizer::dequantize(const QuantizedTensor& quantized) const {
+#if KVSCOPE_FUSED_CUDA_KERNELS
+    if (usesCudaKernels(quantized.scale) && quantized.dtype == at::kFloat &&
+        quantized.codes.scalar_type() == at::kByte) {
+        return FusedMinMax::dequantize(quantized);
+    }
+#endif
     at::Tensor grouped = quantized.codes.to(quantized.dtype) * quantized.scale + quantized.offset;
     if (quantized.axis == 0) {
         return grouped.reshape(quantized.shape);
@@ -95,7 +123,13 @@ constexpr float kRoundingShift = 12582912.0f; // 1.5 * 2^23
 } // namespace
 
 at::Tensor MinMaxQuantizer::roundTrip(const at::Tensor& tensor, int64_t axis) const {
-    if (axis != 0 || !tensor.is_cpu() || tensor.scalar_type() != at::kFloat) {
+#if KVSCOPE_FUSED_CUDA_KERNELS
+    if (usesCudaKernels(tensor)) {
+        checkShape(tensor.sizes().vec(), axis);
+        return FusedMinMax::roundTrip(tensor.contiguous(), axis, m_nbits, m_groupSize);
+    }
+#endif
+    if (m_kernels == Kernels::LibTorch || axis != 0 || !tensor.is_cpu() || tensor.scalar_type() != at::kFloat) {
         return Quantizer::roundTrip(tensor, axis);
     }
     checkShape(tensor.sizes().vec(), axis);

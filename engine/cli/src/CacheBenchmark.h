@@ -1,8 +1,7 @@
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 namespace kvscope::cli {
@@ -22,6 +21,9 @@ struct CacheBenchmarkOptions {
     int64_t residual = 128;
     int threads = 1;
     std::string device = "cpu";
+    /// Min-max quantizer implementation (`quantized`): "fused" (the fused CPU loop / CUDA kernels) or
+    /// "libtorch" (the reference's LibTorch operations).
+    std::string kernels = "fused";
     /// Attach a trace::RecordingSink to the cache (every type then runs through a Cache), to measure
     /// what recording events costs per update.
     bool record = false;
@@ -39,10 +41,21 @@ public:
     /// cache::ModeledStreams): "modeled_ms" (whole run, both lanes), "modeled_step_ms" (per decode step),
     /// "modeled_compute_only_ms" (the updates alone: the run without offloading), "modeled_transfer_ms"
     /// (all copies), "modeled_stall_ms" (updates waiting for prefetches), "modeled_transfers".
-    /// With `record`, "recorded_events" is the number of events the sink received.
+    /// `offloaded` also adds "offload", the same analysis on every device (docs/gpu.md): "timing"
+    /// (modeled on CPU, measured with device events on CUDA), per decode step "step_ms",
+    /// "compute_only_step_ms" (the same workload without offloading, timed), "copy_only_step_ms" (the
+    /// step's copies end to end), "hidden_fraction" (share of the copy time that prefetching overlaps
+    /// with compute), "h2d_gbps" (prefetch bytes over prefetch time) against "plain_copy_gbps" (one
+    /// plain copy of the mean prefetch size: pinned host to device on CUDA, host to host on CPU).
+    /// `offloaded` always records (the analysis reads its Transfer events; CUDA times copies only for a
+    /// sink). With `record`, "recorded_events" is the number of events the sink received. Wall times on
+    /// CUDA end with a device synchronisation. A device this build cannot use (DeviceSupport) is refused
+    /// with a CacheError.
     static nlohmann::json run(const CacheBenchmarkOptions& options);
     /// The allowed `--type` values.
     static const char* allowedTypes();
+    /// The allowed `--kernels` values.
+    static const char* allowedKernels();
 };
 
 } // namespace kvscope::cli

@@ -70,8 +70,8 @@ template <typename T> void expectEqual(const T& actual, const T& expected, const
     }
 }
 
-at::Tensor indexTensor(const json& values) {
-    return at::tensor(values.get<std::vector<int64_t>>(), at::kLong);
+at::Tensor indexTensor(const json& values, const at::Device& device) {
+    return at::tensor(values.get<std::vector<int64_t>>(), at::kLong).to(device);
 }
 
 std::unique_ptr<CacheLayer> makeLayer(const json& spec) {
@@ -109,7 +109,7 @@ std::unique_ptr<CacheLayer> makeLayer(const json& spec) {
 /// The object under test: one layer, or one cache of layers.
 class Subject {
 public:
-    explicit Subject(const json& fixture) {
+    Subject(const json& fixture, const at::Device& device) : m_device(device) {
         if (fixture.at("level").get<std::string>() == "layer") {
             m_layer = makeLayer(fixture.at("layer"));
             const std::string type = fixture.at("layer").at("type").get<std::string>();
@@ -129,6 +129,8 @@ public:
     }
 
     double tolerance() const { return m_tolerance; }
+    /// A fixture's input tensor, on the device under test.
+    at::Tensor input(const json& value) const { return tensorFromJson(value).to(m_device); }
 
     AttentionLayer& attention(const json& op) {
         CacheLayer& target = layerFor(op);
@@ -166,32 +168,32 @@ public:
     /// Crop, reorder, batch ops and reset, on the layer or on every layer of the cache.
     void apply(const std::string& name, const json& op) {
         if (m_layer) {
-            applyTo(*m_layer, name, op);
+            applyTo(*m_layer, name, op, m_device);
             return;
         }
         if (name == "crop") {
             m_cache->crop(op.at("max_length").get<int64_t>());
         } else if (name == "reorder") {
-            m_cache->reorder(indexTensor(op.at("beam_idx")));
+            m_cache->reorder(indexTensor(op.at("beam_idx"), m_device));
         } else if (name == "batch_repeat_interleave") {
             m_cache->batchRepeatInterleave(op.at("repeats").get<int64_t>());
         } else if (name == "batch_select_indices") {
-            m_cache->batchSelectIndices(indexTensor(op.at("indices")));
+            m_cache->batchSelectIndices(indexTensor(op.at("indices"), m_device));
         } else if (name == "reset") {
             m_cache->reset();
         }
     }
 
 private:
-    static void applyTo(CacheLayer& layer, const std::string& name, const json& op) {
+    static void applyTo(CacheLayer& layer, const std::string& name, const json& op, const at::Device& device) {
         if (name == "crop") {
             layer.crop(op.at("max_length").get<int64_t>());
         } else if (name == "reorder") {
-            layer.reorder(indexTensor(op.at("beam_idx")));
+            layer.reorder(indexTensor(op.at("beam_idx"), device));
         } else if (name == "batch_repeat_interleave") {
             layer.batchRepeatInterleave(op.at("repeats").get<int64_t>());
         } else if (name == "batch_select_indices") {
-            layer.batchSelectIndices(indexTensor(op.at("indices")));
+            layer.batchSelectIndices(indexTensor(op.at("indices"), device));
         } else if (name == "reset") {
             layer.reset();
         }
@@ -199,6 +201,7 @@ private:
 
     std::unique_ptr<CacheLayer> m_layer;
     std::unique_ptr<Cache> m_cache;
+    at::Device m_device;
     double m_tolerance = 1e-6;
 };
 
@@ -220,7 +223,7 @@ void runOp(Subject& subject, const json& op) {
         expectEqual(std::vector<int64_t>{sizes.kvLength, sizes.kvOffset}, expected, "mask sizes");
     } else if (name == "update") {
         const KeyValueStates returned =
-            subject.update(op, tensorFromJson(op.at("keys")), tensorFromJson(op.at("values")));
+            subject.update(op, subject.input(op.at("keys")), subject.input(op.at("values")));
         if (op.contains("expect_keys")) {
             expectTensor(returned.keys, op["expect_keys"], tolerance, "returned keys");
             expectTensor(returned.values, op["expect_values"], tolerance, "returned values");
@@ -237,7 +240,7 @@ void runOp(Subject& subject, const json& op) {
         }
     } else if (name == "update_conv_state" || name == "update_recurrent_state") {
         const bool conv = name == "update_conv_state";
-        const at::Tensor input = tensorFromJson(op.at(conv ? "conv_states" : "recurrent_states"));
+        const at::Tensor input = subject.input(op.at(conv ? "conv_states" : "recurrent_states"));
         const int64_t layerIdx = op.at("layer_idx").get<int64_t>();
         Cache* cache = subject.cache();
         const at::Tensor result =
@@ -284,7 +287,7 @@ FixtureResult ConformanceRunner::runFixture(const json& fixture, const std::stri
     FixtureResult result{name, false, {}};
     std::unique_ptr<Subject> subject;
     try {
-        subject = std::make_unique<Subject>(fixture);
+        subject = std::make_unique<Subject>(fixture, m_device);
     } catch (const Mismatch& mismatch) {
         result.failure = "setup: " + mismatch.what;
         return result;

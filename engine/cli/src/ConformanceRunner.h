@@ -1,5 +1,6 @@
 #pragma once
 
+#include <c10/core/Device.h>
 #include <nlohmann/json_fwd.hpp>
 
 #include <filesystem>
@@ -17,13 +18,19 @@ struct FixtureResult {
 };
 
 /// Replays golden fixtures written by the oracle's make_fixtures.py (format: oracle/FORMAT.md)
-/// against the engine's caches and compares every observable result.
+/// against the engine's caches and compares every observable result. The engine's tensors are made on
+/// the runner's device; results are compared on the CPU.
 class ConformanceRunner {
 public:
+    explicit ConformanceRunner(const c10::Device& device = c10::Device(c10::kCPU)) : m_device(device) {}
+
     FixtureResult runFile(const std::filesystem::path& path) const;
     FixtureResult runFixture(const nlohmann::json& fixture, const std::string& name) const;
     /// Every *.json in the directory, sorted by name.
     std::vector<FixtureResult> runDirectory(const std::filesystem::path& directory) const;
+
+private:
+    c10::Device m_device;
 };
 
 } // namespace kvscope::cli

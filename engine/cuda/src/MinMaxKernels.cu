@@ -1,8 +1,7 @@
 #include "kvscope/cuda/MinMaxKernels.h"
 
-#include <cuda_runtime.h>
-
 #include <algorithm>
+#include <cuda_runtime.h>
 
 namespace kvscope::cuda {
 namespace {
@@ -15,14 +14,19 @@ dim3 blocksFor(int64_t work, int64_t perBlock) {
     return dim3(static_cast<unsigned>(std::min<int64_t>((work + perBlock - 1) / perBlock, kMaxBlocks)));
 }
 
-bool validWidth(int codeBits) { return codeBits == 2 || codeBits == 4 || codeBits == 8; }
+bool validWidth(int codeBits) {
+    return codeBits == 2 || codeBits == 4 || codeBits == 8;
+}
 
 /// Codes of `nbits` must fit the packing width.
-bool validBits(int nbits, int codeBits) { return validWidth(nbits) && validWidth(codeBits) && codeBits >= nbits; }
+bool validBits(int nbits, int codeBits) {
+    return validWidth(nbits) && validWidth(codeBits) && codeBits >= nbits;
+}
 
 /// Min and max of one group across a warp: every lane starts from element 0 (min and max are
 /// idempotent), strides through the group, then the lanes combine by butterfly shuffles.
-__device__ void warpRange(const float* input, const GroupLayout& layout, int64_t group, int lane, float& lo, float& hi) {
+__device__ void warpRange(const float* input, const GroupLayout& layout, int64_t group, int lane, float& lo,
+                          float& hi) {
     const int64_t stride = layout.stride();
     const float* first = input + layout.offset(group, 0);
     lo = first[0];
@@ -38,7 +42,8 @@ __device__ void warpRange(const float* input, const GroupLayout& layout, int64_t
     }
 }
 
-__global__ void statsKernel(const float* input, GroupLayout layout, float inverseLevels, float* scale, float* lo) {
+__global__ void statsKernel(const float* input, GroupLayout layout, float inverseLevels, float* scale,
+                            float* lo) {
     const int lane = static_cast<int>(threadIdx.x) % kWarp;
     const int64_t warpsPerGrid = static_cast<int64_t>(gridDim.x) * (blockDim.x / kWarp);
     for (int64_t group = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
@@ -53,8 +58,8 @@ __global__ void statsKernel(const float* input, GroupLayout layout, float invers
     }
 }
 
-__global__ void encodeKernel(const float* input, GroupLayout layout, float levels, int codeBits, const float* scale,
-                             const float* lo, uint8_t* packed, int64_t bytes) {
+__global__ void encodeKernel(const float* input, GroupLayout layout, float levels, int codeBits,
+                             const float* scale, const float* lo, uint8_t* packed, int64_t bytes) {
     const int perByte = math::codesPerByte(codeBits);
     const int64_t elements = layout.elements();
     for (int64_t byte = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; byte < bytes;
@@ -110,7 +115,9 @@ __global__ void roundTripKernel(const float* input, GroupLayout layout, float in
     }
 }
 
-int launched() { return static_cast<int>(cudaGetLastError()); }
+int launched() {
+    return static_cast<int>(cudaGetLastError());
+}
 
 } // namespace
 
@@ -124,27 +131,28 @@ int MinMaxKernels::quantize(const float* input, const GroupLayout& layout, int n
     }
     auto* onStream = static_cast<cudaStream_t>(stream);
     const int64_t warpsPerBlock = kThreads / kWarp;
-    statsKernel<<<blocksFor(layout.groups, warpsPerBlock), kThreads, 0, onStream>>>(input, layout,
-                                                                                   math::inverseLevels(nbits), scale, lo);
+    statsKernel<<<blocksFor(layout.groups, warpsPerBlock), kThreads, 0, onStream>>>(
+        input, layout, math::inverseLevels(nbits), scale, lo);
     if (const int error = launched()) {
         return error;
     }
     const int64_t bytes = math::packedBytes(layout.elements(), codeBits);
     const auto levels = static_cast<float>((int64_t{1} << nbits) - 1);
-    encodeKernel<<<blocksFor(bytes, kThreads), kThreads, 0, onStream>>>(input, layout, levels, codeBits, scale, lo,
-                                                                        packedCodes, bytes);
+    encodeKernel<<<blocksFor(bytes, kThreads), kThreads, 0, onStream>>>(input, layout, levels, codeBits,
+                                                                        scale, lo, packedCodes, bytes);
     return launched();
 }
 
-int MinMaxKernels::unpack(const uint8_t* packedCodes, int64_t count, int codeBits, uint8_t* codes, void* stream) {
+int MinMaxKernels::unpack(const uint8_t* packedCodes, int64_t count, int codeBits, uint8_t* codes,
+                          void* stream) {
     if (!validWidth(codeBits)) {
         return static_cast<int>(cudaErrorInvalidValue);
     }
     if (count == 0) {
         return 0;
     }
-    unpackKernel<<<blocksFor(count, kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(packedCodes, count,
-                                                                                                 codeBits, codes);
+    unpackKernel<<<blocksFor(count, kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        packedCodes, count, codeBits, codes);
     return launched();
 }
 
@@ -156,12 +164,13 @@ int MinMaxKernels::dequantize(const uint8_t* packedCodes, int codeBits, const fl
     if (layout.groups == 0) {
         return 0;
     }
-    dequantizeKernel<<<blocksFor(layout.elements(), kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        packedCodes, codeBits, scale, lo, layout, output);
+    dequantizeKernel<<<blocksFor(layout.elements(), kThreads), kThreads, 0,
+                       static_cast<cudaStream_t>(stream)>>>(packedCodes, codeBits, scale, lo, layout, output);
     return launched();
 }
 
-int MinMaxKernels::roundTrip(const float* input, const GroupLayout& layout, int nbits, float* output, void* stream) {
+int MinMaxKernels::roundTrip(const float* input, const GroupLayout& layout, int nbits, float* output,
+                             void* stream) {
     if (!validBits(nbits, 8)) {
         return static_cast<int>(cudaErrorInvalidValue);
     }
@@ -170,11 +179,14 @@ int MinMaxKernels::roundTrip(const float* input, const GroupLayout& layout, int 
     }
     const int64_t warpsPerBlock = kThreads / kWarp;
     const auto levels = static_cast<float>((int64_t{1} << nbits) - 1);
-    roundTripKernel<<<blocksFor(layout.groups, warpsPerBlock), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        input, layout, math::inverseLevels(nbits), levels, output);
+    roundTripKernel<<<blocksFor(layout.groups, warpsPerBlock), kThreads, 0,
+                      static_cast<cudaStream_t>(stream)>>>(input, layout, math::inverseLevels(nbits), levels,
+                                                           output);
     return launched();
 }
 
-const char* MinMaxKernels::errorText(int error) { return cudaGetErrorString(static_cast<cudaError_t>(error)); }
+const char* MinMaxKernels::errorText(int error) {
+    return cudaGetErrorString(static_cast<cudaError_t>(error));
+}
 
 } // namespace kvscope::cuda

@@ -1,5 +1,6 @@
 #include "kvscope/model/ModelLoader.h"
 
+#include "kvscope/cache/DeviceSupport.h"
 #include "kvscope/config/ConfigError.h"
 #include "kvscope/model/Decoder.h"
 #include "kvscope/model/EncoderDecoderModel.h"
@@ -56,17 +57,10 @@ std::unique_ptr<LanguageModel> ModelLoader::fromCheckpoint(const std::filesystem
 }
 
 at::Device ModelLoader::device(const std::string& name) {
-    if (name == "cpu") {
-        return at::Device(at::kCPU);
+    if (const std::string why = cache::DeviceSupport::refusal(name); !why.empty()) {
+        throw ModelError(why);
     }
-    if (name == "cuda") {
-        if (!at::hasCUDA()) {
-            throw ModelError("device `cuda` is not available: this LibTorch build has no CUDA or no GPU is visible "
-                             "(allowed here: cpu)");
-        }
-        return at::Device(at::kCUDA);
-    }
-    throw ModelError("unknown device `" + name + "` (allowed: cpu, cuda)");
+    return name == "cuda" ? at::Device(at::kCUDA) : at::Device(at::kCPU);
 }
 
 } // namespace kvscope::model

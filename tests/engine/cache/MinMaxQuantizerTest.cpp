@@ -241,5 +241,95 @@ TEST(MinMaxQuantizerTest, NameBitsGroupAndStorage) {
     EXPECT_EQ(MinMaxQuantizer(2, 64).storageBytes(65), 17 + 2 * 2 * 4);
 }
 
+/// Shapes [batch, heads, tokens, headDim] with groups that fit both axes, as QuantizedLayer stores them.
+struct Case {
+    int nbits;
+    int64_t group;
+    int64_t axis;
+    std::vector<int64_t> shape;
+};
+
+std::vector<Case> kernelCases() {
+    std::vector<Case> cases;
+    for (int nbits : {2, 4, 8}) {
+        cases.push_back({nbits, 64, 0, {1, 8, 37, 64}});
+        cases.push_back({nbits, 32, 0, {2, 4, 5, 64}});
+        cases.push_back({nbits, 16, -1, {1, 8, 32, 64}});
+        cases.push_back({nbits, 64, -1, {2, 2, 64, 16}});
+    }
+    return cases;
+}
+
+/// Values with ties, duplicates and constant groups beside Gaussian noise: the cases rounding can flip.
+at::Tensor kernelInput(const std::vector<int64_t>& shape, uint64_t seed) {
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+    at::Tensor values = at::randn(shape, generator, at::TensorOptions().dtype(at::kFloat));
+    at::Tensor flat = values.view({-1});
+    flat.narrow(0, 0, 64).fill_(0.25f);                                           // a constant group
+    flat.narrow(0, 64, 64).copy_(at::arange(64, at::kFloat).div_(4.0).sub_(8.0)); // exact quarters
+    return values;
+}
+
+bool sameBits(const at::Tensor& a, const at::Tensor& b) {
+    return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() && a.cpu().equal(b.cpu());
+}
+
+TEST(MinMaxQuantizerTest, LibTorchKernelsAndFusedRoundTripAreBitIdenticalOnCpu) {
+    for (const Case& c : kernelCases()) {
+        const MinMaxQuantizer fused(c.nbits, c.group);
+        const MinMaxQuantizer libtorch(c.nbits, c.group, MinMaxQuantizer::Kernels::LibTorch);
+        EXPECT_EQ(fused.kernels(), MinMaxQuantizer::Kernels::Fused);
+        EXPECT_EQ(libtorch.kernels(), MinMaxQuantizer::Kernels::LibTorch);
+        const at::Tensor input = kernelInput(c.shape, 7);
+        EXPECT_TRUE(sameBits(fused.roundTrip(input, c.axis), libtorch.roundTrip(input, c.axis)))
+            << "nbits " << c.nbits << " axis " << c.axis;
+        EXPECT_TRUE(sameBits(libtorch.roundTrip(input, c.axis), libtorch.dequantize(libtorch.quantize(input, c.axis))));
+    }
+}
+
+// On CUDA the fused kernels (where this build has them) must reproduce LibTorch's CUDA operations bit for
+// bit: codes, scales, offsets, dequantized values and the round trip.
+TEST(MinMaxQuantizerTest, CudaKernelsMatchTheLibTorchPathBitForBit) {
+    if (!at::hasCUDA()) {
+        GTEST_SKIP() << "no CUDA device in this build or machine";
+    }
+    EXPECT_TRUE(MinMaxQuantizer::fusedCudaKernels()) << "a CUDA build should have compiled the fused kernels";
+    uint64_t seed = 11;
+    for (const Case& c : kernelCases()) {
+        const MinMaxQuantizer fused(c.nbits, c.group);
+        const MinMaxQuantizer libtorch(c.nbits, c.group, MinMaxQuantizer::Kernels::LibTorch);
+        const at::Tensor input = kernelInput(c.shape, seed++).to(at::kCUDA);
+        const QuantizedTensor a = fused.quantize(input, c.axis);
+        const QuantizedTensor b = libtorch.quantize(input, c.axis);
+        const std::string where = "nbits " + std::to_string(c.nbits) + " axis " + std::to_string(c.axis);
+        EXPECT_TRUE(sameBits(a.codes, b.codes)) << where;
+        EXPECT_TRUE(sameBits(a.scale, b.scale)) << where;
+        EXPECT_TRUE(sameBits(a.offset, b.offset)) << where;
+        EXPECT_TRUE(sameBits(fused.dequantize(b), libtorch.dequantize(b))) << where;
+        const at::Tensor roundTrip = fused.roundTrip(input, c.axis);
+        EXPECT_TRUE(roundTrip.is_cuda());
+        EXPECT_TRUE(sameBits(roundTrip, libtorch.roundTrip(input, c.axis))) << where;
+        // A strided view is made contiguous first, as QuantizedSequence hands over its store.
+        const at::Tensor strided = input.transpose(1, 2).contiguous().transpose(1, 2);
+        EXPECT_TRUE(sameBits(fused.roundTrip(strided, c.axis), libtorch.roundTrip(strided, c.axis))) << where;
+    }
+}
+
+TEST(MinMaxQuantizerTest, CudaRoundTripAgreesWithTheCpuWithinOneRounding) {
+    if (!at::hasCUDA()) {
+        GTEST_SKIP() << "no CUDA device in this build or machine";
+    }
+    // LibTorch divides by a CPU scalar as a multiply by its reciprocal on CUDA, so the scale may differ
+    // from the CPU's in the last bit; values stay within a fraction of a quantization step.
+    for (const Case& c : kernelCases()) {
+        const MinMaxQuantizer quantizer(c.nbits, c.group);
+        const at::Tensor input = kernelInput(c.shape, 3);
+        const at::Tensor onCpu = quantizer.roundTrip(input, c.axis);
+        const at::Tensor onCuda = quantizer.roundTrip(input.to(at::kCUDA), c.axis).cpu();
+        const double step = (input.max() - input.min()).item<double>() / ((1 << c.nbits) - 1);
+        EXPECT_LE(maxError(onCpu, onCuda), step * 1.0001) << "nbits " << c.nbits << " axis " << c.axis;
+    }
+}
+
 } // namespace
 } // namespace kvscope::cache

@@ -4,9 +4,8 @@
 #include "kvscope/cuda/MinMaxMath.h"
 
 #include <ATen/ATen.h>
-#include <gtest/gtest.h>
-
 #include <cstdint>
+#include <gtest/gtest.h>
 #include <limits>
 #include <vector>
 
@@ -20,7 +19,9 @@ at::Tensor grouped(const at::Tensor& tensor, bool perChannel, int64_t groupSize)
     }
     const int64_t channels = tensor.size(-1);
     const int64_t tokenGroups = tensor.numel() / channels / groupSize;
-    return tensor.reshape({tokenGroups, groupSize, channels}).permute({1, 2, 0}).reshape({groupSize, channels * tokenGroups});
+    return tensor.reshape({tokenGroups, groupSize, channels})
+        .permute({1, 2, 0})
+        .reshape({groupSize, channels * tokenGroups});
 }
 
 /// MinMaxQuantizer's LibTorch operations, with the division by the level count done as LibTorch's
@@ -57,14 +58,18 @@ struct Case {
     int64_t groupSize;
 };
 
-const std::vector<Case> kCases = {
-    {{1, 8, 9, 64}, false, 64}, {{2, 4, 3, 64}, false, 32}, {{1, 8, 32, 64}, true, 16}, {{2, 2, 64, 16}, true, 64}};
+const std::vector<Case> kCases = {{{1, 8, 9, 64}, false, 64},
+                                  {{2, 4, 3, 64}, false, 32},
+                                  {{1, 8, 32, 64}, true, 16},
+                                  {{2, 2, 64, 16}, true, 64}};
 
 TEST(MinMaxMathTest, LayoutOffsetsFollowQuantoGrouping) {
     for (const Case& c : kCases) {
-        const at::Tensor positions = at::arange(c.shape[0] * c.shape[1] * c.shape[2] * c.shape[3], at::kLong).view(c.shape);
+        const at::Tensor positions =
+            at::arange(c.shape[0] * c.shape[1] * c.shape[2] * c.shape[3], at::kLong).view(c.shape);
         const at::Tensor expected = grouped(positions, c.perChannel, c.groupSize).contiguous();
-        const GroupLayout layout = GroupLayout::of(positions.numel(), c.shape.back(), c.perChannel, c.groupSize);
+        const GroupLayout layout =
+            GroupLayout::of(positions.numel(), c.shape.back(), c.perChannel, c.groupSize);
         ASSERT_EQ(layout.elements(), positions.numel());
         const int64_t* flat = expected.data_ptr<int64_t>();
         for (int64_t index = 0; index < layout.elements(); ++index) {
@@ -97,9 +102,11 @@ TEST(MinMaxMathTest, GroupArithmeticEqualsLibTorchOperationsBitForBit) {
                 }
                 const float scale = math::scale(lo, hi, math::inverseLevels(nbits));
                 ASSERT_EQ(lo, r.lo.view({-1})[group].item<float>());
-                ASSERT_EQ(scale, r.scale.view({-1})[group].item<float>()) << "group " << group << " nbits " << nbits;
+                ASSERT_EQ(scale, r.scale.view({-1})[group].item<float>())
+                    << "group " << group << " nbits " << nbits;
                 for (int64_t i = 0; i < layout.groupSize; ++i) {
-                    const int64_t index = c.perChannel ? i * layout.groups + group : group * layout.groupSize + i;
+                    const int64_t index =
+                        c.perChannel ? i * layout.groups + group : group * layout.groupSize + i;
                     const uint8_t code = math::code(values[layout.offset(group, i)], lo, scale, levels);
                     ASSERT_EQ(code, codes.data_ptr<uint8_t>()[index]) << "grouped index " << index;
                     ASSERT_EQ(math::dequantized(code, scale, lo), dequantized.data_ptr<float>()[index]);
@@ -132,13 +139,16 @@ TEST(MinMaxMathTest, PackedCodesUnpackInGroupedOrder) {
             codes[i] = static_cast<uint8_t>((i * 7 + 3) % (1u << bits));
         }
         // Packing as the encode kernel does it: the first code of a byte in its lowest bits.
-        std::vector<uint8_t> packed(static_cast<size_t>(math::packedBytes(static_cast<int64_t>(codes.size()), bits)), 0);
+        std::vector<uint8_t> packed(
+            static_cast<size_t>(math::packedBytes(static_cast<int64_t>(codes.size()), bits)), 0);
         for (size_t i = 0; i < codes.size(); ++i) {
-            packed[i / static_cast<size_t>(perByte)] |= static_cast<uint8_t>(codes[i] << ((i % perByte) * bits));
+            packed[i / static_cast<size_t>(perByte)] |=
+                static_cast<uint8_t>(codes[i] << ((i % perByte) * bits));
         }
         EXPECT_EQ(packed.size(), (codes.size() * static_cast<size_t>(bits) + 7) / 8);
         for (size_t i = 0; i < codes.size(); ++i) {
-            ASSERT_EQ(math::unpack(packed.data(), static_cast<int64_t>(i), bits), codes[i]) << bits << " bits, code " << i;
+            ASSERT_EQ(math::unpack(packed.data(), static_cast<int64_t>(i), bits), codes[i])
+                << bits << " bits, code " << i;
         }
     }
     EXPECT_EQ(math::unpack(std::vector<uint8_t>{0xB4}.data(), 1, 4), 0xB);

@@ -14,15 +14,16 @@ class MinMaxKernels {
 public:
     /// Group min/max and scale (`scale`, `lo`: one float per group), then the codes, packed at `codeBits`
     /// (2, 4 or 8 bits; 8 = one code per byte) in grouped-index order.
-    static int quantize(const float* input, const GroupLayout& layout, int nbits, int codeBits, uint8_t* packedCodes,
-                        float* scale, float* lo, void* stream);
+    static int quantize(const float* input, const GroupLayout& layout, int nbits, int codeBits,
+                        uint8_t* packedCodes, float* scale, float* lo, void* stream);
     /// One byte per code from codes packed at `codeBits`.
     static int unpack(const uint8_t* packedCodes, int64_t count, int codeBits, uint8_t* codes, void* stream);
     /// `code * scale + lo` into `output` in the original tensor's layout (e.g. the cache's buffer).
     static int dequantize(const uint8_t* packedCodes, int codeBits, const float* scale, const float* lo,
                           const GroupLayout& layout, float* output, void* stream);
     /// quantize then dequantize in one pass (no codes in memory): one warp per group.
-    static int roundTrip(const float* input, const GroupLayout& layout, int nbits, float* output, void* stream);
+    static int roundTrip(const float* input, const GroupLayout& layout, int nbits, float* output,
+                         void* stream);
     /// The CUDA runtime's name for an error value.
     static const char* errorText(int error);
 };

@@ -24,9 +24,9 @@ namespace kvscope::cuda {
 struct GroupLayout {
     int64_t groups = 0;
     int64_t groupSize = 0;
-    bool perChannel = false;  ///< axis -1
-    int64_t channels = 1;     ///< axis -1: the last dimension
-    int64_t tokenGroups = 1;  ///< axis -1: numel / channels / groupSize
+    bool perChannel = false; ///< axis -1
+    int64_t channels = 1;    ///< axis -1: the last dimension
+    int64_t tokenGroups = 1; ///< axis -1: numel / channels / groupSize
 
     /// The layout of a contiguous tensor of `numel` elements whose last dimension is `lastDim`, grouped
     /// along axis 0 or, with `perChannel`, along axis -1; the shape must group (MinMaxQuantizer::checkShape).
@@ -104,14 +104,22 @@ KVSCOPE_HOST_DEVICE inline float roundHalfEven(float x) {
     return std::nearbyint(x);
 #endif
 }
-KVSCOPE_HOST_DEVICE inline bool isNan(float x) { return x != x; }
+KVSCOPE_HOST_DEVICE inline bool isNan(float x) {
+    return x != x;
+}
 
 /// amin/amax: NaN wins, as in LibTorch's reductions.
-KVSCOPE_HOST_DEVICE inline float minimum(float a, float b) { return (isNan(a) || a < b) ? a : b; }
-KVSCOPE_HOST_DEVICE inline float maximum(float a, float b) { return (isNan(a) || a > b) ? a : b; }
+KVSCOPE_HOST_DEVICE inline float minimum(float a, float b) {
+    return (isNan(a) || a < b) ? a : b;
+}
+KVSCOPE_HOST_DEVICE inline float maximum(float a, float b) {
+    return (isNan(a) || a > b) ? a : b;
+}
 
 /// LibTorch's clamp kernels: NaN passes through.
-KVSCOPE_HOST_DEVICE inline float clampMin(float x, float lower) { return isNan(x) ? x : (x < lower ? lower : x); }
+KVSCOPE_HOST_DEVICE inline float clampMin(float x, float lower) {
+    return isNan(x) ? x : (x < lower ? lower : x);
+}
 KVSCOPE_HOST_DEVICE inline float clamp(float x, float lower, float upper) {
     if (isNan(x)) {
         return x;
@@ -144,7 +152,9 @@ KVSCOPE_HOST_DEVICE inline float dequantized(uint8_t code, float scale, float lo
 }
 
 /// Codes are packed in grouped-index order, 8 / nbits to a byte, the first in the lowest bits.
-KVSCOPE_HOST_DEVICE inline int codesPerByte(int codeBits) { return 8 / codeBits; }
+KVSCOPE_HOST_DEVICE inline int codesPerByte(int codeBits) {
+    return 8 / codeBits;
+}
 KVSCOPE_HOST_DEVICE inline int64_t packedBytes(int64_t codes, int codeBits) {
     return (codes + codesPerByte(codeBits) - 1) / codesPerByte(codeBits);
 }

@@ -1,0 +1,46 @@
+#include "kvscope/cache/DeviceSupport.h"
+
+#include "kvscope/cache/CacheError.h"
+
+#include <ATen/Context.h>
+
+namespace kvscope::cache {
+
+bool DeviceSupport::torchHasCuda() {
+#if KVSCOPE_TORCH_CUDA
+    return true;
+#else
+    return false;
+#endif
+}
+
+bool DeviceSupport::cudaAvailable() {
+    return at::hasCUDA();
+}
+
+std::string DeviceSupport::refusal(const std::string& name) {
+    if (name == "cpu") {
+        return {};
+    }
+    if (name != "cuda") {
+        return "unknown device `" + name + "` (allowed: cpu, cuda)";
+    }
+    if (!torchHasCuda()) {
+        return "device `cuda` is not available: this build uses a LibTorch without CUDA (allowed here: cpu; "
+               "scripts/gpu-check.sh builds against PyTorch's CUDA LibTorch)";
+    }
+    if (!cudaAvailable()) {
+        return "device `cuda` is not available: this LibTorch has CUDA but sees no GPU (check the driver and "
+               "CUDA_VISIBLE_DEVICES; allowed here: cpu)";
+    }
+    return {};
+}
+
+c10::Device DeviceSupport::resolve(const std::string& name) {
+    if (const std::string why = refusal(name); !why.empty()) {
+        throw CacheError(ErrorKind::Value, why);
+    }
+    return name == "cuda" ? c10::Device(c10::kCUDA) : c10::Device(c10::kCPU);
+}
+
+} // namespace kvscope::cache
