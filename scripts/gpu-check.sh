@@ -36,6 +36,10 @@ build=${build:-build/gpu-check-$device}
 started=$(date +%s)
 log() { echo "gpu-check [$(($(date +%s) - started)) s]: $*" >&2; }
 
+# A CUDA LibTorch's CMake files need nvcc (they enable CUDA); the toolkit's usual place may be off PATH.
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH=/usr/local/cuda/bin:$PATH
+fi
 # PyTorch's Python package carries a LibTorch with CMake files; without it CMake finds the system's.
 prefix=()
 torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
