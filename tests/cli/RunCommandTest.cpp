@@ -25,16 +25,9 @@ RunOptions quick(const std::string& preset, const std::string& cache = "dynamic"
     return options;
 }
 
-template <typename Call> std::string refusal(Call&& call) {
-    try {
-        call();
-    } catch (const std::exception& error) {
-        return error.what();
-    }
-    return "";
-}
-
 } // namespace
+
+using kvscope::testing::refusal;
 
 TEST(RunCommandTest, SummaryHasTokensBytesTimingsAndTheCheck) {
     std::ostringstream progress;

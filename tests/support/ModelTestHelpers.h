@@ -61,4 +61,14 @@ inline at::Tensor cachedLogits(model::LanguageModel& model, model::ModelCache& c
     return at::cat(pieces, 1);
 }
 
+/// The message of the exception `call` throws; empty when it throws none.
+template <typename Call> std::string refusal(Call&& call) {
+    try {
+        call();
+    } catch (const std::exception& error) {
+        return error.what();
+    }
+    return "";
+}
+
 } // namespace kvscope::testing

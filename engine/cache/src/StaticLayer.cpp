@@ -82,9 +82,11 @@ void StaticLayer::reorder(const at::Tensor& beamIdx) {
         return;
     }
     at::Tensor index = checkedBeamIndex(beamIdx, m_keys.size(0), m_keys.device());
-    m_keys = m_keys.index_select(0, index);
-    m_values = m_values.index_select(0, index);
-    m_batch = m_keys.size(0);
+    auto [keys, values] = ownedBuffers();
+    keys = keys.index_select(0, index);
+    values = values.index_select(0, index);
+    m_batch = keys.size(0);
+    buffersMoved();
 }
 
 void StaticLayer::refuseUnsupported(const char* operation) const {
@@ -99,15 +101,19 @@ void StaticLayer::batchSelectIndices(const at::Tensor&) { refuseUnsupported("bat
 
 void StaticLayer::offload() {
     if (m_initialized) {
-        m_keys = m_keys.to(at::kCPU, /*non_blocking=*/true);
-        m_values = m_values.to(at::kCPU, /*non_blocking=*/true);
+        auto [keys, values] = ownedBuffers();
+        keys = keys.to(at::kCPU, /*non_blocking=*/true);
+        values = values.to(at::kCPU, /*non_blocking=*/true);
+        buffersMoved();
     }
 }
 
 void StaticLayer::prefetch() {
     if (m_initialized && m_keys.device() != *m_device) {
-        m_keys = m_keys.to(*m_device, /*non_blocking=*/true);
-        m_values = m_values.to(*m_device, /*non_blocking=*/true);
+        auto [keys, values] = ownedBuffers();
+        keys = keys.to(*m_device, /*non_blocking=*/true);
+        values = values.to(*m_device, /*non_blocking=*/true);
+        buffersMoved();
     }
 }
 

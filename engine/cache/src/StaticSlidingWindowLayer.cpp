@@ -118,31 +118,4 @@ void StaticSlidingWindowLayer::reset() {
     m_cumulativeLength = 0;
 }
 
-void StaticSlidingWindowLayer::reorder(const at::Tensor& beamIdx) {
-    if (seqLength() <= 0) {
-        return;
-    }
-    at::Tensor index = checkedBeamIndex(beamIdx, m_keys.size(0), m_keys.device());
-    m_backingKeys = m_backingKeys.index_select(0, index);
-    m_backingValues = m_backingValues.index_select(0, index);
-    m_batch = m_backingKeys.size(0);
-    refreshWindow();
-}
-
-void StaticSlidingWindowLayer::offload() {
-    if (m_initialized) {
-        m_backingKeys = m_backingKeys.to(at::kCPU, /*non_blocking=*/true);
-        m_backingValues = m_backingValues.to(at::kCPU, /*non_blocking=*/true);
-        refreshWindow();
-    }
-}
-
-void StaticSlidingWindowLayer::prefetch() {
-    if (m_initialized && m_backingKeys.device() != *m_device) {
-        m_backingKeys = m_backingKeys.to(*m_device, /*non_blocking=*/true);
-        m_backingValues = m_backingValues.to(*m_device, /*non_blocking=*/true);
-        refreshWindow();
-    }
-}
-
 } // namespace kvscope::cache

@@ -4,12 +4,17 @@
 // from literal values, reading tensors back as vectors, refusals, and the worked-table runner.
 
 #include "kvscope/cache/AttentionLayer.h"
+#include "kvscope/cache/Cache.h"
 #include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/KeyValueStates.h"
 #include "kvscope/cache/MaskSizes.h"
 
+#include "kvscope/config/ModelConfig.h"
+
 #include <ATen/ATen.h>
+#include <cmath>
 #include <functional>
+#include <optional>
 #include <gtest/gtest.h>
 #include <initializer_list>
 #include <ostream>
@@ -111,6 +116,48 @@ inline void runSteps(AttentionLayer& layer, const std::vector<Step>& steps) {
         EXPECT_EQ(values(layer.values()), negated(step.stored));
         EXPECT_EQ(layer.seqLength(), step.seqLength);
     }
+}
+
+/// The worked tensor of hf-cache.md 3.1/3.2 (both quantizers' worked examples), shape (1, 1, 2, 8).
+inline at::Tensor workedTensor() {
+    return at::tensor({0.f, .5f, 1.f, 1.5f, -1.f, -.5f, 2.f, 3.f, .1f, .2f, .3f, .4f, .9f, .8f, .7f, .6f})
+        .view({1, 1, 2, 8});
+}
+
+/// A tensor's elements as ints (quantized codes).
+inline std::vector<int> codes(const at::Tensor& tensor) {
+    at::Tensor flat = tensor.to(at::kInt).contiguous().flatten();
+    return std::vector<int>(flat.data_ptr<int>(), flat.data_ptr<int>() + flat.numel());
+}
+
+/// Element-wise closeness to a worked table's values (1e-6 absolute plus relative).
+inline void expectClose(const Values& actual, const std::vector<double>& expected) {
+    ASSERT_EQ(actual.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_NEAR(actual[i], expected[i], 1e-6 + 1e-6 * std::abs(expected[i])) << "element " << i;
+    }
+}
+
+inline double maxError(const at::Tensor& a, const at::Tensor& b) {
+    return (a - b).abs().max().item<double>();
+}
+
+/// A text config with these layer types (and a window for the sliding ones).
+inline config::ModelConfig configWithTypes(std::vector<std::string> types, std::optional<int64_t> slidingWindow) {
+    config::ModelConfig config;
+    config.numHiddenLayers = static_cast<int64_t>(types.size());
+    config.layerTypes = std::move(types);
+    config.slidingWindow = slidingWindow;
+    return config;
+}
+
+/// The reference class names of a cache's layers, in order.
+inline std::vector<std::string> typeNames(const Cache& cache) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < cache.size(); ++i) {
+        names.push_back(cache.layer(i).typeName());
+    }
+    return names;
 }
 
 } // namespace kvscope::cache::test

@@ -16,22 +16,8 @@ using test::refuses;
 using test::states;
 using test::values;
 using test::Values;
-
-config::ModelConfig configWithTypes(std::vector<std::string> types, std::optional<int64_t> slidingWindow) {
-    config::ModelConfig config;
-    config.numHiddenLayers = static_cast<int64_t>(types.size());
-    config.layerTypes = std::move(types);
-    config.slidingWindow = slidingWindow;
-    return config;
-}
-
-std::vector<std::string> typeNames(const Cache& cache) {
-    std::vector<std::string> names;
-    for (size_t i = 0; i < cache.size(); ++i) {
-        names.push_back(cache.layer(i).typeName());
-    }
-    return names;
-}
+using test::configWithTypes;
+using test::typeNames;
 
 TEST(DynamicCacheTest, EmptyCache) { // hf-cache.md 1.3.6
     DynamicCache cache;

@@ -10,31 +10,13 @@
 namespace kvscope::cache {
 namespace {
 
+using test::codes;
+using test::expectClose;
+using test::maxError;
 using test::refuses;
 using test::values;
 using test::Values;
-
-/// The worked tensor of hf-cache.md 3.1, shape (1, 1, 2, 8).
-at::Tensor workedTensor() {
-    return at::tensor({0.f, .5f, 1.f, 1.5f, -1.f, -.5f, 2.f, 3.f, .1f, .2f, .3f, .4f, .9f, .8f, .7f, .6f})
-        .view({1, 1, 2, 8});
-}
-
-std::vector<int> codes(const at::Tensor& tensor) {
-    at::Tensor flat = tensor.to(at::kInt).contiguous().flatten();
-    return std::vector<int>(flat.data_ptr<int>(), flat.data_ptr<int>() + flat.numel());
-}
-
-void expectClose(const Values& actual, const std::vector<double>& expected) {
-    ASSERT_EQ(actual.size(), expected.size());
-    for (size_t i = 0; i < expected.size(); ++i) {
-        EXPECT_NEAR(actual[i], expected[i], 1e-6 + 1e-6 * std::abs(expected[i])) << "element " << i;
-    }
-}
-
-double maxError(const at::Tensor& a, const at::Tensor& b) {
-    return (a - b).abs().max().item<double>();
-}
+using test::workedTensor;
 
 struct Worked {
     int nbits;

@@ -58,16 +58,9 @@ double sequenceLogProbability(kvscope::model::LanguageModel& model, const std::v
     return total;
 }
 
-template <typename Call> std::string refusal(Call&& call) {
-    try {
-        call();
-    } catch (const std::exception& error) {
-        return error.what();
-    }
-    return "";
-}
-
 } // namespace
+
+using kvscope::testing::refusal;
 
 TEST(GeneratorTest, GreedyPicksTheArgmaxOfRecomputedLogits) {
     auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);

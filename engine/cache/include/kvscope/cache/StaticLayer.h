@@ -2,6 +2,8 @@
 
 #include "kvscope/cache/AttentionLayer.h"
 
+#include <utility>
+
 namespace kvscope::cache {
 
 /// A layer with a preallocated `[batch, heads, max_cache_len, head_dim]` buffer written in place
@@ -43,6 +45,11 @@ protected:
     [[noreturn]] void refuseUnsupported(const char* operation) const;
     /// Allocates the buffers with `slots` positions; sliding layers allocate twice their window.
     virtual void allocate(const at::Tensor& keyStates, const at::Tensor& valueStates);
+    /// The tensors the layer owns, which reorder, offload and prefetch move: the keys and values here,
+    /// the 2W backing buffers in the sliding subclass (whose keys/values are views into them).
+    virtual std::pair<at::Tensor&, at::Tensor&> ownedBuffers() { return {m_keys, m_values}; }
+    /// Called after ownedBuffers() were replaced, so that views into them can be re-derived.
+    virtual void buffersMoved() {}
 
     int64_t m_maxCacheLen;
     int64_t m_cumulativeLength = 0;

@@ -19,15 +19,14 @@ public:
     MaskSizes maskSizes(int64_t queryLength) const override;
     int64_t seqLength() const override { return m_cumulativeLength; }
     void reset() override;
-    void reorder(const at::Tensor& beamIdx) override;
-    void offload() override;
-    void prefetch() override;
 
     /// The window as configured, before clipping to max_cache_len.
     int64_t slidingWindow() const { return m_slidingWindow; }
 
 protected:
     void allocate(const at::Tensor& keyStates, const at::Tensor& valueStates) override;
+    std::pair<at::Tensor&, at::Tensor&> ownedBuffers() override { return {m_backingKeys, m_backingValues}; }
+    void buffersMoved() override { refreshWindow(); }
 
 private:
     /// Re-points the window views at [m_windowStart, m_windowStart + window).
