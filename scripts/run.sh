@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Set-up to running: installs what is missing, builds a release and starts kvscope on its built-in
-# default. Until the inspector GUI lands this is the command line's default run: the default preset
-# generating token by token through a dynamic cache, progress on stderr, JSON summary on stdout.
+# Set-up to running: installs what is missing, builds a release with the inspector and opens kvscope on
+# its built-in default: the default preset stepping live. Without a display (no DISPLAY or
+# WAYLAND_DISPLAY, QT_QPA_PLATFORM unset) kvscope says so on stderr, renders the default live session
+# offscreen to kvscope-default.png and exits 0. Extra arguments go to kvscope, e.g.
+# `scripts/run.sh --preset gemma3 --cache quantized --nbits 2` or `scripts/run.sh session.kvs`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-dependencies.sh
-cmake --preset release
-cmake --build --preset release --target kvscope-cli
-exec build/release/engine/cli/kvscope-cli run "$@"
+cmake --preset release -DKVSCOPE_GUI=ON
+cmake --build --preset release --target kvscope
+exec build/release/gui/kvscope "$@"

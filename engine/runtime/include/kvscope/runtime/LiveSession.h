@@ -1,0 +1,69 @@
+#pragma once
+
+#include "kvscope/trace/SessionMetadata.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kvscope::trace {
+class EventSink;
+}
+
+namespace kvscope::runtime {
+
+/// What a live session runs: one model source (preset, config.json or checkpoint folder; none = the
+/// default preset), the cache and its options, the prompt and how many tokens to generate.
+struct LiveSessionSettings {
+    std::string preset;
+    std::string configPath;
+    std::string checkpointDir;
+    std::string cacheKind = "dynamic"; ///< dynamic, static, quantized or offloaded
+    std::string backend = "min-max";   ///< quantized: min-max (alias quanto) or hqq
+    int nbits = 4;
+    std::int64_t groupSize = 0;
+    std::int64_t residualLength = 128;
+    std::int64_t maxCacheLen = 0;
+    std::string prompt = "The key-value cache";
+    std::int64_t tokens = 32;
+    std::uint64_t seed = 0;
+    std::uint64_t weightSeed = 0;
+    std::string device = "cpu"; ///< cpu or cuda
+};
+
+/// A generation run behind a torch-free interface, for callers that must not see LibTorch (the GUI):
+/// builds the model, then prefills and steps a Generator that reports every cache operation to the
+/// sink given to start(). Not thread-safe: use it from one thread (the GUI's engine thread).
+class LiveSession {
+public:
+    /// Loads the model; throws std::runtime_error naming the problem and the allowed values for a bad
+    /// source, cache kind, option or an unavailable device.
+    explicit LiveSession(LiveSessionSettings settings);
+    ~LiveSession();
+    LiveSession(const LiveSession&) = delete;
+    LiveSession& operator=(const LiveSession&) = delete;
+
+    static std::vector<std::string> presetNames();
+    static std::string defaultPreset();
+    /// Whether `device = "cuda"` can run here (a CUDA LibTorch and a visible GPU).
+    static bool cudaAvailable();
+
+    /// Prefills the prompt (step 0), reporting to `sink`, which must outlive the session. Once only.
+    void start(trace::EventSink& sink);
+    /// Generates one token; returns false once the session is finished (nothing is done then).
+    bool step();
+    bool started() const;
+    bool finished() const;
+    std::int64_t generatedCount() const;
+    std::int64_t layerCount() const;
+    /// What a session file records about this run.
+    trace::SessionMetadata metadata() const;
+    const LiveSessionSettings& settings() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace kvscope::runtime

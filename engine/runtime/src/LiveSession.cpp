@@ -1,0 +1,168 @@
+#include "kvscope/runtime/LiveSession.h"
+
+#include "kvscope/config/ModelConfig.h"
+#include "kvscope/model/ByteTokenizer.h"
+#include "kvscope/model/LanguageModel.h"
+#include "kvscope/model/ModelLoader.h"
+#include "kvscope/runtime/GenerationError.h"
+#include "kvscope/runtime/Generator.h"
+#include "kvscope/runtime/PresetCatalog.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace kvscope::runtime {
+namespace {
+
+std::string readText(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw GenerationError("cannot read " + path.string());
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+void validate(const LiveSessionSettings& settings) {
+    const int sources = !settings.preset.empty() + !settings.configPath.empty() + !settings.checkpointDir.empty();
+    if (sources > 1) {
+        throw GenerationError("give one model source: a preset, a config.json or a checkpoint folder");
+    }
+    const std::array<const char*, 4> kinds{"dynamic", "static", "quantized", "offloaded"};
+    if (std::find(kinds.begin(), kinds.end(), settings.cacheKind) == kinds.end()) {
+        throw GenerationError("unknown cache kind `" + settings.cacheKind + "` (allowed: " +
+                              CacheFactory::allowedKinds() + ")");
+    }
+    if (settings.tokens < 1) {
+        throw GenerationError("tokens must be at least 1, got " + std::to_string(settings.tokens));
+    }
+    if (settings.device != "cpu" && settings.device != "cuda") {
+        throw GenerationError("unknown device `" + settings.device + "` (allowed: cpu, cuda)");
+    }
+}
+
+} // namespace
+
+struct LiveSession::Impl {
+    LiveSessionSettings settings;
+    std::string modelName;
+    std::string modelConfigJson;
+    std::unique_ptr<model::LanguageModel> model;
+    std::unique_ptr<Generator> generator;
+    std::int64_t createdUnixNs = 0;
+};
+
+LiveSession::LiveSession(LiveSessionSettings settings) : m_impl(std::make_unique<Impl>()) {
+    validate(settings);
+    Impl& impl = *m_impl;
+    impl.settings = std::move(settings);
+    const LiveSessionSettings& s = impl.settings;
+    const at::Device device = model::ModelLoader::device(s.device);
+    if (!s.checkpointDir.empty()) {
+        impl.model = model::ModelLoader::fromCheckpoint(s.checkpointDir, device);
+        impl.modelName = s.checkpointDir;
+        impl.modelConfigJson = readText(std::filesystem::path(s.checkpointDir) / "config.json");
+    } else if (!s.configPath.empty()) {
+        impl.model = model::ModelLoader::builtin(config::ModelConfig::fromFile(s.configPath), s.weightSeed, device);
+        impl.modelName = s.configPath;
+        impl.modelConfigJson = readText(s.configPath);
+    } else {
+        const std::string name = s.preset.empty() ? PresetCatalog::defaultPreset() : s.preset;
+        const PresetCatalog catalog;
+        impl.model = model::ModelLoader::builtin(catalog.load(name), s.weightSeed, device);
+        impl.modelName = name;
+        impl.modelConfigJson = readText(catalog.path(name));
+    }
+    impl.createdUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+}
+
+LiveSession::~LiveSession() = default;
+
+std::vector<std::string> LiveSession::presetNames() { return PresetCatalog().names(); }
+
+std::string LiveSession::defaultPreset() { return PresetCatalog::defaultPreset(); }
+
+bool LiveSession::cudaAvailable() {
+    try {
+        model::ModelLoader::device("cuda");
+        return true;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+void LiveSession::start(trace::EventSink& sink) {
+    if (m_impl->generator) {
+        throw GenerationError("the live session has already started");
+    }
+    const LiveSessionSettings& s = m_impl->settings;
+    CacheOptions cache;
+    cache.kind = s.cacheKind;
+    cache.backend = s.backend;
+    cache.nbits = s.nbits;
+    cache.groupSize = s.groupSize;
+    cache.residualLength = s.residualLength;
+    cache.maxCacheLen = s.maxCacheLen;
+    GenerationOptions generation;
+    generation.maxNewTokens = s.tokens;
+    generation.seed = s.seed;
+    m_impl->generator = std::make_unique<Generator>(*m_impl->model, cache, generation, &sink);
+    m_impl->generator->prefill(model::ByteTokenizer::encode(s.prompt));
+}
+
+bool LiveSession::step() {
+    if (!m_impl->generator) {
+        throw GenerationError("start the live session before stepping it");
+    }
+    if (m_impl->generator->finished()) {
+        return false;
+    }
+    m_impl->generator->step();
+    return true;
+}
+
+bool LiveSession::started() const { return m_impl->generator != nullptr; }
+
+bool LiveSession::finished() const { return m_impl->generator && m_impl->generator->finished(); }
+
+std::int64_t LiveSession::generatedCount() const {
+    return m_impl->generator ? m_impl->generator->generatedCount() : 0;
+}
+
+std::int64_t LiveSession::layerCount() const { return m_impl->model->architecture().numLayers(); }
+
+trace::SessionMetadata LiveSession::metadata() const {
+    const LiveSessionSettings& s = m_impl->settings;
+    trace::SessionMetadata metadata;
+    metadata.kvscopeVersion = KVSCOPE_VERSION;
+    metadata.model = m_impl->modelName;
+    metadata.modelConfigJson = m_impl->modelConfigJson;
+    metadata.cacheKind = s.cacheKind;
+    std::ostringstream cache;
+    cache << "{\"kind\": \"" << s.cacheKind << "\"";
+    if (s.cacheKind == "quantized") {
+        cache << ", \"backend\": \"" << s.backend << "\", \"nbits\": " << s.nbits << ", \"group\": " << s.groupSize
+              << ", \"residual\": " << s.residualLength;
+    }
+    if (s.cacheKind == "static") {
+        cache << ", \"max_cache_len\": " << s.maxCacheLen;
+    }
+    cache << ", \"tokens\": " << s.tokens << "}";
+    metadata.cacheSettingsJson = cache.str();
+    metadata.device = s.device;
+    metadata.seed = s.seed;
+    metadata.prompt = s.prompt;
+    metadata.createdUnixNs = m_impl->createdUnixNs;
+    return metadata;
+}
+
+const LiveSessionSettings& LiveSession::settings() const { return m_impl->settings; }
+
+} // namespace kvscope::runtime

@@ -1,0 +1,58 @@
+// kvscope: the Qt inspector. Plugs the LibTorch engine (through runtime::LiveSession) into the GUI.
+
+#include "RuntimeSessionEngine.h"
+
+#include "kvscope/gui/AppLauncher.h"
+#include "kvscope/gui/MainWindow.h"
+
+#include <QApplication>
+#include <QTextStream>
+
+#include <cstdio>
+#include <variant>
+
+int main(int argc, char* argv[]) {
+    using namespace kvscope;
+    // Decided before QApplication exists: without a display Qt would abort, so render offscreen instead.
+    const bool noDisplay = gui::AppLauncher::noDisplay();
+    if (noDisplay) {
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    }
+    QApplication application(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("kvscope"));
+    QApplication::setApplicationName(QStringLiteral("kvscope"));
+    QApplication::setApplicationVersion(QStringLiteral(KVSCOPE_VERSION));
+    QTextStream errors(stderr);
+
+    gui::EngineCapabilities capabilities;
+    try {
+        capabilities = app::RuntimeSessionEngine::capabilities();
+    } catch (const std::exception& error) {
+        errors << "kvscope: " << error.what() << Qt::endl;
+        return 2;
+    }
+    QStringList arguments = QApplication::arguments();
+    if (noDisplay && !arguments.contains(QStringLiteral("--screenshot")) && !arguments.contains(QStringLiteral("--help")) &&
+        !arguments.contains(QStringLiteral("-h"))) {
+        errors << "kvscope: no display available (DISPLAY and WAYLAND_DISPLAY are unset); rendering offscreen to "
+                  "kvscope-default.png instead"
+               << Qt::endl;
+        arguments << QStringLiteral("--screenshot") << QStringLiteral("kvscope-default.png");
+    }
+    const auto parsed = gui::AppLauncher::parse(arguments, capabilities);
+    if (const auto* message = std::get_if<QString>(&parsed)) {
+        const bool help = arguments.contains(QStringLiteral("--help")) || arguments.contains(QStringLiteral("-h"));
+        errors << (help ? QString() : QStringLiteral("kvscope: ")) << *message << Qt::endl;
+        return help ? 0 : 2;
+    }
+    const gui::LaunchOptions& options = std::get<gui::LaunchOptions>(parsed);
+
+    gui::MainWindow window(
+        [](const gui::SessionSettings& settings) { return std::make_unique<app::RuntimeSessionEngine>(settings); },
+        capabilities);
+    if (const std::optional<int> exitCode = gui::AppLauncher::launch(window, options, errors)) {
+        return *exitCode;
+    }
+    window.show();
+    return QApplication::exec();
+}

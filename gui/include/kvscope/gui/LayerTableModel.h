@@ -1,0 +1,52 @@
+#pragma once
+
+#include "kvscope/trace/StepState.h"
+
+#include <QAbstractTableModel>
+
+#include <memory>
+
+namespace kvscope::gui {
+
+// One row per cache layer of a StepState snapshot: the layer table.
+class LayerTableModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column {
+        Layer,
+        Type,
+        SeqLength,
+        Stored,
+        KvLength,
+        KvOffset,
+        Window,
+        Residual,
+        Quantized,
+        Residency,
+        DeviceBytes,
+        HostBytes,
+        ColumnCount
+    };
+    // Qt::UserRole gives the raw number behind a cell (for sorting and tests).
+    static constexpr int RawValueRole = Qt::UserRole;
+
+    explicit LayerTableModel(QObject* parent = nullptr);
+
+    // Takes a new snapshot: same layer count -> dataChanged, otherwise a reset.
+    void setState(std::shared_ptr<const trace::StepState> state);
+    const trace::StepState* state() const { return m_state.get(); }
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    QVariant display(const trace::LayerState& layer, int row, int column) const;
+    QVariant raw(const trace::LayerState& layer, int row, int column) const;
+
+    std::shared_ptr<const trace::StepState> m_state;
+    std::shared_ptr<const trace::StepState> m_previous; // of the step shown before: changed cells are bold
+};
+
+} // namespace kvscope::gui

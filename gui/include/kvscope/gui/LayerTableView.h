@@ -1,0 +1,27 @@
+#pragma once
+
+#include <QTableView>
+
+namespace kvscope::gui {
+
+class LayerTableModel;
+class SessionController;
+class ViewSelection;
+
+// The layer table at the current step; its selected row is the shared selected layer.
+class LayerTableView : public QTableView {
+    Q_OBJECT
+public:
+    LayerTableView(SessionController& session, ViewSelection& selection, QWidget* parent = nullptr);
+
+    LayerTableModel* layerModel() const { return m_model; }
+
+private:
+    void showSelection(int layer);
+
+    SessionController& m_session;
+    ViewSelection& m_selection;
+    LayerTableModel* m_model;
+};
+
+} // namespace kvscope::gui

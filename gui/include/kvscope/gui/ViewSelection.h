@@ -1,0 +1,35 @@
+#pragma once
+
+#include <QObject>
+
+namespace kvscope::gui {
+
+// The selection and zoom every view shares (RenderDoc's ICaptureViewer + Qt Creator's
+// TimelineZoomControl): the selected layer, and the visible step range of the charts over steps.
+class ViewSelection : public QObject {
+    Q_OBJECT
+public:
+    explicit ViewSelection(QObject* parent = nullptr) : QObject(parent) {}
+
+    int selectedLayer() const { return m_layer; }
+    // -1 clears the selection; emits selectionChanged only on a change.
+    void setSelectedLayer(int layer);
+
+    // Visible steps [first, last] of the step-axis charts; hasStepRange() is false when they show all.
+    bool hasStepRange() const { return m_last >= m_first; }
+    double firstStep() const { return m_first; }
+    double lastStep() const { return m_last; }
+    void setStepRange(double first, double last);
+    void clearStepRange();
+
+signals:
+    void selectionChanged(int layer);
+    void stepRangeChanged();
+
+private:
+    int m_layer = -1;
+    double m_first = 0.0;
+    double m_last = -1.0;
+};
+
+} // namespace kvscope::gui

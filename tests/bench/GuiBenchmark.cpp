@@ -1,0 +1,136 @@
+// The inspector's budgets at 32 layers x 32768 tokens (issue 6): StepState at any step <= 5 ms and a
+// full repaint of the main views <= 16 ms. Offscreen; the session is synthetic with offloading, so the
+// transfer timeline has ~2M boxes.
+
+#include "kvscope/gui/GanttPlottable.h"
+#include "kvscope/gui/MainWindow.h"
+#include "kvscope/gui/MaskView.h"
+#include "kvscope/gui/MemoryView.h"
+#include "kvscope/gui/OccupancyMapView.h"
+#include "kvscope/gui/QuantizationView.h"
+#include "kvscope/gui/SessionController.h"
+#include "kvscope/gui/SyntheticEngine.h"
+#include "kvscope/gui/TransferTimelineView.h"
+#include "kvscope/trace/RecordingSink.h"
+#include "kvscope/trace/SyntheticSession.h"
+
+#include <QApplication>
+#include <QImage>
+#include <QPainter>
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <random>
+
+namespace {
+
+using namespace kvscope;
+
+trace::SyntheticSessionOptions bigSession() {
+    trace::SyntheticSessionOptions options;
+    options.layers = 32;
+    options.tokens = 32768;
+    options.offload = true;
+    return options;
+}
+
+// One window over the big session, built once for all benchmarks and destroyed before the application.
+std::unique_ptr<gui::MainWindow> g_window;
+
+gui::MainWindow& window() {
+    if (!g_window) {
+        g_window = [] {
+        gui::EngineCapabilities capabilities;
+        auto created = std::make_unique<gui::MainWindow>(gui::SessionEngineFactory{}, capabilities);
+        const trace::SyntheticSessionOptions options = bigSession();
+        trace::RecordingSink sink;
+        sink.reserve(trace::SyntheticSession::estimateEventCount(options));
+        trace::SyntheticSession::generate(options, sink);
+        created->session().setRecordedSession(gui::SyntheticEngine(options).metadata(), sink.takeEvents(), "bench");
+        created->resize(1600, 1000);
+        created->show();
+        QCoreApplication::processEvents();
+        return created;
+        }();
+    }
+    return *g_window;
+}
+
+std::int64_t randomStep(std::mt19937_64& random) {
+    return static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(window().session().stepCount()));
+}
+
+void BM_StepStateAtRandomStep(benchmark::State& state) {
+    const trace::Timeline& timeline = window().session().timeline();
+    std::mt19937_64 random(7);
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(timeline.snapshotAt(randomStep(random)));
+    }
+    state.counters["events"] = static_cast<double>(timeline.eventCount());
+}
+BENCHMARK(BM_StepStateAtRandomStep)->Unit(benchmark::kMillisecond);
+
+// Moving to a step (every view updates its models) and repainting the whole window into an image.
+void BM_FullRepaintAtRandomStep(benchmark::State& state) {
+    gui::MainWindow& main = window();
+    std::mt19937_64 random(11);
+    QImage image(main.size(), QImage::Format_ARGB32_Premultiplied);
+    for (auto _ : state) {
+        main.session().setCurrentStep(randomStep(random));
+        for (QCustomPlot* plot : main.findChildren<QCustomPlot*>()) {
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+        }
+        QPainter painter(&image);
+        main.render(&painter);
+    }
+}
+BENCHMARK(BM_FullRepaintAtRandomStep)->Unit(benchmark::kMillisecond);
+
+// Each view alone: repaint at a random step (step change included).
+template <typename View>
+void repaintView(benchmark::State& state) {
+    gui::MainWindow& main = window();
+    View* view = main.findChild<View*>();
+    std::mt19937_64 random(13);
+    QImage image(view->size().expandedTo(QSize(1, 1)), QImage::Format_ARGB32_Premultiplied);
+    for (auto _ : state) {
+        main.session().setCurrentStep(randomStep(random));
+        if constexpr (std::is_base_of_v<QCustomPlot, View>) {
+            view->replot(QCustomPlot::rpImmediateRefresh);
+        }
+        QPainter painter(&image);
+        view->render(&painter);
+    }
+    state.SetLabel(QStringLiteral("%1x%2").arg(view->width()).arg(view->height()).toStdString());
+}
+BENCHMARK(repaintView<gui::OccupancyMapView>)->Name("BM_Repaint/OccupancyMap")->Unit(benchmark::kMillisecond);
+BENCHMARK(repaintView<gui::MaskView>)->Name("BM_Repaint/Mask")->Unit(benchmark::kMillisecond);
+BENCHMARK(repaintView<gui::MemoryView>)->Name("BM_Repaint/Memory")->Unit(benchmark::kMillisecond);
+BENCHMARK(repaintView<gui::QuantizationView>)->Name("BM_Repaint/Quantization")->Unit(benchmark::kMillisecond);
+BENCHMARK(repaintView<gui::TransferTimelineView>)->Name("BM_Repaint/TransferTimeline")->Unit(benchmark::kMillisecond);
+
+// The transfer timeline zoomed out over the whole session: ~2M boxes merged into pixels.
+void BM_TransferTimelineWholeSession(benchmark::State& state) {
+    auto* view = window().findChild<gui::TransferTimelineView*>();
+    bool found = false;
+    for (auto _ : state) {
+        view->xAxis->setRange(view->gantt()->getKeyRange(found));
+        view->replot(QCustomPlot::rpImmediateRefresh);
+    }
+    state.counters["boxes"] = static_cast<double>(view->boxCount());
+}
+BENCHMARK(BM_TransferTimelineWholeSession)->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    }
+    QApplication application(argc, argv);
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    g_window.reset();
+    return 0;
+}

@@ -1,0 +1,107 @@
+#include "kvscope/runtime/LiveSession.h"
+
+#include "kvscope/trace/RecordingSink.h"
+#include "kvscope/trace/Timeline.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace kvscope::runtime {
+namespace {
+
+std::string refusal(const LiveSessionSettings& settings) {
+    try {
+        LiveSession session(settings);
+    } catch (const std::exception& error) {
+        return error.what();
+    }
+    return {};
+}
+
+TEST(LiveSessionTest, ListsPresets) {
+    const std::vector<std::string> names = LiveSession::presetNames();
+    EXPECT_NE(std::find(names.begin(), names.end(), "llama"), names.end());
+    EXPECT_EQ(LiveSession::defaultPreset(), "llama");
+}
+
+TEST(LiveSessionTest, PrefillsThenStepsToTheTokenCount) {
+    LiveSessionSettings settings;
+    settings.preset = "gemma3";
+    settings.cacheKind = "quantized";
+    settings.residualLength = 4;
+    settings.tokens = 6;
+    LiveSession session(settings);
+    EXPECT_FALSE(session.started());
+    EXPECT_THROW(session.step(), std::runtime_error) << "stepping before start is refused";
+    trace::RecordingSink sink;
+    session.start(sink);
+    EXPECT_TRUE(session.started());
+    EXPECT_EQ(session.generatedCount(), 1) << "the prefill picks the first token";
+    const std::size_t prefillEvents = sink.size();
+    EXPECT_GT(prefillEvents, 0u);
+    int steps = 0;
+    while (session.step()) {
+        ++steps;
+    }
+    EXPECT_EQ(steps, 5);
+    EXPECT_TRUE(session.finished());
+    EXPECT_FALSE(session.step());
+    EXPECT_EQ(session.generatedCount(), 6);
+    EXPECT_THROW(session.start(sink), std::runtime_error);
+
+    trace::Timeline timeline;
+    for (const trace::Event& event : sink.events()) {
+        timeline.emit(event);
+    }
+    EXPECT_EQ(timeline.stepCount(), 6);
+    EXPECT_EQ(timeline.layerCount(), session.layerCount());
+    const bool anyQuantized = std::any_of(sink.events().begin(), sink.events().end(), [](const trace::Event& event) {
+        return event.kind() == trace::EventKind::QuantizeFlush;
+    });
+    EXPECT_TRUE(anyQuantized) << "a residual of 4 flushes within the prompt and 6 tokens";
+
+    const trace::SessionMetadata metadata = session.metadata();
+    EXPECT_EQ(metadata.model, "gemma3");
+    EXPECT_EQ(metadata.cacheKind, "quantized");
+    EXPECT_EQ(metadata.device, "cpu");
+    EXPECT_EQ(metadata.prompt, settings.prompt);
+    EXPECT_NE(metadata.modelConfigJson.find("layer_types"), std::string::npos);
+    EXPECT_NE(metadata.cacheSettingsJson.find("\"residual\": 4"), std::string::npos);
+    EXPECT_GT(metadata.createdUnixNs, 0);
+}
+
+TEST(LiveSessionTest, NoSourceMeansTheDefaultPreset) {
+    LiveSessionSettings settings;
+    settings.tokens = 1;
+    LiveSession session(settings);
+    EXPECT_EQ(session.metadata().model, "llama");
+}
+
+TEST(LiveSessionTest, RefusesBadSettingsNamingWhatIsAllowed) {
+    LiveSessionSettings kind;
+    kind.cacheKind = "paged";
+    EXPECT_NE(refusal(kind).find("allowed: dynamic, static, quantized, offloaded"), std::string::npos);
+    LiveSessionSettings two;
+    two.preset = "llama";
+    two.configPath = "config.json";
+    EXPECT_NE(refusal(two).find("one model source"), std::string::npos);
+    LiveSessionSettings tokens;
+    tokens.tokens = 0;
+    EXPECT_NE(refusal(tokens).find("at least 1"), std::string::npos);
+    LiveSessionSettings device;
+    device.device = "tpu";
+    EXPECT_NE(refusal(device).find("allowed: cpu, cuda"), std::string::npos);
+    LiveSessionSettings preset;
+    preset.preset = "gpt9";
+    EXPECT_NE(refusal(preset).find("llama"), std::string::npos) << refusal(preset);
+    if (!LiveSession::cudaAvailable()) {
+        LiveSessionSettings cuda;
+        cuda.device = "cuda";
+        EXPECT_NE(refusal(cuda).find("not available"), std::string::npos) << refusal(cuda);
+    }
+}
+
+} // namespace
+} // namespace kvscope::runtime

@@ -1,0 +1,107 @@
+#include "kvscope/gui/AppLauncher.h"
+
+#include "GuiTestHelpers.h"
+#include "kvscope/gui/MainWindow.h"
+
+#include <QImage>
+#include <QTemporaryDir>
+#include <QTextStream>
+
+namespace kvscope::gui {
+namespace {
+
+EngineCapabilities capabilities() {
+    EngineCapabilities result;
+    result.presets = {"gemma3", "llama"};
+    result.defaultPreset = "llama";
+    return result;
+}
+
+QString parseError(const QStringList& arguments) {
+    const auto parsed = AppLauncher::parse(QStringList{"kvscope"} + arguments, capabilities());
+    const auto* message = std::get_if<QString>(&parsed);
+    return message ? *message : QString();
+}
+
+TEST(AppLauncherTest, ParsesTheDocumentedForms) {
+    const auto parsed = AppLauncher::parse({"kvscope", "--preset", "gemma3", "--cache", "quantized", "--nbits", "2",
+                                            "--tokens", "9", "--screenshot", "out.png", "--step", "4"},
+                                           capabilities());
+    ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
+    const LaunchOptions& options = std::get<LaunchOptions>(parsed);
+    EXPECT_EQ(options.live.preset, "gemma3");
+    EXPECT_EQ(options.live.cacheKind, "quantized");
+    EXPECT_EQ(options.live.nbits, 2);
+    EXPECT_EQ(options.live.tokens, 9);
+    EXPECT_EQ(options.screenshot, "out.png");
+    EXPECT_EQ(options.step, 4);
+    EXPECT_EQ(options.size, QSize(1600, 1000));
+}
+
+TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
+    EXPECT_TRUE(parseError({"--preset", "gpt9"}).contains("allowed: gemma3, llama"));
+    EXPECT_TRUE(parseError({"--cache", "paged"}).contains("allowed: dynamic, static, quantized, offloaded"));
+    EXPECT_TRUE(parseError({"--device", "tpu"}).contains("allowed: cpu, cuda"));
+    EXPECT_TRUE(parseError({"--device", "cuda"}).contains("not available"));
+    EXPECT_TRUE(parseError({"--step", "3"}).contains("--screenshot"));
+    EXPECT_TRUE(parseError({"--screenshot", "x.png", "--step", "-1"}).contains("non-negative"));
+    EXPECT_TRUE(parseError({"/no/such/file.kvs"}).contains("not found"));
+    EXPECT_TRUE(parseError({"--synthetic", "lots"}).contains("LAYERSxTOKENS"));
+    EXPECT_TRUE(parseError({"--size", "10x10"}).contains("320x240"));
+    EXPECT_FALSE(parseError({"--bogus"}).isEmpty());
+}
+
+TEST(AppLauncherTest, ScreenshotOfALiveRunIsAPaintedPicture) {
+    MainWindow window(testing::syntheticFactory(), capabilities());
+    QTemporaryDir dir;
+    LaunchOptions options;
+    options.live.tokens = 20;
+    options.live.cacheKind = "offloaded";
+    options.screenshot = dir.filePath("shot.png");
+    options.step = 12;
+    options.size = QSize(1200, 800);
+    QString log;
+    QTextStream errors(&log);
+    EXPECT_EQ(AppLauncher::launch(window, options, errors), 0) << log.toStdString();
+    EXPECT_EQ(window.session().currentStep(), 12);
+    const QImage image(options.screenshot);
+    ASSERT_FALSE(image.isNull());
+    EXPECT_EQ(image.size(), QSize(1200, 800));
+    EXPECT_TRUE(AppLauncher::looksPainted(image));
+}
+
+TEST(AppLauncherTest, AStepBeyondTheSessionIsRefused) {
+    MainWindow window(testing::syntheticFactory(), capabilities());
+    QTemporaryDir dir;
+    LaunchOptions options;
+    options.syntheticLayers = 4;
+    options.syntheticTokens = 10;
+    options.screenshot = dir.filePath("shot.png");
+    options.step = 50;
+    QString log;
+    QTextStream errors(&log);
+    EXPECT_EQ(AppLauncher::launch(window, options, errors), 2);
+    EXPECT_TRUE(log.contains("beyond the session's last step 10")) << log.toStdString();
+}
+
+TEST(AppLauncherTest, UniformPicturesAreNotScreenshots) {
+    QImage blank(200, 100, QImage::Format_RGB32);
+    blank.fill(Qt::white);
+    EXPECT_FALSE(AppLauncher::looksPainted(blank));
+    EXPECT_FALSE(AppLauncher::looksPainted(QImage()));
+    QImage framed = blank;
+    for (int x = 0; x < 200; ++x) {
+        framed.setPixel(x, 0, qRgb(0, 0, 0));
+    }
+    EXPECT_FALSE(AppLauncher::looksPainted(framed)) << "a frame alone is not content";
+    QImage painted = blank;
+    for (int y = 20; y < 80; ++y) {
+        for (int x = 20; x < 180; ++x) {
+            painted.setPixel(x, y, qRgb(38, 139, 210));
+        }
+    }
+    EXPECT_TRUE(AppLauncher::looksPainted(painted));
+}
+
+} // namespace
+} // namespace kvscope::gui

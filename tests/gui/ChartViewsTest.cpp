@@ -1,0 +1,55 @@
+// MemoryView and QuantizationView: the two charts over steps (StepChart).
+
+#include "GuiTestHelpers.h"
+#include "kvscope/gui/MemoryView.h"
+#include "kvscope/gui/QuantizationView.h"
+#include "kvscope/gui/ViewSelection.h"
+
+#include <QWheelEvent>
+
+namespace kvscope::gui {
+namespace {
+
+TEST(ChartViewsTest, MemoryViewPlotsTheTiers) {
+    SessionController session;
+    ViewSelection selection;
+    MemoryView view(session, selection);
+    view.resize(600, 250);
+    EXPECT_EQ(view.graph(0)->dataCount(), 0);
+    testing::loadSynthetic(session, testing::smallSession(50, true));
+    EXPECT_EQ(view.graph(0)->dataCount(), 51) << "one point per step at this width";
+    EXPECT_TRUE(view.graph(2)->visible()) << "an offloading session has host bytes";
+    EXPECT_DOUBLE_EQ(view.xAxis->range().upper, 50.0);
+}
+
+TEST(ChartViewsTest, QuantizationViewFindsFlushes) {
+    SessionController session;
+    ViewSelection selection;
+    QuantizationView view(session, selection);
+    view.resize(600, 250);
+    const auto options = testing::smallSession(50);
+    testing::loadSynthetic(session, options);
+    // One quantized layer (layer 4 of 8) flushing every residualLength steps.
+    EXPECT_GE(view.flushCount(), static_cast<std::size_t>(50 / options.residualLength));
+    EXPECT_EQ(view.graphCount(), 3) << "markers, errors and one residual graph";
+    EXPECT_GT(view.graph(2)->dataCount(), 0);
+}
+
+TEST(ChartViewsTest, ZoomIsSharedBetweenCharts) {
+    SessionController session;
+    ViewSelection selection;
+    MemoryView memory(session, selection);
+    QuantizationView quantization(session, selection);
+    memory.resize(600, 250);
+    quantization.resize(600, 250);
+    testing::loadSynthetic(session, testing::smallSession(50));
+    memory.xAxis->setRange(10, 20);
+    EXPECT_TRUE(selection.hasStepRange());
+    EXPECT_DOUBLE_EQ(quantization.xAxis->range().lower, 10.0);
+    EXPECT_DOUBLE_EQ(quantization.xAxis->range().upper, 20.0);
+    selection.clearStepRange();
+    EXPECT_DOUBLE_EQ(memory.xAxis->range().upper, 50.0);
+}
+
+} // namespace
+} // namespace kvscope::gui

@@ -1,0 +1,90 @@
+#pragma once
+
+#include "kvscope/gui/SessionController.h"
+#include "kvscope/gui/SyntheticEngine.h"
+#include "kvscope/trace/RecordingSink.h"
+#include "kvscope/trace/SyntheticSession.h"
+
+#include <QAbstractItemModelTester>
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QString>
+#include <QStringList>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace kvscope::gui::testing {
+
+// Collects qWarning/qCritical messages while alive, so a test can require that there were none
+// (QAbstractItemModelTester reports problems as warnings).
+class WarningCollector {
+public:
+    WarningCollector() {
+        s_messages = &m_messages;
+        m_previous = qInstallMessageHandler(&WarningCollector::handle);
+    }
+    ~WarningCollector() {
+        qInstallMessageHandler(m_previous);
+        s_messages = nullptr;
+    }
+    const QStringList& messages() const { return m_messages; }
+
+private:
+    static void handle(QtMsgType type, const QMessageLogContext&, const QString& message) {
+        if ((type == QtWarningMsg || type == QtCriticalMsg || type == QtFatalMsg) && s_messages) {
+            s_messages->append(message);
+        }
+    }
+    inline static QStringList* s_messages = nullptr;
+    QStringList m_messages;
+    QtMessageHandler m_previous = nullptr;
+};
+
+inline trace::SyntheticSessionOptions smallSession(std::int64_t tokens = 40, bool offload = false) {
+    trace::SyntheticSessionOptions options;
+    options.layers = 8;
+    options.tokens = tokens;
+    options.promptTokens = 12;
+    options.window = 24;
+    options.residualLength = 8;
+    options.offload = offload;
+    return options;
+}
+
+inline std::vector<trace::Event> syntheticEvents(const trace::SyntheticSessionOptions& options) {
+    trace::RecordingSink sink;
+    trace::SyntheticSession::generate(options, sink);
+    return sink.takeEvents();
+}
+
+inline trace::SessionMetadata syntheticMetadata(const trace::SyntheticSessionOptions& options) {
+    return SyntheticEngine(options).metadata();
+}
+
+// Replays a synthetic session into the controller.
+inline void loadSynthetic(SessionController& session, const trace::SyntheticSessionOptions& options) {
+    session.setRecordedSession(syntheticMetadata(options), syntheticEvents(options), QStringLiteral("synthetic"));
+}
+
+// A factory of SyntheticEngines of the settings' token count (8 layers, offloading when asked).
+inline SessionEngineFactory syntheticFactory() {
+    return [](const SessionSettings& settings) -> std::unique_ptr<SessionEngine> {
+        return std::make_unique<SyntheticEngine>(SyntheticEngine::optionsFor(settings));
+    };
+}
+
+// Processes events until the predicate holds or the timeout passes; returns the predicate.
+template <typename Predicate>
+bool waitUntil(Predicate predicate, int timeoutMs = 10000) {
+    QElapsedTimer clock;
+    clock.start();
+    while (!predicate() && clock.elapsed() < timeoutMs) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    }
+    return predicate();
+}
+
+} // namespace kvscope::gui::testing

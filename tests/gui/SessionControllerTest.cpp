@@ -1,0 +1,198 @@
+#include "kvscope/gui/SessionController.h"
+
+#include "GuiTestHelpers.h"
+
+#include <QSignalSpy>
+#include <QTest>
+#include <QTemporaryDir>
+
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+namespace kvscope::gui {
+namespace {
+
+using testing::waitUntil;
+
+TEST(SessionControllerTest, ReplayLoadsAndNavigates) {
+    SessionController session;
+    QSignalSpy loaded(&session, &SessionController::sessionLoaded);
+    QSignalSpy stepped(&session, &SessionController::stepChanged);
+    EXPECT_EQ(session.mode(), SessionController::Mode::Empty);
+    EXPECT_NE(session.state(), nullptr);
+    testing::loadSynthetic(session, testing::smallSession(20));
+    EXPECT_EQ(loaded.count(), 1);
+    EXPECT_EQ(session.mode(), SessionController::Mode::Replay);
+    EXPECT_EQ(session.stepCount(), 21);
+    EXPECT_EQ(session.currentStep(), 0);
+    EXPECT_EQ(session.state()->layers.size(), 8u);
+
+    stepped.clear();
+    session.stepForward();
+    session.stepForward();
+    EXPECT_EQ(session.currentStep(), 2);
+    EXPECT_EQ(session.state()->step, 2);
+    EXPECT_EQ(*session.state(), session.timeline().stateAt(2));
+    session.stepBackward();
+    EXPECT_EQ(session.currentStep(), 1);
+    session.goToEnd();
+    EXPECT_EQ(session.currentStep(), 20);
+    session.stepForward(); // a finished replay stays at its end
+    EXPECT_EQ(session.currentStep(), 20);
+    session.setCurrentStep(-5);
+    EXPECT_EQ(session.currentStep(), 0);
+    session.setCurrentStep(1000);
+    EXPECT_EQ(session.currentStep(), 20);
+    EXPECT_EQ(stepped.count(), 6);
+    EXPECT_EQ(session.previousState()->step, 19);
+}
+
+TEST(SessionControllerTest, BadFilesAndEmptySessionsSayWhy) {
+    SessionController session;
+    QTemporaryDir dir;
+    const QString missing = dir.filePath("missing.kvs");
+    EXPECT_FALSE(session.openFile(missing).isEmpty());
+    QFile junk(dir.filePath("junk.kvs"));
+    ASSERT_TRUE(junk.open(QIODevice::WriteOnly));
+    junk.write("this is not a session file");
+    junk.close();
+    EXPECT_FALSE(session.openFile(junk.fileName()).isEmpty());
+    EXPECT_EQ(session.mode(), SessionController::Mode::Empty) << "a failed open keeps the old session";
+    EXPECT_TRUE(session.saveAs(dir.filePath("x.kvs")).contains("no session"));
+    EXPECT_TRUE(session.exportPerfetto(dir.filePath("x.json")).contains("no session"));
+}
+
+TEST(SessionControllerTest, SaveThenOpenGivesTheSameTimeline) {
+    SessionController session;
+    testing::loadSynthetic(session, testing::smallSession(16, true));
+    QTemporaryDir dir;
+    const QString path = dir.filePath("round.kvs");
+    ASSERT_EQ(session.saveAs(path), QString());
+    const std::vector<trace::Event> saved(session.timeline().events().begin(), session.timeline().events().end());
+    SessionController reopened;
+    ASSERT_EQ(reopened.openFile(path), QString());
+    EXPECT_EQ(reopened.stepCount(), session.stepCount());
+    EXPECT_EQ(reopened.timeline().stateAt(10), session.timeline().stateAt(10));
+    EXPECT_EQ(reopened.metadata().model, session.metadata().model);
+    EXPECT_EQ(reopened.metadata().cacheKind, session.metadata().cacheKind);
+    EXPECT_EQ(reopened.metadata().prompt, session.metadata().prompt);
+    EXPECT_EQ(session.exportPerfetto(dir.filePath("trace.json")), QString());
+    EXPECT_GT(QFileInfo(dir.filePath("trace.json")).size(), 100);
+}
+
+TEST(SessionControllerTest, LiveRunDeliversBatchesAndFollowsTheTail) {
+    SessionController session(testing::syntheticFactory());
+    ASSERT_TRUE(session.canRunLive());
+    QSignalSpy grew(&session, &SessionController::sessionGrew);
+    SessionSettings settings;
+    settings.tokens = 12;
+    session.startLive(settings, true);
+    EXPECT_EQ(session.mode(), SessionController::Mode::Live);
+    ASSERT_TRUE(waitUntil([&] { return session.liveFinished() || session.stepCount() >= 12; }));
+    ASSERT_TRUE(waitUntil([&] { return !session.liveBusy(); }));
+    session.waitForEngine();
+    EXPECT_EQ(session.stepCount(), 12);
+    EXPECT_GE(grew.count(), 1);
+    EXPECT_EQ(session.currentStep(), 11) << "follows the newest step";
+    EXPECT_EQ(*session.state(), session.timeline().stateAt(11)) << "the engine's snapshot equals the replayed state";
+    EXPECT_EQ(session.metadata().model, "synthetic 8 layers");
+}
+
+TEST(SessionControllerTest, SteppingPastTheEndOfALiveRunAsksForOneMoreToken) {
+    SessionController session(testing::syntheticFactory());
+    SessionSettings settings;
+    settings.tokens = 30;
+    session.startLive(settings, false);
+    ASSERT_TRUE(waitUntil([&] { return session.stepCount() == 1; }));
+    session.waitForEngine();
+    EXPECT_EQ(session.stepCount(), 1) << "prefill only until asked";
+    session.stepForward();
+    session.stepForward();
+    session.stepForward();
+    ASSERT_TRUE(waitUntil([&] { return session.stepCount() >= 4; }));
+    session.waitForEngine();
+    EXPECT_EQ(session.stepCount(), 4);
+    EXPECT_EQ(session.currentStep(), 3);
+    EXPECT_FALSE(session.liveFinished());
+    session.runToEnd();
+    ASSERT_TRUE(waitUntil([&] { return session.liveFinished(); }));
+    session.waitForEngine();
+    EXPECT_EQ(session.stepCount(), 30);
+    EXPECT_EQ(session.currentStep(), 29);
+}
+
+// A synthetic engine slow enough to be cancelled mid-run.
+class SlowEngine final : public SessionEngine {
+public:
+    explicit SlowEngine(const SessionSettings& settings) : m_inner(SyntheticEngine::optionsFor(settings)) {}
+    void start(trace::EventSink& sink) override { m_inner.start(sink); }
+    bool step() override {
+        std::this_thread::sleep_for(std::chrono::milliseconds(15));
+        return m_inner.step();
+    }
+    bool finished() const override { return m_inner.finished(); }
+    std::int64_t generatedCount() const override { return m_inner.generatedCount(); }
+    trace::SessionMetadata metadata() const override { return m_inner.metadata(); }
+
+private:
+    SyntheticEngine m_inner;
+};
+
+TEST(SessionControllerTest, CancelStopsALongRunAfterTheStepInFlight) {
+    SessionController session(
+        [](const SessionSettings& settings) -> std::unique_ptr<SessionEngine> { return std::make_unique<SlowEngine>(settings); });
+    SessionSettings settings;
+    settings.tokens = 500;
+    session.startLive(settings, true);
+    ASSERT_TRUE(waitUntil([&] { return session.stepCount() >= 3; }));
+    EXPECT_TRUE(session.liveBusy());
+    session.cancelRun();
+    ASSERT_TRUE(waitUntil([&] { return !session.liveBusy(); }));
+    session.waitForEngine();
+    const std::int64_t stopped = session.stepCount();
+    EXPECT_LT(stopped, 20);
+    EXPECT_FALSE(session.liveFinished());
+    QTest::qWait(100);
+    EXPECT_EQ(session.stepCount(), stopped) << "nothing runs after a cancel";
+}
+
+TEST(SessionControllerTest, AFailingEngineReportsItsMessage) {
+    SessionController session([](const SessionSettings& settings) -> std::unique_ptr<SessionEngine> {
+        throw std::runtime_error("unknown preset `" + settings.preset + "` (allowed: llama)");
+    });
+    QSignalSpy errors(&session, &SessionController::errorOccurred);
+    SessionSettings settings;
+    settings.preset = "nope";
+    session.startLive(settings, true);
+    ASSERT_TRUE(waitUntil([&] { return errors.count() > 0; }));
+    EXPECT_EQ(errors.front().front().toString(), "unknown preset `nope` (allowed: llama)");
+    EXPECT_TRUE(session.liveFinished());
+    EXPECT_EQ(session.stepCount(), 0);
+}
+
+TEST(SessionControllerTest, ANewRunDropsTheOldOnesBatches) {
+    SessionController session(testing::syntheticFactory());
+    SessionSettings first;
+    first.tokens = 400;
+    session.startLive(first, true);
+    SessionSettings second;
+    second.tokens = 5;
+    second.cacheKind = "offloaded";
+    session.startLive(second, true);
+    ASSERT_TRUE(waitUntil([&] { return session.liveFinished() || session.stepCount() >= 5; }));
+    session.waitForEngine();
+    EXPECT_EQ(session.stepCount(), 5);
+    EXPECT_EQ(session.metadata().cacheKind, "offloaded");
+}
+
+TEST(SessionControllerTest, WithoutAnEngineLiveRunsAreRefused) {
+    SessionController session;
+    QSignalSpy errors(&session, &SessionController::errorOccurred);
+    session.startLive(SessionSettings{}, true);
+    EXPECT_EQ(errors.count(), 1);
+    EXPECT_EQ(session.mode(), SessionController::Mode::Empty);
+}
+
+} // namespace
+} // namespace kvscope::gui

@@ -1,0 +1,59 @@
+#include "kvscope/gui/TransferTimelineView.h"
+
+#include "GuiTestHelpers.h"
+#include "kvscope/gui/GanttPlottable.h"
+
+#include <QImage>
+
+namespace kvscope::gui {
+namespace {
+
+TEST(TransferTimelineViewTest, BuildsSortedLanesFromTransfers) {
+    SessionController session;
+    TransferTimelineView view(session);
+    view.resize(900, 300);
+    testing::loadSynthetic(session, testing::smallSession(30, true));
+    EXPECT_EQ(view.laneCount(), 2 + 8) << "prefetch, offload and one compute lane per layer";
+    EXPECT_GT(view.boxCount(), 0u);
+    for (const auto& lane : view.gantt()->lanes()) {
+        EXPECT_TRUE(std::is_sorted(lane.begin(), lane.end(),
+                                   [](const TimeBox& a, const TimeBox& b) { return a.beginNs < b.beginNs; }));
+    }
+    // The view follows the current step: its span is on screen.
+    session.setCurrentStep(10);
+    const auto [begin, end] = view.stepSpan(10);
+    ASSERT_LE(begin, end);
+    EXPECT_LE(view.xAxis->range().lower, begin);
+    EXPECT_GE(view.xAxis->range().upper, end);
+    view.replot();
+    EXPECT_GT(view.gantt()->lastDrawnBoxes(), 0u);
+}
+
+TEST(TransferTimelineViewTest, ZoomingOutMergesBoxesIntoPixels) {
+    SessionController session;
+    TransferTimelineView view(session);
+    view.resize(400, 300);
+    testing::loadSynthetic(session, testing::smallSession(400, true));
+    bool found = false;
+    const QCPRange whole = view.gantt()->getKeyRange(found);
+    ASSERT_TRUE(found);
+    view.xAxis->setRange(whole);
+    view.replot();
+    EXPECT_LT(view.gantt()->lastDrawnBoxes(), view.boxCount() / 4) << "sub-pixel boxes are merged";
+    EXPECT_LE(view.gantt()->lastDrawnBoxes(), static_cast<std::size_t>(view.laneCount() * view.width()));
+}
+
+TEST(TransferTimelineViewTest, SaysWhenACacheMovesNothing) {
+    SessionController session;
+    TransferTimelineView view(session);
+    view.resize(600, 200);
+    testing::loadSynthetic(session, testing::smallSession(20, false));
+    EXPECT_EQ(view.boxCount(), 0u);
+    auto* message = view.findChild<QCPItemText*>();
+    ASSERT_NE(message, nullptr);
+    EXPECT_TRUE(message->visible());
+    EXPECT_TRUE(message->text().contains("offloaded"));
+}
+
+} // namespace
+} // namespace kvscope::gui
