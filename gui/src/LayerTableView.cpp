@@ -16,15 +16,28 @@ LayerTableView::LayerTableView(SessionController& session, ViewSelection& select
     setSelectionMode(SingleSelection);
     verticalHeader()->setVisible(false);
     verticalHeader()->setDefaultSectionSize(20);
-    horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     horizontalHeader()->setStretchLastSection(true);
     auto refresh = [this] {
         m_model->setState(m_session.state());
         showSelection(m_selection.selectedLayer());
     };
     connect(&session, &SessionController::stepChanged, this, refresh);
-    connect(&session, &SessionController::sessionLoaded, this, refresh);
+    // Columns fit the contents once per session (and at its last step, where numbers are widest),
+    // not on every step: measuring every cell each step cost as much as the rest of a step change.
+    connect(&session, &SessionController::sessionLoaded, this, [this, refresh] {
+        m_model->setState(m_session.timeline().stepCount() > 0
+                              ? m_session.timeline().snapshotAt(m_session.timeline().stepCount() - 1)
+                              : m_session.state());
+        resizeColumnsToContents();
+        refresh();
+    });
     connect(&selection, &ViewSelection::selectionChanged, this, &LayerTableView::showSelection);
+    connect(&session, &SessionController::sessionGrew, this, [this] {
+        if (m_model->rowCount() == 0 || m_session.stepCount() % 64 == 0) {
+            resizeColumnsToContents();
+        }
+    });
     connect(selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) { m_selection.setSelectedLayer(current.isValid() ? current.row() : -1); });
     refresh();

@@ -240,7 +240,7 @@ void MainWindow::compareWithLive(const SessionSettings& settings) {
 
 QImage MainWindow::renderImage() {
     for (QCustomPlot* plot : findChildren<QCustomPlot*>()) {
-        plot->replot(QCustomPlot::rpImmediateRefresh);
+        plot->replot(QCustomPlot::rpQueuedRefresh);
     }
     return grab().toImage();
 }

@@ -6,6 +6,7 @@
 #include "kvscope/trace/LayerKind.h"
 
 #include <algorithm>
+#include <map>
 
 namespace kvscope::gui {
 
@@ -26,6 +27,10 @@ QuantizationView::QuantizationView(SessionController& session, ViewSelection& se
     m_errors->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, QColor(88, 88, 98), QColor(180, 180, 190), 6));
     m_errors->setAdaptiveSampling(false);
     PlotStyle::legendBelow(this);
+    connect(&selection, &ViewSelection::selectionChanged, this, [this] {
+        rebuild();
+        replot(rpQueuedReplot);
+    });
     rebuild();
 }
 
@@ -93,24 +98,31 @@ void QuantizationView::rebuild() {
         graph->setData(keys, values, true);
     }
 
-    QVector<double> flushSteps;
-    QVector<double> flushHeights;
-    QVector<double> errorSteps;
-    QVector<double> errors;
-    double maxError = 0.0;
+    // One marker per flushing step (layers often flush together): the largest residual flushed and the
+    // worst error, or the selected layer's.
+    std::map<std::int64_t, std::pair<double, double>> byStep;
     const int selected = m_selection.selectedLayer();
     for (const Flush& flush : m_flushes) {
-        flushSteps << static_cast<double>(flush.step);
-        flushHeights << flush.residualBefore;
-        maxResidual = std::max(maxResidual, flush.residualBefore);
-        if (selected < 0 || selected == flush.layer) {
-            errorSteps << static_cast<double>(flush.step);
-            errors << flush.relativeError;
-            maxError = std::max(maxError, flush.relativeError);
+        if (selected >= 0 && selected != flush.layer) {
+            continue;
         }
+        auto& [height, error] = byStep[flush.step];
+        height = std::max(height, flush.residualBefore);
+        error = std::max(error, flush.relativeError);
     }
-    m_flushMarkers->setData(flushSteps, flushHeights);
-    m_errors->setData(errorSteps, errors);
+    QVector<double> flushSteps;
+    QVector<double> flushHeights;
+    QVector<double> errors;
+    double maxError = 0.0;
+    for (const auto& [step, marker] : byStep) {
+        flushSteps << static_cast<double>(step);
+        flushHeights << marker.first;
+        errors << marker.second;
+        maxResidual = std::max(maxResidual, marker.first);
+        maxError = std::max(maxError, marker.second);
+    }
+    m_flushMarkers->setData(flushSteps, flushHeights, true);
+    m_errors->setData(flushSteps, errors, true);
     yAxis->setRange(0.0, maxResidual * 1.15);
     yAxis2->setRange(0.0, std::max(0.1, maxError * 1.25));
     setMessage(quantizedLayers.empty()

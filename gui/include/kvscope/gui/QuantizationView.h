@@ -9,8 +9,8 @@
 namespace kvscope::gui {
 
 // Quantized layers over steps: each layer's full-precision residual (it fills token by token and
-// drops at a flush), a marker at every flush, and each flush's relative quantization error on the
-// right axis. Flushes are collected incrementally as a live session grows.
+// drops at a flush), a marker at every flushing step and its worst relative quantization error on the
+// right axis (only the selected layer's when one is selected). Flushes are collected incrementally as a live session grows.
 class QuantizationView : public StepChart {
     Q_OBJECT
 public:
