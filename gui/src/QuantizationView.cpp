@@ -14,7 +14,7 @@ QuantizationView::QuantizationView(SessionController& session, ViewSelection& se
     : StepChart(session, selection, tr("Quantization: residual fill, flushes, error per flush"), parent) {
     yAxis->setLabel(tr("residual tokens"));
     yAxis2->setVisible(true);
-    yAxis2->setLabel(tr("relative error per flush (%)"));
+    yAxis2->setLabel(tr("flush error %"));
     m_flushMarkers = addGraph();
     m_flushMarkers->setName(tr("flush"));
     m_flushMarkers->setLineStyle(QCPGraph::lsNone);

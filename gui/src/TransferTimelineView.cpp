@@ -164,7 +164,7 @@ void TransferTimelineView::updateLabels() {
             ticker->addTick(lane, tr("prefetch (side)"));
         } else if (lane == kOffloadLane) {
             ticker->addTick(lane, tr("offload (compute)"));
-        } else if ((lane - kFirstComputeLane) % every == 0) {
+        } else if ((lane - kFirstComputeLane + 1) % every == 0) { // every=1: all; else clear of the stream lanes
             ticker->addTick(lane, tr("compute L%1").arg(lane - kFirstComputeLane));
         }
     }
