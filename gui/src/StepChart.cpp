@@ -45,7 +45,7 @@ void StepChart::setMessage(const QString& text) {
     m_message->setVisible(!text.isEmpty());
 }
 
-std::size_t StepChart::pointBudget() const { return static_cast<std::size_t>(std::max(200, 2 * width())); }
+std::size_t StepChart::pointBudget() const { return static_cast<std::size_t>(std::max(200, width())); }
 
 void StepChart::applyStepRange() {
     m_applyingRange = true;

@@ -22,7 +22,7 @@ protected:
     // Re-reads the session's data into the plottables.
     virtual void rebuild() = 0;
     void setMessage(const QString& text);
-    // The number of points a series needs at this width (two per pixel keeps peaks visible).
+    // Points per series: one per pixel (the downsampler keeps each bucket's min and max, so peaks stay).
     std::size_t pointBudget() const;
     void applyStepRange();
 
