@@ -59,6 +59,8 @@ MainWindow::MainWindow(SessionEngineFactory engineFactory, EngineCapabilities ca
     connect(m_session.get(), &SessionController::liveStateChanged, this, &MainWindow::updateLiveState);
     connect(m_session.get(), &SessionController::runProgress, this, &MainWindow::updateLiveState);
     connect(m_session.get(), &SessionController::errorOccurred, this, &MainWindow::showError);
+    connect(m_session.get(), &SessionController::fileOpened, this,
+            [this](const QString& path, const QString& error) { fileOpened(path, error, true); });
     connect(m_compareSession.get(), &SessionController::errorOccurred, this, &MainWindow::showError);
     connect(m_session.get(), &SessionController::sessionLoaded, this, [this] { m_selection->clearStepRange(); });
 
@@ -197,19 +199,29 @@ void MainWindow::createStatusBar() {
 }
 
 QString MainWindow::openFile(const QString& path, bool interactive) {
-    const QString error = m_session->openFile(path);
-    if (!error.isEmpty()) {
-        if (interactive) {
-            showError(tr("Cannot open %1:\n%2").arg(path, error));
-        }
-        return error;
+    if (interactive) {
+        statusBar()->showMessage(tr("Opening %1…").arg(path));
+        m_session->openFileInBackground(path);
+        return {};
     }
+    const QString error = m_session->openFile(path);
+    if (error.isEmpty()) {
+        fileOpened(path, error, false);
+    }
+    return error;
+}
+
+void MainWindow::fileOpened(const QString& path, const QString& error, bool interactive) {
+    if (!error.isEmpty()) {
+        showError(tr("Cannot open %1:\n%2").arg(path, error));
+        return;
+    }
+    statusBar()->clearMessage();
     m_transport->setPlaying(false);
     addRecentFile(QFileInfo(path).absoluteFilePath());
     if (!m_session->damage().isEmpty() && interactive) {
         QMessageBox::warning(this, tr("Damaged session file"), m_session->damage());
     }
-    return {};
 }
 
 void MainWindow::startLive(const SessionSettings& settings, bool play) {

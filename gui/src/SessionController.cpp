@@ -1,11 +1,11 @@
 #include "kvscope/gui/SessionController.h"
 
 #include "kvscope/trace/PerfettoExport.h"
-#include "kvscope/trace/SessionReader.h"
 #include "kvscope/trace/SessionWriter.h"
 
 #include <QCoreApplication>
 #include <QFileInfo>
+#include <QPointer>
 
 #include <algorithm>
 #include <exception>
@@ -54,6 +54,34 @@ QString SessionController::openFile(const QString& path) {
     } catch (const std::exception& error) {
         return QString::fromStdString(error.what());
     }
+    return load(path, std::move(contents));
+}
+
+void SessionController::openFileInBackground(const QString& path) {
+    const std::uint64_t request = ++m_openRequest;
+    QPointer<SessionController> guard(this);
+    m_loader.post("open", [this, guard, path, request] {
+        auto contents = std::make_shared<trace::SessionContents>();
+        QString error;
+        try {
+            *contents = trace::SessionReader::read(toPath(path));
+        } catch (const std::exception& failure) {
+            error = QString::fromStdString(failure.what());
+        }
+        QMetaObject::invokeMethod(
+            this,
+            [guard, path, request, contents, error] {
+                if (!guard || request != guard->m_openRequest) {
+                    return;
+                }
+                const QString problem = error.isEmpty() ? guard->load(path, std::move(*contents)) : error;
+                Q_EMIT guard->fileOpened(path, problem);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+QString SessionController::load(const QString& path, trace::SessionContents contents) {
     if (contents.events.empty()) {
         return tr("%1 holds no intact step%2").arg(path, contents.damage.empty() ? QString()
                                                                                : ": " + QString::fromStdString(contents.damage));

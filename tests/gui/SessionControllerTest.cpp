@@ -81,6 +81,28 @@ TEST(SessionControllerTest, SaveThenOpenGivesTheSameTimeline) {
     EXPECT_GT(QFileInfo(dir.filePath("trace.json")).size(), 100);
 }
 
+TEST(SessionControllerTest, OpensFilesInTheBackground) {
+    QTemporaryDir dir;
+    SessionController source;
+    testing::loadSynthetic(source, testing::smallSession(12));
+    const QString path = dir.filePath("background.kvsess");
+    ASSERT_EQ(source.saveAs(path), QString());
+    SessionController session;
+    QSignalSpy opened(&session, &SessionController::fileOpened);
+    session.openFileInBackground(dir.filePath("missing.kvsess"));
+    session.openFileInBackground(path); // supersedes the first request
+    ASSERT_TRUE(waitUntil([&] { return opened.count() >= 1; }));
+    QTest::qWait(50);
+    ASSERT_EQ(opened.count(), 1);
+    EXPECT_EQ(opened.front().at(0).toString(), path);
+    EXPECT_EQ(opened.front().at(1).toString(), QString());
+    EXPECT_EQ(session.stepCount(), 13);
+    session.openFileInBackground(dir.filePath("missing.kvsess"));
+    ASSERT_TRUE(waitUntil([&] { return opened.count() == 2; }));
+    EXPECT_FALSE(opened.back().at(1).toString().isEmpty());
+    EXPECT_EQ(session.stepCount(), 13) << "a failed open keeps the session";
+}
+
 TEST(SessionControllerTest, LiveRunDeliversBatchesAndFollowsTheTail) {
     SessionController session(testing::syntheticFactory());
     ASSERT_TRUE(session.canRunLive());

@@ -45,7 +45,8 @@ public:
     ViewSelection& selection() { return *m_selection; }
     TransportBar* transport() const { return m_transport; }
 
-    // Opens a session file; on failure shows (or, when !interactive, only returns) the reason.
+    // Opens a session file. Interactive: read in the background, errors shown when it is done (returns
+    // empty); otherwise at once, returning the reason of a failure.
     QString openFile(const QString& path, bool interactive = true);
     void startLive(const SessionSettings& settings, bool play);
     // Compare mode: B from a file or a live run to the end; shows the compare dock.
@@ -71,6 +72,7 @@ private:
     void exportDialog();
     void compareFileDialog();
     void compareLiveDialog();
+    void fileOpened(const QString& path, const QString& error, bool interactive);
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
     void updateStatus();

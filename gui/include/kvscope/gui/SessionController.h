@@ -4,6 +4,7 @@
 #include "kvscope/gui/SessionEngine.h"
 #include "kvscope/gui/StepBatch.h"
 #include "kvscope/trace/SessionMetadata.h"
+#include "kvscope/trace/SessionReader.h"
 #include "kvscope/trace/StepState.h"
 #include "kvscope/trace/Timeline.h"
 
@@ -32,6 +33,9 @@ public:
     // Replay. openFile returns an empty string on success, else the reason; a damaged file opens up to
     // the damage and damage() says what was lost.
     QString openFile(const QString& path);
+    // The same on a loader thread, so a big file does not freeze the window: fileOpened(path, error)
+    // follows (error empty once the session is loaded). A newer request supersedes an older one.
+    void openFileInBackground(const QString& path);
     void setRecordedSession(const trace::SessionMetadata& metadata, std::vector<trace::Event> events,
                             const QString& name);
     QString saveAs(const QString& path) const;
@@ -78,12 +82,14 @@ signals:
     void liveStateChanged();
     void runProgress(qint64 generated, qint64 target);
     void errorOccurred(const QString& message);
+    void fileOpened(const QString& path, const QString& error);
 
 private:
     void onBatch(const std::shared_ptr<const StepBatch>& batch);
     void onFailed(std::uint64_t run, const QString& message);
     void flushGrowth();
     void resetSession(Mode mode, const QString& name);
+    QString load(const QString& path, trace::SessionContents contents);
 
     trace::Timeline m_timeline;
     trace::SessionMetadata m_metadata;
@@ -99,6 +105,8 @@ private:
     bool m_growthPending = false;
     QTimer m_growthTimer;
     LiveSessionRunner m_runner;
+    std::uint64_t m_openRequest = 0;
+    EngineThread m_loader; // reads session files; last, so it joins before the rest goes
 };
 
 } // namespace kvscope::gui
