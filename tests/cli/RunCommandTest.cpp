@@ -92,8 +92,9 @@ TEST(RunCommandTest, RunsACheckpointAndAConfig) {
 TEST(RunCommandTest, RefusesWhatItCannotDo) {
     std::ostringstream sink;
     RunOptions options = quick("llama");
-    options.out = "session.kvs";
-    EXPECT_NE(refusal([&] { RunCommand::run(options, sink); }).find("session files are not available yet"),
+    options.out = "/nonexistent-folder/session.kvsess";
+    EXPECT_NE(refusal([&] { RunCommand::run(options, sink); })
+                  .find("cannot create session file /nonexistent-folder/session.kvsess"),
               std::string::npos);
     options = quick("llama");
     options.config = "x.json";

@@ -71,6 +71,7 @@ TEST(SessionWriterTest, EachStepIsOnDiskOnceItsStepEndArrives) {
     EXPECT_TRUE(contents.events == events);
     EXPECT_TRUE(contents.metadata == sampleMetadata());
     EXPECT_EQ(contents.fileBytes, writer.bytesWritten());
+    EXPECT_GT(contents.payloadBytes, contents.fileBytes / 2); // at least the events' fixed fields
     EXPECT_EQ(std::filesystem::file_size(path), writer.bytesWritten());
 }
 

@@ -15,6 +15,22 @@
 #include <set>
 
 namespace kvscope::cache {
+namespace {
+
+/// Emits a finished device copy (Transfer, then the layer's Memory) or update (Compute), stamped with
+/// the step that issued it, not the one that saw it finish; the caller restores the step.
+void emitCompleted(trace::EventEmitter& emitter, const DeviceStreams::Completed& done) {
+    emitter.setStep(done.issue.step);
+    if (done.issue.compute) {
+        emitter.emit(done.issue.layer,
+                     trace::ComputeEvent{trace::TimingSource::Measured, done.transfer.beginNs, done.transfer.endNs});
+        return;
+    }
+    emitter.emit(done.issue.layer, done.transfer);
+    emitter.emit(done.issue.layer, done.issue.memoryAfter);
+}
+
+} // namespace
 
 Cache::Cache(std::vector<std::unique_ptr<CacheLayer>> layers, bool offloading, bool offloadOnlyNonSliding)
     : m_layers(std::move(layers)), m_offloading(offloading), m_offloadOnlyNonSliding(offloadOnlyNonSliding) {}
@@ -92,9 +108,27 @@ KeyValueStates Cache::update(const at::Tensor& keyStates, const at::Tensor& valu
     if (m_offloading) {
         prepareOffloadedUpdate(index, keyStates.device(), tracing);
     }
-    KeyValueStates states = m_offloading ? timedUpdate(*attention, keyStates, valueStates, measured)
-                                         : attention->update(keyStates, valueStates);
+    KeyValueStates states;
+    if (measured) {
+        // On the device the update's span comes from events around it on the compute stream.
+        std::optional<DeviceStreams::Issue> timed;
+        if (tracing) {
+            timed.emplace();
+            timed->layer = static_cast<int32_t>(index);
+            timed->step = m_emitter.step();
+            timed->compute = true;
+        }
+        deviceStreams(keyStates.device()).compute(timed, [&] { states = attention->update(keyStates, valueStates); });
+    } else {
+        states = m_offloading ? timedUpdate(*attention, keyStates, valueStates)
+                              : attention->update(keyStates, valueStates);
+    }
     if (tracing) {
+        if (m_offloading && !measured) {
+            const ModeledStreams::Span& span = m_modeled.lastCompute();
+            m_emitter.emit(static_cast<int32_t>(index),
+                           trace::ComputeEvent{trace::TimingSource::Modeled, span.beginNs, span.endNs});
+        }
         if (measured) {
             // This layer's earlier copies must reach the sink before its Update, or a replay would
             // apply them in the wrong order.
@@ -117,12 +151,10 @@ KeyValueStates Cache::update(const at::Tensor& keyStates, const at::Tensor& valu
 }
 
 KeyValueStates Cache::timedUpdate(AttentionLayer& attention, const at::Tensor& keyStates,
-                                  const at::Tensor& valueStates, bool measured) {
-    if (measured || m_modeled.model().computeUsPerUpdate()) {
+                                  const at::Tensor& valueStates) {
+    if (m_modeled.model().computeUsPerUpdate()) {
         KeyValueStates states = attention.update(keyStates, valueStates);
-        if (!measured) {
-            m_modeled.compute(0);
-        }
+        m_modeled.compute(0);
         return states;
     }
     // The host time of the update is the modeled compute time: on CPU the update is the compute.
@@ -235,10 +267,7 @@ void Cache::emitTransfersThrough(int32_t layer) {
     }
     const int64_t step = m_emitter.step();
     for (const DeviceStreams::Completed& done : m_deviceStreams->takeThrough(layer)) {
-        // Stamped with the step that issued the copy, not the one that saw it finish.
-        m_emitter.setStep(done.issue.step);
-        m_emitter.emit(done.issue.layer, done.transfer);
-        m_emitter.emit(done.issue.layer, done.issue.memoryAfter);
+        emitCompleted(m_emitter, done);
     }
     m_emitter.setStep(step);
 }
@@ -249,9 +278,7 @@ void Cache::emitFinishedTransfers() {
     }
     const int64_t step = m_emitter.step();
     for (const DeviceStreams::Completed& done : m_deviceStreams->takeFinished()) {
-        m_emitter.setStep(done.issue.step);
-        m_emitter.emit(done.issue.layer, done.transfer);
-        m_emitter.emit(done.issue.layer, done.issue.memoryAfter);
+        emitCompleted(m_emitter, done);
     }
     m_emitter.setStep(step);
 }
@@ -319,7 +346,13 @@ at::Tensor Cache::updateRecurrentState(const at::Tensor& recurrentStates, int64_
         throw CacheError(ErrorKind::Value, "Cannot call `update_recurrent_state` on a non-LinearAttention layer! (layer " +
                                                std::to_string(layerIdx) + " is a " + m_layers[index]->typeName() + ")");
     }
-    return linear->updateRecurrentState(recurrentStates);
+    at::Tensor state = linear->updateRecurrentState(recurrentStates);
+    // A pure linear-attention layer has no key/value update: its recurrent update, once per step, is
+    // what the trace shows (a hybrid layer reports through its attention update instead).
+    if (isTracing() && m_layers[index]->asAttention() == nullptr) {
+        m_tracer->emitStateUpdate(index, *m_layers[index]);
+    }
+    return state;
 }
 
 void Cache::earlyInitialization(int64_t batchSize, int64_t numHeads, int64_t headDim, at::ScalarType dtype,

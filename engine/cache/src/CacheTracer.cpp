@@ -125,6 +125,13 @@ void CacheTracer::emitUpdate(size_t index, const CacheLayer& layer, const Before
     }
 }
 
+void CacheTracer::emitStateUpdate(size_t index, const CacheLayer& layer) {
+    const LayerInfo& facts = info(index, layer);
+    m_emitter.emit(static_cast<int32_t>(index),
+                   trace::UpdateEvent{0, 0, 0, 0, 0, layer.storedBytes(), facts.kind});
+    reportMemory(index, layer, false, After::Update);
+}
+
 void CacheTracer::emitCrop(size_t index, const CacheLayer& layer, const Before& before, int64_t maxLength) {
     const AttentionLayer* attention = layer.asAttention();
     if (attention == nullptr) {

@@ -36,6 +36,9 @@ public:
     /// quantized layer flushed. `newBytes` are the bytes of the states passed in.
     void emitUpdate(size_t index, const CacheLayer& layer, const Before& before, int64_t tokensIn, int64_t newBytes,
                     int64_t returnedTokens);
+    /// Emits an Update for a linear-attention layer's state update: no tokens are stored (the state has a
+    /// fixed size), so the event carries the layer's kind and bytes, and its Memory follows.
+    void emitStateUpdate(size_t index, const CacheLayer& layer);
     /// Emits Crop for an attention layer. A quantized layer's crop re-quantizes what it keeps; where that
     /// leaves other residual/quantized counts than the Crop rule implies, a QuantizeFlush follows with the
     /// real counts (its error fields are 0: a crop does not measure them).

@@ -11,6 +11,8 @@
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/runtime/PresetCatalog.h"
+#include "kvscope/trace/FanOutSink.h"
+#include "kvscope/trace/SessionWriter.h"
 
 #include <ATen/ATen.h>
 #include <CLI/CLI.hpp>
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <ostream>
 
@@ -68,6 +71,39 @@ void drawProgress(std::ostream& progress, int64_t done, int64_t total, double to
     progress << std::flush;
 }
 
+/// What the session file's header records about this run.
+trace::SessionMetadata sessionMetadata(const RunOptions& options, const nlohmann::json& source,
+                                       const model::Architecture& architecture) {
+    trace::SessionMetadata metadata;
+    metadata.kvscopeVersion = KVSCOPE_VERSION;
+    metadata.model = source.contains("preset")       ? source["preset"].get<std::string>()
+                     : source.contains("checkpoint") ? source["checkpoint"].get<std::string>()
+                                                     : source["config"].get<std::string>();
+    metadata.modelConfigJson = architecture.config().toJson().dump();
+    metadata.cacheKind = options.cache.kind;
+    nlohmann::json settings{{"kind", options.cache.kind}, {"tokens", options.tokens}, {"beams", options.beams},
+                            {"temperature", options.temperature}, {"top_k", options.topK}, {"source", source}};
+    if (options.cache.kind == "quantized") {
+        const cache::QuantizationSettings quantization =
+            runtime::CacheFactory::quantizationSettings(options.cache, architecture.headDim());
+        settings["backend"] = quantization.backend;
+        settings["nbits"] = quantization.nbits;
+        settings["group"] = quantization.groupSize;
+        settings["residual"] = quantization.residualLength;
+    }
+    if (options.cache.kind == "static" && options.cache.maxCacheLen > 0) {
+        settings["max_cache_len"] = options.cache.maxCacheLen;
+    }
+    metadata.cacheSettingsJson = settings.dump();
+    metadata.device = options.device;
+    metadata.seed = options.seed;
+    metadata.prompt = options.prompt;
+    metadata.createdUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+    return metadata;
+}
+
 } // namespace
 
 CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
@@ -99,17 +135,13 @@ CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
     run->add_option("--top-k", options.topK, "Sample among the k most likely tokens (0 = all)")
         ->check(CLI::NonNegativeNumber);
     run->add_option("--device", options.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
-    run->add_option("--out", options.out, "Session file to record (not available yet)");
+    run->add_option("--out", options.out, "Session file to record, written step by step (sessions/FORMAT.md)");
     run->add_flag("--check", options.check, "Recompute every step without a cache and report the difference");
     run->add_flag("!--no-progress", options.progress, "No progress bar on stderr");
     return run;
 }
 
 nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress) {
-    if (!options.out.empty()) {
-        throw runtime::GenerationError("--out " + options.out +
-                                       ": session files are not available yet; run without --out");
-    }
     const int sources = !options.preset.empty() + !options.config.empty() + !options.checkpoint.empty();
     if (sources > 1) {
         throw runtime::GenerationError("give one model option: --preset NAME, --config FILE or --checkpoint DIR");
@@ -139,7 +171,16 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     generation.seed = options.seed;
     generation.temperature = options.temperature;
     generation.topK = options.topK;
-    runtime::Generator generator(*languageModel, options.cache, generation);
+    trace::FanOutSink sinks;
+    runtime::Generator generator(*languageModel, options.cache, generation, &sinks);
+    // The session file is written as the run goes, one chunk per step, so that a crash or kill
+    // leaves every finished step readable (sessions/FORMAT.md). It is created once the options
+    // have been accepted, and removed if the prefill refuses them, so bad input leaves no file.
+    std::unique_ptr<trace::SessionWriter> session;
+    if (!options.out.empty()) {
+        session = std::make_unique<trace::SessionWriter>(options.out, sessionMetadata(options, source, architecture));
+        sinks.addSink(session.get());
+    }
     const std::vector<int64_t> prompt = model::ByteTokenizer::encode(options.prompt);
 
     double maxDifference = 0.0;
@@ -153,7 +194,18 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
         checkMs += millisecondsSince(start);
     };
 
-    const runtime::StepResult& first = generator.prefill(prompt);
+    const runtime::StepResult& first = [&]() -> const runtime::StepResult& {
+        try {
+            return generator.prefill(prompt);
+        } catch (...) {
+            if (session) {
+                sinks.removeSink(session.get());
+                session.reset();
+                std::filesystem::remove(options.out);
+            }
+            throw;
+        }
+    }();
     const double prefillMs = first.seconds * 1000.0;
     check();
     double decodeSeconds = 0.0;
@@ -211,6 +263,13 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
                           {"decode_steps", decodeSteps},
                           {"check_ms", checkMs}};
     summary["tokens_per_second"] = decodeSeconds > 0 ? static_cast<double>(decodeSteps) / decodeSeconds : 0.0;
+    if (session) {
+        session->finish();
+        summary["session"] = {{"file", options.out},
+                              {"bytes", session->bytesWritten()},
+                              {"steps", session->stepsWritten()},
+                              {"events", session->eventsWritten()}};
+    }
     if (options.check) {
         const double tolerance = runtime::CacheFactory::logitTolerance(options.cache);
         summary["max_abs_logit_diff"] = maxDifference;

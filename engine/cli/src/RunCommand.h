@@ -28,7 +28,7 @@ struct RunOptions {
     double temperature = 0.0;
     int64_t topK = 0;
     std::string device = "cpu";
-    std::string out;         ///< session file: refused until session files exist
+    std::string out;         ///< session file to record, appended step by step
     bool check = false;
     bool progress = true;
 };

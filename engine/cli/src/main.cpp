@@ -5,8 +5,10 @@
 #include "ConformanceRunner.h"
 #include "PresetsCommand.h"
 #include "RunCommand.h"
+#include "SessionCommands.h"
 
 #include "kvscope/cache/CacheError.h"
+#include "kvscope/cache/DeviceSupport.h"
 #include "kvscope/trace/TimelineBenchmark.h"
 
 #include <CLI/CLI.hpp>
@@ -18,15 +20,15 @@
 namespace {
 
 int runConform(const std::string& directory, const std::string& device) {
-    if (device != "cpu") {
-        std::cerr << "kvscope-cli conform: --device " << device << " is not available in this build (allowed here: cpu)\n";
+    if (const std::string why = kvscope::cache::DeviceSupport::refusal(device); !why.empty()) {
+        std::cerr << "kvscope-cli conform: --device " << device << ": " << why << "\n";
         return 2;
     }
     if (!std::filesystem::is_directory(directory)) {
         std::cerr << "kvscope-cli conform: `" << directory << "` is not a directory of fixtures\n";
         return 2;
     }
-    kvscope::cli::ConformanceRunner runner;
+    kvscope::cli::ConformanceRunner runner(kvscope::cache::DeviceSupport::resolve(device));
     const auto results = runner.runDirectory(directory);
     size_t passed = 0;
     for (const auto& result : results) {
@@ -69,6 +71,8 @@ int main(int argc, char** argv) {
     benchCache->add_option("--residual", cacheOptions.residual)->check(CLI::PositiveNumber);
     benchCache->add_option("--threads", cacheOptions.threads)->check(CLI::PositiveNumber);
     benchCache->add_option("--device", cacheOptions.device)->check(CLI::IsMember({"cpu", "cuda"}));
+    benchCache->add_option("--kernels", cacheOptions.kernels, "quantized: fused or libtorch")
+        ->check(CLI::IsMember({"fused", "libtorch"}));
     benchCache->add_flag("--record", cacheOptions.record, "attach a RecordingSink (events are counted in recorded_events)");
     benchCache->add_option("--transfer-gbps", cacheOptions.transferGBps)->check(CLI::PositiveNumber);
     benchCache->add_option("--transfer-latency-us", cacheOptions.transferLatencyUs)->check(CLI::NonNegativeNumber);
@@ -76,6 +80,8 @@ int main(int argc, char** argv) {
     CLI::App* presets = kvscope::cli::PresetsCommand::addSubcommand(app);
     kvscope::cli::RunOptions runOptions;
     CLI::App* run = kvscope::cli::RunCommand::addSubcommand(app, runOptions);
+    kvscope::cli::SessionCommands::Options sessionOptions;
+    kvscope::cli::SessionCommands::addSubcommands(app, sessionOptions);
 
     int timelineLayers = 32;
     int64_t timelineTokens = 32768;
@@ -100,6 +106,15 @@ int main(int argc, char** argv) {
         }
         if (*run) {
             return kvscope::cli::RunCommand::execute(runOptions, std::cout, std::cerr);
+        }
+        if (*app.get_subcommand("info")) {
+            return kvscope::cli::SessionCommands::info(sessionOptions, std::cout, std::cerr);
+        }
+        if (*app.get_subcommand("replay")) {
+            return kvscope::cli::SessionCommands::replay(sessionOptions, std::cout, std::cerr);
+        }
+        if (*app.get_subcommand("export")) {
+            return kvscope::cli::SessionCommands::exportPerfetto(sessionOptions, std::cout, std::cerr);
         }
         if (*benchCache) {
             std::cout << kvscope::cli::CacheBenchmark::run(cacheOptions).dump() << std::endl;

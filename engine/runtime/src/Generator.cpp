@@ -92,6 +92,24 @@ void Generator::beginStep(int64_t tokenId, const std::string& text) {
     self.eventEmitter().emit(-1, trace::StepBeginEvent{tokenId, text});
 }
 
+trace::LogitsEvent Generator::logitsEventOf(const at::Tensor& rowLogits) {
+    const at::Tensor logProbs = at::log_softmax(rowLogits.to(at::kFloat), -1).contiguous();
+    const int64_t vocabulary = logProbs.numel();
+    trace::LogitsEvent event;
+    event.complete = vocabulary <= trace::kLogitsFullVocabularyLimit;
+    if (event.complete) {
+        const float* values = logProbs.data_ptr<float>();
+        event.logProbs.assign(values, values + vocabulary);
+        return event;
+    }
+    const auto [values, indices] = at::topk(logProbs, trace::kLogitsTopCount);
+    const at::Tensor ids = indices.to(at::kLong).contiguous();
+    const at::Tensor top = values.contiguous();
+    event.logProbs.assign(top.data_ptr<float>(), top.data_ptr<float>() + top.numel());
+    event.tokenIds.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+    return event;
+}
+
 void Generator::endStep(std::chrono::steady_clock::time_point start) {
     const auto elapsed = std::chrono::steady_clock::now() - start;
     m_result.seconds = std::chrono::duration<double>(elapsed).count();
@@ -99,6 +117,9 @@ void Generator::endStep(std::chrono::steady_clock::time_point start) {
     cache::Cache& self = m_cache->selfAttention();
     if (self.eventSink() != nullptr) {
         self.finishStep();
+        if (m_lastLogits.defined()) {
+            self.eventEmitter().emit(-1, logitsEventOf(m_lastLogits[0]));
+        }
         const int64_t token = m_result.tokens.empty() ? -1 : m_result.tokens.front();
         self.eventEmitter().emit(
             -1, trace::StepEndEvent{token, textOf({token}),

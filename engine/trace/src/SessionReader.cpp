@@ -85,8 +85,24 @@ Header parseHeader(std::span<const std::uint8_t> bytes, const std::string& name)
     return header;
 }
 
+// One decompression context per read: creating one per chunk costs more than the chunk itself.
+class Decompressor {
+public:
+    Decompressor() : m_context(ZSTD_createDCtx()) {}
+    ~Decompressor() { ZSTD_freeDCtx(m_context); }
+    Decompressor(const Decompressor&) = delete;
+    Decompressor& operator=(const Decompressor&) = delete;
+    std::size_t decompress(void* into, std::size_t capacity, const void* from, std::size_t size) {
+        return m_context != nullptr ? ZSTD_decompressDCtx(m_context, into, capacity, from, size)
+                                    : ZSTD_decompress(into, capacity, from, size);
+    }
+
+private:
+    ZSTD_DCtx* m_context;
+};
+
 // Reads and checks the chunk frame at `offset`; throws Damage.
-Chunk readChunk(std::span<const std::uint8_t> bytes, std::uint64_t offset) {
+Chunk readChunk(std::span<const std::uint8_t> bytes, std::uint64_t offset, Decompressor& decompressor) {
     const std::uint64_t left = bytes.size() - offset;
     if (left < SessionFormat::kChunkHeaderBytes) {
         throw Damage{offset, "the file ends inside a chunk header (" + std::to_string(left) + " of " +
@@ -128,7 +144,7 @@ Chunk readChunk(std::span<const std::uint8_t> bytes, std::uint64_t offset) {
         throw Damage{offset, "the chunk's compressed payload does not match its length " + std::to_string(rawBytes)};
     }
     chunk.raw.resize(rawBytes);
-    const std::size_t produced = ZSTD_decompress(chunk.raw.data(), chunk.raw.size(), stored.data(), stored.size());
+    const std::size_t produced = decompressor.decompress(chunk.raw.data(), chunk.raw.size(), stored.data(), stored.size());
     if (ZSTD_isError(produced) || produced != rawBytes) {
         throw Damage{offset, "the chunk's compressed payload does not decompress"};
     }
@@ -254,10 +270,25 @@ SessionContents SessionReader::read(std::span<const std::uint8_t> bytes, const s
     std::vector<ChunkPosition> stepChunks;
     std::vector<ChunkPosition> snapshots;
     std::set<std::int64_t> steps;
+    // Per-chunk event lists joined once at the end: growing one vector event by event would
+    // reallocate and copy the whole session over and over (most of the read time at 4k steps).
+    std::vector<std::vector<Event>> chunkEvents;
+    const auto joinEvents = [&] {
+        std::size_t total = 0;
+        for (const auto& events : chunkEvents) {
+            total += events.size();
+        }
+        contents.events.reserve(total);
+        for (auto& events : chunkEvents) {
+            std::move(events.begin(), events.end(), std::back_inserter(contents.events));
+        }
+    };
     std::uint64_t offset = header.length;
+    Decompressor decompressor;
     try {
         while (offset < bytes.size()) {
-            const Chunk chunk = readChunk(bytes, offset);
+            const Chunk chunk = readChunk(bytes, offset, decompressor);
+            contents.payloadBytes += chunk.raw.size();
             switch (static_cast<SessionFormat::ChunkType>(chunk.type)) {
             case SessionFormat::ChunkType::Step: {
                 StepChunk step = decodeStep(chunk);
@@ -267,7 +298,7 @@ SessionContents SessionReader::read(std::span<const std::uint8_t> bytes, const s
                 }
                 stepChunks.push_back({step.step, offset});
                 steps.insert(step.step);
-                std::move(step.events.begin(), step.events.end(), std::back_inserter(contents.events));
+                chunkEvents.push_back(std::move(step.events));
                 break;
             }
             case SessionFormat::ChunkType::Snapshot:
@@ -284,6 +315,7 @@ SessionContents SessionReader::read(std::span<const std::uint8_t> bytes, const s
                 }
                 contents.complete = true;
                 contents.intactSteps = static_cast<std::int64_t>(steps.size());
+                joinEvents();
                 return contents;
             }
             default:
@@ -296,6 +328,7 @@ SessionContents SessionReader::read(std::span<const std::uint8_t> bytes, const s
                              "recording stopped or crashed)"};
     } catch (const Damage& damage) {
         contents.intactSteps = static_cast<std::int64_t>(steps.size());
+        joinEvents();
         contents.damage = name + ": " + damage.what + at(damage.offset) + "; " + std::to_string(steps.size()) +
                           " steps intact";
     }
@@ -335,6 +368,7 @@ StepState SessionReader::stateAt(const std::filesystem::path& path, std::int64_t
     if (!footer || *footer >= size) {
         return fullRead();
     }
+    Decompressor decompressor;
     // Reads only the chunk's own bytes; Damage messages keep the file offset.
     auto chunkAt = [&](std::uint64_t offset) -> Chunk {
         const auto headerBytes = readRange(offset, SessionFormat::kChunkHeaderBytes);
@@ -348,7 +382,7 @@ StepState SessionReader::stateAt(const std::filesystem::path& path, std::int64_t
             throw Damage{offset, "a chunk does not fit in the file"};
         }
         const auto frame = readRange(offset, SessionFormat::kChunkHeaderBytes + storedBytes + 4);
-        Chunk chunk = readChunk(frame, 0);
+        Chunk chunk = readChunk(frame, 0, decompressor);
         chunk.offset = offset;
         return chunk;
     };

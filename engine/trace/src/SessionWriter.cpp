@@ -67,6 +67,7 @@ SessionWriter::~SessionWriter() {
     if (m_file != nullptr) {
         std::fclose(m_file);
     }
+    ZSTD_freeCCtx(m_compressor);
 }
 
 void SessionWriter::emit(const Event& event) {
@@ -162,8 +163,15 @@ void SessionWriter::finish() {
 }
 
 void SessionWriter::writeChunk(std::uint32_t type, const std::vector<std::uint8_t>& raw) {
+    if (m_compressor == nullptr) {
+        m_compressor = ZSTD_createCCtx();
+    }
     std::vector<std::uint8_t> stored(ZSTD_compressBound(raw.size()));
-    const std::size_t compressed = ZSTD_compress(stored.data(), stored.size(), raw.data(), raw.size(), kZstdLevel);
+    // One context for the whole file: creating one per chunk costs more than compressing the chunk.
+    const std::size_t compressed = m_compressor == nullptr
+                                       ? ZSTD_compress(stored.data(), stored.size(), raw.data(), raw.size(), kZstdLevel)
+                                       : ZSTD_compressCCtx(m_compressor, stored.data(), stored.size(), raw.data(),
+                                                           raw.size(), kZstdLevel);
     std::uint16_t flags = SessionFormat::Zstd;
     if (ZSTD_isError(compressed) || compressed >= raw.size()) {
         stored = raw; // incompressible: stored as is

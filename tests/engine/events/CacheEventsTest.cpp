@@ -6,6 +6,7 @@
 #include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/DynamicLayer.h"
 #include "kvscope/cache/DynamicSlidingWindowLayer.h"
+#include "kvscope/cache/LinearAttentionLayer.h"
 #include "kvscope/cache/MinMaxQuantizer.h"
 #include "kvscope/cache/QuantizedLayer.h"
 #include "kvscope/cache/StaticLayer.h"
@@ -267,6 +268,29 @@ TEST(CacheEventsTest, NothingIsEmittedWithoutASinkOrAfterDetaching) {
     cache->crop(1);
     EXPECT_EQ(sink.size(), attached);
     EXPECT_EQ(cache->eventSink(), nullptr);
+}
+
+TEST(CacheEventsTest, LinearAttentionStateUpdatesShowTheLayerAndItsBytes) {
+    auto cache = singleLayerCache(std::make_unique<LinearAttentionLayer>());
+    trace::RecordingSink sink;
+    cache->setEventSink(&sink);
+    const at::Tensor conv = at::ones({1, 4, 3});
+    const at::Tensor recurrent = at::ones({1, 2, 4, 4});
+    cache->updateConvState(conv, 0);
+    EXPECT_TRUE(eventsOf<trace::UpdateEvent>(sink.events()).empty()) << "one event per step: the recurrent update";
+    cache->updateRecurrentState(recurrent, 0);
+    const auto updates = eventsOf<trace::UpdateEvent>(sink.events());
+    ASSERT_EQ(updates.size(), 1u);
+    EXPECT_EQ(updates[0].first.layer, 0);
+    EXPECT_EQ(updates[0].second.layerType, LayerKind::LinearAttention);
+    EXPECT_EQ(updates[0].second.storedTokens, 0);
+    EXPECT_EQ(updates[0].second.bytes, (conv.numel() + recurrent.numel()) * 4);
+    trace::StepState state;
+    for (const trace::Event& event : sink.events()) {
+        trace::StateReducer::apply(state, event);
+    }
+    EXPECT_EQ(state.layers.at(0).kind, LayerKind::LinearAttention);
+    EXPECT_EQ(state.layers.at(0).bytesDevice, (conv.numel() + recurrent.numel()) * 4);
 }
 
 TEST(CacheEventsTest, MemoryTotalsIncludeBytesHeldBeforeTheSinkWasAttached) {

@@ -125,8 +125,6 @@ public:
     /// Closes a step's events (a generator calls it before StepEnd): on CUDA waits for the copies still
     /// in flight and emits their Transfer events, then emits the cache-wide Memory totals.
     void finishStep();
-    /// The earlier name of finishStep(), which runtime::Generator still calls; same behaviour.
-    void synchronizeTransfers() { finishStep(); }
 
 protected:
     /// Python list indexing: negative indices count from the end; out of range is an IndexError.
@@ -144,8 +142,8 @@ private:
     void prepareOffloadedUpdate(size_t index, const at::Device& device, bool tracing);
     /// Offloads layer `index`; returns whether its Memory event travels with a pending device copy.
     bool offloadAfterUpdate(size_t index, const at::Device& device, bool tracing);
-    KeyValueStates timedUpdate(AttentionLayer& attention, const at::Tensor& keyStates, const at::Tensor& valueStates,
-                               bool measured);
+    /// A modeled update: its host time (or the model's fixed cost) on the compute lane.
+    KeyValueStates timedUpdate(AttentionLayer& attention, const at::Tensor& keyStates, const at::Tensor& valueStates);
     DeviceStreams& deviceStreams(const at::Device& device);
     /// Emits the device copies issued before the last one of `layer` (all when negative), waiting for them.
     void emitTransfersThrough(int32_t layer);

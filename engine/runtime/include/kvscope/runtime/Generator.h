@@ -13,7 +13,8 @@
 
 namespace kvscope::trace {
 class EventSink;
-}
+struct LogitsEvent;
+} // namespace kvscope::trace
 
 namespace kvscope::model {
 class LanguageModel;
@@ -95,6 +96,8 @@ private:
     void pickBeams(const at::Tensor& logits, bool first);
     void beginStep(int64_t tokenId, const std::string& text);
     void endStep(std::chrono::steady_clock::time_point start);
+    /// Row 0's next-token log-probabilities, whole or top-k (see trace::LogitsEvent).
+    static trace::LogitsEvent logitsEventOf(const at::Tensor& rowLogits);
 
     model::LanguageModel& m_model;
     CacheOptions m_cacheOptions;

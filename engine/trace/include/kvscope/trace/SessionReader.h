@@ -23,6 +23,7 @@ struct SessionContents {
     std::string damage;            // empty when the file is whole; else what is wrong and at which byte
     std::int64_t skippedChunks = 0; // chunks of types this reader does not know (from newer minors)
     std::uint64_t fileBytes = 0;
+    std::uint64_t payloadBytes = 0; // decompressed bytes of the chunks read
 };
 
 // Reads session files (sessions/FORMAT.md). A file damaged anywhere after its header is read up to

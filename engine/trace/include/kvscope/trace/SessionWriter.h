@@ -11,6 +11,8 @@
 #include <span>
 #include <vector>
 
+struct ZSTD_CCtx_s;
+
 namespace kvscope::trace {
 
 // Writes a session file while the session runs (sessions/FORMAT.md): the header at once, then one
@@ -57,6 +59,7 @@ private:
 
     std::filesystem::path m_path;
     std::FILE* m_file = nullptr;
+    ZSTD_CCtx_s* m_compressor = nullptr; // reused for every chunk
     std::uint64_t m_offset = 0;
     std::vector<Event> m_pending;      // events of the step in flight
     std::int64_t m_pendingStep = -1;   // the step m_pending belongs to
