@@ -3,7 +3,7 @@
 # its built-in default: the default preset stepping live. Without a display (no DISPLAY or
 # WAYLAND_DISPLAY, QT_QPA_PLATFORM unset) kvscope says so on stderr, renders the default live session
 # offscreen to kvscope-default.png and exits 0. Extra arguments go to kvscope, e.g.
-# `scripts/run.sh --preset gemma3 --cache quantized --nbits 2` or `scripts/run.sh session.kvs`.
+# `scripts/run.sh --preset gemma3 --cache quantized --nbits 2` or `scripts/run.sh sessions/llama-dynamic.kvsess`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-dependencies.sh

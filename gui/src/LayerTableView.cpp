@@ -4,7 +4,10 @@
 #include "kvscope/gui/SessionController.h"
 #include "kvscope/gui/ViewSelection.h"
 
+#include <QFontMetrics>
 #include <QHeaderView>
+
+#include <algorithm>
 
 namespace kvscope::gui {
 
@@ -29,18 +32,34 @@ LayerTableView::LayerTableView(SessionController& session, ViewSelection& select
         m_model->setState(m_session.timeline().stepCount() > 0
                               ? m_session.timeline().snapshotAt(m_session.timeline().stepCount() - 1)
                               : m_session.state());
-        resizeColumnsToContents();
+        fitColumns();
         refresh();
     });
     connect(&selection, &ViewSelection::selectionChanged, this, &LayerTableView::showSelection);
+    // A live session's numbers widen as it grows: refit at power-of-two step counts (early, when
+    // types and units first appear) and then every 64 steps.
     connect(&session, &SessionController::sessionGrew, this, [this] {
-        if (m_model->rowCount() == 0 || m_session.stepCount() % 64 == 0) {
-            resizeColumnsToContents();
+        const std::int64_t steps = m_session.stepCount();
+        if (m_model->rowCount() == 0 || (steps & (steps - 1)) == 0 || steps % 64 == 0) {
+            fitColumns();
         }
     });
     connect(selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) { m_selection.setSelectedLayer(current.isValid() ? current.row() : -1); });
     refresh();
+}
+
+void LayerTableView::fitColumns() {
+    resizeColumnsToContents();
+    // Cells sized while a session starts hold short texts ("0 B", no type yet): keep room for the
+    // widest a column will show, so later steps are never elided.
+    const QFontMetrics metrics(font());
+    const auto atLeast = [&](int column, const QString& sample) {
+        setColumnWidth(column, std::max(columnWidth(column), metrics.horizontalAdvance(sample) + 16));
+    };
+    atLeast(LayerTableModel::Type, QStringLiteral("dynamic_sliding_window"));
+    atLeast(LayerTableModel::DeviceBytes, QStringLiteral("999.9 MiB"));
+    atLeast(LayerTableModel::HostBytes, QStringLiteral("999.9 MiB"));
 }
 
 void LayerTableView::showSelection(int layer) {

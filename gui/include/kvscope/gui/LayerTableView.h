@@ -18,6 +18,8 @@ public:
 
 private:
     void showSelection(int layer);
+    /// Columns fit their contents, with room for the widest type name and byte count.
+    void fitColumns();
 
     SessionController& m_session;
     ViewSelection& m_selection;
