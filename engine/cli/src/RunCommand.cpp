@@ -10,7 +10,7 @@
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
-#include "kvscope/runtime/PresetCatalog.h"
+#include "kvscope/runtime/ModelSource.h"
 #include "kvscope/trace/FanOutSink.h"
 #include "kvscope/trace/SessionWriter.h"
 
@@ -149,19 +149,13 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     const at::Device device = model::ModelLoader::device(options.device);
 
     const auto loadStart = Clock::now();
-    std::unique_ptr<model::LanguageModel> languageModel;
-    nlohmann::json source;
-    if (!options.checkpoint.empty()) {
-        languageModel = model::ModelLoader::fromCheckpoint(options.checkpoint, device);
-        source = {{"checkpoint", options.checkpoint}};
-    } else if (!options.config.empty()) {
-        languageModel = model::ModelLoader::builtin(config::ModelConfig::fromFile(options.config), options.weightSeed, device);
-        source = {{"config", options.config}, {"weight_seed", options.weightSeed}};
-    } else {
-        const std::string name = options.preset.empty() ? runtime::PresetCatalog::defaultPreset() : options.preset;
-        languageModel = model::ModelLoader::builtin(runtime::PresetCatalog().load(name), options.weightSeed, device);
-        source = {{"preset", name}, {"weight_seed", options.weightSeed}};
-    }
+    runtime::ModelSource::Loaded loaded =
+        runtime::ModelSource::load(options.preset, options.config, options.checkpoint, options.weightSeed, device);
+    const std::unique_ptr<model::LanguageModel> languageModel = std::move(loaded.model);
+    const nlohmann::json source =
+        !options.checkpoint.empty() ? nlohmann::json{{"checkpoint", loaded.name}}
+        : !options.config.empty()   ? nlohmann::json{{"config", loaded.name}, {"weight_seed", options.weightSeed}}
+                                    : nlohmann::json{{"preset", loaded.name}, {"weight_seed", options.weightSeed}};
     const double loadMs = millisecondsSince(loadStart);
     const model::Architecture& architecture = languageModel->architecture();
 

@@ -6,6 +6,7 @@
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
+#include "kvscope/runtime/ModelSource.h"
 #include "kvscope/runtime/PresetCatalog.h"
 
 #include <algorithm>
@@ -63,21 +64,10 @@ LiveSession::LiveSession(LiveSessionSettings settings) : m_impl(std::make_unique
     impl.settings = std::move(settings);
     const LiveSessionSettings& s = impl.settings;
     const at::Device device = model::ModelLoader::device(s.device);
-    if (!s.checkpointDir.empty()) {
-        impl.model = model::ModelLoader::fromCheckpoint(s.checkpointDir, device);
-        impl.modelName = s.checkpointDir;
-        impl.modelConfigJson = readText(std::filesystem::path(s.checkpointDir) / "config.json");
-    } else if (!s.configPath.empty()) {
-        impl.model = model::ModelLoader::builtin(config::ModelConfig::fromFile(s.configPath), s.weightSeed, device);
-        impl.modelName = s.configPath;
-        impl.modelConfigJson = readText(s.configPath);
-    } else {
-        const std::string name = s.preset.empty() ? PresetCatalog::defaultPreset() : s.preset;
-        const PresetCatalog catalog;
-        impl.model = model::ModelLoader::builtin(catalog.load(name), s.weightSeed, device);
-        impl.modelName = name;
-        impl.modelConfigJson = readText(catalog.path(name));
-    }
+    ModelSource::Loaded loaded = ModelSource::load(s.preset, s.configPath, s.checkpointDir, s.weightSeed, device);
+    impl.model = std::move(loaded.model);
+    impl.modelName = std::move(loaded.name);
+    impl.modelConfigJson = readText(loaded.configFile);
     impl.createdUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace kvscope::model {
+class LanguageModel;
+}
+
+namespace kvscope::runtime {
+
+/// Loads the model a run names: a checkpoint folder, a config.json with built-in weights, or a preset
+/// (the default preset when none is given). The CLI's `run` and the GUI's live sessions share it.
+class ModelSource {
+public:
+    struct Loaded {
+        std::unique_ptr<model::LanguageModel> model;
+        std::string name;                 ///< the checkpoint folder, the config path or the preset name
+        std::filesystem::path configFile; ///< the config.json the model was built from
+    };
+
+    /// At most one of `checkpointDir` and `configPath` is set; with neither, the preset is used.
+    static Loaded load(const std::string& preset, const std::string& configPath, const std::string& checkpointDir,
+                       std::uint64_t weightSeed, const at::Device& device);
+};
+
+} // namespace kvscope::runtime
