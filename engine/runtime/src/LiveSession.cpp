@@ -9,6 +9,8 @@
 #include "kvscope/runtime/ModelSource.h"
 #include "kvscope/runtime/PresetCatalog.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -135,17 +137,18 @@ trace::SessionMetadata LiveSession::metadata() const {
     metadata.model = m_impl->modelName;
     metadata.modelConfigJson = m_impl->modelConfigJson;
     metadata.cacheKind = s.cacheKind;
-    std::ostringstream cache;
-    cache << "{\"kind\": \"" << s.cacheKind << "\"";
+    nlohmann::json cache{{"kind", s.cacheKind}};
     if (s.cacheKind == "quantized") {
-        cache << ", \"backend\": \"" << s.backend << "\", \"nbits\": " << s.nbits << ", \"group\": " << s.groupSize
-              << ", \"residual\": " << s.residualLength;
+        cache["backend"] = s.backend;
+        cache["nbits"] = s.nbits;
+        cache["group"] = s.groupSize;
+        cache["residual"] = s.residualLength;
     }
     if (s.cacheKind == "static") {
-        cache << ", \"max_cache_len\": " << s.maxCacheLen;
+        cache["max_cache_len"] = s.maxCacheLen;
     }
-    cache << ", \"tokens\": " << s.tokens << "}";
-    metadata.cacheSettingsJson = cache.str();
+    cache["tokens"] = s.tokens;
+    metadata.cacheSettingsJson = cache.dump();
     metadata.device = s.device;
     metadata.seed = s.seed;
     metadata.prompt = s.prompt;
