@@ -4,6 +4,7 @@
 #include "kvscope/trace/Timeline.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <stdexcept>
@@ -68,7 +69,8 @@ TEST(LiveSessionTest, PrefillsThenStepsToTheTokenCount) {
     EXPECT_EQ(metadata.device, "cpu");
     EXPECT_EQ(metadata.prompt, settings.prompt);
     EXPECT_NE(metadata.modelConfigJson.find("layer_types"), std::string::npos);
-    EXPECT_NE(metadata.cacheSettingsJson.find("\"residual\": 4"), std::string::npos);
+    const nlohmann::json cacheSettings = nlohmann::json::parse(metadata.cacheSettingsJson);
+    EXPECT_EQ(cacheSettings.value("residual", 0), 4) << metadata.cacheSettingsJson;
     EXPECT_GT(metadata.createdUnixNs, 0);
 }
 
