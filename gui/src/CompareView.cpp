@@ -1,5 +1,6 @@
 #include "kvscope/gui/CompareView.h"
 
+#include "kvscope/gui/CursorPlot.h"
 #include "kvscope/gui/OccupancyMapView.h"
 #include "kvscope/gui/PlotStyle.h"
 #include "kvscope/gui/SessionController.h"
@@ -29,7 +30,7 @@ QString describe(const SessionController& session) {
 
 CompareView::CompareView(SessionController& a, SessionController& b, ViewSelection& selection, QWidget* parent)
     : QWidget(parent), m_a(a), m_b(b), m_header(new QLabel(this)), m_texts(new QLabel(this)),
-      m_plot(new QCustomPlot(this)) {
+      m_plot(new CursorPlot(this)) {
     m_header->setTextFormat(Qt::RichText);
     m_header->setWordWrap(true);
     m_texts->setTextFormat(Qt::RichText);
@@ -44,17 +45,16 @@ CompareView::CompareView(SessionController& a, SessionController& b, ViewSelecti
     m_plot->yAxis2->setRange(-0.05, 1.15);
     QCPGraph* kl = m_plot->addGraph();
     kl->setName(tr("KL(A ‖ B)"));
-    kl->setPen(QPen(PlotStyle::seriesColour(0), 1.6));
+    kl->setPen(QPen(PlotStyle::seriesColour(0), 1));
     kl->setBrush(QColor(38, 139, 210, 40));
     QCPGraph* agree = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis2);
     agree->setName(tr("top-1 agreement"));
-    agree->setPen(QPen(PlotStyle::seriesColour(1), 1.2));
+    agree->setPen(QPen(PlotStyle::seriesColour(1), 1));
     agree->setLineStyle(QCPGraph::lsStepCenter);
     PlotStyle::legendBelow(m_plot);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
-    m_cursor = PlotStyle::addCursor(m_plot);
     m_divergence = new QCPItemStraightLine(m_plot);
     m_divergence->setPen(QPen(QColor(203, 75, 22), 1.2, Qt::DashLine));
     m_divergence->point1->setTypeY(QCPItemPosition::ptAxisRectRatio);
@@ -166,8 +166,7 @@ void CompareView::recompute() {
 }
 
 void CompareView::moveCursor() {
-    PlotStyle::moveCursor(m_cursor, static_cast<double>(m_a.currentStep()));
-    m_plot->layer(QStringLiteral("cursor"))->replot();
+    m_plot->setCursorKey(static_cast<double>(m_a.currentStep()));
 }
 
 } // namespace kvscope::gui

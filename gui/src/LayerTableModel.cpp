@@ -101,6 +101,11 @@ QVariant LayerTableModel::display(const trace::LayerState& layer, int row, int c
     }
 }
 
+bool LayerTableModel::changed(const trace::LayerState& layer, int row, int column) const {
+    return m_previous && static_cast<std::size_t>(row) < m_previous->layers.size() &&
+           raw(m_previous->layers[static_cast<std::size_t>(row)], row, column) != raw(layer, row, column);
+}
+
 QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid) || !m_state) {
         return {};
@@ -116,11 +121,11 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
         return index.column() == Type || index.column() == Window || index.column() == Residency
                    ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
                    : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    case ChangedRole:
+        return changed(layer, row, index.column());
     case Qt::FontRole: {
         // What the current step changed stands out, so stepping shows cause and effect.
-        if (m_previous && static_cast<std::size_t>(row) < m_previous->layers.size() &&
-            raw(m_previous->layers[static_cast<std::size_t>(row)], row, index.column()) !=
-                raw(layer, row, index.column())) {
+        if (changed(layer, row, index.column())) {
             QFont font;
             font.setBold(true);
             return font;

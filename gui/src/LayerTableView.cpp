@@ -1,5 +1,6 @@
 #include "kvscope/gui/LayerTableView.h"
 
+#include "kvscope/gui/LayerTableDelegate.h"
 #include "kvscope/gui/LayerTableModel.h"
 #include "kvscope/gui/SessionController.h"
 #include "kvscope/gui/ViewSelection.h"
@@ -14,6 +15,7 @@ namespace kvscope::gui {
 LayerTableView::LayerTableView(SessionController& session, ViewSelection& selection, QWidget* parent)
     : QTableView(parent), m_session(session), m_selection(selection), m_model(new LayerTableModel(this)) {
     setModel(m_model);
+    setItemDelegate(new LayerTableDelegate(this));
     setAlternatingRowColors(true);
     setSelectionBehavior(SelectRows);
     setSelectionMode(SingleSelection);

@@ -25,11 +25,10 @@ MemoryView::MemoryView(SessionController& session, ViewSelection& selection, QWi
     for (int tier = 0; tier < 3; ++tier) {
         m_tiers[tier] = addGraph();
         m_tiers[tier]->setName(names[tier]);
-        m_tiers[tier]->setPen(QPen(colours[tier], 1.6));
+        m_tiers[tier]->setPen(QPen(colours[tier], 1));
         QColor fill = colours[tier];
         fill.setAlpha(40);
         m_tiers[tier]->setBrush(fill);
-        m_tiers[tier]->setLineStyle(QCPGraph::lsStepLeft);
     }
     QSharedPointer<QCPAxisTicker> bytes(new ByteTicker);
     bytes->setTickCount(4);
@@ -42,13 +41,15 @@ void MemoryView::rebuild() {
     const trace::SeriesField fields[3] = {trace::SeriesField::BytesDeviceFullPrecision,
                                           trace::SeriesField::BytesDeviceQuantized, trace::SeriesField::BytesHost};
     const trace::Timeline& timeline = m_session.timeline();
+    const auto [first, last] = sampledSteps();
     double maxValue = 0.0;
     for (int tier = 0; tier < 3; ++tier) {
+        m_tiers[tier]->setLineStyle(seriesLineStyle());
         QVector<double> keys;
         QVector<double> values;
         if (timeline.stepCount() > 0) {
             for (const trace::SeriesPoint& point :
-                 timeline.seriesOf(-1, fields[tier], 0, timeline.stepCount() - 1, pointBudget())) {
+                 timeline.seriesOf(-1, fields[tier], first, last, pointBudget())) {
                 keys << static_cast<double>(point.step);
                 values << point.value;
                 maxValue = std::max(maxValue, point.value);

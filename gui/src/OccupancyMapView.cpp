@@ -88,40 +88,41 @@ int OccupancyMapView::layerAt(int y) const {
 void OccupancyMapView::paintEvent(QPaintEvent*) {
     QPainter painter(this);
     painter.fillRect(rect(), PlotStyle::backgroundColour());
-    QFont font = painter.font();
+    QFont font = this->font();
     font.setPointSizeF(8.5);
-    painter.setFont(font);
+    QFont bold = font;
+    bold.setBold(true);
+    m_texts.setFont(font);
+    m_boldTexts.setFont(bold);
     const QFontMetrics metrics(font);
 
     // Legend.
-    int x = 8;
+    const QRectF legendLine(0, 4, width(), 14);
+    const auto legendText = [&](StaticTextCache& texts, double x, const QString& text) {
+        texts.draw(painter, legendLine.adjusted(x, 0, 0, 0), Qt::AlignLeft, text);
+        return x + texts.width(text);
+    };
     painter.setPen(QColor(60, 60, 70));
-    QFont bold = font;
-    bold.setBold(true);
-    painter.setFont(bold);
-    const QString title = tr("Occupancy, step %1").arg(m_session.currentStep());
-    painter.drawText(QPoint(x, 15), title);
-    x += QFontMetrics(bold).horizontalAdvance(title) + 16;
-    painter.setFont(font);
+    double x = legendText(m_boldTexts, 8, tr("Occupancy, step %1").arg(m_session.currentStep())) + 16;
     for (int index = 0; index < kSlotStateCount; ++index) {
         const auto state = static_cast<SlotState>(index);
-        painter.fillRect(QRect(x, 6, 12, 11), PlotStyle::slotColour(state));
+        painter.fillRect(QRectF(x, 6, 12, 11), PlotStyle::slotColour(state));
         painter.setPen(QColor(60, 60, 70));
-        painter.drawText(QPoint(x + 16, 15), PlotStyle::slotName(state));
-        x += 16 + metrics.horizontalAdvance(PlotStyle::slotName(state)) + 14;
+        x = legendText(m_texts, x + 16, PlotStyle::slotName(state)) + 14;
     }
     painter.setPen(QPen(QColor(30, 30, 30), 1.5));
-    painter.drawLine(x, 8, x, 16);
-    painter.drawLine(x, 8, x + 4, 8);
-    painter.drawLine(x, 16, x + 4, 16);
+    painter.drawLine(QPointF(x, 8), QPointF(x, 16));
+    painter.drawLine(QPointF(x, 8), QPointF(x + 4, 8));
+    painter.drawLine(QPointF(x, 16), QPointF(x + 4, 16));
     painter.setPen(QColor(60, 60, 70));
-    painter.drawText(QPoint(x + 8, 15), tr("window"));
+    legendText(m_texts, x + 8, tr("window"));
 
     const QRect map = mapRect();
     const int layers = layerCount();
     const trace::StepState& state = *m_session.state();
     if (layers == 0 || state.layers.empty()) {
         painter.setPen(QColor(110, 110, 120));
+        painter.setFont(font);
         painter.drawText(map, Qt::AlignCenter,
                          m_session.mode() == SessionController::Mode::Empty
                              ? tr("No session: File → New session, or open a session file")
@@ -165,8 +166,8 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
             painter.setPen(layer == m_selection.selectedLayer() ? PlotStyle::cursorColour() : QColor(60, 60, 70));
             const QString label = labelRows ? QStringLiteral("L%1 %2").arg(layer).arg(shortKind(layerState.kind))
                                             : QStringLiteral("L%1").arg(layer);
-            painter.drawText(QRectF(4, row.top() - 4, kLabelWidth - 8, row.height() + 8), Qt::AlignVCenter | Qt::AlignRight,
-                             label);
+            m_texts.draw(painter, QRectF(4, row.top() - 4, kLabelWidth - 8, row.height() + 8),
+                         Qt::AlignVCenter | Qt::AlignRight, label);
         }
     }
     if (const int selected = m_selection.selectedLayer(); selected >= 0 && selected < layers) {
@@ -184,9 +185,9 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
     for (std::int64_t position = 0; position <= positions; position += step) {
         const double px = map.left() + OccupancyGeometry::positionToX(position, positions, width);
         painter.drawLine(QPointF(px, axisY), QPointF(px, axisY + 4));
-        painter.drawText(QRectF(px - 40, axisY + 4, 80, 14), Qt::AlignHCenter | Qt::AlignTop, QString::number(position));
+        m_texts.draw(painter, QRectF(px - 40, axisY + 4, 80, 14), Qt::AlignHCenter | Qt::AlignTop, QString::number(position));
     }
-    painter.drawText(QRect(4, axisY + 2, kLabelWidth - 8, 16), Qt::AlignRight | Qt::AlignTop, tr("token position"));
+    m_texts.draw(painter, QRectF(4, axisY + 2, kLabelWidth - 8, 16), Qt::AlignRight | Qt::AlignTop, tr("token position"));
 }
 
 void OccupancyMapView::mousePressEvent(QMouseEvent* event) {

@@ -69,17 +69,18 @@ void QuantizationView::rebuild() {
         removeGraph(graphCount() - 1);
     }
     double maxResidual = 1.0;
+    const auto [first, last] = sampledSteps();
     // Up to three layers get a legend entry each; more share one ("residual, 8 layers").
     const bool labelEach = quantizedLayers.size() <= 3;
     for (std::size_t index = 0; index < quantizedLayers.size(); ++index) {
         const int layer = quantizedLayers[index];
         if (graphCount() <= 2 + static_cast<int>(index)) {
             QCPGraph* graph = addGraph();
-            graph->setLineStyle(QCPGraph::lsStepLeft);
             graph->setLayer(QStringLiteral("main"));
         }
         QCPGraph* graph = this->graph(2 + static_cast<int>(index));
-        graph->setPen(QPen(PlotStyle::seriesColour(static_cast<int>(index)), 1.3));
+        graph->setLineStyle(seriesLineStyle());
+        graph->setPen(QPen(PlotStyle::seriesColour(static_cast<int>(index)), 1));
         graph->setName(labelEach ? tr("layer %1 residual").arg(layer)
                                  : tr("residual, %1 quantized layers").arg(quantizedLayers.size()));
         if (labelEach || index == 0) {
@@ -89,8 +90,8 @@ void QuantizationView::rebuild() {
         }
         QVector<double> keys;
         QVector<double> values;
-        for (const trace::SeriesPoint& point : timeline.seriesOf(layer, trace::SeriesField::ResidualTokens, 0,
-                                                                 timeline.stepCount() - 1, pointBudget())) {
+        for (const trace::SeriesPoint& point : timeline.seriesOf(layer, trace::SeriesField::ResidualTokens, first, last,
+                                                                 pointBudget())) {
             keys << static_cast<double>(point.step);
             values << point.value;
             maxResidual = std::max(maxResidual, point.value);

@@ -5,13 +5,13 @@
 #include "kvscope/gui/ViewSelection.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kvscope::gui {
 
 StepChart::StepChart(SessionController& session, ViewSelection& selection, const QString& title, QWidget* parent)
-    : QCustomPlot(parent), m_session(session), m_selection(selection) {
+    : CursorPlot(parent), m_session(session), m_selection(selection) {
     PlotStyle::setUp(this, title);
-    m_cursor = PlotStyle::addCursor(this);
     m_message = PlotStyle::addMessage(this);
     xAxis->setLabel(tr("step"));
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
@@ -24,11 +24,20 @@ StepChart::StepChart(SessionController& session, ViewSelection& selection, const
     });
     connect(&selection, &ViewSelection::stepRangeChanged, this, [this] {
         applyStepRange();
+        m_rebuildPending = true;
         replot(rpQueuedReplot);
     });
+    // A drag emits many range changes per frame: the data is re-read once, just before drawing.
+    connect(this, &QCustomPlot::beforeReplot, this, [this] {
+        if (m_rebuildPending) {
+            m_rebuildPending = false;
+            rebuild();
+        }
+    });
     auto full = [this] {
-        rebuild();
         applyStepRange();
+        m_rebuildPending = false;
+        rebuild();
         moveCursor();
         replot(rpQueuedReplot);
     };
@@ -36,7 +45,6 @@ StepChart::StepChart(SessionController& session, ViewSelection& selection, const
     connect(&session, &SessionController::sessionGrew, this, full);
     connect(&session, &SessionController::stepChanged, this, [this] {
         moveCursor();
-        layer(QStringLiteral("cursor"))->replot();
     });
 }
 
@@ -46,6 +54,26 @@ void StepChart::setMessage(const QString& text) {
 }
 
 std::size_t StepChart::pointBudget() const { return static_cast<std::size_t>(std::max(200, width())); }
+
+std::pair<std::int64_t, std::int64_t> StepChart::sampledSteps() const {
+    const std::int64_t last = m_session.stepCount() - 1;
+    const QCPRange range = xAxis->range();
+    const auto first = static_cast<std::int64_t>(std::floor(range.lower)) - 1;
+    const auto end = static_cast<std::int64_t>(std::ceil(range.upper)) + 1;
+    return {std::clamp<std::int64_t>(first, 0, std::max<std::int64_t>(last, 0)), std::min(end, last)};
+}
+
+QCPGraph::LineStyle StepChart::seriesLineStyle() const {
+    const auto [first, last] = sampledSteps();
+    return static_cast<double>(last - first + 1) > static_cast<double>(pointBudget()) / 2.0 ? QCPGraph::lsLine
+                                                                                            : QCPGraph::lsStepLeft;
+}
+
+void StepChart::resizeEvent(QResizeEvent* event) {
+    // The point budget follows the width; QCustomPlot replots right after this.
+    m_rebuildPending = true;
+    CursorPlot::resizeEvent(event);
+}
 
 void StepChart::applyStepRange() {
     m_applyingRange = true;
@@ -57,6 +85,6 @@ void StepChart::applyStepRange() {
     m_applyingRange = false;
 }
 
-void StepChart::moveCursor() { PlotStyle::moveCursor(m_cursor, static_cast<double>(m_session.currentStep())); }
+void StepChart::moveCursor() { setCursorKey(static_cast<double>(m_session.currentStep())); }
 
 } // namespace kvscope::gui

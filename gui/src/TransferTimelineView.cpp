@@ -156,19 +156,28 @@ void TransferTimelineView::rebuild(bool fromScratch) {
 void TransferTimelineView::updateLabels() {
     const int lanes = laneCount();
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    QSharedPointer<QCPAxisTickerText> rightTicker(new QCPAxisTickerText);
     // One label per ~13 px of lane height, so names never overlap.
     const int plotHeight = std::max(60, height() - 90);
     const int every = std::max(1, (lanes * 13 + plotHeight - 1) / plotHeight);
+    // The two stream lanes are neighbours: when lanes are thinner than a label, the offload lane is
+    // named on the right-hand axis instead.
+    const bool dense = every > 1;
     for (int lane = 0; lane < lanes; ++lane) {
         if (lane == kPrefetchLane) {
             ticker->addTick(lane, tr("prefetch (side)"));
         } else if (lane == kOffloadLane) {
-            ticker->addTick(lane, tr("offload (compute)"));
+            (dense ? rightTicker : ticker)->addTick(lane, tr("offload (compute)"));
         } else if ((lane - kFirstComputeLane + 1) % every == 0) { // every=1: all; else clear of the stream lanes
             ticker->addTick(lane, tr("compute L%1").arg(lane - kFirstComputeLane));
         }
     }
     yAxis->setTicker(ticker);
+    yAxis2->setVisible(dense && lanes > kOffloadLane);
+    yAxis2->setTicker(rightTicker);
+    yAxis2->setRangeReversed(true);
+    yAxis2->setRange(-0.6, std::max(lanes, 1) - 0.4);
+    yAxis2->grid()->setVisible(false);
     yAxis->setRange(-0.6, std::max(lanes, 1) - 0.4);
     const QString timing = m_measured && m_modeled ? tr("measured and modeled")
                            : m_measured           ? tr("measured (device events)")

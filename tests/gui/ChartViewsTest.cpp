@@ -35,6 +35,26 @@ TEST(ChartViewsTest, QuantizationViewFindsFlushes) {
     EXPECT_GT(view.graph(2)->dataCount(), 0);
 }
 
+TEST(ChartViewsTest, ZoomReadsTheVisibleStepsInFullDetail) {
+    SessionController session;
+    ViewSelection selection;
+    MemoryView view(session, selection);
+    view.resize(600, 250);
+    testing::loadSynthetic(session, testing::smallSession(3000));
+    EXPECT_LE(view.graph(0)->dataCount(), 600) << "3001 steps downsampled to the width";
+    EXPECT_EQ(view.graph(0)->lineStyle(), QCPGraph::lsLine);
+    view.xAxis->setRange(100, 120);
+    view.replot();
+    // Steps 99..121 (one beyond each edge), one point each, drawn as stairs.
+    ASSERT_EQ(view.graph(0)->dataCount(), 23);
+    EXPECT_DOUBLE_EQ(view.graph(0)->data()->constBegin()->key, 99.0);
+    EXPECT_EQ(view.graph(0)->lineStyle(), QCPGraph::lsStepLeft);
+    selection.clearStepRange();
+    view.replot();
+    EXPECT_LE(view.graph(0)->dataCount(), 600);
+    EXPECT_GT((view.graph(0)->data()->constEnd() - 1)->key, 2990.0) << "the whole session again";
+}
+
 TEST(ChartViewsTest, ZoomIsSharedBetweenCharts) {
     SessionController session;
     ViewSelection selection;

@@ -43,6 +43,33 @@ TEST(TransferTimelineViewTest, ZoomingOutMergesBoxesIntoPixels) {
     EXPECT_LE(view.gantt()->lastDrawnBoxes(), static_cast<std::size_t>(view.laneCount() * view.width()));
 }
 
+// The labels a text ticker shows on an axis, by position.
+QMap<double, QString> labelsOf(QCPAxis* axis) {
+    auto ticker = axis->ticker().dynamicCast<QCPAxisTickerText>();
+    return ticker ? ticker->ticks() : QMap<double, QString>{};
+}
+
+TEST(TransferTimelineViewTest, StreamLaneLabelsNeverTouch) {
+    SessionController session;
+    TransferTimelineView view(session);
+    auto options = testing::smallSession(20, true);
+    view.resize(900, 600);
+    testing::loadSynthetic(session, options);
+    // Room for every label: all on the left, compute lanes included.
+    EXPECT_FALSE(view.yAxis2->visible());
+    EXPECT_EQ(labelsOf(view.yAxis).size(), view.laneCount());
+    // 32 layers in a short dock: neighbouring stream lanes are thinner than a label, so the offload
+    // lane is named on the right.
+    options.layers = 32;
+    view.resize(900, 260);
+    testing::loadSynthetic(session, options);
+    EXPECT_TRUE(view.yAxis2->visible());
+    EXPECT_EQ(labelsOf(view.yAxis2).value(1.0), "offload (compute)");
+    EXPECT_FALSE(labelsOf(view.yAxis).contains(1.0));
+    EXPECT_EQ(labelsOf(view.yAxis).value(0.0), "prefetch (side)");
+    EXPECT_LT(labelsOf(view.yAxis).size(), view.laneCount()) << "compute labels thinned out";
+}
+
 TEST(TransferTimelineViewTest, SaysWhenACacheMovesNothing) {
     SessionController session;
     TransferTimelineView view(session);

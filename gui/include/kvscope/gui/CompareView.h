@@ -7,13 +7,13 @@
 #include <cstdint>
 #include <vector>
 
-class QCustomPlot;
 class QCPItemStraightLine;
 class QCPItemText;
 class QLabel;
 
 namespace kvscope::gui {
 
+class CursorPlot;
 class SessionController;
 class ViewSelection;
 
@@ -37,8 +37,7 @@ private:
     SessionController& m_b;
     QLabel* m_header;
     QLabel* m_texts;
-    QCustomPlot* m_plot;
-    QCPItemStraightLine* m_cursor;
+    CursorPlot* m_plot;
     QCPItemStraightLine* m_divergence;
     QCPItemText* m_message;
     std::vector<StepComparison> m_comparison;

@@ -29,6 +29,8 @@ public:
     };
     // Qt::UserRole gives the raw number behind a cell (for sorting and tests).
     static constexpr int RawValueRole = Qt::UserRole;
+    // True where the cell's value differs from the step shown before (those cells are bold).
+    static constexpr int ChangedRole = Qt::UserRole + 1;
 
     explicit LayerTableModel(QObject* parent = nullptr);
 
@@ -44,6 +46,7 @@ public:
 private:
     QVariant display(const trace::LayerState& layer, int row, int column) const;
     QVariant raw(const trace::LayerState& layer, int row, int column) const;
+    bool changed(const trace::LayerState& layer, int row, int column) const;
 
     std::shared_ptr<const trace::StepState> m_state;
     std::shared_ptr<const trace::StepState> m_previous; // of the step shown before: changed cells are bold

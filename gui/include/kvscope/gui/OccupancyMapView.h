@@ -1,5 +1,7 @@
 #pragma once
 
+#include "kvscope/gui/StaticTextCache.h"
+
 #include <QWidget>
 
 #include <cstdint>
@@ -35,6 +37,9 @@ private:
 
     SessionController& m_session;
     ViewSelection& m_selection;
+    // Labels, legend and ticks repeat from paint to paint: laid out once.
+    StaticTextCache m_texts;
+    StaticTextCache m_boldTexts;
 };
 
 } // namespace kvscope::gui

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <qcustomplot.h>
+
+namespace kvscope::gui {
+
+// A QCustomPlot with a vertical step cursor painted over its buffered picture: moving the cursor
+// repaints the widget without replotting, and the plot keeps one paint buffer instead of two.
+class CursorPlot : public QCustomPlot {
+    Q_OBJECT
+public:
+    explicit CursorPlot(QWidget* parent = nullptr);
+
+    // The key (x coordinate) the cursor marks; NaN hides it.
+    void setCursorKey(double key);
+    double cursorKey() const { return m_cursorKey; }
+    // The cursor's pixel column, or -1 while it lies outside the axis rect.
+    int cursorPixel() const;
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+
+private:
+    double m_cursorKey;
+};
+
+} // namespace kvscope::gui

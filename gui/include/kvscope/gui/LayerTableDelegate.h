@@ -1,0 +1,31 @@
+#pragma once
+
+#include "kvscope/gui/StaticTextCache.h"
+
+#include <QStyledItemDelegate>
+
+namespace kvscope::gui {
+
+// Paints the layer table's cells directly (selection, one line of text, changed cells bold): the
+// style's generic item painting lays every cell's text out anew and resolves its font per cell,
+// which cost most of the table's repaint.
+class LayerTableDelegate : public QStyledItemDelegate {
+    Q_OBJECT
+public:
+    explicit LayerTableDelegate(QObject* parent = nullptr);
+
+    void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
+    // Measured in bold, the widest a cell is drawn, so a column fitted to its contents never elides
+    // the values that the next step makes bold.
+    QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override;
+
+private:
+    void useFont(const QFont& font) const;
+
+    // Regular and bold texts in the view's font (painting is const; the caches are not the state).
+    mutable StaticTextCache m_regular;
+    mutable StaticTextCache m_bold;
+    mutable bool m_fontsSet = false;
+};
+
+} // namespace kvscope::gui
