@@ -62,21 +62,38 @@ std::vector<PixelBox> TimelineGeometry::mergeToPixels(std::span<const TimeBox> b
                                                       double minWidth) {
     std::vector<PixelBox> pixels;
     const auto [first, last] = visibleRange(boxes, rangeBegin, rangeEnd);
-    for (std::size_t index = first; index < last; ++index) {
+    const auto toPixels = [&](const TimeBox& box) {
+        const double x0 = std::max(timeToPixel(static_cast<double>(box.beginNs), rangeBegin, rangeEnd, left, width),
+                                   left - 1.0);
+        const double x1 = std::min(timeToPixel(static_cast<double>(box.endNs), rangeBegin, rangeEnd, left, width),
+                                   left + width + 1.0);
+        return std::pair{x0, std::max(x1, x0 + minWidth)};
+    };
+    std::size_t index = first;
+    while (index < last) {
         const TimeBox& box = boxes[index];
-        double x0 = timeToPixel(static_cast<double>(box.beginNs), rangeBegin, rangeEnd, left, width);
-        double x1 = timeToPixel(static_cast<double>(box.endNs), rangeBegin, rangeEnd, left, width);
-        x0 = std::max(x0, left - 1.0);
-        x1 = std::min(x1, left + width + 1.0);
-        if (x1 - x0 < minWidth) {
-            x1 = x0 + minWidth;
-        }
+        const auto [x0, x1] = toPixels(box);
         if (!pixels.empty() && mergesInto(pixels.back(), x0, x1, box.colour, minWidth)) {
             pixels.back().x1 = std::max(pixels.back().x1, x1);
             ++pixels.back().events;
-            continue;
+        } else {
+            pixels.push_back({x0, x1, box.colour, 1});
         }
-        pixels.push_back({x0, x1, box.colour, 1});
+        ++index;
+        // Zoomed out, thousands of boxes start inside the pixel just drawn. A lane's boxes do not
+        // overlap, so all of them but the last also end inside it: they are narrow, merge whatever
+        // their colour and only widen it, so they are counted rather than visited (the last one is
+        // visited, as it may be wide). The result is what visiting each would give.
+        const double boundary = pixelToTime(pixels.back().x1, rangeBegin, rangeEnd, left, width);
+        const auto next = std::lower_bound(boxes.begin() + static_cast<std::ptrdiff_t>(index),
+                                           boxes.begin() + static_cast<std::ptrdiff_t>(last), boundary,
+                                           [](const TimeBox& b, double t) { return static_cast<double>(b.beginNs) < t; });
+        const auto inside = static_cast<std::size_t>(next - boxes.begin()) - index;
+        if (inside >= 2) {
+            pixels.back().x1 = std::max(pixels.back().x1, toPixels(boxes[index + inside - 2]).second);
+            pixels.back().events += inside - 1;
+            index += inside - 1;
+        }
     }
     return pixels;
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace kvscope::gui {
 namespace {
 
@@ -85,6 +87,56 @@ TEST(TimelineGeometryTest, SubPixelBoxesMerge) {
 
     // Only the visible slice is mapped.
     EXPECT_EQ(TimelineGeometry::mergeToPixels(wide, 150, 180, 0, 100).size(), 0u);
+}
+
+// mergeToPixels visiting every box, as the specification of what its skipping must give.
+std::vector<PixelBox> mergeEachBox(std::span<const TimeBox> boxes, double rangeBegin, double rangeEnd, double left,
+                                   double width) {
+    std::vector<PixelBox> pixels;
+    const auto [first, last] = TimelineGeometry::visibleRange(boxes, rangeBegin, rangeEnd);
+    for (std::size_t index = first; index < last; ++index) {
+        const TimeBox& box = boxes[index];
+        const double x0 = std::max(TimelineGeometry::timeToPixel(box.beginNs, rangeBegin, rangeEnd, left, width), left - 1.0);
+        double x1 = std::min(TimelineGeometry::timeToPixel(box.endNs, rangeBegin, rangeEnd, left, width), left + width + 1.0);
+        x1 = std::max(x1, x0 + 1.0);
+        if (!pixels.empty() && TimelineGeometry::mergesInto(pixels.back(), x0, x1, box.colour, 1.0)) {
+            pixels.back().x1 = std::max(pixels.back().x1, x1);
+            ++pixels.back().events;
+        } else {
+            pixels.push_back({x0, x1, box.colour, 1});
+        }
+    }
+    return pixels;
+}
+
+TEST(TimelineGeometryTest, SkippingBoxesInsideAPixelGivesWhatVisitingEachGives) {
+    std::mt19937_64 random(5);
+    for (int trial = 0; trial < 200; ++trial) {
+        // A lane of gapped, non-overlapping boxes of mixed widths (1 ns .. 50 us) and four colours.
+        std::vector<TimeBox> lane;
+        std::int64_t t = 0;
+        const int count = 1 + static_cast<int>(random() % 4000);
+        for (int index = 0; index < count; ++index) {
+            t += static_cast<std::int64_t>(random() % 3000);
+            const std::int64_t length = random() % 10 == 0 ? 1 + static_cast<std::int64_t>(random() % 50000)
+                                                           : 1 + static_cast<std::int64_t>(random() % 200);
+            lane.push_back({t, t + length, 0, static_cast<std::uint8_t>(random() % 4)});
+            t += length;
+        }
+        // Zoomed out over everything, or into a random slice, at a random width.
+        const double begin = trial % 2 == 0 ? 0.0 : static_cast<double>(random() % static_cast<std::uint64_t>(t + 1));
+        const double end = trial % 2 == 0 ? static_cast<double>(t) : begin + 1.0 + static_cast<double>(random() % 200000);
+        const double width = 50.0 + static_cast<double>(random() % 1600);
+        const std::vector<PixelBox> skipped = TimelineGeometry::mergeToPixels(lane, begin, end, 7.0, width);
+        const std::vector<PixelBox> visited = mergeEachBox(lane, begin, end, 7.0, width);
+        ASSERT_EQ(skipped.size(), visited.size()) << "trial " << trial;
+        for (std::size_t index = 0; index < skipped.size(); ++index) {
+            EXPECT_EQ(skipped[index].colour, visited[index].colour) << "trial " << trial << " box " << index;
+            EXPECT_EQ(skipped[index].events, visited[index].events) << "trial " << trial << " box " << index;
+            EXPECT_NEAR(skipped[index].x0, visited[index].x0, 1e-6);
+            EXPECT_NEAR(skipped[index].x1, visited[index].x1, 1e-6);
+        }
+    }
 }
 
 } // namespace
