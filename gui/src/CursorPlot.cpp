@@ -4,6 +4,7 @@
 
 #include <QPainter>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -33,10 +34,12 @@ int CursorPlot::cursorPixel() const {
     }
     const double x = xAxis->coordToPixel(m_cursorKey);
     const QRect area = axisRect()->rect();
-    if (!std::isfinite(x) || x < area.left() - 0.5 || x > area.right() + 0.5) {
+    // The range's ends map one pixel outside the rect's last column: a cursor there (the last step of
+    // a session, where live stepping happens) is drawn on the border column.
+    if (!std::isfinite(x) || x < area.left() - 1.5 || x > area.right() + 1.5) {
         return -1;
     }
-    return static_cast<int>(std::lround(x));
+    return std::clamp(static_cast<int>(std::lround(x)), area.left(), area.right());
 }
 
 void CursorPlot::paintEvent(QPaintEvent* event) {
@@ -47,7 +50,7 @@ void CursorPlot::paintEvent(QPaintEvent* event) {
     }
     QPainter painter(this);
     const QRect area = axisRect()->rect();
-    painter.fillRect(QRect(x - 1, area.top(), 2, area.height()), PlotStyle::cursorColour());
+    painter.fillRect(QRect(x - 1, area.top(), 2, area.height()) & area, PlotStyle::cursorColour());
 }
 
 } // namespace kvscope::gui

@@ -44,6 +44,8 @@ TEST(CursorPlotTest, HidesOutsideTheAxisRange) {
     plot.resize(400, 200);
     plot.xAxis->setRange(0, 10);
     plot.replot();
+    plot.setCursorKey(10);
+    EXPECT_EQ(plot.cursorPixel(), plot.axisRect()->rect().right()) << "the last step shows on the border";
     plot.setCursorKey(25);
     EXPECT_EQ(plot.cursorPixel(), -1);
     plot.xAxis->setRange(20, 30);

@@ -14,7 +14,7 @@ public:
     // The key (x coordinate) the cursor marks; NaN hides it.
     void setCursorKey(double key);
     double cursorKey() const { return m_cursorKey; }
-    // The cursor's pixel column, or -1 while it lies outside the axis rect.
+    // The cursor's pixel column (inside the axis rect), or -1 while its key is outside the axis range.
     int cursorPixel() const;
 
 protected:
