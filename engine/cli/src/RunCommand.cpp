@@ -81,19 +81,9 @@ trace::SessionMetadata sessionMetadata(const RunOptions& options, const nlohmann
                                                      : source["config"].get<std::string>();
     metadata.modelConfigJson = architecture.config().toJson().dump();
     metadata.cacheKind = options.cache.kind;
-    nlohmann::json settings{{"kind", options.cache.kind}, {"tokens", options.tokens}, {"beams", options.beams},
-                            {"temperature", options.temperature}, {"top_k", options.topK}, {"source", source}};
-    if (options.cache.kind == "quantized") {
-        const cache::QuantizationSettings quantization =
-            runtime::CacheFactory::quantizationSettings(options.cache, architecture.headDim());
-        settings["backend"] = quantization.backend;
-        settings["nbits"] = quantization.nbits;
-        settings["group"] = quantization.groupSize;
-        settings["residual"] = quantization.residualLength;
-    }
-    if (options.cache.kind == "static" && options.cache.maxCacheLen > 0) {
-        settings["max_cache_len"] = options.cache.maxCacheLen;
-    }
+    nlohmann::json settings = runtime::CacheFactory::describe(options.cache, architecture.headDim());
+    settings.update({{"tokens", options.tokens}, {"beams", options.beams}, {"temperature", options.temperature},
+                     {"top_k", options.topK}, {"source", source}});
     metadata.cacheSettingsJson = settings.dump();
     metadata.device = options.device;
     metadata.seed = options.seed;
@@ -152,10 +142,7 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     runtime::ModelSource::Loaded loaded =
         runtime::ModelSource::load(options.preset, options.config, options.checkpoint, options.weightSeed, device);
     const std::unique_ptr<model::LanguageModel> languageModel = std::move(loaded.model);
-    const nlohmann::json source =
-        !options.checkpoint.empty() ? nlohmann::json{{"checkpoint", loaded.name}}
-        : !options.config.empty()   ? nlohmann::json{{"config", loaded.name}, {"weight_seed", options.weightSeed}}
-                                    : nlohmann::json{{"preset", loaded.name}, {"weight_seed", options.weightSeed}};
+    const nlohmann::json source = loaded.source;
     const double loadMs = millisecondsSince(loadStart);
     const model::Architecture& architecture = languageModel->architecture();
 

@@ -78,6 +78,21 @@ std::unique_ptr<cache::Cache> decoderCache(const model::Architecture& architectu
 
 } // namespace
 
+nlohmann::json CacheFactory::describe(const CacheOptions& options, int64_t headDim) {
+    nlohmann::json described{{"kind", options.kind}};
+    if (options.kind == "quantized") {
+        const cache::QuantizationSettings quantization = quantizationSettings(options, headDim);
+        described["backend"] = quantization.backend;
+        described["nbits"] = quantization.nbits;
+        described["group"] = quantization.groupSize;
+        described["residual"] = quantization.residualLength;
+    }
+    if (options.kind == "static" && options.maxCacheLen > 0) {
+        described["max_cache_len"] = options.maxCacheLen;
+    }
+    return described;
+}
+
 cache::QuantizationSettings CacheFactory::quantizationSettings(const CacheOptions& options, int64_t headDim) {
     cache::QuantizationSettings settings;
     settings.backend = options.backend;

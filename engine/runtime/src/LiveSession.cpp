@@ -14,21 +14,27 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace kvscope::runtime {
 namespace {
 
-std::string readText(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw GenerationError("cannot read " + path.string());
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+CacheOptions cacheOptions(const LiveSessionSettings& settings) {
+    CacheOptions cache;
+    cache.kind = settings.cacheKind;
+    cache.backend = settings.backend;
+    cache.nbits = settings.nbits;
+    cache.groupSize = settings.groupSize;
+    cache.residualLength = settings.residualLength;
+    cache.maxCacheLen = settings.maxCacheLen;
+    return cache;
+}
+
+// Live sessions decode greedily.
+GenerationOptions generationOptions(const LiveSessionSettings& settings) {
+    GenerationOptions generation;
+    generation.maxNewTokens = settings.tokens;
+    generation.seed = settings.seed;
+    return generation;
 }
 
 void validate(const LiveSessionSettings& settings) {
@@ -54,7 +60,7 @@ void validate(const LiveSessionSettings& settings) {
 struct LiveSession::Impl {
     LiveSessionSettings settings;
     std::string modelName;
-    std::string modelConfigJson;
+    nlohmann::json source;
     std::unique_ptr<model::LanguageModel> model;
     std::unique_ptr<Generator> generator;
     std::int64_t createdUnixNs = 0;
@@ -69,7 +75,7 @@ LiveSession::LiveSession(LiveSessionSettings settings) : m_impl(std::make_unique
     ModelSource::Loaded loaded = ModelSource::load(s.preset, s.configPath, s.checkpointDir, s.weightSeed, device);
     impl.model = std::move(loaded.model);
     impl.modelName = std::move(loaded.name);
-    impl.modelConfigJson = readText(loaded.configFile);
+    impl.source = std::move(loaded.source);
     impl.createdUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
@@ -95,17 +101,7 @@ void LiveSession::start(trace::EventSink& sink) {
         throw GenerationError("the live session has already started");
     }
     const LiveSessionSettings& s = m_impl->settings;
-    CacheOptions cache;
-    cache.kind = s.cacheKind;
-    cache.backend = s.backend;
-    cache.nbits = s.nbits;
-    cache.groupSize = s.groupSize;
-    cache.residualLength = s.residualLength;
-    cache.maxCacheLen = s.maxCacheLen;
-    GenerationOptions generation;
-    generation.maxNewTokens = s.tokens;
-    generation.seed = s.seed;
-    m_impl->generator = std::make_unique<Generator>(*m_impl->model, cache, generation, &sink);
+    m_impl->generator = std::make_unique<Generator>(*m_impl->model, cacheOptions(s), generationOptions(s), &sink);
     m_impl->generator->prefill(model::ByteTokenizer::encode(s.prompt));
 }
 
@@ -135,19 +131,14 @@ trace::SessionMetadata LiveSession::metadata() const {
     trace::SessionMetadata metadata;
     metadata.kvscopeVersion = KVSCOPE_VERSION;
     metadata.model = m_impl->modelName;
-    metadata.modelConfigJson = m_impl->modelConfigJson;
+    const model::Architecture& architecture = m_impl->model->architecture();
+    metadata.modelConfigJson = architecture.config().toJson().dump();
     metadata.cacheKind = s.cacheKind;
-    nlohmann::json cache{{"kind", s.cacheKind}};
-    if (s.cacheKind == "quantized") {
-        cache["backend"] = s.backend;
-        cache["nbits"] = s.nbits;
-        cache["group"] = s.groupSize;
-        cache["residual"] = s.residualLength;
-    }
-    if (s.cacheKind == "static") {
-        cache["max_cache_len"] = s.maxCacheLen;
-    }
-    cache["tokens"] = s.tokens;
+    // The same record as `kvscope-cli run --out` writes, so files from either compare alike.
+    const GenerationOptions generation = generationOptions(s);
+    nlohmann::json cache = CacheFactory::describe(cacheOptions(s), architecture.headDim());
+    cache.update({{"tokens", generation.maxNewTokens}, {"beams", generation.beams},
+                  {"temperature", generation.temperature}, {"top_k", generation.topK}, {"source", m_impl->source}});
     metadata.cacheSettingsJson = cache.dump();
     metadata.device = s.device;
     metadata.seed = s.seed;

@@ -14,16 +14,16 @@ ModelSource::Loaded ModelSource::load(const std::string& preset, const std::stri
     if (!checkpointDir.empty()) {
         loaded.model = model::ModelLoader::fromCheckpoint(checkpointDir, device);
         loaded.name = checkpointDir;
-        loaded.configFile = std::filesystem::path(checkpointDir) / "config.json";
+        loaded.source = {{"checkpoint", loaded.name}};
     } else if (!configPath.empty()) {
         loaded.model = model::ModelLoader::builtin(config::ModelConfig::fromFile(configPath), weightSeed, device);
         loaded.name = configPath;
-        loaded.configFile = configPath;
+        loaded.source = {{"config", loaded.name}, {"weight_seed", weightSeed}};
     } else {
         const PresetCatalog catalog;
         loaded.name = preset.empty() ? PresetCatalog::defaultPreset() : preset;
         loaded.model = model::ModelLoader::builtin(catalog.load(loaded.name), weightSeed, device);
-        loaded.configFile = catalog.path(loaded.name);
+        loaded.source = {{"preset", loaded.name}, {"weight_seed", weightSeed}};
     }
     return loaded;
 }

@@ -71,6 +71,12 @@ TEST(LiveSessionTest, PrefillsThenStepsToTheTokenCount) {
     EXPECT_NE(metadata.modelConfigJson.find("layer_types"), std::string::npos);
     const nlohmann::json cacheSettings = nlohmann::json::parse(metadata.cacheSettingsJson);
     EXPECT_EQ(cacheSettings.value("residual", 0), 4) << metadata.cacheSettingsJson;
+    // The record `kvscope-cli run --out` writes: the group size resolved to the head dim, greedy
+    // decoding, where the model came from.
+    EXPECT_GT(cacheSettings.value("group", 0), 0);
+    EXPECT_EQ(cacheSettings.value("temperature", -1.0), 0.0);
+    EXPECT_EQ(cacheSettings.value("beams", 0), 1);
+    EXPECT_EQ(cacheSettings["source"].value("preset", ""), "gemma3");
     EXPECT_GT(metadata.createdUnixNs, 0);
 }
 

@@ -2,6 +2,8 @@
 
 #include "kvscope/cache/QuantizedCache.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -34,6 +36,9 @@ public:
     /// The quantized cache settings: min-max groups along axis 0, HQQ along axis 1 (contiguous groups
     /// inside one token), group size defaulting to the head dim.
     static cache::QuantizationSettings quantizationSettings(const CacheOptions& options, int64_t headDim);
+    /// The options as a session file records them: the kind, the resolved quantization settings of a
+    /// quantized cache, the length of a static one when given.
+    static nlohmann::json describe(const CacheOptions& options, int64_t headDim);
     /// The largest |cached - recomputed| logit difference a run with these options is expected to stay
     /// under (full precision: 1e-4; quantized: a bound per bit width, from measurements).
     static double logitTolerance(const CacheOptions& options);

@@ -1,10 +1,10 @@
 #pragma once
 
 #include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 
-#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -21,7 +21,7 @@ public:
     struct Loaded {
         std::unique_ptr<model::LanguageModel> model;
         std::string name;                 ///< the checkpoint folder, the config path or the preset name
-        std::filesystem::path configFile; ///< the config.json the model was built from
+        nlohmann::json source; ///< as a session file records it: {"preset"|"config"|"checkpoint", "weight_seed"}
     };
 
     /// At most one of `checkpointDir` and `configPath` is set; with neither, the preset is used.
