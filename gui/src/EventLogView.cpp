@@ -2,6 +2,7 @@
 
 #include "kvscope/gui/EventLogModel.h"
 #include "kvscope/gui/SessionController.h"
+#include "kvscope/gui/TextCellDelegate.h"
 #include "kvscope/gui/ViewSelection.h"
 
 #include <QCheckBox>
@@ -32,6 +33,7 @@ EventLogView::EventLogView(SessionController& session, ViewSelection& selection,
     filters->addWidget(m_layerOnly);
     filters->addWidget(m_count);
     m_table->setModel(m_model);
+    m_table->setItemDelegate(new TextCellDelegate(-1, m_table));
     m_table->setAlternatingRowColors(true);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setWordWrap(false);

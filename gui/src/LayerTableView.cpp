@@ -1,7 +1,7 @@
 #include "kvscope/gui/LayerTableView.h"
 
-#include "kvscope/gui/LayerTableDelegate.h"
 #include "kvscope/gui/LayerTableModel.h"
+#include "kvscope/gui/TextCellDelegate.h"
 #include "kvscope/gui/SessionController.h"
 #include "kvscope/gui/ViewSelection.h"
 
@@ -15,7 +15,8 @@ namespace kvscope::gui {
 LayerTableView::LayerTableView(SessionController& session, ViewSelection& selection, QWidget* parent)
     : QTableView(parent), m_session(session), m_selection(selection), m_model(new LayerTableModel(this)) {
     setModel(m_model);
-    setItemDelegate(new LayerTableDelegate(this));
+    // What the current step changed is bold.
+    setItemDelegate(new TextCellDelegate(LayerTableModel::ChangedRole, this));
     setAlternatingRowColors(true);
     setSelectionBehavior(SelectRows);
     setSelectionMode(SingleSelection);

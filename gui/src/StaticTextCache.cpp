@@ -11,6 +11,7 @@ void StaticTextCache::setFont(const QFont& font) {
     if (font != m_font) {
         m_font = font;
         m_texts.clear();
+        m_elided.clear();
     }
 }
 
@@ -32,14 +33,19 @@ void StaticTextCache::draw(QPainter& painter, const QRectF& rect, Qt::Alignment 
         return;
     }
     painter.setFont(m_font);
-    const QStaticText& laid = laidOut(text);
-    const QSizeF size = laid.size();
-    if (size.width() > rect.width()) {
-        const QFontMetricsF metrics(m_font);
-        painter.drawText(rect, static_cast<int>(alignment) | Qt::TextSingleLine,
-                         metrics.elidedText(text, Qt::ElideRight, rect.width()));
-        return;
+    const QStaticText* laid = &laidOut(text);
+    if (laid->size().width() > rect.width()) {
+        const std::pair<QString, int> key{text, static_cast<int>(rect.width())};
+        auto elided = m_elided.constFind(key);
+        if (elided == m_elided.constEnd()) {
+            if (m_elided.size() >= m_capacity) {
+                m_elided.clear();
+            }
+            elided = m_elided.insert(key, QFontMetricsF(m_font).elidedText(text, Qt::ElideRight, key.second));
+        }
+        laid = &laidOut(*elided);
     }
+    const QSizeF size = laid->size();
     double x = rect.left();
     if (alignment & Qt::AlignRight) {
         x = rect.right() - size.width();
@@ -47,7 +53,7 @@ void StaticTextCache::draw(QPainter& painter, const QRectF& rect, Qt::Alignment 
         x = rect.left() + (rect.width() - size.width()) / 2.0;
     }
     const double y = (alignment & Qt::AlignTop) ? rect.top() : rect.top() + (rect.height() - size.height()) / 2.0;
-    painter.drawStaticText(QPointF(x, y), laid);
+    painter.drawStaticText(QPointF(x, y), *laid);
 }
 
 } // namespace kvscope::gui

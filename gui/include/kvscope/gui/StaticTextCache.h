@@ -4,6 +4,8 @@
 #include <QHash>
 #include <QStaticText>
 
+#include <utility>
+
 class QPainter;
 class QRectF;
 
@@ -32,6 +34,8 @@ private:
     qsizetype m_capacity;
     QFont m_font;
     QHash<QString, QStaticText> m_texts;
+    // Elided forms by (text, pixel width): long texts in narrow columns (the event log's "why").
+    QHash<std::pair<QString, int>, QString> m_elided;
 };
 
 } // namespace kvscope::gui

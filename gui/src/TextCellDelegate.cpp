@@ -1,6 +1,4 @@
-#include "kvscope/gui/LayerTableDelegate.h"
-
-#include "kvscope/gui/LayerTableModel.h"
+#include "kvscope/gui/TextCellDelegate.h"
 
 #include <QApplication>
 #include <QPainter>
@@ -15,9 +13,9 @@ constexpr int kTextMargin = 4;
 
 } // namespace
 
-LayerTableDelegate::LayerTableDelegate(QObject* parent) : QStyledItemDelegate(parent) {}
+TextCellDelegate::TextCellDelegate(int boldRole, QObject* parent) : QStyledItemDelegate(parent), m_boldRole(boldRole) {}
 
-void LayerTableDelegate::useFont(const QFont& font) const {
+void TextCellDelegate::useFont(const QFont& font) const {
     if (!m_fontsSet || m_regular.font() != font) {
         m_fontsSet = true;
         QFont bold = font;
@@ -27,13 +25,13 @@ void LayerTableDelegate::useFont(const QFont& font) const {
     }
 }
 
-QSize LayerTableDelegate::sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const {
+QSize TextCellDelegate::sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const {
     useFont(option.font);
     const double width = m_bold.width(index.data(Qt::DisplayRole).toString());
     return {static_cast<int>(std::ceil(width)) + 2 * kTextMargin + 2, QFontMetrics(m_bold.font()).height() + 4};
 }
 
-void LayerTableDelegate::paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const {
+void TextCellDelegate::paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const {
     const QPalette::ColorGroup group = !(option.state & QStyle::State_Enabled) ? QPalette::Disabled
                                        : (option.state & QStyle::State_Active) ? QPalette::Active
                                                                                 : QPalette::Inactive;
@@ -42,7 +40,7 @@ void LayerTableDelegate::paint(QPainter* painter, const QStyleOptionViewItem& op
         painter->fillRect(option.rect, option.palette.brush(group, QPalette::Highlight));
     }
     useFont(option.font);
-    StaticTextCache& texts = index.data(LayerTableModel::ChangedRole).toBool() ? m_bold : m_regular;
+    StaticTextCache& texts = m_boldRole >= 0 && index.data(m_boldRole).toBool() ? m_bold : m_regular;
     painter->setPen(option.palette.color(group, selected ? QPalette::HighlightedText : QPalette::Text));
     texts.draw(*painter, option.rect.adjusted(kTextMargin, 0, -kTextMargin, 0),
                Qt::Alignment(index.data(Qt::TextAlignmentRole).toInt()), index.data(Qt::DisplayRole).toString());

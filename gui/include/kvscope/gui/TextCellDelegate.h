@@ -6,13 +6,14 @@
 
 namespace kvscope::gui {
 
-// Paints the layer table's cells directly (selection, one line of text, changed cells bold): the
-// style's generic item painting lays every cell's text out anew and resolves its font per cell,
-// which cost most of the table's repaint.
-class LayerTableDelegate : public QStyledItemDelegate {
+// Paints a table's cells directly, one line of text each (selection, alignment, elision; bold where
+// the item role `boldRole` is true): the style's generic item painting lays every cell's text out
+// anew and resolves its font per cell, which cost most of a table's repaint.
+class TextCellDelegate : public QStyledItemDelegate {
     Q_OBJECT
 public:
-    explicit LayerTableDelegate(QObject* parent = nullptr);
+    // boldRole < 0: no cell is bold.
+    explicit TextCellDelegate(int boldRole, QObject* parent = nullptr);
 
     void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
     // Measured in bold, the widest a cell is drawn, so a column fitted to its contents never elides
@@ -26,6 +27,7 @@ private:
     mutable StaticTextCache m_regular;
     mutable StaticTextCache m_bold;
     mutable bool m_fontsSet = false;
+    int m_boldRole;
 };
 
 } // namespace kvscope::gui

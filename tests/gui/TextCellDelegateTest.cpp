@@ -1,9 +1,9 @@
-// LayerTableDelegate and StaticTextCache: the layer table's direct cell painting.
+// TextCellDelegate and StaticTextCache: direct cell painting of the layer table and the event log.
 
 #include "GuiTestHelpers.h"
-#include "kvscope/gui/LayerTableDelegate.h"
 #include "kvscope/gui/LayerTableModel.h"
 #include "kvscope/gui/StaticTextCache.h"
+#include "kvscope/gui/TextCellDelegate.h"
 
 #include <QApplication>
 #include <QImage>
@@ -46,7 +46,7 @@ QStyleOptionViewItem cellOption(const QRect& rect) {
 }
 
 // Paints one cell on white, the cell at (20, 10) of a 300 x 40 image.
-QImage paintCell(const LayerTableDelegate& delegate, const QModelIndex& index, QStyleOptionViewItem option) {
+QImage paintCell(const TextCellDelegate& delegate, const QModelIndex& index, QStyleOptionViewItem option) {
     QImage image(300, 40, QImage::Format_ARGB32_Premultiplied);
     image.fill(kPaper);
     QPainter painter(&image);
@@ -54,16 +54,16 @@ QImage paintCell(const LayerTableDelegate& delegate, const QModelIndex& index, Q
     return image;
 }
 
-class LayerTableDelegateTest : public ::testing::Test {
+class TextCellDelegateTest : public ::testing::Test {
 protected:
     void SetUp() override { trace::SyntheticSession::generate(testing::smallSession(20), m_timeline); }
 
     trace::Timeline m_timeline;
     LayerTableModel m_model;
-    LayerTableDelegate m_delegate;
+    TextCellDelegate m_delegate{LayerTableModel::ChangedRole};
 };
 
-TEST_F(LayerTableDelegateTest, ChangedCellsAreBold) {
+TEST_F(TextCellDelegateTest, ChangedCellsAreBold) {
     // The same snapshot twice: nothing changed; then step 4 after step 3: the sequence length grew.
     m_model.setState(m_timeline.snapshotAt(4));
     m_model.setState(m_timeline.snapshotAt(4));
@@ -79,7 +79,7 @@ TEST_F(LayerTableDelegateTest, ChangedCellsAreBold) {
     EXPECT_GT(bold.pixels, regular.pixels * 11 / 10) << "the same digits, bold, carry more ink";
 }
 
-TEST_F(LayerTableDelegateTest, NumbersAlignRightAndNamesLeft) {
+TEST_F(TextCellDelegateTest, NumbersAlignRightAndNamesLeft) {
     m_model.setState(m_timeline.snapshotAt(4));
     const QRect cell(20, 10, 200, 20);
     const Ink number = inkIn(paintCell(m_delegate, m_model.index(0, LayerTableModel::SeqLength), cellOption(cell)), cell);
@@ -90,7 +90,7 @@ TEST_F(LayerTableDelegateTest, NumbersAlignRightAndNamesLeft) {
     EXPECT_LT(name.right, cell.right() - 40);
 }
 
-TEST_F(LayerTableDelegateTest, SelectedCellsTakeTheHighlight) {
+TEST_F(TextCellDelegateTest, SelectedCellsTakeTheHighlight) {
     m_model.setState(m_timeline.snapshotAt(4));
     QStyleOptionViewItem option = cellOption(QRect(20, 10, 120, 20));
     option.state |= QStyle::State_Selected;
@@ -99,7 +99,7 @@ TEST_F(LayerTableDelegateTest, SelectedCellsTakeTheHighlight) {
     EXPECT_EQ(QColor(image.pixel(5, 5)), kPaper) << "nothing outside the cell";
 }
 
-TEST_F(LayerTableDelegateTest, ANarrowColumnElidesInsideTheCell) {
+TEST_F(TextCellDelegateTest, ANarrowColumnElidesInsideTheCell) {
     m_model.setState(m_timeline.snapshotAt(4));
     const QRect cell(20, 10, 30, 20);
     const QImage image = paintCell(m_delegate, m_model.index(0, LayerTableModel::Stored), cellOption(cell));
@@ -108,7 +108,7 @@ TEST_F(LayerTableDelegateTest, ANarrowColumnElidesInsideTheCell) {
     EXPECT_EQ(inkIn(image, QRect(cell.right() + 1, 0, 300 - cell.right() - 1, 40)).pixels, 0);
 }
 
-TEST_F(LayerTableDelegateTest, ColumnsFitTheBoldText) {
+TEST_F(TextCellDelegateTest, ColumnsFitTheBoldText) {
     // Past the 24-token window: it slides every step.
     m_model.setState(m_timeline.snapshotAt(16));
     const QModelIndex window = m_model.index(1, LayerTableModel::Window);
