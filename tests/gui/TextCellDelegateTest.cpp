@@ -79,6 +79,19 @@ TEST_F(TextCellDelegateTest, ChangedCellsAreBold) {
     EXPECT_GT(bold.pixels, regular.pixels * 11 / 10) << "the same digits, bold, carry more ink";
 }
 
+TEST_F(TextCellDelegateTest, WithoutABoldRoleNothingIsBold) {
+    // The event log's delegate: the same changed cell as above, painted regular.
+    m_model.setState(m_timeline.snapshotAt(4));
+    m_model.setState(m_timeline.snapshotAt(4));
+    const QModelIndex seqLength = m_model.index(0, LayerTableModel::SeqLength);
+    const QRect cell(20, 10, 120, 20);
+    const Ink regular = inkIn(paintCell(m_delegate, seqLength, cellOption(cell)), cell);
+    m_model.setState(m_timeline.snapshotAt(3));
+    m_model.setState(m_timeline.snapshotAt(4));
+    const TextCellDelegate plain(-1);
+    EXPECT_EQ(inkIn(paintCell(plain, seqLength, cellOption(cell)), cell).pixels, regular.pixels);
+}
+
 TEST_F(TextCellDelegateTest, NumbersAlignRightAndNamesLeft) {
     m_model.setState(m_timeline.snapshotAt(4));
     const QRect cell(20, 10, 200, 20);
