@@ -17,7 +17,6 @@ public:
     std::int64_t generatedCount() const override { return m_session.generatedCount(); }
     trace::SessionMetadata metadata() const override { return m_session.metadata(); }
 
-    static runtime::LiveSessionSettings toRuntime(const gui::SessionSettings& settings);
     static gui::EngineCapabilities capabilities();
 
 private:

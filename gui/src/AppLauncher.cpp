@@ -218,12 +218,10 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
         synthetic.residualLength = std::max<std::int64_t>(4, std::min<std::int64_t>(128, options.syntheticTokens / 8));
         synthetic.promptTokens = std::max<std::int64_t>(4, std::min<std::int64_t>(128, options.syntheticTokens / 8));
         synthetic.offload = options.live.cacheKind == "offloaded";
-        SyntheticEngine engine(synthetic);
         trace::RecordingSink sink;
-        engine.start(sink);
-        while (engine.step()) {
-        }
-        session.setRecordedSession(engine.metadata(), sink.takeEvents(),
+        sink.reserve(trace::SyntheticSession::estimateEventCount(synthetic));
+        trace::SyntheticSession::generate(synthetic, sink);
+        session.setRecordedSession(SyntheticEngine::metadataFor(synthetic), sink.takeEvents(),
                                    QStringLiteral("synthetic %1x%2").arg(options.syntheticLayers).arg(options.syntheticTokens));
     } else if (session.canRunLive()) {
         if (headless) {

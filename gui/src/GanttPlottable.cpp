@@ -10,8 +10,6 @@ GanttPlottable::GanttPlottable(QCPAxis* keyAxis, QCPAxis* valueAxis) : QCPAbstra
     setAntialiasedFill(false);
 }
 
-void GanttPlottable::setLanes(std::vector<std::vector<TimeBox>> lanes) { m_lanes = std::move(lanes); }
-
 double GanttPlottable::selectTest(const QPointF&, bool, QVariant*) const { return -1.0; }
 
 QCPRange GanttPlottable::getKeyRange(bool& foundRange, QCP::SignDomain) const {

@@ -68,20 +68,13 @@ QVariant LayerTableModel::raw(const trace::LayerState& layer, int row, int colum
 
 QVariant LayerTableModel::display(const trace::LayerState& layer, int row, int column) const {
     const bool quantized = layer.kind == trace::LayerKind::Quantized;
+    // Plain numbers show as they are (raw()); the rest are formatted.
     switch (column) {
-    case Layer:
-        return row;
     case Type:
         return layer.initialized ? QString::fromUtf8(trace::toString(layer.kind)) : tr("(not yet updated)");
-    case SeqLength:
-        return qlonglong(layer.seqLength);
     case Stored:
         return layer.capacity >= 0 ? QStringLiteral("%1 / %2").arg(layer.storedTokens).arg(layer.capacity)
                                    : QStringLiteral("%1 / ∞").arg(layer.storedTokens);
-    case KvLength:
-        return qlonglong(layer.kvLength);
-    case KvOffset:
-        return qlonglong(layer.kvOffset);
     case Window:
         return trace::isSlidingWindow(layer.kind)
                    ? QStringLiteral("[%1, %2) of %3").arg(layer.windowStart).arg(layer.windowEnd).arg(layer.windowSize)
@@ -97,7 +90,7 @@ QVariant LayerTableModel::display(const trace::LayerState& layer, int row, int c
     case HostBytes:
         return EventExplainer::formatBytes(static_cast<double>(layer.bytesHost));
     default:
-        return {};
+        return raw(layer, row, column);
     }
 }
 

@@ -1,7 +1,6 @@
 #include "kvscope/gui/LiveSessionRunner.h"
 
 #include "kvscope/trace/RecordingSink.h"
-#include "kvscope/trace/StateReducer.h"
 
 #include <QMetaObject>
 #include <QPointer>
@@ -14,8 +13,6 @@ struct LiveSessionRunner::EngineSide {
     std::uint64_t run = 0;
     std::unique_ptr<SessionEngine> engine;
     trace::RecordingSink sink;
-    trace::StepState state; // folded from every event so far: each batch carries a snapshot of it
-    std::int64_t lastStep = -1;
 };
 
 LiveSessionRunner::LiveSessionRunner(SessionEngineFactory factory, QObject* parent)
@@ -72,8 +69,6 @@ void LiveSessionRunner::rtStart(std::uint64_t run, SessionSettings settings) {
     EngineSide& side = *m_engineSide;
     side.engine.reset();
     side.sink.clear();
-    side.state = trace::StepState{};
-    side.lastStep = -1;
     side.run = run;
     try {
         side.engine = m_factory(settings);
@@ -124,17 +119,9 @@ void LiveSessionRunner::rtPublish(std::uint64_t run, bool withMetadata) {
     auto batch = std::make_shared<StepBatch>();
     batch->run = run;
     batch->events = side.sink.takeEvents();
-    for (const trace::Event& event : batch->events) {
-        while (side.lastStep < event.step) {
-            trace::StateReducer::beginStep(side.state, ++side.lastStep);
-        }
-        trace::StateReducer::apply(side.state, event);
-    }
-    batch->state = std::make_shared<const trace::StepState>(side.state);
     if (withMetadata) {
         batch->metadata = side.engine->metadata();
     }
-    batch->generated = side.engine->generatedCount();
     batch->finished = side.engine->finished();
     std::shared_ptr<const StepBatch> result = std::move(batch);
     QPointer<LiveSessionRunner> guard(this);

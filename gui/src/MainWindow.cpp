@@ -57,7 +57,6 @@ MainWindow::MainWindow(SessionEngineFactory engineFactory, EngineCapabilities ca
     connect(m_session.get(), &SessionController::sessionLoaded, this, &MainWindow::updateStatus);
     connect(m_session.get(), &SessionController::stepChanged, this, &MainWindow::updateStatus);
     connect(m_session.get(), &SessionController::liveStateChanged, this, &MainWindow::updateLiveState);
-    connect(m_session.get(), &SessionController::runProgress, this, &MainWindow::updateLiveState);
     connect(m_session.get(), &SessionController::errorOccurred, this, &MainWindow::showError);
     connect(m_session.get(), &SessionController::fileOpened, this,
             [this](const QString& path, const QString& error) { fileOpened(path, error, true); });

@@ -18,12 +18,14 @@ namespace kvscope::gui {
 MaskView::MaskView(SessionController& session, ViewSelection& selection, QWidget* parent)
     : QWidget(parent), m_session(session), m_selection(selection) {
     setAttribute(Qt::WA_OpaquePaintEvent);
+    // A live session's metadata (and so its model config) arrives with its first batch: read it once
+    // it is there, not on every growth.
     connect(&session, &SessionController::sessionLoaded, this, [this] {
         readModelConfig();
         update();
     });
     connect(&session, &SessionController::sessionGrew, this, [this] {
-        if (m_layerTypes.isEmpty()) {
+        if (!m_configRead) {
             readModelConfig();
         }
     });
@@ -32,8 +34,9 @@ MaskView::MaskView(SessionController& session, ViewSelection& selection, QWidget
 }
 
 void MaskView::readModelConfig() {
-    const QJsonObject config =
-        QJsonDocument::fromJson(QByteArray::fromStdString(m_session.metadata().modelConfigJson)).object();
+    const std::string& json = m_session.metadata().modelConfigJson;
+    m_configRead = !json.empty();
+    const QJsonObject config = QJsonDocument::fromJson(QByteArray::fromStdString(json)).object();
     const QJsonObject text = config.value(QStringLiteral("text_config")).toObject();
     const QJsonObject& source = config.contains(QStringLiteral("layer_types")) || text.isEmpty() ? config : text;
     m_layerTypes.clear();

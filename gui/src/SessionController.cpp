@@ -40,7 +40,6 @@ void SessionController::resetSession(Mode mode, const QString& name) {
     m_damage.clear();
     m_step = 0;
     m_state = std::make_shared<const trace::StepState>();
-    m_latestState.reset();
     m_followLatest = true;
     m_liveFinished = false;
     m_growthPending = false;
@@ -86,7 +85,6 @@ QString SessionController::load(const QString& path, trace::SessionContents cont
         return tr("%1 holds no intact step%2").arg(path, contents.damage.empty() ? QString()
                                                                                : ": " + QString::fromStdString(contents.damage));
     }
-    m_runner.cancel();
     setRecordedSession(contents.metadata, std::move(contents.events), QFileInfo(path).fileName());
     if (!contents.damage.empty()) {
         m_damage = tr("Damaged file: opened its %1 intact steps. %2")
@@ -106,7 +104,6 @@ void SessionController::setRecordedSession(const trace::SessionMetadata& metadat
         m_timeline.emit(event);
     }
     m_liveFinished = true;
-    m_step = 0;
     m_state = m_timeline.stepCount() > 0 ? m_timeline.snapshotAt(0) : std::make_shared<const trace::StepState>();
     Q_EMIT sessionLoaded();
     Q_EMIT stepChanged(m_step);
@@ -188,9 +185,7 @@ void SessionController::onBatch(const std::shared_ptr<const StepBatch>& batch) {
     for (const trace::Event& event : batch->events) {
         m_timeline.emit(event);
     }
-    m_latestState = batch->state;
     m_liveFinished = batch->finished;
-    Q_EMIT runProgress(batch->generated, m_settings.tokens);
     if (!m_growthPending) {
         m_growthPending = true;
         m_growthTimer.start();
@@ -206,7 +201,7 @@ void SessionController::flushGrowth() {
     Q_EMIT sessionGrew(m_timeline.stepCount());
     if (m_followLatest && m_timeline.stepCount() > 0) {
         m_step = m_timeline.stepCount() - 1;
-        m_state = m_latestState && m_latestState->step == m_step ? m_latestState : m_timeline.snapshotAt(m_step);
+        m_state = m_timeline.snapshotAt(m_step);
         Q_EMIT stepChanged(m_step);
     }
     Q_EMIT liveStateChanged();

@@ -52,16 +52,16 @@ void SyntheticEngine::emitStep(std::int64_t step) {
     m_nextStep = step + 1;
 }
 
-trace::SessionMetadata SyntheticEngine::metadata() const {
+trace::SessionMetadata SyntheticEngine::metadataFor(const trace::SyntheticSessionOptions& options) {
     trace::SessionMetadata metadata;
     metadata.kvscopeVersion = "synthetic";
-    metadata.model = "synthetic " + std::to_string(m_options.layers) + " layers";
-    metadata.cacheKind = m_options.offload ? "offloaded" : "hybrid";
-    metadata.modelConfigJson = "{\"num_hidden_layers\": " + std::to_string(m_options.layers) +
-                               ", \"sliding_window\": " + std::to_string(m_options.window) + "}";
-    metadata.cacheSettingsJson = "{\"residual\": " + std::to_string(m_options.residualLength) + "}";
+    metadata.model = "synthetic " + std::to_string(options.layers) + " layers";
+    metadata.cacheKind = options.offload ? "offloaded" : "hybrid";
+    metadata.modelConfigJson = "{\"num_hidden_layers\": " + std::to_string(options.layers) +
+                               ", \"sliding_window\": " + std::to_string(options.window) + "}";
+    metadata.cacheSettingsJson = "{\"residual\": " + std::to_string(options.residualLength) + "}";
     metadata.device = "cpu";
-    metadata.seed = m_options.seed;
+    metadata.seed = options.seed;
     metadata.prompt = "(synthetic)";
     return metadata;
 }

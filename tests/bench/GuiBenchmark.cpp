@@ -50,7 +50,7 @@ gui::MainWindow& window() {
         trace::RecordingSink sink;
         sink.reserve(trace::SyntheticSession::estimateEventCount(options));
         trace::SyntheticSession::generate(options, sink);
-        created->session().setRecordedSession(gui::SyntheticEngine(options).metadata(), sink.takeEvents(), "bench");
+        created->session().setRecordedSession(gui::SyntheticEngine::metadataFor(options), sink.takeEvents(), "bench");
         created->resize(1600, 1000);
         created->show();
         QCoreApplication::processEvents();

@@ -61,7 +61,7 @@ inline std::vector<trace::Event> syntheticEvents(const trace::SyntheticSessionOp
 }
 
 inline trace::SessionMetadata syntheticMetadata(const trace::SyntheticSessionOptions& options) {
-    return SyntheticEngine(options).metadata();
+    return SyntheticEngine::metadataFor(options);
 }
 
 // Replays a synthetic session into the controller.

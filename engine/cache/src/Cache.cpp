@@ -119,16 +119,17 @@ KeyValueStates Cache::update(const at::Tensor& keyStates, const at::Tensor& valu
             timed->compute = true;
         }
         deviceStreams(keyStates.device()).compute(timed, [&] { states = attention->update(keyStates, valueStates); });
-    } else {
-        states = m_offloading ? timedUpdate(*attention, keyStates, valueStates)
-                              : attention->update(keyStates, valueStates);
-    }
-    if (tracing) {
-        if (m_offloading && !measured) {
+    } else if (m_offloading) {
+        states = timedUpdate(*attention, keyStates, valueStates);
+        if (tracing) {
             const ModeledStreams::Span& span = m_modeled.lastCompute();
             m_emitter.emit(static_cast<int32_t>(index),
                            trace::ComputeEvent{trace::TimingSource::Modeled, span.beginNs, span.endNs});
         }
+    } else {
+        states = attention->update(keyStates, valueStates);
+    }
+    if (tracing) {
         if (measured) {
             // This layer's earlier copies must reach the sink before its Update, or a replay would
             // apply them in the wrong order.

@@ -11,6 +11,7 @@
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/runtime/ModelSource.h"
+#include "kvscope/runtime/RunMetadata.h"
 #include "kvscope/trace/FanOutSink.h"
 #include "kvscope/trace/SessionWriter.h"
 
@@ -71,29 +72,6 @@ void drawProgress(std::ostream& progress, int64_t done, int64_t total, double to
     progress << std::flush;
 }
 
-/// What the session file's header records about this run.
-trace::SessionMetadata sessionMetadata(const RunOptions& options, const nlohmann::json& source,
-                                       const model::Architecture& architecture) {
-    trace::SessionMetadata metadata;
-    metadata.kvscopeVersion = KVSCOPE_VERSION;
-    metadata.model = source.contains("preset")       ? source["preset"].get<std::string>()
-                     : source.contains("checkpoint") ? source["checkpoint"].get<std::string>()
-                                                     : source["config"].get<std::string>();
-    metadata.modelConfigJson = architecture.config().toJson().dump();
-    metadata.cacheKind = options.cache.kind;
-    nlohmann::json settings = runtime::CacheFactory::describe(options.cache, architecture.headDim());
-    settings.update({{"tokens", options.tokens}, {"beams", options.beams}, {"temperature", options.temperature},
-                     {"top_k", options.topK}, {"source", source}});
-    metadata.cacheSettingsJson = settings.dump();
-    metadata.device = options.device;
-    metadata.seed = options.seed;
-    metadata.prompt = options.prompt;
-    metadata.createdUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
-    return metadata;
-}
-
 } // namespace
 
 CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
@@ -141,10 +119,9 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     const auto loadStart = Clock::now();
     runtime::ModelSource::Loaded loaded =
         runtime::ModelSource::load(options.preset, options.config, options.checkpoint, options.weightSeed, device);
-    const std::unique_ptr<model::LanguageModel> languageModel = std::move(loaded.model);
-    const nlohmann::json source = loaded.source;
+    model::LanguageModel& languageModel = *loaded.model;
     const double loadMs = millisecondsSince(loadStart);
-    const model::Architecture& architecture = languageModel->architecture();
+    const model::Architecture& architecture = languageModel.architecture();
 
     runtime::GenerationOptions generation;
     generation.maxNewTokens = options.tokens;
@@ -153,13 +130,14 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     generation.temperature = options.temperature;
     generation.topK = options.topK;
     trace::FanOutSink sinks;
-    runtime::Generator generator(*languageModel, options.cache, generation, &sinks);
+    runtime::Generator generator(languageModel, options.cache, generation, &sinks);
     // The session file is written as the run goes, one chunk per step, so that a crash or kill
     // leaves every finished step readable (sessions/FORMAT.md). It is created once the options
     // have been accepted, and removed if the prefill refuses them, so bad input leaves no file.
     std::unique_ptr<trace::SessionWriter> session;
     if (!options.out.empty()) {
-        session = std::make_unique<trace::SessionWriter>(options.out, sessionMetadata(options, source, architecture));
+        session = std::make_unique<trace::SessionWriter>(options.out, runtime::RunMetadata::build(loaded, options.cache, generation, options.prompt, options.device,
+                                                                  runtime::RunMetadata::nowUnixNs()));
         sinks.addSink(session.get());
     }
     const std::vector<int64_t> prompt = model::ByteTokenizer::encode(options.prompt);
@@ -209,11 +187,11 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
 
     const std::vector<int64_t> tokens = generator.generatedTokens();
     nlohmann::json summary;
-    summary["model"] = {{"source", source},
+    summary["model"] = {{"source", loaded.source},
                         {"model_type", architecture.config().modelType},
                         {"layers", architecture.numLayers()},
                         {"pattern", architecture.patternSummary()},
-                        {"parameters", languageModel->parameters().parameterCount()}};
+                        {"parameters", languageModel.parameters().parameterCount()}};
     summary["device"] = options.device;
     summary["prompt"] = options.prompt;
     summary["prompt_tokens"] = prompt.size();

@@ -137,11 +137,8 @@ int SessionCommands::info(const Options& options, std::ostream& out, std::ostrea
         json["damage"] = contents.damage;
     }
     print(out, json);
-    if (!contents.damage.empty()) {
-        err << "kvscope-cli info: " << contents.damage << "\n";
-        return 2;
-    }
-    return 0;
+    warnDamage(err, "info", contents);
+    return contents.damage.empty() ? 0 : 2;
 }
 
 int SessionCommands::replay(const Options& options, std::ostream& out, std::ostream& err) {

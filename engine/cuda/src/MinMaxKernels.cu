@@ -78,13 +78,6 @@ __global__ void encodeKernel(const float* input, GroupLayout layout, float level
     }
 }
 
-__global__ void unpackKernel(const uint8_t* packed, int64_t count, int codeBits, uint8_t* codes) {
-    for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < count;
-         index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-        codes[index] = math::unpack(packed, index, codeBits);
-    }
-}
-
 __global__ void dequantizeKernel(const uint8_t* packed, int codeBits, const float* scale, const float* lo,
                                  GroupLayout layout, float* output) {
     const int64_t elements = layout.elements();
@@ -140,19 +133,6 @@ int MinMaxKernels::quantize(const float* input, const GroupLayout& layout, int n
     const auto levels = static_cast<float>((int64_t{1} << nbits) - 1);
     encodeKernel<<<blocksFor(bytes, kThreads), kThreads, 0, onStream>>>(input, layout, levels, codeBits,
                                                                         scale, lo, packedCodes, bytes);
-    return launched();
-}
-
-int MinMaxKernels::unpack(const uint8_t* packedCodes, int64_t count, int codeBits, uint8_t* codes,
-                          void* stream) {
-    if (!validWidth(codeBits)) {
-        return static_cast<int>(cudaErrorInvalidValue);
-    }
-    if (count == 0) {
-        return 0;
-    }
-    unpackKernel<<<blocksFor(count, kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        packedCodes, count, codeBits, codes);
     return launched();
 }
 

@@ -57,10 +57,11 @@ std::unique_ptr<LanguageModel> ModelLoader::fromCheckpoint(const std::filesystem
 }
 
 at::Device ModelLoader::device(const std::string& name) {
+    // A ModelError (the model's refusal), then the one name-to-device mapping.
     if (const std::string why = cache::DeviceSupport::refusal(name); !why.empty()) {
         throw ModelError(why);
     }
-    return name == "cuda" ? at::Device(at::kCUDA) : at::Device(at::kCPU);
+    return cache::DeviceSupport::resolve(name);
 }
 
 } // namespace kvscope::model

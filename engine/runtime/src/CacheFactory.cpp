@@ -78,6 +78,10 @@ std::unique_ptr<cache::Cache> decoderCache(const model::Architecture& architectu
 
 } // namespace
 
+bool CacheFactory::isKnownKind(const std::string& kind) {
+    return kind == "dynamic" || kind == "static" || kind == "quantized" || kind == "offloaded";
+}
+
 nlohmann::json CacheFactory::describe(const CacheOptions& options, int64_t headDim) {
     nlohmann::json described{{"kind", options.kind}};
     if (options.kind == "quantized") {

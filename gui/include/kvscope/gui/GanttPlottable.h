@@ -17,7 +17,6 @@ public:
     GanttPlottable(QCPAxis* keyAxis, QCPAxis* valueAxis);
 
     // lanes[i]: boxes of lane i, sorted by begin, not overlapping.
-    void setLanes(std::vector<std::vector<TimeBox>> lanes);
     std::vector<std::vector<TimeBox>>& lanes() { return m_lanes; }
     void setPalette(std::vector<QColor> palette) { m_palette = std::move(palette); }
     // Boxes drawn by the last draw() after merging (for tests and the benchmark).

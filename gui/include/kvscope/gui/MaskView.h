@@ -30,12 +30,14 @@ protected:
     void paintEvent(QPaintEvent* event) override;
 
 private:
+    // Layer types and chunk size from the session's model config (empty until a live run's first batch).
     void readModelConfig();
     int shownLayer() const;
 
     SessionController& m_session;
     ViewSelection& m_selection;
     QStringList m_layerTypes;
+    bool m_configRead = false; // the config was there to read
     std::int64_t m_chunkSize = 0;
 };
 

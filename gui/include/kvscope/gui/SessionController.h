@@ -44,7 +44,7 @@ public:
     // Live runs (only with an engine factory).
     bool canRunLive() const { return m_runner.canRun(); }
     void startLive(const SessionSettings& settings, bool runToEnd);
-    // Generates up to the configured token count; progress via runProgress.
+    // Generates up to the configured token count; progress via sessionGrew and liveStateChanged.
     void runToEnd();
     void cancelRun();
     bool liveBusy() const { return m_runner.busy(); }
@@ -60,7 +60,6 @@ public:
     void stepBackward();
     void goToStart();
     void goToEnd();
-    bool followsLatest() const { return m_followLatest; }
 
     Mode mode() const { return m_mode; }
     QString name() const { return m_name; }
@@ -80,7 +79,6 @@ signals:
     void sessionGrew(qint64 stepCount);
     void stepChanged(qint64 step);
     void liveStateChanged();
-    void runProgress(qint64 generated, qint64 target);
     void errorOccurred(const QString& message);
     void fileOpened(const QString& path, const QString& error);
 
@@ -99,7 +97,6 @@ private:
     QString m_damage;
     std::int64_t m_step = 0;
     std::shared_ptr<const trace::StepState> m_state;
-    std::shared_ptr<const trace::StepState> m_latestState; // from the engine, for following the tail
     bool m_followLatest = true;
     bool m_liveFinished = false;
     bool m_growthPending = false;

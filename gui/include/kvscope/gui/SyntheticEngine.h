@@ -20,7 +20,9 @@ public:
     bool finished() const override;
     // Like a generator, whose prefill already picks a token: one token per step emitted.
     std::int64_t generatedCount() const override { return m_nextStep; }
-    trace::SessionMetadata metadata() const override;
+    trace::SessionMetadata metadata() const override { return metadataFor(m_options); }
+    // What a session of these options records, without generating it.
+    static trace::SessionMetadata metadataFor(const trace::SyntheticSessionOptions& options);
 
     // The options SessionSettings map to: `tokens` steps in all (prefill included, as a generator makes
     // them), the residual length and seed carry over, offloading for cache "offloaded"; 8 layers.

@@ -16,8 +16,6 @@ public:
     /// (2, 4 or 8 bits; 8 = one code per byte) in grouped-index order.
     static int quantize(const float* input, const GroupLayout& layout, int nbits, int codeBits,
                         uint8_t* packedCodes, float* scale, float* lo, void* stream);
-    /// One byte per code from codes packed at `codeBits`.
-    static int unpack(const uint8_t* packedCodes, int64_t count, int codeBits, uint8_t* codes, void* stream);
     /// `code * scale + lo` into `output` in the original tensor's layout (e.g. the cache's buffer).
     static int dequantize(const uint8_t* packedCodes, int codeBits, const float* scale, const float* lo,
                           const GroupLayout& layout, float* output, void* stream);

@@ -43,6 +43,7 @@ public:
     /// under (full precision: 1e-4; quantized: a bound per bit width, from measurements).
     static double logitTolerance(const CacheOptions& options);
     static const char* allowedKinds() { return "dynamic, static, quantized, offloaded"; }
+    static bool isKnownKind(const std::string& kind);
 };
 
 } // namespace kvscope::runtime

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "kvscope/trace/RunSettings.h"
 #include "kvscope/trace/SessionMetadata.h"
 
 #include <cstdint>
@@ -13,24 +14,8 @@ class EventSink;
 
 namespace kvscope::runtime {
 
-/// What a live session runs: one model source (preset, config.json or checkpoint folder; none = the
-/// default preset), the cache and its options, the prompt and how many tokens to generate.
-struct LiveSessionSettings {
-    std::string preset;
-    std::string configPath;
-    std::string checkpointDir;
-    std::string cacheKind = "dynamic"; ///< dynamic, static, quantized or offloaded
-    std::string backend = "min-max";   ///< quantized: min-max (alias quanto) or hqq
-    int nbits = 4;
-    std::int64_t groupSize = 0;
-    std::int64_t residualLength = 128;
-    std::int64_t maxCacheLen = 0;
-    std::string prompt = "The key-value cache";
-    std::int64_t tokens = 32;
-    std::uint64_t seed = 0;
-    std::uint64_t weightSeed = 0;
-    std::string device = "cpu"; ///< cpu or cuda
-};
+/// What a live session runs (shared with the GUI, which must not see LibTorch).
+using LiveSessionSettings = trace::RunSettings;
 
 /// A generation run behind a torch-free interface, for callers that must not see LibTorch (the GUI):
 /// builds the model, then prefills and steps a Generator that reports every cache operation to the
@@ -59,7 +44,6 @@ public:
     std::int64_t layerCount() const;
     /// What a session file records about this run.
     trace::SessionMetadata metadata() const;
-    const LiveSessionSettings& settings() const;
 
 private:
     struct Impl;

@@ -1,0 +1,24 @@
+#pragma once
+
+#include "kvscope/runtime/CacheFactory.h"
+#include "kvscope/runtime/Generator.h"
+#include "kvscope/runtime/ModelSource.h"
+#include "kvscope/trace/SessionMetadata.h"
+
+#include <cstdint>
+#include <string>
+
+namespace kvscope::runtime {
+
+/// What a session file's header records about a generation run: one record for `kvscope-cli run
+/// --out` and the GUI's live sessions, so that files from either read and compare alike.
+class RunMetadata {
+public:
+    static trace::SessionMetadata build(const ModelSource::Loaded& loaded, const CacheOptions& cache,
+                                        const GenerationOptions& generation, const std::string& prompt,
+                                        const std::string& device, std::int64_t createdUnixNs);
+    /// Now, as session files stamp their creation.
+    static std::int64_t nowUnixNs();
+};
+
+} // namespace kvscope::runtime
