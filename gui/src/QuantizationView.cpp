@@ -34,12 +34,13 @@ QuantizationView::QuantizationView(SessionController& session, ViewSelection& se
     rebuild();
 }
 
+void QuantizationView::forgetSession() {
+    m_flushes.clear();
+    m_scannedEvents = 0;
+}
+
 void QuantizationView::collectFlushes() {
     const auto events = m_session.timeline().events();
-    if (m_scannedEvents > events.size()) {
-        m_flushes.clear();
-        m_scannedEvents = 0;
-    }
     for (; m_scannedEvents < events.size(); ++m_scannedEvents) {
         const trace::Event& event = events[m_scannedEvents];
         if (const auto* flush = std::get_if<trace::QuantizeFlushEvent>(&event.payload)) {
@@ -51,10 +52,6 @@ void QuantizationView::collectFlushes() {
 
 void QuantizationView::rebuild() {
     const trace::Timeline& timeline = m_session.timeline();
-    if (timeline.eventCount() < m_scannedEvents || timeline.eventCount() == 0) {
-        m_flushes.clear();
-        m_scannedEvents = 0;
-    }
     collectFlushes();
 
     // One residual graph per quantized layer (graphs 0 and 1 are the markers and errors).

@@ -41,7 +41,10 @@ StepChart::StepChart(SessionController& session, ViewSelection& selection, const
         moveCursor();
         replot(rpQueuedReplot);
     };
-    connect(&session, &SessionController::sessionLoaded, this, full);
+    connect(&session, &SessionController::sessionLoaded, this, [this, full] {
+        forgetSession();
+        full();
+    });
     connect(&session, &SessionController::sessionGrew, this, full);
     connect(&session, &SessionController::stepChanged, this, [this] {
         moveCursor();

@@ -35,6 +35,24 @@ TEST(ChartViewsTest, QuantizationViewFindsFlushes) {
     EXPECT_GT(view.graph(2)->dataCount(), 0);
 }
 
+TEST(ChartViewsTest, QuantizationViewForgetsTheSessionItReplaced) {
+    // A second session with more events than the first: its flushes only, not the first one's too.
+    auto first = testing::smallSession(50);
+    auto second = testing::smallSession(80);
+    second.residualLength = 16;
+    SessionController fresh;
+    ViewSelection freshSelection;
+    QuantizationView reference(fresh, freshSelection);
+    testing::loadSynthetic(fresh, second);
+    SessionController session;
+    ViewSelection selection;
+    QuantizationView view(session, selection);
+    testing::loadSynthetic(session, first);
+    ASSERT_GT(view.flushCount(), 0u);
+    testing::loadSynthetic(session, second);
+    EXPECT_EQ(view.flushCount(), reference.flushCount());
+}
+
 TEST(ChartViewsTest, ZoomReadsTheVisibleStepsInFullDetail) {
     SessionController session;
     ViewSelection selection;

@@ -21,6 +21,7 @@ public:
 
 protected:
     void rebuild() override;
+    void forgetSession() override;
 
 private:
     struct Flush {

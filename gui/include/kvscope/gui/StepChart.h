@@ -25,6 +25,8 @@ public:
 protected:
     // Re-reads the session's data over sampledSteps() into the plottables.
     virtual void rebuild() = 0;
+    // A new session replaced the old one: drops what was gathered from it incrementally.
+    virtual void forgetSession() {}
     void setMessage(const QString& text);
     // Points per series: one per pixel (the downsampler keeps each bucket's min and max, so peaks stay).
     std::size_t pointBudget() const;
