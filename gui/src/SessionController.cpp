@@ -99,10 +99,7 @@ void SessionController::setRecordedSession(const trace::SessionMetadata& metadat
     m_runner.cancel();
     resetSession(Mode::Replay, name);
     m_metadata = metadata;
-    m_timeline.reserve(events.size());
-    for (const trace::Event& event : events) {
-        m_timeline.emit(event);
-    }
+    m_timeline.emitAll(events);
     m_liveFinished = true;
     m_state = m_timeline.stepCount() > 0 ? m_timeline.snapshotAt(0) : std::make_shared<const trace::StepState>();
     Q_EMIT sessionLoaded();
@@ -182,9 +179,7 @@ void SessionController::onBatch(const std::shared_ptr<const StepBatch>& batch) {
         m_metadata = batch->metadata;
         m_name = QString::fromStdString(m_metadata.model) + tr(" (live)");
     }
-    for (const trace::Event& event : batch->events) {
-        m_timeline.emit(event);
-    }
+    m_timeline.emitAll(batch->events);
     m_liveFinished = batch->finished;
     if (!m_growthPending) {
         m_growthPending = true;

@@ -191,6 +191,21 @@ TEST(TimelineTest, EventsOfStepPartitionTheSessionInOrder) {
     EXPECT_EQ(timeline.events().size(), events.size());
 }
 
+TEST(TimelineTest, EmitAllInBatchesEqualsEmittingEachEvent) {
+    const std::vector<Event> events = recordSession(irregularSession(5));
+    const Timeline each = timelineOf(events, Timeline::kDefaultKeyframeInterval);
+    Timeline batched;
+    const std::span<const Event> all(events);
+    for (std::size_t begin = 0; begin < all.size(); begin += 37) {
+        batched.emitAll(all.subspan(begin, std::min<std::size_t>(37, all.size() - begin)));
+    }
+    ASSERT_EQ(batched.stepCount(), each.stepCount());
+    for (std::int64_t step = 0; step < each.stepCount(); step += 13) {
+        EXPECT_EQ(*batched.snapshotAt(step), *each.snapshotAt(step)) << "step " << step;
+    }
+    EXPECT_EQ(std::vector<Event>(batched.events().begin(), batched.events().end()), events);
+}
+
 TEST(TimelineTest, EmptyTimeline) {
     Timeline timeline;
     EXPECT_EQ(timeline.stepCount(), 0);

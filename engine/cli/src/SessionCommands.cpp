@@ -25,10 +25,7 @@ Json metadataJson(const trace::SessionMetadata& metadata) { return parsedOrText(
 
 trace::Timeline timelineOf(const trace::SessionContents& contents) {
     trace::Timeline timeline;
-    timeline.reserve(contents.events.size());
-    for (const trace::Event& event : contents.events) {
-        timeline.emit(event);
-    }
+    timeline.emitAll(contents.events);
     return timeline;
 }
 

@@ -351,10 +351,7 @@ StepState SessionReader::stateAt(const std::filesystem::path& path, std::int64_t
     auto fullRead = [&]() {
         const SessionContents contents = read(path);
         Timeline timeline;
-        timeline.reserve(contents.events.size());
-        for (const Event& event : contents.events) {
-            timeline.emit(event);
-        }
+        timeline.emitAll(contents.events);
         if (step < 0 || step >= timeline.stepCount()) {
             throw SessionError(path.string() + ": step " + std::to_string(step) + " is not in the session (0.." +
                                std::to_string(timeline.stepCount() - 1) + " are intact)");

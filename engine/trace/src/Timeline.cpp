@@ -151,6 +151,15 @@ void Timeline::reserve(std::size_t events) {
     m_events.reserve(events);
 }
 
+void Timeline::emitAll(std::span<const Event> events) {
+    // Geometric growth, so that many small live batches do not reallocate on every call.
+    const std::size_t needed = m_events.size() + events.size();
+    if (needed > m_events.capacity())
+        reserve(std::max(needed, 2 * m_events.capacity()));
+    for (const Event& event : events)
+        emit(event);
+}
+
 void Timeline::clear() {
     *this = Timeline(m_keyframeInterval);
 }

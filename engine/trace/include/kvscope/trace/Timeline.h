@@ -52,6 +52,8 @@ public:
     void emit(const Event& event) override;
     // Avoids regrowing the event vector when the session size is known (replay, benchmarks).
     void reserve(std::size_t events);
+    // Every event in order, with room reserved once (a session file read whole, a live batch).
+    void emitAll(std::span<const Event> events);
     void clear();
 
     std::int64_t stepCount() const { return m_lastStep + 1; }
