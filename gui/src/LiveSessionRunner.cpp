@@ -48,21 +48,26 @@ void LiveSessionRunner::requestTokens(std::int64_t generated) {
 
 void LiveSessionRunner::cancel() { m_target.store(0); }
 
+template <typename Signal, typename... Args>
+void LiveSessionRunner::rtEmit(Signal signal, Args... args) {
+    QPointer<LiveSessionRunner> guard(this);
+    QMetaObject::invokeMethod(
+        this,
+        [guard, signal, args...] {
+            if (guard) {
+                Q_EMIT(guard->*signal)(args...);
+            }
+        },
+        Qt::QueuedConnection);
+}
+
 void LiveSessionRunner::rtSetBusy(bool busy) {
     // Idle only when nothing else waits: a queued request will report on its own.
     if (!busy && m_thread.pendingCount() > 0) {
         return;
     }
     m_busy.store(busy);
-    QPointer<LiveSessionRunner> guard(this);
-    QMetaObject::invokeMethod(
-        this,
-        [guard, busy] {
-            if (guard) {
-                Q_EMIT guard->busyChanged(busy);
-            }
-        },
-        Qt::QueuedConnection);
+    rtEmit(&LiveSessionRunner::busyChanged, busy);
 }
 
 void LiveSessionRunner::rtStart(std::uint64_t run, SessionSettings settings) {
@@ -76,16 +81,7 @@ void LiveSessionRunner::rtStart(std::uint64_t run, SessionSettings settings) {
         rtPublish(run, true);
     } catch (const std::exception& error) {
         side.engine.reset();
-        const QString message = QString::fromStdString(error.what());
-        QPointer<LiveSessionRunner> guard(this);
-        QMetaObject::invokeMethod(
-            this,
-            [guard, run, message] {
-                if (guard) {
-                    Q_EMIT guard->failed(run, message);
-                }
-            },
-            Qt::QueuedConnection);
+        rtEmit(&LiveSessionRunner::failed, run, QString::fromStdString(error.what()));
     }
     rtSetBusy(false);
 }
@@ -99,16 +95,7 @@ void LiveSessionRunner::rtAdvance(std::uint64_t run) {
             rtPublish(run, false);
         }
     } catch (const std::exception& error) {
-        const QString message = QString::fromStdString(error.what());
-        QPointer<LiveSessionRunner> guard(this);
-        QMetaObject::invokeMethod(
-            this,
-            [guard, run, message] {
-                if (guard) {
-                    Q_EMIT guard->failed(run, message);
-                }
-            },
-            Qt::QueuedConnection);
+        rtEmit(&LiveSessionRunner::failed, run, QString::fromStdString(error.what()));
         side.engine.reset();
     }
     rtSetBusy(false);
@@ -123,16 +110,7 @@ void LiveSessionRunner::rtPublish(std::uint64_t run, bool withMetadata) {
         batch->metadata = side.engine->metadata();
     }
     batch->finished = side.engine->finished();
-    std::shared_ptr<const StepBatch> result = std::move(batch);
-    QPointer<LiveSessionRunner> guard(this);
-    QMetaObject::invokeMethod(
-        this,
-        [guard, result] {
-            if (guard) {
-                Q_EMIT guard->batchReady(result);
-            }
-        },
-        Qt::QueuedConnection);
+    rtEmit(&LiveSessionRunner::batchReady, std::shared_ptr<const StepBatch>(std::move(batch)));
 }
 
 } // namespace kvscope::gui

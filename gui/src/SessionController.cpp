@@ -46,14 +46,19 @@ void SessionController::resetSession(Mode mode, const QString& name) {
     m_growthTimer.stop();
 }
 
-QString SessionController::openFile(const QString& path) {
-    trace::SessionContents contents;
+QString SessionController::readFile(const QString& path, trace::SessionContents& contents) {
     try {
         contents = trace::SessionReader::read(toPath(path));
     } catch (const std::exception& error) {
         return QString::fromStdString(error.what());
     }
-    return load(path, std::move(contents));
+    return {};
+}
+
+QString SessionController::openFile(const QString& path) {
+    trace::SessionContents contents;
+    const QString error = readFile(path, contents);
+    return error.isEmpty() ? load(path, std::move(contents)) : error;
 }
 
 void SessionController::openFileInBackground(const QString& path) {
@@ -61,12 +66,7 @@ void SessionController::openFileInBackground(const QString& path) {
     QPointer<SessionController> guard(this);
     m_loader.post("open", [this, guard, path, request] {
         auto contents = std::make_shared<trace::SessionContents>();
-        QString error;
-        try {
-            *contents = trace::SessionReader::read(toPath(path));
-        } catch (const std::exception& failure) {
-            error = QString::fromStdString(failure.what());
-        }
+        const QString error = readFile(path, *contents);
         QMetaObject::invokeMethod(
             this,
             [guard, path, request, contents, error] {
@@ -106,28 +106,28 @@ void SessionController::setRecordedSession(const trace::SessionMetadata& metadat
     Q_EMIT stepChanged(m_step);
 }
 
-QString SessionController::saveAs(const QString& path) const {
+template <typename Write>
+QString SessionController::writeSession(const QString& path, const QString& nothingToWrite, Write write) const {
     if (m_timeline.eventCount() == 0) {
-        return tr("There is no session to save: open a file or start a new session first");
+        return nothingToWrite;
     }
     try {
-        trace::SessionWriter::save(toPath(path), m_metadata, m_timeline.events());
+        write(toPath(path), m_metadata, m_timeline.events());
     } catch (const std::exception& error) {
         return QString::fromStdString(error.what());
     }
     return {};
 }
 
+QString SessionController::saveAs(const QString& path) const {
+    return writeSession(path, tr("There is no session to save: open a file or start a new session first"),
+                        &trace::SessionWriter::save);
+}
+
 QString SessionController::exportPerfetto(const QString& path) const {
-    if (m_timeline.eventCount() == 0) {
-        return tr("There is no session to export: open a file or start a new session first");
-    }
-    try {
-        trace::PerfettoExport::write(toPath(path), m_metadata, m_timeline.events());
-    } catch (const std::exception& error) {
-        return QString::fromStdString(error.what());
-    }
-    return {};
+    return writeSession(path, tr("There is no session to export: open a file or start a new session first"),
+                        [](const std::filesystem::path& file, const trace::SessionMetadata& metadata,
+                           std::span<const trace::Event> events) { trace::PerfettoExport::write(file, metadata, events); });
 }
 
 void SessionController::startLive(const SessionSettings& settings, bool runToEnd) {

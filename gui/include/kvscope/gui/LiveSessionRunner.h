@@ -49,6 +49,9 @@ private:
     void rtAdvance(std::uint64_t run);
     void rtPublish(std::uint64_t run, bool withMetadata);
     void rtSetBusy(bool busy);
+    // Emits `signal(args...)` on the GUI thread (queued; dropped if this runner is gone by then).
+    template <typename Signal, typename... Args>
+    void rtEmit(Signal signal, Args... args);
 
     SessionEngineFactory m_factory;
     std::shared_ptr<EngineSide> m_engineSide; // touched on the engine thread only

@@ -88,6 +88,11 @@ private:
     void flushGrowth();
     void resetSession(Mode mode, const QString& name);
     QString load(const QString& path, trace::SessionContents contents);
+    // Reads a session file into `contents`; the error, or empty.
+    static QString readFile(const QString& path, trace::SessionContents& contents);
+    // Writes the session with `write(path, metadata, events)`; the error, or empty.
+    template <typename Write>
+    QString writeSession(const QString& path, const QString& nothingToWrite, Write write) const;
 
     trace::Timeline m_timeline;
     trace::SessionMetadata m_metadata;
