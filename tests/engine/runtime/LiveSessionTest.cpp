@@ -1,5 +1,6 @@
 #include "kvscope/runtime/LiveSession.h"
 
+#include "ModelTestHelpers.h"
 #include "kvscope/trace/RecordingSink.h"
 #include "kvscope/trace/Timeline.h"
 
@@ -13,12 +14,7 @@ namespace kvscope::runtime {
 namespace {
 
 std::string refusal(const LiveSessionSettings& settings) {
-    try {
-        LiveSession session(settings);
-    } catch (const std::exception& error) {
-        return error.what();
-    }
-    return {};
+    return testing::refusal([&] { LiveSession session(settings); });
 }
 
 TEST(LiveSessionTest, ListsPresets) {
