@@ -10,9 +10,6 @@
 #include "kvscope/runtime/PresetCatalog.h"
 #include "kvscope/runtime/RunMetadata.h"
 
-#include <nlohmann/json.hpp>
-
-
 namespace kvscope::runtime {
 namespace {
 
