@@ -2,7 +2,7 @@
 
 namespace kvscope::app {
 
-RuntimeSessionEngine::RuntimeSessionEngine(const gui::SessionSettings& settings) : m_session(settings) {}
+RuntimeSessionEngine::RuntimeSessionEngine(const config::RunSettings& settings) : m_session(settings) {}
 
 gui::EngineCapabilities RuntimeSessionEngine::capabilities() {
     gui::EngineCapabilities capabilities;

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "kvscope/gui/SessionEngine.h"
+#include "kvscope/gui/session/SessionEngine.h"
 #include "kvscope/runtime/LiveSession.h"
 
 namespace kvscope::app {
@@ -9,7 +9,7 @@ namespace kvscope::app {
 class RuntimeSessionEngine final : public gui::SessionEngine {
 public:
     // Loads the model; throws naming the bad setting and the allowed values.
-    explicit RuntimeSessionEngine(const gui::SessionSettings& settings);
+    explicit RuntimeSessionEngine(const config::RunSettings& settings);
 
     void start(trace::EventSink& sink) override { m_session.start(sink); }
     bool step() override { return m_session.step(); }

@@ -2,8 +2,8 @@
 
 #include "RuntimeSessionEngine.h"
 
-#include "kvscope/gui/AppLauncher.h"
-#include "kvscope/gui/MainWindow.h"
+#include "kvscope/gui/window/AppLauncher.h"
+#include "kvscope/gui/window/MainWindow.h"
 
 #include <QApplication>
 #include <QTextStream>
@@ -48,7 +48,7 @@ int main(int argc, char* argv[]) {
     const gui::LaunchOptions& options = std::get<gui::LaunchOptions>(parsed);
 
     gui::MainWindow window(
-        [](const gui::SessionSettings& settings) { return std::make_unique<app::RuntimeSessionEngine>(settings); },
+        [](const config::RunSettings& settings) { return std::make_unique<app::RuntimeSessionEngine>(settings); },
         capabilities);
     if (const std::optional<int> exitCode = gui::AppLauncher::launch(window, options, errors)) {
         return *exitCode;

@@ -2,17 +2,17 @@
 // full repaint of the main views <= 16 ms. Offscreen; the session is synthetic with offloading, so the
 // transfer timeline has ~2M boxes.
 
-#include "kvscope/gui/GanttPlottable.h"
-#include "kvscope/gui/MainWindow.h"
-#include "kvscope/gui/MaskView.h"
-#include "kvscope/gui/MemoryView.h"
-#include "kvscope/gui/OccupancyMapView.h"
-#include "kvscope/gui/QuantizationView.h"
-#include "kvscope/gui/SessionController.h"
-#include "kvscope/gui/SyntheticEngine.h"
-#include "kvscope/gui/TransferTimelineView.h"
+#include "kvscope/gui/views/GanttPlottable.h"
+#include "kvscope/gui/window/MainWindow.h"
+#include "kvscope/gui/views/MaskView.h"
+#include "kvscope/gui/views/MemoryView.h"
+#include "kvscope/gui/views/OccupancyMapView.h"
+#include "kvscope/gui/views/QuantizationView.h"
+#include "kvscope/gui/session/SessionController.h"
+#include "kvscope/gui/session/SyntheticEngine.h"
+#include "kvscope/gui/views/TransferTimelineView.h"
 #include "kvscope/trace/RecordingSink.h"
-#include "kvscope/trace/SyntheticSession.h"
+#include "kvscope/synthetic/SyntheticSession.h"
 
 #include <QApplication>
 #include <QImage>
@@ -30,8 +30,8 @@ namespace {
 
 using namespace kvscope;
 
-trace::SyntheticSessionOptions bigSession() {
-    trace::SyntheticSessionOptions options;
+synthetic::SyntheticSessionOptions bigSession() {
+    synthetic::SyntheticSessionOptions options;
     options.layers = 32;
     options.tokens = 32768;
     options.offload = true;
@@ -46,10 +46,10 @@ gui::MainWindow& window() {
         g_window = [] {
         gui::EngineCapabilities capabilities;
         auto created = std::make_unique<gui::MainWindow>(gui::SessionEngineFactory{}, capabilities);
-        const trace::SyntheticSessionOptions options = bigSession();
+        const synthetic::SyntheticSessionOptions options = bigSession();
         trace::RecordingSink sink;
-        sink.reserve(trace::SyntheticSession::estimateEventCount(options));
-        trace::SyntheticSession::generate(options, sink);
+        sink.reserve(synthetic::SyntheticSession::estimateEventCount(options));
+        synthetic::SyntheticSession::generate(options, sink);
         created->session().setRecordedSession(gui::SyntheticEngine::metadataFor(options), sink.takeEvents(), "bench");
         created->resize(1600, 1000);
         created->show();

@@ -3,7 +3,7 @@
 #include "kvscope/trace/RecordingSink.h"
 #include "kvscope/trace/SessionReader.h"
 #include "kvscope/trace/SessionWriter.h"
-#include "kvscope/trace/SyntheticSession.h"
+#include "kvscope/synthetic/SyntheticSession.h"
 #include "kvscope/trace/Timeline.h"
 
 #include <benchmark/benchmark.h>
@@ -15,6 +15,7 @@
 namespace {
 
 using namespace kvscope::trace;
+using namespace kvscope::synthetic;
 
 const std::vector<Event>& session(bool offload) {
     static const auto make = [](bool withTransfers) {

@@ -1,4 +1,4 @@
-#include "CacheBenchmark.h"
+#include "kvscope/cli/CacheBenchmark.h"
 
 #include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/DeviceSupport.h"
@@ -14,7 +14,7 @@ namespace {
 
 CacheBenchmarkOptions small(const std::string& type, const std::string& device = "cpu") {
     CacheBenchmarkOptions options;
-    options.type = type;
+    options.type = kvscope::cli::benchmarkedCacheFromString(type).value();
     options.layers = 2;
     options.heads = 2;
     options.prefill = 16;
@@ -22,7 +22,7 @@ CacheBenchmarkOptions small(const std::string& type, const std::string& device =
     options.window = 8;
     options.group = 32;
     options.residual = 8;
-    options.device = device;
+    options.device = kvscope::config::computeDeviceFromString(device).value();
     return options;
 }
 
@@ -57,14 +57,13 @@ TEST(CacheBenchmarkTest, CudaIsRefusedWhereThisBuildCannotUseIt) {
 TEST(CacheBenchmarkTest, QuantizedRunsWithEitherKernelsAndNamesThem) {
     for (const char* kernels : {"fused", "libtorch"}) {
         CacheBenchmarkOptions options = small("quantized");
-        options.kernels = kernels;
+        options.kernels = kvscope::cli::kernelsFromString(kernels).value();
         const nlohmann::json result = CacheBenchmark::run(options);
         EXPECT_EQ(result.at("kernels"), kernels);
         EXPECT_EQ(result.at("updates"), 50);
     }
-    CacheBenchmarkOptions unknown = small("quantized");
-    unknown.kernels = "cublas";
-    EXPECT_EQ(refusal(unknown), "unknown --kernels `cublas` (allowed: fused, libtorch)");
+    EXPECT_EQ(kvscope::cli::kernelsFromString("cublas"), std::nullopt);
+    EXPECT_EQ(kvscope::cli::allowedKernels(), "fused, libtorch");
 }
 
 TEST(CacheBenchmarkTest, OffloadedReportsHowMuchPrefetchHidesOnTheModeledTimeline) {
@@ -96,7 +95,7 @@ TEST(CacheBenchmarkTest, CudaOffloadingIsMeasured) {
     EXPECT_GT(result.at("offload").at("h2d_gbps").get<double>(), 0.0);
     for (const char* kernels : {"fused", "libtorch"}) {
         CacheBenchmarkOptions options = small("quantized", "cuda");
-        options.kernels = kernels;
+        options.kernels = kvscope::cli::kernelsFromString(kernels).value();
         EXPECT_EQ(CacheBenchmark::run(options).at("kernels"), kernels);
     }
 }

@@ -1,4 +1,4 @@
-#include "ConformanceRunner.h"
+#include "kvscope/cli/ConformanceRunner.h"
 
 #include <ATen/ATen.h>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "PresetsCommand.h"
+#include "kvscope/cli/PresetsCommand.h"
 
 #include "kvscope/runtime/PresetCatalog.h"
 

@@ -1,4 +1,4 @@
-#include "RunCommand.h"
+#include "kvscope/cli/RunCommand.h"
 
 #include "kvscope/model/ModelLoader.h"
 
@@ -18,9 +18,9 @@ namespace {
 
 RunOptions quick(const std::string& preset, const std::string& cache = "dynamic") {
     RunOptions options;
-    options.preset = preset;
-    options.cache.kind = cache;
-    options.tokens = 6;
+    options.run.preset = preset;
+    options.run.cache.kind = kvscope::config::cacheKindFromString(cache).value();
+    options.run.tokens = 6;
     options.check = true;
     return options;
 }
@@ -49,8 +49,8 @@ TEST(RunCommandTest, SummaryHasTokensBytesTimingsAndTheCheck) {
 TEST(RunCommandTest, CacheKindsShowTheirOwnLayers) {
     std::ostringstream progress;
     RunOptions quantized = quick("llama", "quantized");
-    quantized.cache.nbits = 8;
-    quantized.cache.residualLength = 3;
+    quantized.run.cache.nbits = 8;
+    quantized.run.cache.residualLength = 3;
     nlohmann::json summary = RunCommand::run(quantized, progress);
     EXPECT_EQ(summary.at("cache").at("type"), "QuantizedCache");
     EXPECT_GT(summary.at("cache").at("quantized_bytes").get<int64_t>(), 0);
@@ -62,7 +62,7 @@ TEST(RunCommandTest, CacheKindsShowTheirOwnLayers) {
     EXPECT_EQ(summary.at("cache").at("cross_attention").at("type"), "StaticCache");
 
     RunOptions beams = quick("qwen3-next");
-    beams.beams = 2;
+    beams.run.beams = 2;
     summary = RunCommand::run(beams, progress);
     EXPECT_EQ(summary.at("beam_scores").size(), 2u);
     EXPECT_GT(summary.at("cache").at("bytes_by_layer_type").at("LinearAttentionLayer").get<int64_t>(), 0);
@@ -76,17 +76,17 @@ TEST(RunCommandTest, RunsACheckpointAndAConfig) {
     kvscope::testing::SafetensorsTestWriter::writeCheckpoint(directory.path() / "ckpt", config,
                                                             model->parameters().tensors(), at::kBFloat16);
     RunOptions options = quick("");
-    options.checkpoint = (directory.path() / "ckpt").string();
+    options.run.checkpointDir = (directory.path() / "ckpt").string();
     std::ostringstream progress;
     nlohmann::json summary = RunCommand::run(options, progress);
     EXPECT_EQ(summary.at("model").at("model_type"), "qwen2");
     EXPECT_TRUE(summary.at("check_passed").get<bool>());
 
     options = quick("");
-    options.config = (directory.path() / "ckpt" / "config.json").string();
+    options.run.configPath = (directory.path() / "ckpt" / "config.json").string();
     options.progress = false;
     summary = RunCommand::run(options, progress);
-    EXPECT_EQ(summary.at("model").at("source").at("config"), options.config);
+    EXPECT_EQ(summary.at("model").at("source").at("config"), options.run.configPath);
 }
 
 TEST(RunCommandTest, RefusesWhatItCannotDo) {
@@ -97,13 +97,13 @@ TEST(RunCommandTest, RefusesWhatItCannotDo) {
                   .find("cannot create session file /nonexistent-folder/session.kvsess"),
               std::string::npos);
     options = quick("llama");
-    options.config = "x.json";
-    EXPECT_NE(refusal([&] { RunCommand::run(options, sink); }).find("one model option"), std::string::npos);
+    options.run.configPath = "x.json";
+    EXPECT_NE(refusal([&] { RunCommand::run(options, sink); }).find("one model source"), std::string::npos);
     options = quick("nope");
     EXPECT_NE(refusal([&] { RunCommand::run(options, sink); }).find("unknown preset"), std::string::npos);
     if (!at::hasCUDA()) {
         options = quick("llama");
-        options.device = "cuda";
+        options.run.device = kvscope::config::ComputeDevice::Cuda;
         EXPECT_NE(refusal([&] { RunCommand::run(options, sink); }).find("allowed here: cpu"), std::string::npos);
     }
 }
@@ -118,18 +118,18 @@ TEST(RunCommandTest, ParsesTheCommandLine) {
                           "--no-progress", "--prompt", "hi"};
     app.parse(static_cast<int>(std::size(argv)), argv);
     EXPECT_TRUE(run->parsed());
-    EXPECT_EQ(options.preset, "mistral");
-    EXPECT_EQ(options.cache.kind, "quantized");
-    EXPECT_EQ(options.cache.backend, "hqq");
-    EXPECT_EQ(options.cache.nbits, 2);
-    EXPECT_EQ(options.cache.groupSize, 8);
-    EXPECT_EQ(options.cache.residualLength, 16);
-    EXPECT_EQ(options.tokens, 3);
-    EXPECT_EQ(options.beams, 2);
-    EXPECT_EQ(options.seed, 7u);
+    EXPECT_EQ(options.run.preset, "mistral");
+    EXPECT_EQ(options.run.cache.kind, kvscope::config::CacheKind::Quantized);
+    EXPECT_EQ(options.run.cache.backend, kvscope::config::QuantizerBackend::Hqq);
+    EXPECT_EQ(options.run.cache.nbits, 2);
+    EXPECT_EQ(options.run.cache.groupSize, 8);
+    EXPECT_EQ(options.run.cache.residualLength, 16);
+    EXPECT_EQ(options.run.tokens, 3);
+    EXPECT_EQ(options.run.beams, 2);
+    EXPECT_EQ(options.run.seed, 7u);
     EXPECT_TRUE(options.check);
     EXPECT_FALSE(options.progress);
-    EXPECT_EQ(options.prompt, "hi");
+    EXPECT_EQ(options.run.prompt, "hi");
     std::ostringstream out;
     std::ostringstream err;
     EXPECT_EQ(RunCommand::execute(options, out, err), 0);

@@ -1,7 +1,7 @@
 // `kvscope-cli run --out`, `info`, `replay`, `export`, and the committed session files: the golden
 // file of every format version and the deliberately damaged ones (tests/data/sessions/expected.json).
-#include "RunCommand.h"
-#include "SessionCommands.h"
+#include "kvscope/cli/RunCommand.h"
+#include "kvscope/cli/SessionCommands.h"
 
 #include "kvscope/trace/SessionReader.h"
 #include "kvscope/trace/Timeline.h"
@@ -65,10 +65,10 @@ Json readJson(const std::filesystem::path& path) {
 TEST(SessionCommandsTest, RunRecordsASessionThatInfoReplayAndExportRead) {
     const auto file = temporaryFile("run.kvsess");
     RunOptions run;
-    run.preset = "gemma2";
-    run.cache.kind = "quantized";
-    run.cache.residualLength = 4;
-    run.tokens = 10;
+    run.run.preset = "gemma2";
+    run.run.cache.kind = kvscope::config::CacheKind::Quantized;
+    run.run.cache.residualLength = 4;
+    run.run.tokens = 10;
     run.out = file.string();
     run.progress = false;
     std::ostringstream progress;
@@ -79,7 +79,7 @@ TEST(SessionCommandsTest, RunRecordsASessionThatInfoReplayAndExportRead) {
     const Output info = invoke(SessionCommands::info, fileOption(file));
     ASSERT_EQ(info.exitCode, 0) << info.err;
     const Json header = info.json();
-    EXPECT_EQ(header["format_version"], "1.0");
+    EXPECT_EQ(header["format_version"], "1.1");
     EXPECT_TRUE(header["complete"].get<bool>());
     EXPECT_EQ(header["steps"], 10);
     EXPECT_EQ(header["metadata"]["model"], "gemma2");
@@ -125,10 +125,10 @@ TEST(SessionCommandsTest, RunRecordsASessionThatInfoReplayAndExportRead) {
 TEST(SessionCommandsTest, RunRefusingItsOptionsLeavesNoFile) {
     const auto file = temporaryFile("refused.kvsess");
     RunOptions run;
-    run.preset = "llama";
-    run.cache.kind = "static";
-    run.cache.maxCacheLen = 3; // shorter than the prompt: refused when the cache is built
-    run.tokens = 2;
+    run.run.preset = "llama";
+    run.run.cache.kind = kvscope::config::CacheKind::Static;
+    run.run.cache.maxCacheLen = 3; // shorter than the prompt: refused when the cache is built
+    run.run.tokens = 2;
     run.out = file.string();
     run.progress = false;
     std::ostringstream progress;

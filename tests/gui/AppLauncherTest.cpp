@@ -1,7 +1,7 @@
-#include "kvscope/gui/AppLauncher.h"
+#include "kvscope/gui/window/AppLauncher.h"
 
 #include "GuiTestHelpers.h"
-#include "kvscope/gui/MainWindow.h"
+#include "kvscope/gui/window/MainWindow.h"
 
 #include <QImage>
 #include <QTemporaryDir>
@@ -30,8 +30,8 @@ TEST(AppLauncherTest, ParsesTheDocumentedForms) {
     ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
     const LaunchOptions& options = std::get<LaunchOptions>(parsed);
     EXPECT_EQ(options.live.preset, "gemma3");
-    EXPECT_EQ(options.live.cacheKind, "quantized");
-    EXPECT_EQ(options.live.nbits, 2);
+    EXPECT_EQ(options.live.cache.kind, config::CacheKind::Quantized);
+    EXPECT_EQ(options.live.cache.nbits, 2);
     EXPECT_EQ(options.live.tokens, 9);
     EXPECT_EQ(options.screenshot, "out.png");
     EXPECT_EQ(options.step, 4);
@@ -42,6 +42,12 @@ TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
     EXPECT_TRUE(parseError({"--preset", "gpt9"}).contains("allowed: gemma3, llama"));
     EXPECT_TRUE(parseError({"--cache", "paged"}).contains("allowed: dynamic, static, quantized, offloaded"));
     EXPECT_TRUE(parseError({"--device", "tpu"}).contains("allowed: cpu, cuda"));
+    EXPECT_TRUE(parseError({"--backend", "int4"}).contains("allowed: min-max, quanto (= min-max), hqq"));
+    // The settings' own checks are the CLI's and the engine's (config::validate).
+    EXPECT_TRUE(parseError({"--tokens", "0"}).contains("tokens must be at least 1, got 0"));
+    EXPECT_TRUE(parseError({"--cache", "quantized", "--nbits", "3"}).contains("allowed: 2, 4, 8"));
+    EXPECT_TRUE(parseError({"--cache", "quantized", "--backend", "hqq", "--nbits", "3"}).isEmpty());
+    EXPECT_TRUE(parseError({"--preset", "llama", "--checkpoint", "/x"}).contains("one model source"));
     EXPECT_TRUE(parseError({"--device", "cuda"}).contains("not available"));
     EXPECT_TRUE(parseError({"--step", "3"}).contains("--screenshot"));
     EXPECT_TRUE(parseError({"--screenshot", "x.png", "--step", "-1"}).contains("non-negative"));
@@ -56,7 +62,7 @@ TEST(AppLauncherTest, ScreenshotOfALiveRunIsAPaintedPicture) {
     QTemporaryDir dir;
     LaunchOptions options;
     options.live.tokens = 20;
-    options.live.cacheKind = "offloaded";
+    options.live.cache.kind = config::CacheKind::Offloaded;
     options.screenshot = dir.filePath("shot.png");
     options.step = 12;
     options.size = QSize(1200, 800);

@@ -1,9 +1,9 @@
 // MemoryView and QuantizationView: the two charts over steps (StepChart).
 
 #include "GuiTestHelpers.h"
-#include "kvscope/gui/MemoryView.h"
-#include "kvscope/gui/QuantizationView.h"
-#include "kvscope/gui/ViewSelection.h"
+#include "kvscope/gui/views/MemoryView.h"
+#include "kvscope/gui/views/QuantizationView.h"
+#include "kvscope/gui/session/ViewSelection.h"
 
 #include <QWheelEvent>
 

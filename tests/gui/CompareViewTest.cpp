@@ -1,7 +1,7 @@
-#include "kvscope/gui/CompareView.h"
+#include "kvscope/gui/views/CompareView.h"
 
 #include "GuiTestHelpers.h"
-#include "kvscope/gui/ViewSelection.h"
+#include "kvscope/gui/session/ViewSelection.h"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
 // CursorPlot: the step cursor painted over the plot's buffer, moved without a replot.
 
 #include "GuiTestHelpers.h"
-#include "kvscope/gui/CursorPlot.h"
-#include "kvscope/gui/PlotStyle.h"
+#include "kvscope/gui/views/CursorPlot.h"
+#include "kvscope/gui/views/PlotStyle.h"
 
 #include <QSignalSpy>
 

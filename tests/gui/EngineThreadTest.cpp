@@ -1,4 +1,4 @@
-#include "kvscope/gui/EngineThread.h"
+#include "kvscope/gui/session/EngineThread.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "kvscope/gui/EventExplainer.h"
+#include "kvscope/gui/models/EventExplainer.h"
 
 #include <gtest/gtest.h>
 

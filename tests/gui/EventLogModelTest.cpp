@@ -1,4 +1,4 @@
-#include "kvscope/gui/EventLogModel.h"
+#include "kvscope/gui/models/EventLogModel.h"
 
 #include "GuiTestHelpers.h"
 
@@ -10,7 +10,7 @@ using testing::WarningCollector;
 TEST(EventLogModelTest, PassesTheModelTesterWhileFiltering) {
     WarningCollector warnings;
     trace::Timeline timeline;
-    trace::SyntheticSession::generate(testing::smallSession(30, true), timeline);
+    synthetic::SyntheticSession::generate(testing::smallSession(30, true), timeline);
     EventLogModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
     for (std::int64_t step = 0; step < timeline.stepCount(); step += 5) {
@@ -24,7 +24,7 @@ TEST(EventLogModelTest, PassesTheModelTesterWhileFiltering) {
 
 TEST(EventLogModelTest, FiltersByKindLayerAndText) {
     trace::Timeline timeline;
-    trace::SyntheticSession::generate(testing::smallSession(30, true), timeline);
+    synthetic::SyntheticSession::generate(testing::smallSession(30, true), timeline);
     const std::int64_t step = 5;
     const auto events = timeline.eventsOfStep(step);
     EventLogModel model;

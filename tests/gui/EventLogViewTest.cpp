@@ -1,8 +1,8 @@
-#include "kvscope/gui/EventLogView.h"
+#include "kvscope/gui/views/EventLogView.h"
 
 #include "GuiTestHelpers.h"
-#include "kvscope/gui/EventLogModel.h"
-#include "kvscope/gui/ViewSelection.h"
+#include "kvscope/gui/models/EventLogModel.h"
+#include "kvscope/gui/session/ViewSelection.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -1,9 +1,9 @@
 #pragma once
 
-#include "kvscope/gui/SessionController.h"
-#include "kvscope/gui/SyntheticEngine.h"
+#include "kvscope/gui/session/SessionController.h"
+#include "kvscope/gui/session/SyntheticEngine.h"
 #include "kvscope/trace/RecordingSink.h"
-#include "kvscope/trace/SyntheticSession.h"
+#include "kvscope/synthetic/SyntheticSession.h"
 
 #include <QAbstractItemModelTester>
 #include <QCoreApplication>
@@ -43,8 +43,8 @@ private:
     QtMessageHandler m_previous = nullptr;
 };
 
-inline trace::SyntheticSessionOptions smallSession(std::int64_t tokens = 40, bool offload = false) {
-    trace::SyntheticSessionOptions options;
+inline synthetic::SyntheticSessionOptions smallSession(std::int64_t tokens = 40, bool offload = false) {
+    synthetic::SyntheticSessionOptions options;
     options.layers = 8;
     options.tokens = tokens;
     options.promptTokens = 12;
@@ -54,24 +54,24 @@ inline trace::SyntheticSessionOptions smallSession(std::int64_t tokens = 40, boo
     return options;
 }
 
-inline std::vector<trace::Event> syntheticEvents(const trace::SyntheticSessionOptions& options) {
+inline std::vector<trace::Event> syntheticEvents(const synthetic::SyntheticSessionOptions& options) {
     trace::RecordingSink sink;
-    trace::SyntheticSession::generate(options, sink);
+    synthetic::SyntheticSession::generate(options, sink);
     return sink.takeEvents();
 }
 
-inline trace::SessionMetadata syntheticMetadata(const trace::SyntheticSessionOptions& options) {
+inline trace::SessionMetadata syntheticMetadata(const synthetic::SyntheticSessionOptions& options) {
     return SyntheticEngine::metadataFor(options);
 }
 
 // Replays a synthetic session into the controller.
-inline void loadSynthetic(SessionController& session, const trace::SyntheticSessionOptions& options) {
+inline void loadSynthetic(SessionController& session, const synthetic::SyntheticSessionOptions& options) {
     session.setRecordedSession(syntheticMetadata(options), syntheticEvents(options), QStringLiteral("synthetic"));
 }
 
 // A factory of SyntheticEngines of the settings' token count (8 layers, offloading when asked).
 inline SessionEngineFactory syntheticFactory() {
-    return [](const SessionSettings& settings) -> std::unique_ptr<SessionEngine> {
+    return [](const kvscope::config::RunSettings& settings) -> std::unique_ptr<SessionEngine> {
         return std::make_unique<SyntheticEngine>(SyntheticEngine::optionsFor(settings));
     };
 }

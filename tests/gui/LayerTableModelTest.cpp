@@ -1,4 +1,4 @@
-#include "kvscope/gui/LayerTableModel.h"
+#include "kvscope/gui/models/LayerTableModel.h"
 
 #include "GuiTestHelpers.h"
 
@@ -14,7 +14,7 @@ TEST(LayerTableModelTest, PassesTheModelTesterAcrossSteps) {
     LayerTableModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
     trace::Timeline timeline;
-    trace::SyntheticSession::generate(testing::smallSession(60, true), timeline);
+    synthetic::SyntheticSession::generate(testing::smallSession(60, true), timeline);
     for (std::int64_t step = 0; step < timeline.stepCount(); step += 7) {
         model.setState(timeline.snapshotAt(step));
     }
@@ -69,7 +69,7 @@ TEST(LayerTableModelTest, ShowsEveryFieldOfTheLayer) {
 
 TEST(LayerTableModelTest, SameLayerCountUpdatesInPlaceAndMarksChanges) {
     trace::Timeline timeline;
-    trace::SyntheticSession::generate(testing::smallSession(20), timeline);
+    synthetic::SyntheticSession::generate(testing::smallSession(20), timeline);
     LayerTableModel model;
     model.setState(timeline.snapshotAt(3));
     QSignalSpy resets(&model, &QAbstractItemModel::modelReset);

@@ -1,4 +1,4 @@
-#include "kvscope/gui/LogitsComparison.h"
+#include "kvscope/gui/models/LogitsComparison.h"
 
 #include <gtest/gtest.h>
 

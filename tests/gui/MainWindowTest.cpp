@@ -1,8 +1,8 @@
-#include "kvscope/gui/MainWindow.h"
+#include "kvscope/gui/window/MainWindow.h"
 
 #include "GuiTestHelpers.h"
-#include "kvscope/gui/AppLauncher.h"
-#include "kvscope/gui/TransportBar.h"
+#include "kvscope/gui/window/AppLauncher.h"
+#include "kvscope/gui/window/TransportBar.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -47,7 +47,7 @@ TEST(MainWindowTest, OpenAddsToRecentFilesAndDropOpens) {
     const QString first = savedSession(dir, "first.kvs", 10);
     const QString second = savedSession(dir, "second.kvs", 14);
     MainWindow window(testing::syntheticFactory(), capabilities());
-    EXPECT_EQ(window.openFile(first, false), QString());
+    EXPECT_EQ(window.openFileNow(first), QString());
     EXPECT_EQ(window.session().stepCount(), 11);
     EXPECT_EQ(window.recentFiles().front(), QFileInfo(first).absoluteFilePath());
 
@@ -63,7 +63,7 @@ TEST(MainWindowTest, OpenAddsToRecentFilesAndDropOpens) {
     EXPECT_EQ(window.recentFiles().size(), 2);
     EXPECT_EQ(window.recentFiles().front(), QFileInfo(second).absoluteFilePath());
 
-    EXPECT_FALSE(window.openFile(dir.filePath("missing.kvs"), false).isEmpty());
+    EXPECT_FALSE(window.openFileNow(dir.filePath("missing.kvs")).isEmpty());
     EXPECT_EQ(window.session().stepCount(), 15) << "a failed open keeps the session";
 }
 
@@ -76,7 +76,7 @@ TEST(MainWindowTest, CompareModeShowsTheCompareDock) {
     auto* dock = window.findChild<QDockWidget*>(QStringLiteral("compareDock"));
     ASSERT_NE(dock, nullptr);
     EXPECT_FALSE(dock->isVisible());
-    EXPECT_EQ(window.compareWithFile(other, false), QString());
+    EXPECT_EQ(window.compareWithFileNow(other), QString());
     EXPECT_TRUE(dock->isVisible());
     window.session().setCurrentStep(4);
     EXPECT_EQ(window.compareSession().currentStep(), 4);
@@ -84,9 +84,9 @@ TEST(MainWindowTest, CompareModeShowsTheCompareDock) {
 
 TEST(MainWindowTest, LiveSessionRunsInTheBackground) {
     MainWindow window(testing::syntheticFactory(), capabilities());
-    SessionSettings settings;
+    kvscope::config::RunSettings settings;
     settings.tokens = 10;
-    window.startLive(settings, true);
+    window.startLive(settings);
     window.transport()->speedBox();
     ASSERT_TRUE(testing::waitUntil([&] { return window.session().liveFinished(); }, 20000));
     EXPECT_EQ(window.session().stepCount(), 10);

@@ -1,4 +1,4 @@
-#include "kvscope/gui/MaskGeometry.h"
+#include "kvscope/gui/geometry/MaskGeometry.h"
 
 #include <gtest/gtest.h>
 

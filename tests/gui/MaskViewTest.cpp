@@ -1,7 +1,7 @@
-#include "kvscope/gui/MaskView.h"
+#include "kvscope/gui/views/MaskView.h"
 
 #include "GuiTestHelpers.h"
-#include "kvscope/gui/ViewSelection.h"
+#include "kvscope/gui/session/ViewSelection.h"
 
 #include <QImage>
 
@@ -33,14 +33,14 @@ TEST(MaskViewTest, FollowsTheSelectedLayerAndStep) {
     EXPECT_EQ(view.shapeOf(99), MaskShape{});
 }
 
-TEST(MaskViewTest, ChunkedLayersComeFromTheModelConfig) {
+TEST(MaskViewTest, ChunkedLayersComeFromTheSessionMetadata) {
     SessionController session;
     ViewSelection selection;
     MaskView view(session, selection);
     auto options = testing::smallSession(20);
     trace::SessionMetadata metadata = testing::syntheticMetadata(options);
-    metadata.modelConfigJson =
-        R"({"layer_types": ["chunked_attention", "full_attention"], "attention_chunk_size": 8})";
+    metadata.modelConfigJson = "{}"; // the view reads the trace's record, not the model config
+    metadata.attentionChunkSizes = {8, 0};
     session.setRecordedSession(metadata, testing::syntheticEvents(options), "chunked");
     EXPECT_EQ(view.shapeOf(0).kind, MaskKind::Chunked);
     EXPECT_EQ(view.shapeOf(0).span, 8);

@@ -2,9 +2,9 @@
 // and the session context must stay consistent.
 
 #include "GuiTestHelpers.h"
-#include "kvscope/gui/MainWindow.h"
-#include "kvscope/gui/TransportBar.h"
-#include "kvscope/gui/ViewSelection.h"
+#include "kvscope/gui/window/MainWindow.h"
+#include "kvscope/gui/window/TransportBar.h"
+#include "kvscope/gui/session/ViewSelection.h"
 
 #include <QAbstractButton>
 #include <QAction>
@@ -45,10 +45,13 @@ TEST(MonkeyTest, RandomActionsKeepTheWindowConsistent) {
             testing::loadSynthetic(window.session(), testing::smallSession(5 + pick(60), pick(2) == 0));
             break;
         case 1: {
-            SessionSettings settings;
+            kvscope::config::RunSettings settings;
             settings.tokens = 1 + pick(40);
-            settings.cacheKind = pick(2) ? "offloaded" : "dynamic";
-            window.startLive(settings, pick(2) == 0);
+            settings.cache.kind = pick(2) ? kvscope::config::CacheKind::Offloaded : kvscope::config::CacheKind::Dynamic;
+            window.startLive(settings);
+            if (pick(2) == 0) {
+                transport->playAction()->trigger(); // pauses what startLive set playing
+            }
             break;
         }
         case 2:

@@ -1,4 +1,4 @@
-#include "kvscope/gui/NewSessionDialog.h"
+#include "kvscope/gui/window/NewSessionDialog.h"
 
 #include <QApplication>
 #include <gtest/gtest.h>
@@ -15,12 +15,12 @@ EngineCapabilities capabilities(bool cuda) {
 }
 
 TEST(NewSessionDialogTest, RoundTripsSettings) {
-    SessionSettings settings;
+    kvscope::config::RunSettings settings;
     settings.preset = "gemma3";
-    settings.cacheKind = "quantized";
-    settings.backend = "hqq";
-    settings.nbits = 2;
-    settings.residualLength = 16;
+    settings.cache.kind = kvscope::config::CacheKind::Quantized;
+    settings.cache.backend = kvscope::config::QuantizerBackend::Hqq;
+    settings.cache.nbits = 2;
+    settings.cache.residualLength = 16;
     settings.prompt = "hello";
     settings.tokens = 77;
     settings.seed = 5;
@@ -30,25 +30,25 @@ TEST(NewSessionDialogTest, RoundTripsSettings) {
 }
 
 TEST(NewSessionDialogTest, DefaultsToTheDefaultPreset) {
-    NewSessionDialog dialog(capabilities(false), SessionSettings{});
+    NewSessionDialog dialog(capabilities(false), kvscope::config::RunSettings{});
     EXPECT_EQ(dialog.settings().preset, "llama");
 }
 
 TEST(NewSessionDialogTest, RefusesWhatCannotRun) {
-    SessionSettings settings;
-    settings.device = "cuda";
+    kvscope::config::RunSettings settings;
+    settings.device = kvscope::config::ComputeDevice::Cuda;
     NewSessionDialog dialog(capabilities(false), settings);
     EXPECT_TRUE(dialog.validate().contains("CUDA is not available")) << dialog.validate().toStdString();
     NewSessionDialog withCuda(capabilities(true), settings);
     EXPECT_EQ(withCuda.validate(), QString());
 
-    SessionSettings bits;
-    bits.cacheKind = "quantized";
-    bits.nbits = 3; // min-max allows 2, 4, 8
+    kvscope::config::RunSettings bits;
+    bits.cache.kind = kvscope::config::CacheKind::Quantized;
+    bits.cache.nbits = 3; // min-max allows 2, 4, 8
     NewSessionDialog quantized(capabilities(false), bits);
     EXPECT_TRUE(quantized.validate().contains("allowed: 2, 4, 8")) << quantized.validate().toStdString();
 
-    SessionSettings config;
+    kvscope::config::RunSettings config;
     config.configPath = "/no/such/config.json";
     NewSessionDialog missing(capabilities(false), config);
     EXPECT_TRUE(missing.validate().contains("/no/such/config.json"));

@@ -1,4 +1,4 @@
-#include "kvscope/gui/OccupancyGeometry.h"
+#include "kvscope/gui/geometry/OccupancyGeometry.h"
 
 #include <gtest/gtest.h>
 

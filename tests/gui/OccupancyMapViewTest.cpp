@@ -1,8 +1,8 @@
-#include "kvscope/gui/OccupancyMapView.h"
+#include "kvscope/gui/views/OccupancyMapView.h"
 
 #include "GuiTestHelpers.h"
-#include "kvscope/gui/PlotStyle.h"
-#include "kvscope/gui/ViewSelection.h"
+#include "kvscope/gui/views/PlotStyle.h"
+#include "kvscope/gui/session/ViewSelection.h"
 
 #include <QImage>
 #include <QMouseEvent>

@@ -1,4 +1,4 @@
-#include "kvscope/gui/SessionController.h"
+#include "kvscope/gui/session/SessionController.h"
 
 #include "GuiTestHelpers.h"
 
@@ -107,9 +107,9 @@ TEST(SessionControllerTest, LiveRunDeliversBatchesAndFollowsTheTail) {
     SessionController session(testing::syntheticFactory());
     ASSERT_TRUE(session.canRunLive());
     QSignalSpy grew(&session, &SessionController::sessionGrew);
-    SessionSettings settings;
+    kvscope::config::RunSettings settings;
     settings.tokens = 12;
-    session.startLive(settings, true);
+    session.startLive(settings, SessionController::Generation::ToTheEnd);
     EXPECT_EQ(session.mode(), SessionController::Mode::Live);
     ASSERT_TRUE(waitUntil([&] { return session.liveFinished() || session.stepCount() >= 12; }));
     ASSERT_TRUE(waitUntil([&] { return !session.liveBusy(); }));
@@ -123,9 +123,9 @@ TEST(SessionControllerTest, LiveRunDeliversBatchesAndFollowsTheTail) {
 
 TEST(SessionControllerTest, SteppingPastTheEndOfALiveRunAsksForOneMoreToken) {
     SessionController session(testing::syntheticFactory());
-    SessionSettings settings;
+    kvscope::config::RunSettings settings;
     settings.tokens = 30;
-    session.startLive(settings, false);
+    session.startLive(settings, SessionController::Generation::OnRequest);
     ASSERT_TRUE(waitUntil([&] { return session.stepCount() == 1; }));
     session.waitForEngine();
     EXPECT_EQ(session.stepCount(), 1) << "prefill only until asked";
@@ -147,7 +147,7 @@ TEST(SessionControllerTest, SteppingPastTheEndOfALiveRunAsksForOneMoreToken) {
 // A synthetic engine slow enough to be cancelled mid-run.
 class SlowEngine final : public SessionEngine {
 public:
-    explicit SlowEngine(const SessionSettings& settings) : m_inner(SyntheticEngine::optionsFor(settings)) {}
+    explicit SlowEngine(const kvscope::config::RunSettings& settings) : m_inner(SyntheticEngine::optionsFor(settings)) {}
     void start(trace::EventSink& sink) override { m_inner.start(sink); }
     bool step() override {
         std::this_thread::sleep_for(std::chrono::milliseconds(15));
@@ -163,10 +163,10 @@ private:
 
 TEST(SessionControllerTest, CancelStopsALongRunAfterTheStepInFlight) {
     SessionController session(
-        [](const SessionSettings& settings) -> std::unique_ptr<SessionEngine> { return std::make_unique<SlowEngine>(settings); });
-    SessionSettings settings;
+        [](const kvscope::config::RunSettings& settings) -> std::unique_ptr<SessionEngine> { return std::make_unique<SlowEngine>(settings); });
+    kvscope::config::RunSettings settings;
     settings.tokens = 500;
-    session.startLive(settings, true);
+    session.startLive(settings, SessionController::Generation::ToTheEnd);
     ASSERT_TRUE(waitUntil([&] { return session.stepCount() >= 3; }));
     EXPECT_TRUE(session.liveBusy());
     session.cancelRun();
@@ -180,13 +180,13 @@ TEST(SessionControllerTest, CancelStopsALongRunAfterTheStepInFlight) {
 }
 
 TEST(SessionControllerTest, AFailingEngineReportsItsMessage) {
-    SessionController session([](const SessionSettings& settings) -> std::unique_ptr<SessionEngine> {
+    SessionController session([](const kvscope::config::RunSettings& settings) -> std::unique_ptr<SessionEngine> {
         throw std::runtime_error("unknown preset `" + settings.preset + "` (allowed: llama)");
     });
     QSignalSpy errors(&session, &SessionController::errorOccurred);
-    SessionSettings settings;
+    kvscope::config::RunSettings settings;
     settings.preset = "nope";
-    session.startLive(settings, true);
+    session.startLive(settings, SessionController::Generation::ToTheEnd);
     ASSERT_TRUE(waitUntil([&] { return errors.count() > 0; }));
     EXPECT_EQ(errors.front().front().toString(), "unknown preset `nope` (allowed: llama)");
     EXPECT_TRUE(session.liveFinished());
@@ -195,13 +195,13 @@ TEST(SessionControllerTest, AFailingEngineReportsItsMessage) {
 
 TEST(SessionControllerTest, ANewRunDropsTheOldOnesBatches) {
     SessionController session(testing::syntheticFactory());
-    SessionSettings first;
+    kvscope::config::RunSettings first;
     first.tokens = 400;
-    session.startLive(first, true);
-    SessionSettings second;
+    session.startLive(first, SessionController::Generation::ToTheEnd);
+    kvscope::config::RunSettings second;
     second.tokens = 5;
-    second.cacheKind = "offloaded";
-    session.startLive(second, true);
+    second.cache.kind = kvscope::config::CacheKind::Offloaded;
+    session.startLive(second, SessionController::Generation::ToTheEnd);
     ASSERT_TRUE(waitUntil([&] { return session.liveFinished() || session.stepCount() >= 5; }));
     session.waitForEngine();
     EXPECT_EQ(session.stepCount(), 5);
@@ -211,7 +211,7 @@ TEST(SessionControllerTest, ANewRunDropsTheOldOnesBatches) {
 TEST(SessionControllerTest, WithoutAnEngineLiveRunsAreRefused) {
     SessionController session;
     QSignalSpy errors(&session, &SessionController::errorOccurred);
-    session.startLive(SessionSettings{}, true);
+    session.startLive(kvscope::config::RunSettings{}, SessionController::Generation::ToTheEnd);
     EXPECT_EQ(errors.count(), 1);
     EXPECT_EQ(session.mode(), SessionController::Mode::Empty);
 }

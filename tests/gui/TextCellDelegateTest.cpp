@@ -1,9 +1,9 @@
 // TextCellDelegate and StaticTextCache: direct cell painting of the layer table and the event log.
 
 #include "GuiTestHelpers.h"
-#include "kvscope/gui/LayerTableModel.h"
-#include "kvscope/gui/StaticTextCache.h"
-#include "kvscope/gui/TextCellDelegate.h"
+#include "kvscope/gui/models/LayerTableModel.h"
+#include "kvscope/gui/views/StaticTextCache.h"
+#include "kvscope/gui/views/TextCellDelegate.h"
 
 #include <QApplication>
 #include <QImage>
@@ -56,7 +56,7 @@ QImage paintCell(const TextCellDelegate& delegate, const QModelIndex& index, QSt
 
 class TextCellDelegateTest : public ::testing::Test {
 protected:
-    void SetUp() override { trace::SyntheticSession::generate(testing::smallSession(20), m_timeline); }
+    void SetUp() override { synthetic::SyntheticSession::generate(testing::smallSession(20), m_timeline); }
 
     trace::Timeline m_timeline;
     LayerTableModel m_model;

@@ -1,4 +1,4 @@
-#include "kvscope/gui/TimelineGeometry.h"
+#include "kvscope/gui/geometry/TimelineGeometry.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-#include "kvscope/gui/TransferTimelineView.h"
+#include "kvscope/gui/views/TransferTimelineView.h"
 
 #include "GuiTestHelpers.h"
-#include "kvscope/gui/GanttPlottable.h"
+#include "kvscope/gui/views/GanttPlottable.h"
 
 #include <QImage>
 

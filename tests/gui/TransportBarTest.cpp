@@ -1,4 +1,4 @@
-#include "kvscope/gui/TransportBar.h"
+#include "kvscope/gui/window/TransportBar.h"
 
 #include "GuiTestHelpers.h"
 
@@ -47,9 +47,9 @@ TEST(TransportBarTest, PlayAdvancesAndStopsAtTheEnd) {
 TEST(TransportBarTest, PlayingALiveRunGeneratesTokens) {
     SessionController session(testing::syntheticFactory());
     TransportBar bar(session);
-    SessionSettings settings;
+    kvscope::config::RunSettings settings;
     settings.tokens = 8;
-    session.startLive(settings, false);
+    session.startLive(settings, SessionController::Generation::OnRequest);
     ASSERT_TRUE(testing::waitUntil([&] { return session.stepCount() == 1; }));
     bar.speedBox()->setCurrentIndex(bar.speedBox()->count() - 1);
     bar.setPlaying(true);

@@ -13,6 +13,7 @@
 #include <sstream>
 
 using namespace kvscope::trace;
+using namespace kvscope::synthetic;
 using namespace kvscope::trace::testing;
 using Json = nlohmann::json;
 
@@ -65,7 +66,7 @@ TEST(PerfettoExportTest, NamesEveryLaneAndDescribesTheSession) {
     EXPECT_EQ(trace["displayTimeUnit"], "ns");
     EXPECT_EQ(trace["otherData"]["model"], "llama");
     EXPECT_EQ(trace["otherData"]["timing"], "modeled");
-    EXPECT_EQ(trace["otherData"]["kvscope_format"], "1.0");
+    EXPECT_EQ(trace["otherData"]["kvscope_format"], "1.1");
     std::set<std::string> names;
     for (const auto& [lane, name] : laneNames(trace)) {
         names.insert(name);

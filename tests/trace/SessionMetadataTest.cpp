@@ -17,11 +17,13 @@ TEST(SessionMetadataTest, RoundTripsEveryField) {
     metadata.seed = 18446744073709551615ULL;
     metadata.prompt = "Once upon a time \"quoted\"\n";
     metadata.createdUnixNs = 1'764'460'800'000'000'000;
+    metadata.attentionChunkSizes = {0, 8192};
     const SessionMetadata back = SessionMetadata::fromJson(metadata.toJson());
     EXPECT_EQ(back.kvscopeVersion, metadata.kvscopeVersion);
     EXPECT_EQ(back.seed, metadata.seed);
     EXPECT_EQ(back.prompt, metadata.prompt);
     EXPECT_EQ(back.device, "cuda:0");
+    EXPECT_EQ(back.attentionChunkSizes, (std::vector<std::int64_t>{0, 8192}));
     EXPECT_EQ(SessionMetadata::fromJson(back.toJson()), back);
     EXPECT_NE(back.modelConfigJson.find("\"layer_types\""), std::string::npos);
 }
@@ -34,7 +36,8 @@ TEST(SessionMetadataTest, MissingAndUnknownKeysAreTolerated) {
 }
 
 TEST(SessionMetadataTest, WrongTypesAreRefusedNamingTheField) {
-    for (const char* json : {R"({"seed":"seven"})", R"({"model":3})", R"({"model_config":[1]})", "[1,2]", "{"}) {
+    for (const char* json : {R"({"seed":"seven"})", R"({"model":3})", R"({"model_config":[1]})", "[1,2]", "{",
+                             R"({"attention_chunk_sizes":[1,"x"]})", R"({"attention_chunk_sizes":4})"}) {
         try {
             SessionMetadata::fromJson(json);
             FAIL() << json;
@@ -54,4 +57,21 @@ TEST(SessionMetadataTest, RefusesConfigTextThatIsNotAnObject) {
     SessionMetadata metadata;
     metadata.modelConfigJson = "not json";
     EXPECT_THROW(metadata.toJson(), SessionError);
+}
+
+// Format 1.0 files have no attention_chunk_sizes: the reader takes them from the model config, as the
+// mask view once did, so chunked layers still show as chunked.
+TEST(SessionMetadataTest, ChunkSizesOfFormat10FilesComeFromTheModelConfig) {
+    const SessionMetadata plain = SessionMetadata::fromJson(
+        R"({"model_config":{"layer_types":["chunked_attention","full_attention"],"attention_chunk_size":8}})");
+    EXPECT_EQ(plain.attentionChunkSizes, (std::vector<std::int64_t>{8, 0}));
+    const SessionMetadata multimodal = SessionMetadata::fromJson(
+        R"({"model_config":{"text_config":{"layer_types":["full_attention","chunked_attention"],"attention_chunk_size":4}}})");
+    EXPECT_EQ(multimodal.attentionChunkSizes, (std::vector<std::int64_t>{0, 4}));
+    EXPECT_TRUE(SessionMetadata::fromJson(R"({"model_config":{"layer_types":["full_attention"]}})")
+                    .attentionChunkSizes.empty())
+        << "no chunk size, no chunked layer";
+    const SessionMetadata recorded = SessionMetadata::fromJson(
+        R"({"attention_chunk_sizes":[0,0],"model_config":{"layer_types":["chunked_attention"],"attention_chunk_size":8}})");
+    EXPECT_EQ(recorded.attentionChunkSizes, (std::vector<std::int64_t>{0, 0})) << "a 1.1 record wins";
 }

@@ -2,13 +2,14 @@
 
 #include "TraceTestHelpers.h"
 #include "kvscope/trace/RecordingSink.h"
-#include "kvscope/trace/SyntheticSession.h"
+#include "kvscope/synthetic/SyntheticSession.h"
 
 #include <algorithm>
 #include <gtest/gtest.h>
 #include <stdexcept>
 
 using namespace kvscope::trace;
+using namespace kvscope::synthetic;
 using kvscope::trace::testing::makeEvent;
 using kvscope::trace::testing::replayFromStart;
 
@@ -44,51 +45,40 @@ Timeline timelineOf(const std::vector<Event>& events, std::int64_t interval) {
     return timeline;
 }
 
-double layerValue(const LayerState& layer, SeriesField field) {
-    switch (field) {
-    case SeriesField::SeqLength:
-        return static_cast<double>(layer.seqLength);
-    case SeriesField::StoredTokens:
-        return static_cast<double>(layer.storedTokens);
-    case SeriesField::KvLength:
-        return static_cast<double>(layer.kvLength);
-    case SeriesField::ResidualTokens:
-        return static_cast<double>(layer.residualTokens);
-    case SeriesField::QuantizedTokens:
-        return static_cast<double>(layer.quantizedTokens);
-    case SeriesField::BytesDeviceFullPrecision:
-        return static_cast<double>(layer.bytesDeviceFullPrecision());
-    case SeriesField::BytesDeviceQuantized:
-        return static_cast<double>(layer.bytesDeviceQuantized);
-    case SeriesField::BytesHost:
-        return static_cast<double>(layer.bytesHost);
-    case SeriesField::WallNs:
-        break;
+// The field mapping itself, against literal values: one quantized layer whose quantities all differ,
+// so a field that read another field's member would fail here (the comparisons below check the fast
+// path against the slow one, and would not notice a mapping both share).
+TEST(TimelineTest, EachSeriesFieldReadsItsOwnQuantity) {
+    Timeline timeline;
+    timeline.emit(makeEvent(0, 0, UpdateEvent{11, 11, 10, -1, 11, 0, LayerKind::Quantized}));
+    timeline.emit(makeEvent(0, 0, QuantizeFlushEvent{8, 11, 3, 8, 0, 0}));
+    timeline.emit(makeEvent(0, 0, MaskSizesEvent{1, 12, 0}));
+    timeline.emit(makeEvent(0, 0, MemoryEvent{500, 40, 7}));
+    timeline.emit(makeEvent(0, -1, StepEndEvent{-1, "", 900}));
+    struct Case {
+        SeriesField field;
+        double value;
+    };
+    const Case cases[] = {
+        {SeriesField::SeqLength, 11},      {SeriesField::StoredTokens, 10},
+        {SeriesField::KvLength, 12},       {SeriesField::ResidualTokens, 3},
+        {SeriesField::QuantizedTokens, 8}, {SeriesField::BytesDeviceFullPrecision, 500},
+        {SeriesField::BytesDeviceQuantized, 40}, {SeriesField::BytesHost, 7},
+    };
+    for (const Case& c : cases) {
+        const std::vector<SeriesPoint> series = timeline.seriesOf(0, c.field, 0, 0, 10);
+        ASSERT_EQ(series.size(), 1u) << toString(c.field);
+        EXPECT_EQ(series[0].value, c.value) << toString(c.field);
+        const std::vector<std::vector<SeriesPoint>> each = timeline.seriesOfEachLayer(c.field, 0, 0, 10);
+        ASSERT_EQ(each.size(), 1u) << toString(c.field);
+        EXPECT_EQ(each[0].at(0).value, c.value) << "seriesOfEachLayer " << toString(c.field);
     }
-    return 0.0;
-}
-
-// What seriesOf must return without downsampling, computed the slow way from stateAt.
-double expectedValue(const StepState& state, std::int32_t layer, SeriesField field) {
-    if (field == SeriesField::WallNs)
-        return static_cast<double>(state.wallNs);
-    if (layer >= 0)
-        return layer < static_cast<std::int32_t>(state.layers.size()) ? layerValue(state.layers[layer], field)
-                                                                      : 0.0;
-    switch (field) {
-    case SeriesField::BytesDeviceFullPrecision:
-        return static_cast<double>(state.memoryDeviceFullPrecision);
-    case SeriesField::BytesDeviceQuantized:
-        return static_cast<double>(state.memoryDeviceQuantized);
-    case SeriesField::BytesHost:
-        return static_cast<double>(state.memoryHost);
-    default: {
-        double sum = 0.0;
-        for (const LayerState& each : state.layers)
-            sum += layerValue(each, field);
-        return sum;
-    }
-    }
+    EXPECT_EQ(timeline.seriesOf(-1, SeriesField::WallNs, 0, 0, 10).at(0).value, 900);
+    // The whole cache: tokens summed over layers, memory from the cache-wide totals.
+    const StepState state = timeline.stateAt(0);
+    EXPECT_EQ(seriesValue(state, -1, SeriesField::SeqLength), 11);
+    EXPECT_EQ(seriesValue(state, 3, SeriesField::SeqLength), 0) << "a layer the session never had";
+    EXPECT_EQ(seriesValue(state, 0, SeriesField::WallNs), 900) << "cache-wide whatever the layer";
 }
 
 constexpr SeriesField kAllFields[] = {
@@ -292,7 +282,7 @@ TEST(TimelineTest, SeriesWithoutDownsamplingEqualStateAtEveryStep) {
                     const std::int64_t step = from + static_cast<std::int64_t>(i);
                     ASSERT_EQ(series[i].step, step);
                     ASSERT_EQ(series[i].value,
-                              expectedValue(states[static_cast<std::size_t>(step)], layer, field))
+                              seriesValue(states[static_cast<std::size_t>(step)], layer, field))
                         << "layer " << layer << " field " << toString(field) << " step " << step;
                 }
             }

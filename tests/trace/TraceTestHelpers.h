@@ -6,7 +6,7 @@
 #include "kvscope/trace/RecordingSink.h"
 #include "kvscope/trace/StateReducer.h"
 #include "kvscope/trace/StepState.h"
-#include "kvscope/trace/SyntheticSession.h"
+#include "kvscope/synthetic/SyntheticSession.h"
 #include "kvscope/trace/Timeline.h"
 
 #include <cstdint>
@@ -41,7 +41,7 @@ inline void replayFromStart(std::span<const Event> events, std::int64_t stepCoun
 // A session holding every event kind: an irregular, offloaded synthetic session (crops, resets,
 // reorders, batch ops, empty steps, transfers, compute spans) plus measured spans and per-step logits.
 inline std::vector<Event> everyKindSession(std::int64_t tokens = 40, std::int32_t layers = 6) {
-    SyntheticSessionOptions options;
+    synthetic::SyntheticSessionOptions options;
     options.layers = layers;
     options.tokens = tokens;
     options.promptTokens = 12;
@@ -54,7 +54,7 @@ inline std::vector<Event> everyKindSession(std::int64_t tokens = 40, std::int32_
     options.irregular = true;
     options.seed = 7;
     RecordingSink sink;
-    SyntheticSession::generate(options, sink);
+    synthetic::SyntheticSession::generate(options, sink);
     std::vector<Event> events;
     std::int64_t lastStep = -1;
     for (const Event& event : sink.events()) {

@@ -1,7 +1,9 @@
 #include "kvscope/cache/Cache.h"
 
 #include "CacheTracer.h"
-#include "DeviceStreams.h"
+#include "CudaStreamOffloadScheduler.h"
+#include "ModeledOffloadScheduler.h"
+#include "NoOffloadScheduler.h"
 #include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/LinearAttentionLayer.h"
@@ -10,34 +12,17 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <chrono>
-#include <iostream>
 #include <set>
 
 namespace kvscope::cache {
-namespace {
 
-/// Emits a finished device copy (Transfer, then the layer's Memory) or update (Compute), stamped with
-/// the step that issued it, not the one that saw it finish; the caller restores the step.
-void emitCompleted(trace::EventEmitter& emitter, const DeviceStreams::Completed& done) {
-    emitter.setStep(done.issue.step);
-    if (done.issue.compute) {
-        emitter.emit(done.issue.layer,
-                     trace::ComputeEvent{trace::TimingSource::Measured, done.transfer.beginNs, done.transfer.endNs});
-        return;
-    }
-    emitter.emit(done.issue.layer, done.transfer);
-    emitter.emit(done.issue.layer, done.issue.memoryAfter);
-}
+Cache::Cache(std::vector<std::unique_ptr<CacheLayer>> layers, Offloading offloading)
+    : m_layers(std::move(layers)), m_offloading(offloading),
+      m_modeledScheduler(std::make_unique<ModeledOffloadScheduler>(offloadState(), m_modeled)) {}
 
-} // namespace
-
-Cache::Cache(std::vector<std::unique_ptr<CacheLayer>> layers, bool offloading, bool offloadOnlyNonSliding)
-    : m_layers(std::move(layers)), m_offloading(offloading), m_offloadOnlyNonSliding(offloadOnlyNonSliding) {}
-
-Cache::Cache(LayerFactory layerToReplicate, bool offloading, bool offloadOnlyNonSliding)
+Cache::Cache(LayerFactory layerToReplicate, Offloading offloading)
     : m_layerToReplicate(std::move(layerToReplicate)), m_offloading(offloading),
-      m_offloadOnlyNonSliding(offloadOnlyNonSliding) {
+      m_modeledScheduler(std::make_unique<ModeledOffloadScheduler>(offloadState(), m_modeled)) {
     if (!m_layerToReplicate) {
         throw CacheError(ErrorKind::Value,
                          "You should provide exactly one of `layers` or `layer_class_to_replicate` to initialize a Cache.");
@@ -61,7 +46,7 @@ size_t Cache::resolveIndex(int64_t layerIdx, const char* operation) const {
 std::optional<int64_t> Cache::prefetchTarget(int64_t layerIdx) const {
     // Reads the layers directly rather than through isSliding(): this runs on every offloaded update.
     const auto count = static_cast<int64_t>(m_layers.size());
-    if (!m_offloadOnlyNonSliding) {
+    if (m_offloading != Offloading::OnlyNonSliding) {
         return layerIdx < count ? layerIdx : 0;
     }
     for (int64_t index = std::max<int64_t>(layerIdx, 0); index < count; ++index) {
@@ -78,16 +63,35 @@ std::optional<int64_t> Cache::prefetchTarget(int64_t layerIdx) const {
 }
 
 bool Cache::offloadsAfterUpdate(int64_t layerIdx) const {
-    return !(m_offloadOnlyNonSliding && m_layers.at(static_cast<size_t>(layerIdx))->isSliding());
+    return !(m_offloading == Offloading::OnlyNonSliding && m_layers.at(static_cast<size_t>(layerIdx))->isSliding());
 }
 
 KeyValueStates Cache::update(const at::Tensor& keyStates, const at::Tensor& valueStates, int64_t layerIdx) {
+    replicateLayersThrough(layerIdx);
+    const size_t index = resolveIndex(layerIdx, "update");
+    CacheLayer& layer = *m_layers[index];
+    AttentionLayer& attention = attentionToUpdate(index, layerIdx);
+    OffloadScheduler& scheduler = offloadScheduler(keyStates.device());
+    notifyObservers([&](CacheObserver& observer) { observer.beforeUpdate(index, layer); });
+    scheduler.bringIn(index);
+    KeyValueStates states = scheduler.compute(index, [&] { return attention.update(keyStates, valueStates); });
+    const UpdateFacts facts{keyStates.size(-2), static_cast<int64_t>(keyStates.nbytes() + valueStates.nbytes()),
+                            states.keys.size(-2)};
+    notifyObservers([&](CacheObserver& observer) { observer.afterUpdate(index, layer, facts); });
+    const TakeOut where = scheduler.takeOut(index);
+    notifyObservers([&](CacheObserver& observer) { observer.afterTakeOut(index, layer, where); });
+    return states;
+}
+
+void Cache::replicateLayersThrough(int64_t layerIdx) {
     if (m_layerToReplicate) {
         while (static_cast<int64_t>(m_layers.size()) <= layerIdx) {
             m_layers.push_back(m_layerToReplicate());
         }
     }
-    const size_t index = resolveIndex(layerIdx, "update");
+}
+
+AttentionLayer& Cache::attentionToUpdate(size_t index, int64_t layerIdx) {
     AttentionLayer* attention = m_layers[index]->asAttention();
     if (attention == nullptr) {
         throw CacheError(ErrorKind::Attribute, "layer " + std::to_string(layerIdx) + " is a " +
@@ -95,193 +99,51 @@ KeyValueStates Cache::update(const at::Tensor& keyStates, const at::Tensor& valu
                                                    ", which has no key/value `update`; use updateConvState / "
                                                    "updateRecurrentState");
     }
-    const bool tracing = isTracing();
-    if (!m_offloading && !tracing) {
-        return attention->update(keyStates, valueStates);
-    }
-    CacheLayer& layer = *m_layers[index];
-    CacheTracer::Before before;
-    if (tracing) {
-        before = m_tracer->probe(index, layer);
-    }
-    const bool measured = m_offloading && keyStates.device().is_cuda();
-    if (m_offloading) {
-        prepareOffloadedUpdate(index, keyStates.device(), tracing);
-    }
-    KeyValueStates states;
-    if (measured) {
-        // On the device the update's span comes from events around it on the compute stream.
-        std::optional<DeviceStreams::Issue> timed;
-        if (tracing) {
-            timed.emplace();
-            timed->layer = static_cast<int32_t>(index);
-            timed->step = m_emitter.step();
-            timed->compute = true;
-        }
-        deviceStreams(keyStates.device()).compute(timed, [&] { states = attention->update(keyStates, valueStates); });
-    } else if (m_offloading) {
-        states = timedUpdate(*attention, keyStates, valueStates);
-        if (tracing) {
-            const ModeledStreams::Span& span = m_modeled.lastCompute();
-            m_emitter.emit(static_cast<int32_t>(index),
-                           trace::ComputeEvent{trace::TimingSource::Modeled, span.beginNs, span.endNs});
-        }
-    } else {
-        states = attention->update(keyStates, valueStates);
-    }
-    if (tracing) {
-        if (measured) {
-            // This layer's earlier copies must reach the sink before its Update, or a replay would
-            // apply them in the wrong order.
-            emitTransfersThrough(static_cast<int32_t>(index));
-        }
-        const int64_t newBytes = keyStates.numel() * static_cast<int64_t>(keyStates.element_size()) +
-                                 valueStates.numel() * static_cast<int64_t>(valueStates.element_size());
-        m_tracer->emitUpdate(index, layer, before, keyStates.size(-2), newBytes, states.keys.size(-2));
-    }
-    const bool offloads = m_offloading && offloadsAfterUpdate(static_cast<int64_t>(index));
-    bool memoryTravelsWithCopy = false;
-    if (offloads) {
-        memoryTravelsWithCopy = offloadAfterUpdate(index, keyStates.device(), tracing);
-    }
-    if (tracing && !memoryTravelsWithCopy) {
-        m_tracer->reportMemory(index, layer, isOffloaded(index),
-                               offloads ? CacheTracer::After::Offload : CacheTracer::After::Update);
-    }
-    return states;
+    return *attention;
 }
 
-KeyValueStates Cache::timedUpdate(AttentionLayer& attention, const at::Tensor& keyStates,
-                                  const at::Tensor& valueStates) {
-    if (m_modeled.model().computeUsPerUpdate()) {
-        KeyValueStates states = attention.update(keyStates, valueStates);
-        m_modeled.compute(0);
-        return states;
+template <typename Call> void Cache::notifyObservers(Call&& call) {
+    if (isTracing()) {
+        call(static_cast<CacheObserver&>(*m_tracer));
     }
-    // The host time of the update is the modeled compute time: on CPU the update is the compute.
-    const auto start = std::chrono::steady_clock::now();
-    KeyValueStates states = attention.update(keyStates, valueStates);
-    const auto elapsed = std::chrono::steady_clock::now() - start;
-    m_modeled.compute(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
-    return states;
+    for (CacheObserver* observer : m_observers) {
+        call(*observer);
+    }
 }
 
-void Cache::prepareOffloadedUpdate(size_t index, const at::Device& device, bool tracing) {
+void Cache::addObserver(CacheObserver& observer) { m_observers.push_back(&observer); }
+
+void Cache::removeObserver(CacheObserver& observer) {
+    m_observers.erase(std::remove(m_observers.begin(), m_observers.end(), &observer), m_observers.end());
+}
+
+OffloadState Cache::offloadState() { return OffloadState{*this, m_layers, m_onHost, m_emitter, m_tracer}; }
+
+OffloadScheduler& Cache::offloadScheduler(const at::Device& device) {
+    static NoOffloadScheduler inPlace;
+    if (m_offloading == Offloading::Off) {
+        return inPlace;
+    }
     if (m_onHost.size() < m_layers.size()) {
         m_onHost.resize(m_layers.size(), false);
     }
-    const bool measured = device.is_cuda();
-    DeviceStreams* streams = measured ? &deviceStreams(device) : nullptr;
-    if (streams != nullptr) {
-        if (tracing) {
-            emitFinishedTransfers();
-        }
-        streams->computeWaitsForPrefetches();
-    } else {
-        m_modeled.computeWaitsForPrefetches();
+    if (!device.is_cuda()) {
+        return *m_modeledScheduler;
     }
-    const std::optional<int64_t> target = prefetchTarget(static_cast<int64_t>(index) + 1);
-    if (!target) {
-        noteNothingToOffload();
-    }
-    // The reference calls prefetch unconditionally; it moves something only for an offloaded layer.
-    auto bringBack = [&](size_t layerIndex, trace::TransferLane lane) {
-        CacheLayer& layer = *m_layers[layerIndex];
-        const bool moves = m_onHost[layerIndex];
-        m_onHost[layerIndex] = false;
-        const auto layerId = static_cast<int32_t>(layerIndex);
-        const int64_t bytes = moves ? CacheTracer::transferBytes(layer) : 0;
-        if (streams != nullptr) {
-            std::optional<DeviceStreams::Issue> timed;
-            if (tracing && moves) {
-                timed = DeviceStreams::Issue{layerId, m_emitter.step(), trace::TransferDirection::Prefetch, lane,
-                                             bytes, m_tracer->accountForLater(layerIndex, layer, false)};
-            }
-            if (lane == trace::TransferLane::Prefetch) {
-                streams->prefetch(layer, layerId, moves, timed);
-            } else {
-                streams->fetchOnComputeStream(layer, timed);
-            }
-            return;
-        }
-        layer.prefetch();
-        if (!moves) {
-            return;
-        }
-        const ModeledStreams::Span span = lane == trace::TransferLane::Prefetch
-                                              ? m_modeled.prefetch(layerId, bytes)
-                                              : m_modeled.fetchOnComputeLane(layerId, bytes);
-        if (tracing) {
-            m_emitter.emit(layerId, trace::TransferEvent{trace::TransferDirection::Prefetch, lane,
-                                                         trace::TimingSource::Modeled, span.beginNs, span.endNs, bytes});
-            m_tracer->reportMemory(layerIndex, layer, false, CacheTracer::After::Prefetch);
-        }
-    };
-    if (target) {
-        bringBack(static_cast<size_t>(*target), trace::TransferLane::Prefetch);
-    }
-    if (m_onHost[index]) {
-        // Only out-of-order updates get here: the layer's prefetch was never issued, so the update has
-        // to wait for a copy on its own stream (the reference would fail on mixed devices instead).
-        bringBack(index, trace::TransferLane::Compute);
-    }
-}
-
-bool Cache::offloadAfterUpdate(size_t index, const at::Device& device, bool tracing) {
-    CacheLayer& layer = *m_layers[index];
-    const auto layerId = static_cast<int32_t>(index);
-    const int64_t bytes = CacheTracer::transferBytes(layer);
-    m_onHost[index] = true;
-    if (device.is_cuda()) {
-        std::optional<DeviceStreams::Issue> timed;
-        if (tracing) {
-            timed = DeviceStreams::Issue{layerId, m_emitter.step(), trace::TransferDirection::Offload,
-                                         trace::TransferLane::Compute, bytes,
-                                         m_tracer->accountForLater(index, layer, true)};
-        }
-        deviceStreams(device).offload(layer, layerId, timed);
-        return tracing;
-    }
-    layer.offload();
-    const ModeledStreams::Span span = m_modeled.offload(layerId, bytes);
-    if (tracing) {
-        m_emitter.emit(layerId, trace::TransferEvent{trace::TransferDirection::Offload, trace::TransferLane::Compute,
-                                                     trace::TimingSource::Modeled, span.beginNs, span.endNs, bytes});
-    }
-    return false;
-}
-
-DeviceStreams& Cache::deviceStreams(const at::Device& device) {
-    if (!m_deviceStreams || m_deviceStreams->device() != device) {
+    if (!m_cudaScheduler || m_cudaScheduler->device() != device) {
         // A cache lives on one device; a new one only means a first use or a move of the whole cache.
-        if (m_deviceStreams && m_emitter.enabled()) {
-            emitTransfersThrough(-1);
+        if (m_cudaScheduler && m_emitter.enabled()) {
+            m_cudaScheduler->drain();
         }
-        m_deviceStreams = std::make_unique<DeviceStreams>(device);
+        m_cudaScheduler = std::make_unique<CudaStreamOffloadScheduler>(offloadState(), device);
     }
-    return *m_deviceStreams;
+    return *m_cudaScheduler;
 }
 
-void Cache::emitTransfersThrough(int32_t layer) {
-    if (!m_deviceStreams || !m_deviceStreams->hasPending()) {
-        return;
+void Cache::drainTransfers() {
+    if (m_cudaScheduler) {
+        m_cudaScheduler->drain();
     }
-    const int64_t step = m_emitter.step();
-    for (const DeviceStreams::Completed& done : m_deviceStreams->takeThrough(layer)) {
-        emitCompleted(m_emitter, done);
-    }
-    m_emitter.setStep(step);
-}
-
-void Cache::emitFinishedTransfers() {
-    if (!m_deviceStreams || !m_deviceStreams->hasPending()) {
-        return;
-    }
-    const int64_t step = m_emitter.step();
-    for (const DeviceStreams::Completed& done : m_deviceStreams->takeFinished()) {
-        emitCompleted(m_emitter, done);
-    }
-    m_emitter.setStep(step);
 }
 
 void Cache::setStep(int64_t step) {
@@ -294,19 +156,17 @@ void Cache::setStep(int64_t step) {
 
 void Cache::finishStep() {
     if (isTracing()) {
-        emitTransfersThrough(-1);
+        drainTransfers();
         m_tracer->emitTotalsIfChanged();
     }
 }
 
 void Cache::noteNothingToOffload() {
-    if (!m_offloadNotice.empty()) {
-        return;
+    if (m_offloadNotice.empty()) {
+        m_offloadNotice = "offloading with only_non_sliding=True, but every layer of this " + typeName() +
+                          " is sliding: the reference raises `ValueError: False is not in list` in `prefetch`; "
+                          "kvscope offloads and prefetches nothing";
     }
-    m_offloadNotice = "offloading with only_non_sliding=True, but every layer of this " + typeName() +
-                      " is sliding: the reference raises `ValueError: False is not in list` in `prefetch`; "
-                      "kvscope offloads and prefetches nothing";
-    std::cerr << "kvscope: " << m_offloadNotice << std::endl;
 }
 
 void Cache::setEventSink(trace::EventSink* sink) {
@@ -470,7 +330,7 @@ int64_t Cache::maxCacheShape(int64_t layerIdx) const {
 
 void Cache::reset() {
     if (isTracing()) {
-        emitTransfersThrough(-1);
+        drainTransfers();
     }
     for (auto& layer : m_layers) {
         layer->reset();
@@ -483,7 +343,7 @@ void Cache::reset() {
 
 void Cache::reorder(const at::Tensor& beamIdx) {
     if (isTracing()) {
-        emitTransfersThrough(-1);
+        drainTransfers();
     }
     for (auto& layer : m_layers) {
         layer->reorder(beamIdx);
@@ -501,7 +361,7 @@ void Cache::crop(int64_t maxLength) {
         }
         return;
     }
-    emitTransfersThrough(-1);
+    drainTransfers();
     // Per layer: a refusal part-way leaves the layers before it cropped, and their events say so.
     for (size_t index = 0; index < m_layers.size(); ++index) {
         CacheLayer& layer = *m_layers[index];
@@ -516,7 +376,7 @@ void Cache::crop(int64_t maxLength) {
 void Cache::batchRepeatInterleave(int64_t repeats) {
     const bool tracing = isTracing();
     if (tracing) {
-        emitTransfersThrough(-1);
+        drainTransfers();
     }
     const int64_t batchBefore = tracing ? CacheTracer::batchSizeOf(m_layers) : 0;
     for (auto& layer : m_layers) {
@@ -531,7 +391,7 @@ void Cache::batchRepeatInterleave(int64_t repeats) {
 void Cache::batchSelectIndices(const at::Tensor& indices) {
     const bool tracing = isTracing();
     if (tracing) {
-        emitTransfersThrough(-1);
+        drainTransfers();
     }
     const int64_t batchBefore = tracing ? CacheTracer::batchSizeOf(m_layers) : 0;
     for (auto& layer : m_layers) {

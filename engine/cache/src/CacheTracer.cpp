@@ -76,6 +76,18 @@ const CacheTracer::LayerInfo& CacheTracer::info(size_t index, const CacheLayer& 
     return entry;
 }
 
+void CacheTracer::afterUpdate(size_t index, CacheLayer& layer, const UpdateFacts& facts) {
+    emitUpdate(index, layer, m_beforeUpdate, facts.newTokens, facts.newBytes, facts.returnedTokens);
+}
+
+void CacheTracer::afterTakeOut(size_t index, const CacheLayer& layer, TakeOut where) {
+    if (where == TakeOut::OffloadPending) {
+        return;
+    }
+    const bool onHost = where == TakeOut::Offloaded;
+    reportMemory(index, layer, onHost, onHost ? After::Offload : After::Update);
+}
+
 CacheTracer::Before CacheTracer::probe(size_t index, const CacheLayer& layer) {
     const LayerInfo& facts = info(index, layer);
     Before before;

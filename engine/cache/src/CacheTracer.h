@@ -1,5 +1,6 @@
 #pragma once
 
+#include "kvscope/cache/CacheObserver.h"
 #include "kvscope/trace/Event.h"
 #include "kvscope/trace/EventEmitter.h"
 
@@ -17,8 +18,9 @@ class QuantizedLayer;
 
 /// Turns one cache's operations into trace events, from sizes and counters the layers already keep
 /// (no tensor work), and keeps each layer's memory tiers so that cache-wide totals cost O(1) per update.
-/// Lives only while a sink is attached; the Cache restarts it whenever one is attached.
-class CacheTracer {
+/// Lives only while a sink is attached; the Cache restarts it whenever one is attached. As an observer
+/// of key/value updates it emits Update (and what follows from it) and the layer's Memory.
+class CacheTracer : public CacheObserver {
 public:
     /// What a layer held just before an update: what the update's events are derived from.
     struct Before {
@@ -32,6 +34,12 @@ public:
     explicit CacheTracer(trace::EventEmitter& emitter) : m_emitter(emitter) {}
 
     Before probe(size_t index, const CacheLayer& layer);
+
+    void beforeUpdate(size_t index, const CacheLayer& layer) override { m_beforeUpdate = probe(index, layer); }
+    void afterUpdate(size_t index, CacheLayer& layer, const UpdateFacts& facts) override;
+    /// The layer's Memory, unless a pending device copy carries it (CudaStreamOffloadScheduler).
+    void afterTakeOut(size_t index, const CacheLayer& layer, TakeOut where) override;
+
     /// Emits Update, then WindowSlide when a sliding layer evicted positions, then QuantizeFlush when a
     /// quantized layer flushed. `newBytes` are the bytes of the states passed in.
     void emitUpdate(size_t index, const CacheLayer& layer, const Before& before, int64_t tokensIn, int64_t newBytes,
@@ -95,6 +103,7 @@ private:
     trace::MemoryEvent& told(size_t index);
 
     trace::EventEmitter& m_emitter;
+    Before m_beforeUpdate; ///< the layer being updated, as it was before
     std::vector<LayerInfo> m_info;
     std::vector<trace::MemoryEvent> m_ledger;
     std::vector<trace::MemoryEvent> m_told;

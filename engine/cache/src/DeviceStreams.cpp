@@ -61,7 +61,6 @@ DeviceStreams::DeviceStreams(const c10::Device& device)
 
 DeviceStreams::~DeviceStreams() = default;
 
-bool DeviceStreams::hasDeviceTiming() { return kDeviceTiming; }
 
 c10::Stream DeviceStreams::computeStream() const {
     // The stream the model's work is on: the default stream unless the caller chose another.

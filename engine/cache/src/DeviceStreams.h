@@ -46,9 +46,6 @@ public:
     DeviceStreams& operator=(const DeviceStreams&) = delete;
 
     const c10::Device& device() const { return m_device; }
-    /// Whether this LibTorch can time device events (c10::Event::elapsedTime, LibTorch >= 2.4); without
-    /// it, begin/end are host times taken when a copy is issued and when it is seen finished.
-    static bool hasDeviceTiming();
 
     /// The reference's `default_stream.wait_stream(prefetch_stream)`, on the current stream.
     void computeWaitsForPrefetches();

@@ -18,12 +18,9 @@ bool DeviceSupport::cudaAvailable() {
     return at::hasCUDA();
 }
 
-std::string DeviceSupport::refusal(const std::string& name) {
-    if (name == "cpu") {
+std::string DeviceSupport::refusal(config::ComputeDevice device) {
+    if (device == config::ComputeDevice::Cpu) {
         return {};
-    }
-    if (name != "cuda") {
-        return "unknown device `" + name + "` (allowed: cpu, cuda)";
     }
     if (!torchHasCuda()) {
         return "device `cuda` is not available: this build uses a LibTorch without CUDA (allowed here: cpu; "
@@ -36,11 +33,11 @@ std::string DeviceSupport::refusal(const std::string& name) {
     return {};
 }
 
-c10::Device DeviceSupport::resolve(const std::string& name) {
-    if (const std::string why = refusal(name); !why.empty()) {
+c10::Device DeviceSupport::resolve(config::ComputeDevice device) {
+    if (const std::string why = refusal(device); !why.empty()) {
         throw CacheError(ErrorKind::Value, why);
     }
-    return name == "cuda" ? c10::Device(c10::kCUDA) : c10::Device(c10::kCPU);
+    return device == config::ComputeDevice::Cuda ? c10::Device(c10::kCUDA) : c10::Device(c10::kCPU);
 }
 
 } // namespace kvscope::cache

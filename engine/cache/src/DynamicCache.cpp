@@ -47,8 +47,8 @@ std::vector<std::unique_ptr<CacheLayer>> DynamicCache::layersFor(const config::M
     return layers;
 }
 
-DynamicCache::DynamicCache(const std::optional<config::ModelConfig>& config, bool offloading, bool offloadOnlyNonSliding)
-    : Cache(buildLayers(config), offloading, offloadOnlyNonSliding) {
+DynamicCache::DynamicCache(const std::optional<config::ModelConfig>& config, Offloading offloading)
+    : Cache(buildLayers(config), offloading) {
     if (m_layers.empty()) {
         m_layerToReplicate = [] { return std::make_unique<DynamicLayer>(); };
     }

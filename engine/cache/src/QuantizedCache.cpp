@@ -22,14 +22,14 @@ std::vector<std::unique_ptr<CacheLayer>> buildLayers(const config::ModelConfig& 
 } // namespace
 
 std::shared_ptr<const Quantizer> QuantizedCache::makeQuantizer(const QuantizationSettings& settings) {
-    if (settings.backend == "min-max" || settings.backend == "quanto") {
+    switch (settings.backend) {
+    case config::QuantizerBackend::MinMax:
         return std::make_shared<MinMaxQuantizer>(settings.nbits, settings.groupSize);
-    }
-    if (settings.backend == "hqq") {
+    case config::QuantizerBackend::Hqq:
         return std::make_shared<HqqQuantizer>(settings.nbits, settings.groupSize);
     }
-    throw CacheError(ErrorKind::Value,
-                     "Unknown quantization backend `" + settings.backend + "` (allowed: min-max (alias quanto), hqq)");
+    throw CacheError(ErrorKind::Value, "Unknown quantization backend (allowed: " +
+                                           config::allowedQuantizerBackends() + ")");
 }
 
 QuantizedCache::QuantizedCache(const config::ModelConfig& config, const QuantizationSettings& settings)

@@ -21,7 +21,7 @@ QuantizedLayer::QuantizedLayer(std::shared_ptr<const Quantizer> quantizer, int64
 }
 
 std::string QuantizedLayer::typeName() const {
-    return m_quantizer->name() == "hqq" ? "HQQQuantizedLayer" : "MinMaxQuantizedLayer";
+    return m_quantizer->backend() == config::QuantizerBackend::Hqq ? "HQQQuantizedLayer" : "MinMaxQuantizedLayer";
 }
 
 void QuantizedLayer::lazyInitialization(const at::Tensor& keyStates, const at::Tensor& valueStates) {

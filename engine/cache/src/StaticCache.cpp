@@ -29,8 +29,7 @@ std::vector<std::unique_ptr<CacheLayer>> StaticCache::layersFor(const config::Mo
     return layers;
 }
 
-StaticCache::StaticCache(const config::ModelConfig& config, int64_t maxCacheLen, bool offloading,
-                         bool offloadOnlyNonSliding)
-    : Cache(layersFor(config, maxCacheLen), offloading, offloadOnlyNonSliding) {}
+StaticCache::StaticCache(const config::ModelConfig& config, int64_t maxCacheLen, Offloading offloading)
+    : Cache(layersFor(config, maxCacheLen), offloading) {}
 
 } // namespace kvscope::cache

@@ -1,15 +1,10 @@
-#include "CacheBenchmark.h"
+#include "kvscope/cli/CacheBenchmark.h"
 
+#include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/Cache.h"
-#include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/DeviceSupport.h"
-#include "kvscope/cache/DynamicLayer.h"
-#include "kvscope/cache/DynamicSlidingWindowLayer.h"
-#include "kvscope/cache/HqqQuantizer.h"
-#include "kvscope/cache/MinMaxQuantizer.h"
-#include "kvscope/cache/QuantizedLayer.h"
-#include "kvscope/cache/StaticLayer.h"
-#include "kvscope/cache/StaticSlidingWindowLayer.h"
+#include "kvscope/cache/LayerSpec.h"
+#include "kvscope/config/NameTable.h"
 #include "kvscope/cache/TransferModel.h"
 #include "kvscope/trace/RecordingSink.h"
 
@@ -27,43 +22,56 @@ namespace {
 using namespace kvscope::cache;
 using Clock = std::chrono::steady_clock;
 
-MinMaxQuantizer::Kernels kernelsOf(const std::string& name) {
-    if (name == "fused") {
-        return MinMaxQuantizer::Kernels::Fused;
-    }
-    if (name == "libtorch") {
-        return MinMaxQuantizer::Kernels::LibTorch;
-    }
-    throw CacheError(ErrorKind::Value,
-                     "unknown --kernels `" + name + "` (allowed: " + CacheBenchmark::allowedKernels() + ")");
-}
+constexpr config::NameTable<BenchmarkedCache, 7> kTypeNames{{{
+    {BenchmarkedCache::Dynamic, "dynamic"},
+    {BenchmarkedCache::DynamicSliding, "dynamic_sliding"},
+    {BenchmarkedCache::Static, "static"},
+    {BenchmarkedCache::StaticSliding, "static_sliding"},
+    {BenchmarkedCache::Quantized, "quantized"},
+    {BenchmarkedCache::QuantizedHqq, "quantized_hqq"},
+    {BenchmarkedCache::Offloaded, "offloaded"},
+}}};
+static_assert(kTypeNames.entries().size() == static_cast<size_t>(BenchmarkedCache::Last) + 1, "one name per type");
 
-std::unique_ptr<CacheLayer> makeLayer(const CacheBenchmarkOptions& options) {
-    const int64_t total = options.prefill + options.steps;
-    const std::string& type = options.type;
-    if (type == "dynamic" || type == "offloaded") {
-        return std::make_unique<DynamicLayer>();
+constexpr config::NameTable<MinMaxQuantizer::Kernels, 2> kKernelNames{{{
+    {MinMaxQuantizer::Kernels::Fused, "fused"},
+    {MinMaxQuantizer::Kernels::LibTorch, "libtorch"},
+}}};
+
+/// The layers the workload updates, as the reference's benchmark builds them.
+LayerSpec layerSpec(const CacheBenchmarkOptions& options) {
+    LayerSpec spec;
+    spec.slidingWindow = options.window;
+    spec.maxCacheLen = options.prefill + options.steps;
+    spec.nbits = options.nbits;
+    spec.groupSize = options.group;
+    spec.residualLength = options.residual;
+    spec.kernels = options.kernels;
+    switch (options.type) {
+    case BenchmarkedCache::Dynamic:
+    case BenchmarkedCache::Offloaded:
+        spec.type = LayerType::Dynamic;
+        break;
+    case BenchmarkedCache::DynamicSliding:
+        spec.type = LayerType::DynamicSliding;
+        break;
+    case BenchmarkedCache::Static:
+        spec.type = LayerType::Static;
+        break;
+    case BenchmarkedCache::StaticSliding:
+        spec.type = LayerType::StaticSliding;
+        break;
+    case BenchmarkedCache::Quantized:
+        spec.type = LayerType::QuantizedMinMax;
+        break;
+    case BenchmarkedCache::QuantizedHqq:
+        // HQQ groups inside one token, along axis 1, as the reference's HQQ benchmark does.
+        spec.type = LayerType::QuantizedHqq;
+        spec.axisKey = 1;
+        spec.axisValue = 1;
+        break;
     }
-    if (type == "dynamic_sliding") {
-        return std::make_unique<DynamicSlidingWindowLayer>(options.window);
-    }
-    if (type == "static") {
-        return std::make_unique<StaticLayer>(total);
-    }
-    if (type == "static_sliding") {
-        return std::make_unique<StaticSlidingWindowLayer>(total, options.window);
-    }
-    if (type == "quantized") {
-        return std::make_unique<QuantizedLayer>(
-            std::make_shared<MinMaxQuantizer>(options.nbits, options.group, kernelsOf(options.kernels)), 0, 0,
-            options.residual);
-    }
-    if (type == "quantized_hqq") {
-        return std::make_unique<QuantizedLayer>(std::make_shared<HqqQuantizer>(options.nbits, options.group),
-                                                1, 1, options.residual);
-    }
-    throw CacheError(ErrorKind::Value,
-                     "unknown --type `" + type + "` (allowed: " + CacheBenchmark::allowedTypes() + ")");
+    return spec;
 }
 
 /// Waits for the device: on CUDA, kernels and copies run after the host has moved on.
@@ -111,11 +119,10 @@ public:
              bool offloading, bool viaCache, trace::EventSink* sink)
         : m_options(options), m_inputs(inputs), m_device(device), m_viaCache(viaCache) {
         for (int64_t index = 0; index < options.layers; ++index) {
-            m_layers.push_back(makeLayer(options));
+            m_layers.push_back(makeLayer(layerSpec(options)));
         }
         if (viaCache) {
-            m_cache =
-                std::make_unique<Cache>(std::move(m_layers), offloading, /*offloadOnlyNonSliding=*/false);
+            m_cache = std::make_unique<Cache>(std::move(m_layers), offloading ? Offloading::AllLayers : Offloading::Off);
             m_cache->setTransferModel(TransferModel(options.transferGBps, options.transferLatencyUs));
             if (sink != nullptr) {
                 m_cache->setEventSink(sink);
@@ -249,20 +256,18 @@ nlohmann::json offloadAnalysis(const CacheBenchmarkOptions& options, const Workl
 
 } // namespace
 
-const char* CacheBenchmark::allowedTypes() {
-    return "dynamic, dynamic_sliding, static, static_sliding, quantized, quantized_hqq, offloaded";
-}
-
-const char* CacheBenchmark::allowedKernels() {
-    return "fused, libtorch";
-}
+std::string_view toString(BenchmarkedCache type) { return kTypeNames.name(type); }
+std::optional<BenchmarkedCache> benchmarkedCacheFromString(std::string_view name) { return kTypeNames.parse(name); }
+std::string allowedBenchmarkedCaches() { return kTypeNames.allowed(); }
+std::string_view toString(MinMaxQuantizer::Kernels kernels) { return kKernelNames.name(kernels); }
+std::optional<MinMaxQuantizer::Kernels> kernelsFromString(std::string_view name) { return kKernelNames.parse(name); }
+std::string allowedKernels() { return kKernelNames.allowed(); }
 
 nlohmann::json CacheBenchmark::run(const CacheBenchmarkOptions& options) {
     const at::Device device = DeviceSupport::resolve(options.device);
-    kernelsOf(options.kernels);
     at::set_num_threads(options.threads);
     const Inputs inputs(options, device);
-    const bool offloaded = options.type == "offloaded";
+    const bool offloaded = options.type == BenchmarkedCache::Offloaded;
     // Events are emitted by the Cache, so recording runs every type through one.
     const bool recording = offloaded || options.record;
     trace::RecordingSink sink; // declared first: it must outlive the cache that emits into it
@@ -274,14 +279,14 @@ nlohmann::json CacheBenchmark::run(const CacheBenchmarkOptions& options) {
     Workload workload(options, inputs, device, offloaded, recording, recording ? &sink : nullptr);
     const auto [seconds, decodeSeconds] = workload.timed();
     const int64_t updates = options.layers * (options.steps + 1);
-    nlohmann::json result = {{"type", options.type},
+    nlohmann::json result = {{"type", toString(options.type)},
                              {"updates", updates},
                              {"seconds", rounded(seconds, 1e6)},
                              {"us_per_update", rounded(seconds / static_cast<double>(updates) * 1e6, 1e3)},
                              {"peak_tokens", options.prefill + options.steps},
-                             {"device", options.device}};
-    if (options.type == "quantized") {
-        result["kernels"] = options.kernels;
+                             {"device", config::toString(options.device)}};
+    if (options.type == BenchmarkedCache::Quantized) {
+        result["kernels"] = toString(options.kernels);
     }
     if (offloaded) {
         const ModeledStreams& modeled = workload.cache()->modeledStreams();

@@ -1,17 +1,11 @@
-#include "ConformanceRunner.h"
+#include "kvscope/cli/ConformanceRunner.h"
 
 #include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/DynamicCache.h"
-#include "kvscope/cache/DynamicLayer.h"
-#include "kvscope/cache/DynamicSlidingWindowLayer.h"
-#include "kvscope/cache/HqqQuantizer.h"
+#include "kvscope/cache/LayerSpec.h"
 #include "kvscope/cache/LinearAttentionLayer.h"
-#include "kvscope/cache/MinMaxQuantizer.h"
-#include "kvscope/cache/QuantizedLayer.h"
 #include "kvscope/cache/StaticCache.h"
-#include "kvscope/cache/StaticLayer.h"
-#include "kvscope/cache/StaticSlidingWindowLayer.h"
 #include "kvscope/config/ModelConfig.h"
 
 #include <ATen/ATen.h>
@@ -74,36 +68,23 @@ at::Tensor indexTensor(const json& values, const at::Device& device) {
     return at::tensor(values.get<std::vector<int64_t>>(), at::kLong).to(device);
 }
 
-std::unique_ptr<CacheLayer> makeLayer(const json& spec) {
-    const std::string type = spec.at("type").get<std::string>();
-    if (type == "dynamic") {
-        return std::make_unique<DynamicLayer>();
+/// The fixture's layer spec (oracle/FORMAT.md: "type" and the options that type takes).
+LayerSpec layerSpec(const json& spec) {
+    const std::string name = spec.at("type").get<std::string>();
+    const std::optional<LayerType> type = layerTypeFromString(name);
+    if (!type) {
+        throw Mismatch{"unknown layer type `" + name + "` (allowed: " + allowedLayerTypes() + ")"};
     }
-    if (type == "dynamic_sliding") {
-        return std::make_unique<DynamicSlidingWindowLayer>(spec.at("sliding_window").get<int64_t>());
-    }
-    if (type == "static") {
-        return std::make_unique<StaticLayer>(spec.at("max_cache_len").get<int64_t>());
-    }
-    if (type == "static_sliding") {
-        return std::make_unique<StaticSlidingWindowLayer>(spec.at("max_cache_len").get<int64_t>(),
-                                                          spec.at("sliding_window").get<int64_t>());
-    }
-    if (type == "quantized" || type == "quantized_hqq") {
-        const int nbits = spec.value("nbits", 4);
-        const int64_t group = spec.value("q_group_size", int64_t{64});
-        std::shared_ptr<const Quantizer> quantizer;
-        if (type == "quantized") {
-            quantizer = std::make_shared<MinMaxQuantizer>(nbits, group);
-        } else {
-            quantizer = std::make_shared<HqqQuantizer>(nbits, group);
-        }
-        return std::make_unique<QuantizedLayer>(quantizer, spec.value("axis_key", int64_t{0}),
-                                                spec.value("axis_value", int64_t{0}),
-                                                spec.value("residual_length", int64_t{128}));
-    }
-    throw Mismatch{"unknown layer type `" + type +
-                   "` (allowed: dynamic, dynamic_sliding, static, static_sliding, quantized, quantized_hqq)"};
+    LayerSpec layer;
+    layer.type = *type;
+    layer.slidingWindow = spec.value("sliding_window", int64_t{0});
+    layer.maxCacheLen = spec.value("max_cache_len", int64_t{0});
+    layer.nbits = spec.value("nbits", 4);
+    layer.groupSize = spec.value("q_group_size", int64_t{64});
+    layer.axisKey = spec.value("axis_key", int64_t{0});
+    layer.axisValue = spec.value("axis_value", int64_t{0});
+    layer.residualLength = spec.value("residual_length", int64_t{128});
+    return layer;
 }
 
 /// The object under test: one layer, or one cache of layers.
@@ -111,9 +92,10 @@ class Subject {
 public:
     Subject(const json& fixture, const at::Device& device) : m_device(device) {
         if (fixture.at("level").get<std::string>() == "layer") {
-            m_layer = makeLayer(fixture.at("layer"));
-            const std::string type = fixture.at("layer").at("type").get<std::string>();
-            m_tolerance = type.rfind("quantized", 0) == 0 ? 1e-5 : 1e-6;
+            const LayerSpec spec = layerSpec(fixture.at("layer"));
+            m_layer = makeLayer(spec);
+            const bool quantized = spec.type == LayerType::QuantizedMinMax || spec.type == LayerType::QuantizedHqq;
+            m_tolerance = quantized ? 1e-5 : 1e-6;
             return;
         }
         const json& spec = fixture.at("cache");

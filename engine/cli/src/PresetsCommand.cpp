@@ -1,4 +1,4 @@
-#include "PresetsCommand.h"
+#include "kvscope/cli/PresetsCommand.h"
 
 #include "kvscope/model/Architecture.h"
 #include "kvscope/runtime/PresetCatalog.h"
@@ -22,8 +22,8 @@ nlohmann::json PresetsCommand::list(const runtime::PresetCatalog& catalog) {
             const model::Architecture architecture(catalog.load(name));
             const config::ModelConfig& config = architecture.config();
             nlohmann::json types = nlohmann::json::array();
-            for (model::LayerKind kind : architecture.layerKinds()) {
-                types.push_back(model::Architecture::layerKindName(kind));
+            for (model::AttentionKind kind : architecture.attentionKinds()) {
+                types.push_back(model::Architecture::attentionKindName(kind));
             }
             entry["model_type"] = config.modelType;
             entry["num_hidden_layers"] = architecture.numLayers();

@@ -1,4 +1,6 @@
-#include "RunCommand.h"
+#include "kvscope/cli/RunCommand.h"
+
+#include "kvscope/cli/OptionChecks.h"
 
 #include "kvscope/cache/Cache.h"
 #include "kvscope/cache/CacheLayer.h"
@@ -75,34 +77,39 @@ void drawProgress(std::ostream& progress, int64_t done, int64_t total, double to
 } // namespace
 
 CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
+    config::RunSettings& settings = options.run;
     CLI::App* run = app.add_subcommand("run", "Generate token by token over a KV cache; JSON summary on stdout");
-    CLI::Option* preset = run->add_option("--preset", options.preset, "Built-in model preset (kvscope-cli presets)");
-    CLI::Option* config = run->add_option("--config", options.config, "A Hugging Face config.json (built-in weights)");
+    CLI::Option* preset = run->add_option("--preset", settings.preset, "Built-in model preset (kvscope-cli presets)");
+    CLI::Option* config = run->add_option("--config", settings.configPath, "A Hugging Face config.json (built-in weights)");
     CLI::Option* checkpoint =
-        run->add_option("--checkpoint", options.checkpoint, "A folder with config.json and *.safetensors");
+        run->add_option("--checkpoint", settings.checkpointDir, "A folder with config.json and *.safetensors");
     preset->excludes(config)->excludes(checkpoint);
     config->excludes(checkpoint);
-    run->add_option("--cache", options.cache.kind, "dynamic, static, quantized or offloaded")
-        ->check(CLI::IsMember({"dynamic", "static", "quantized", "offloaded"}));
-    run->add_option("--backend", options.cache.backend, "Quantized cache backend: min-max (alias quanto) or hqq")
-        ->check(CLI::IsMember({"min-max", "quanto", "hqq"}));
-    run->add_option("--nbits", options.cache.nbits, "Quantized cache bits (min-max: 2, 4, 8; hqq: 1, 2, 3, 4, 8)");
-    run->add_option("--group", options.cache.groupSize, "Quantization group size (0 = the head dim)")
-        ->check(CLI::NonNegativeNumber);
-    run->add_option("--residual", options.cache.residualLength, "Quantized cache residual length")
-        ->check(CLI::PositiveNumber);
-    run->add_option("--max-cache-len", options.cache.maxCacheLen, "Static cache length (0 = prompt + tokens)")
-        ->check(CLI::NonNegativeNumber);
-    run->add_option("--prompt", options.prompt, "Prompt text (byte tokens after a bos token)");
-    run->add_option("--tokens", options.tokens, "New tokens to generate")->check(CLI::PositiveNumber);
-    run->add_option("--beams", options.beams, "Beam search width (1 = greedy or sampling)")->check(CLI::PositiveNumber);
-    run->add_option("--seed", options.seed, "Sampling seed");
-    run->add_option("--weight-seed", options.weightSeed, "Seed of the built-in weights (presets and --config)");
-    run->add_option("--temperature", options.temperature, "Sampling temperature (0 = greedy)")
-        ->check(CLI::NonNegativeNumber);
-    run->add_option("--top-k", options.topK, "Sample among the k most likely tokens (0 = all)")
-        ->check(CLI::NonNegativeNumber);
-    run->add_option("--device", options.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+    OptionChecks::addEnum(*run, "--cache", settings.cache.kind, &config::cacheKindFromString,
+                          config::allowedCacheKinds(), "Cache kind");
+    OptionChecks::addEnum(*run, "--backend", settings.cache.backend, &config::quantizerBackendFromString,
+                          config::allowedQuantizerBackends(), "Quantized cache backend");
+    run->add_option("--nbits", settings.cache.nbits, "Quantized cache bits (min-max: 2, 4, 8; hqq: 1, 2, 3, 4, 8)")
+        ->check(OptionChecks::integerAtLeast(1));
+    run->add_option("--group", settings.cache.groupSize, "Quantization group size (0 = the head dim)")
+        ->check(OptionChecks::integerAtLeast(0));
+    run->add_option("--residual", settings.cache.residualLength, "Quantized cache residual length")
+        ->check(OptionChecks::integerAtLeast(1));
+    run->add_option("--max-cache-len", settings.cache.maxCacheLen, "Static cache length (0 = prompt + tokens)")
+        ->check(OptionChecks::integerAtLeast(0));
+    run->add_option("--prompt", settings.prompt, "Prompt text (byte tokens after a bos token)");
+    run->add_option("--tokens", settings.tokens, "New tokens to generate")->check(OptionChecks::integerAtLeast(1));
+    run->add_option("--beams", settings.beams, "Beam search width (1 = greedy or sampling)")
+        ->check(OptionChecks::integerAtLeast(1));
+    run->add_option("--seed", settings.seed, "Sampling seed")->check(OptionChecks::integerAtLeast(0));
+    run->add_option("--weight-seed", settings.weightSeed, "Seed of the built-in weights (presets and --config)")
+        ->check(OptionChecks::integerAtLeast(0));
+    run->add_option("--temperature", settings.temperature, "Sampling temperature (0 = greedy)")
+        ->check(OptionChecks::numberAtLeast(0.0));
+    run->add_option("--top-k", settings.topK, "Sample among the k most likely tokens (0 = all)")
+        ->check(OptionChecks::integerAtLeast(0));
+    OptionChecks::addEnum(*run, "--device", settings.device, &config::computeDeviceFromString,
+                          config::allowedComputeDevices(), "Device");
     run->add_option("--out", options.out, "Session file to record, written step by step (sessions/FORMAT.md)");
     run->add_flag("--check", options.check, "Recompute every step without a cache and report the difference");
     run->add_flag("!--no-progress", options.progress, "No progress bar on stderr");
@@ -110,37 +117,29 @@ CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
 }
 
 nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress) {
-    const int sources = !options.preset.empty() + !options.config.empty() + !options.checkpoint.empty();
-    if (sources > 1) {
-        throw runtime::GenerationError("give one model option: --preset NAME, --config FILE or --checkpoint DIR");
-    }
-    const at::Device device = model::ModelLoader::device(options.device);
+    const config::RunSettings& settings = options.run;
+    config::validate(settings);
+    const at::Device device = model::ModelLoader::device(settings.device);
 
     const auto loadStart = Clock::now();
     runtime::ModelSource::Loaded loaded =
-        runtime::ModelSource::load(options.preset, options.config, options.checkpoint, options.weightSeed, device);
+        runtime::ModelSource::load(settings.preset, settings.configPath, settings.checkpointDir, settings.weightSeed, device);
     model::LanguageModel& languageModel = *loaded.model;
     const double loadMs = millisecondsSince(loadStart);
     const model::Architecture& architecture = languageModel.architecture();
 
-    runtime::GenerationOptions generation;
-    generation.maxNewTokens = options.tokens;
-    generation.beams = options.beams;
-    generation.seed = options.seed;
-    generation.temperature = options.temperature;
-    generation.topK = options.topK;
     trace::FanOutSink sinks;
-    runtime::Generator generator(languageModel, options.cache, generation, &sinks);
+    runtime::Generator generator(languageModel, settings.cache, runtime::GenerationOptions::of(settings), &sinks);
     // The session file is written as the run goes, one chunk per step, so that a crash or kill
     // leaves every finished step readable (sessions/FORMAT.md). It is created once the options
     // have been accepted, and removed if the prefill refuses them, so bad input leaves no file.
     std::unique_ptr<trace::SessionWriter> session;
     if (!options.out.empty()) {
-        session = std::make_unique<trace::SessionWriter>(options.out, runtime::RunMetadata::build(loaded, options.cache, generation, options.prompt, options.device,
-                                                                  runtime::RunMetadata::nowUnixNs()));
+        session = std::make_unique<trace::SessionWriter>(
+            options.out, runtime::RunMetadata::build(loaded, settings, runtime::RunMetadata::nowUnixNs()));
         sinks.addSink(session.get());
     }
-    const std::vector<int64_t> prompt = model::ByteTokenizer::encode(options.prompt);
+    const std::vector<int64_t> prompt = model::ByteTokenizer::encode(settings.prompt);
 
     double maxDifference = 0.0;
     double checkMs = 0.0;
@@ -170,14 +169,14 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     double decodeSeconds = 0.0;
     int64_t decodeSteps = 0;
     if (options.progress) {
-        drawProgress(progress, generator.generatedCount(), options.tokens, 0.0);
+        drawProgress(progress, generator.generatedCount(), settings.tokens, 0.0);
     }
     while (!generator.finished()) {
         decodeSeconds += generator.step().seconds;
         ++decodeSteps;
         check();
         if (options.progress) {
-            drawProgress(progress, generator.generatedCount(), options.tokens,
+            drawProgress(progress, generator.generatedCount(), settings.tokens,
                          decodeSeconds > 0 ? static_cast<double>(decodeSteps) / decodeSeconds : 0.0);
         }
     }
@@ -192,25 +191,29 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
                         {"layers", architecture.numLayers()},
                         {"pattern", architecture.patternSummary()},
                         {"parameters", languageModel.parameters().parameterCount()}};
-    summary["device"] = options.device;
-    summary["prompt"] = options.prompt;
+    summary["device"] = config::toString(settings.device);
+    summary["prompt"] = settings.prompt;
     summary["prompt_tokens"] = prompt.size();
     summary["tokens"] = tokens;
     summary["text"] = model::ByteTokenizer::render(tokens);
     summary["new_tokens"] = tokens.size();
-    summary["beams"] = options.beams;
-    if (options.beams > 1) {
+    summary["beams"] = settings.beams;
+    if (settings.beams > 1) {
         summary["beam_scores"] = generator.beamScores();
     }
     nlohmann::json cacheSummary = cacheBytes(generator.cache().selfAttention());
-    cacheSummary["kind"] = options.cache.kind;
-    if (options.cache.kind == "quantized") {
-        const cache::QuantizationSettings settings =
-            runtime::CacheFactory::quantizationSettings(options.cache, architecture.headDim());
-        cacheSummary["quantization"] = {{"backend", settings.backend},     {"nbits", settings.nbits},
-                                        {"group", settings.groupSize},     {"residual", settings.residualLength},
-                                        {"axis_key", settings.axisKey},    {"axis_value", settings.axisValue}};
+    cacheSummary["kind"] = config::toString(settings.cache.kind);
+    if (settings.cache.kind == config::CacheKind::Quantized) {
+        const cache::QuantizationSettings quantization =
+            runtime::CacheFactory::quantizationSettings(settings.cache, architecture.headDim());
+        cacheSummary["quantization"] = {{"backend", config::toString(quantization.backend)},
+                                        {"nbits", quantization.nbits},
+                                        {"group", quantization.groupSize},
+                                        {"residual", quantization.residualLength},
+                                        {"axis_key", quantization.axisKey},
+                                        {"axis_value", quantization.axisValue}};
     }
+
     const auto caches = generator.cache().caches();
     if (caches.size() > 1) {
         cacheSummary["cross_attention"] = cacheBytes(*caches[1]);
@@ -230,7 +233,7 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
                               {"events", session->eventsWritten()}};
     }
     if (options.check) {
-        const double tolerance = runtime::CacheFactory::logitTolerance(options.cache);
+        const double tolerance = runtime::CacheFactory::logitTolerance(settings.cache);
         summary["max_abs_logit_diff"] = maxDifference;
         summary["check_tolerance"] = tolerance;
         summary["check_passed"] = maxDifference <= tolerance;

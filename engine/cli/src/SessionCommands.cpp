@@ -1,4 +1,6 @@
-#include "SessionCommands.h"
+#include "kvscope/cli/SessionCommands.h"
+
+#include "kvscope/cli/OptionChecks.h"
 
 #include "kvscope/trace/PerfettoExport.h"
 #include "kvscope/trace/SessionError.h"
@@ -95,7 +97,7 @@ void SessionCommands::addSubcommands(CLI::App& app, Options& options) {
     info->add_option("FILE", options.file, "A session file (.kvsess)")->required();
     CLI::App* replay = app.add_subcommand("replay", "The cache state at a step of a session file, as JSON");
     replay->add_option("FILE", options.file, "A session file (.kvsess)")->required();
-    replay->add_option("--step", options.step, "Step to show (default: the last)")->check(CLI::NonNegativeNumber);
+    replay->add_option("--step", options.step, "Step to show (default: the last)")->check(OptionChecks::integerAtLeast(0));
     CLI::App* exporter = app.add_subcommand("export", "Export a session file for Perfetto (Chrome trace JSON)");
     exporter->add_option("FILE", options.file, "A session file (.kvsess)")->required();
     exporter->add_option("--perfetto", options.perfetto, "The JSON file to write")->required();

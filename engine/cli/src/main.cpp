@@ -1,15 +1,16 @@
-// kvscope-cli: the command-line face of the engine (contract: shared/design/CLI.md).
+// kvscope-cli: the command-line face of the engine (reference: docs/CLI.md).
 // Machine-readable output is one JSON document on stdout; messages go to stderr; exit codes are
 // 0 (ok), 1 (a check failed), 2 (bad input).
-#include "CacheBenchmark.h"
-#include "ConformanceRunner.h"
-#include "PresetsCommand.h"
-#include "RunCommand.h"
-#include "SessionCommands.h"
+#include "kvscope/cli/CacheBenchmark.h"
+#include "kvscope/cli/ConformanceRunner.h"
+#include "kvscope/cli/OptionChecks.h"
+#include "kvscope/cli/PresetsCommand.h"
+#include "kvscope/cli/RunCommand.h"
+#include "kvscope/cli/SessionCommands.h"
 
 #include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/DeviceSupport.h"
-#include "kvscope/trace/TimelineBenchmark.h"
+#include "kvscope/synthetic/TimelineBenchmark.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -19,9 +20,11 @@
 
 namespace {
 
-int runConform(const std::string& directory, const std::string& device) {
+using kvscope::cli::OptionChecks;
+
+int runConform(const std::string& directory, kvscope::config::ComputeDevice device) {
     if (const std::string why = kvscope::cache::DeviceSupport::refusal(device); !why.empty()) {
-        std::cerr << "kvscope-cli conform: --device " << device << ": " << why << "\n";
+        std::cerr << "kvscope-cli conform: --device " << kvscope::config::toString(device) << ": " << why << "\n";
         return 2;
     }
     if (!std::filesystem::is_directory(directory)) {
@@ -30,6 +33,11 @@ int runConform(const std::string& directory, const std::string& device) {
     }
     kvscope::cli::ConformanceRunner runner(kvscope::cache::DeviceSupport::resolve(device));
     const auto results = runner.runDirectory(directory);
+    if (results.empty()) {
+        // A run that checked nothing proves nothing: say so rather than report success.
+        std::cerr << "kvscope-cli conform: `" << directory << "` holds no *.json fixtures\n";
+        return 2;
+    }
     size_t passed = 0;
     for (const auto& result : results) {
         if (result.passed) {
@@ -49,33 +57,39 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
 
     std::string conformDirectory;
-    std::string conformDevice = "cpu";
+    kvscope::config::ComputeDevice conformDevice = kvscope::config::ComputeDevice::Cpu;
     CLI::App* conform = app.add_subcommand("conform", "Run golden conformance fixtures against the engine");
     conform->add_option("DIR", conformDirectory, "Directory of *.json fixtures")->required();
-    conform->add_option("--device", conformDevice, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+    OptionChecks::addEnum(*conform, "--device", conformDevice, &kvscope::config::computeDeviceFromString,
+                          kvscope::config::allowedComputeDevices(), "Device");
 
     CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
     bench->require_subcommand(1);
     kvscope::cli::CacheBenchmarkOptions cacheOptions;
     CLI::App* benchCache = bench->add_subcommand("cache", "Time cache updates on the reference's decode workload");
-    benchCache->add_option("--type", cacheOptions.type, kvscope::cli::CacheBenchmark::allowedTypes());
-    benchCache->add_option("--layers", cacheOptions.layers)->check(CLI::PositiveNumber);
-    benchCache->add_option("--batch", cacheOptions.batch)->check(CLI::PositiveNumber);
-    benchCache->add_option("--heads", cacheOptions.heads)->check(CLI::PositiveNumber);
-    benchCache->add_option("--head-dim", cacheOptions.headDim)->check(CLI::PositiveNumber);
-    benchCache->add_option("--prefill", cacheOptions.prefill)->check(CLI::PositiveNumber);
-    benchCache->add_option("--steps", cacheOptions.steps)->check(CLI::NonNegativeNumber);
-    benchCache->add_option("--window", cacheOptions.window)->check(CLI::PositiveNumber);
-    benchCache->add_option("--nbits", cacheOptions.nbits);
-    benchCache->add_option("--group", cacheOptions.group)->check(CLI::PositiveNumber);
-    benchCache->add_option("--residual", cacheOptions.residual)->check(CLI::PositiveNumber);
-    benchCache->add_option("--threads", cacheOptions.threads)->check(CLI::PositiveNumber);
-    benchCache->add_option("--device", cacheOptions.device)->check(CLI::IsMember({"cpu", "cuda"}));
-    benchCache->add_option("--kernels", cacheOptions.kernels, "quantized: fused or libtorch")
-        ->check(CLI::IsMember({"fused", "libtorch"}));
+    OptionChecks::addEnum(*benchCache, "--type", cacheOptions.type, &kvscope::cli::benchmarkedCacheFromString,
+                          kvscope::cli::allowedBenchmarkedCaches(), "What to time");
+    const CLI::Validator positive = OptionChecks::integerAtLeast(1);
+    const CLI::Validator nonNegative = OptionChecks::integerAtLeast(0);
+    benchCache->add_option("--layers", cacheOptions.layers)->check(positive);
+    benchCache->add_option("--batch", cacheOptions.batch)->check(positive);
+    benchCache->add_option("--heads", cacheOptions.heads)->check(positive);
+    benchCache->add_option("--head-dim", cacheOptions.headDim)->check(positive);
+    benchCache->add_option("--prefill", cacheOptions.prefill)->check(positive);
+    benchCache->add_option("--steps", cacheOptions.steps)->check(nonNegative);
+    benchCache->add_option("--window", cacheOptions.window)->check(positive);
+    benchCache->add_option("--nbits", cacheOptions.nbits)->check(positive);
+    benchCache->add_option("--group", cacheOptions.group)->check(positive);
+    benchCache->add_option("--residual", cacheOptions.residual)->check(positive);
+    benchCache->add_option("--threads", cacheOptions.threads)->check(positive);
+    OptionChecks::addEnum(*benchCache, "--device", cacheOptions.device, &kvscope::config::computeDeviceFromString,
+                          kvscope::config::allowedComputeDevices(), "Device");
+    OptionChecks::addEnum(*benchCache, "--kernels", cacheOptions.kernels, &kvscope::cli::kernelsFromString,
+                          kvscope::cli::allowedKernels(), "Min-max quantizer implementation");
     benchCache->add_flag("--record", cacheOptions.record, "attach a RecordingSink (events are counted in recorded_events)");
-    benchCache->add_option("--transfer-gbps", cacheOptions.transferGBps)->check(CLI::PositiveNumber);
-    benchCache->add_option("--transfer-latency-us", cacheOptions.transferLatencyUs)->check(CLI::NonNegativeNumber);
+    benchCache->add_option("--transfer-gbps", cacheOptions.transferGBps)->check(OptionChecks::positiveNumber());
+    benchCache->add_option("--transfer-latency-us", cacheOptions.transferLatencyUs)
+        ->check(OptionChecks::numberAtLeast(0.0));
 
     CLI::App* presets = kvscope::cli::PresetsCommand::addSubcommand(app);
     kvscope::cli::RunOptions runOptions;
@@ -87,8 +101,8 @@ int main(int argc, char** argv) {
     int64_t timelineTokens = 32768;
     CLI::App* benchTimeline =
         bench->add_subcommand("timeline", "Time StepState queries on a synthetic session of that size");
-    benchTimeline->add_option("--layers", timelineLayers)->check(CLI::PositiveNumber);
-    benchTimeline->add_option("--tokens", timelineTokens)->check(CLI::PositiveNumber);
+    benchTimeline->add_option("--layers", timelineLayers)->check(positive);
+    benchTimeline->add_option("--tokens", timelineTokens)->check(positive);
 
     try {
         app.parse(argc, argv);
@@ -121,8 +135,8 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (*benchTimeline) {
-            const auto result = kvscope::trace::TimelineBenchmark::run(timelineLayers, timelineTokens);
-            std::cout << kvscope::trace::TimelineBenchmark::toJson(result) << std::endl;
+            const auto result = kvscope::synthetic::TimelineBenchmark::run(timelineLayers, timelineTokens);
+            std::cout << kvscope::synthetic::TimelineBenchmark::toJson(result) << std::endl;
             return 0;
         }
     } catch (const kvscope::cache::CacheError& error) {

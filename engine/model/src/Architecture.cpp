@@ -44,21 +44,21 @@ Activation activationOf(const std::optional<std::string>& name, ModelFamily fami
                                                      "gelu_new, gelu_fast)");
 }
 
-LayerKind kindOf(const std::string& type) {
+AttentionKind kindOf(const std::string& type) {
     if (type == "full_attention") {
-        return LayerKind::FullAttention;
+        return AttentionKind::FullAttention;
     }
     if (type == "sliding_attention") {
-        return LayerKind::SlidingAttention;
+        return AttentionKind::SlidingAttention;
     }
     if (type == "chunked_attention") {
-        return LayerKind::ChunkedAttention;
+        return AttentionKind::ChunkedAttention;
     }
     if (type == "linear_attention") {
-        return LayerKind::LinearAttention;
+        return AttentionKind::LinearAttention;
     }
     if (type == "hybrid") {
-        return LayerKind::Hybrid;
+        return AttentionKind::Hybrid;
     }
     throw ModelError("layer type `" + type +
                      "` is not built into kvscope's decoder (allowed: full_attention, sliding_attention, "
@@ -115,29 +115,29 @@ Architecture::Architecture(config::ModelConfig config) : m_config(std::move(conf
                              " entries but `num_hidden_layers` is " + std::to_string(layers) + " (they must match)");
         }
         for (const std::string& type : *c.layerTypes) {
-            m_layerKinds.push_back(kindOf(type));
+            m_attentionKinds.push_back(kindOf(type));
         }
     } else {
         // Without `layer_types`, the reference's model classes make every layer sliding when a window
         // is set and chunked when only a chunk size is.
-        const LayerKind kind = c.slidingWindow && *c.slidingWindow > 0 ? LayerKind::SlidingAttention
-                               : c.attentionChunkSize                  ? LayerKind::ChunkedAttention
-                                                                       : LayerKind::FullAttention;
-        m_layerKinds.assign(layers, kind);
+        const AttentionKind kind = c.slidingWindow && *c.slidingWindow > 0 ? AttentionKind::SlidingAttention
+                               : c.attentionChunkSize                  ? AttentionKind::ChunkedAttention
+                                                                       : AttentionKind::FullAttention;
+        m_attentionKinds.assign(layers, kind);
     }
     for (size_t layer = 0; layer < layers; ++layer) {
-        const LayerKind kind = m_layerKinds[layer];
-        if (kind == LayerKind::SlidingAttention && (!c.slidingWindow || *c.slidingWindow <= 0)) {
+        const AttentionKind kind = m_attentionKinds[layer];
+        if (kind == AttentionKind::SlidingAttention && (!c.slidingWindow || *c.slidingWindow <= 0)) {
             throw ModelError("layer " + std::to_string(layer) +
                              " is sliding_attention but `sliding_window` is not set to a positive value");
         }
-        if (kind == LayerKind::ChunkedAttention && (!c.attentionChunkSize || *c.attentionChunkSize <= 0)) {
+        if (kind == AttentionKind::ChunkedAttention && (!c.attentionChunkSize || *c.attentionChunkSize <= 0)) {
             throw ModelError("layer " + std::to_string(layer) +
                              " is chunked_attention but `attention_chunk_size` is not set to a positive value");
         }
-        if (m_family == ModelFamily::Whisper && kind != LayerKind::FullAttention) {
+        if (m_family == ModelFamily::Whisper && kind != AttentionKind::FullAttention) {
             throw ModelError("whisper decoder layers must be full_attention, layer " + std::to_string(layer) + " is " +
-                             layerKindName(kind));
+                             attentionKindName(kind));
         }
     }
 
@@ -152,20 +152,20 @@ Architecture::Architecture(config::ModelConfig config) : m_config(std::move(conf
             m_kvSource.push_back(layer);
             continue;
         }
-        const LayerKind kind = m_layerKinds[static_cast<size_t>(layer)];
-        if (!hasAttention(layer) || kind == LayerKind::Hybrid) {
-            throw ModelError("shared-KV layer " + std::to_string(layer) + " is " + layerKindName(kind) +
+        const AttentionKind kind = m_attentionKinds[static_cast<size_t>(layer)];
+        if (!hasAttention(layer) || kind == AttentionKind::Hybrid) {
+            throw ModelError("shared-KV layer " + std::to_string(layer) + " is " + attentionKindName(kind) +
                              "; only full, sliding and chunked attention layers can share keys/values");
         }
         int64_t source = -1;
         for (int64_t candidate = firstShared - 1; candidate >= 0; --candidate) {
-            if (m_layerKinds[static_cast<size_t>(candidate)] == kind) {
+            if (m_attentionKinds[static_cast<size_t>(candidate)] == kind) {
                 source = candidate;
                 break;
             }
         }
         if (source < 0) {
-            throw ModelError("shared-KV layer " + std::to_string(layer) + " (" + layerKindName(kind) +
+            throw ModelError("shared-KV layer " + std::to_string(layer) + " (" + attentionKindName(kind) +
                              ") has no earlier non-shared layer of the same type to take keys/values from");
         }
         m_kvSource.push_back(source);
@@ -207,18 +207,18 @@ Architecture::Architecture(config::ModelConfig config) : m_config(std::move(conf
     }
 }
 
-bool Architecture::hasAttention(int64_t layer) const { return layerKind(layer) != LayerKind::LinearAttention; }
+bool Architecture::hasAttention(int64_t layer) const { return attentionKind(layer) != AttentionKind::LinearAttention; }
 
 bool Architecture::hasLinearAttention(int64_t layer) const {
-    const LayerKind kind = layerKind(layer);
-    return kind == LayerKind::LinearAttention || kind == LayerKind::Hybrid;
+    const AttentionKind kind = attentionKind(layer);
+    return kind == AttentionKind::LinearAttention || kind == AttentionKind::Hybrid;
 }
 
 int64_t Architecture::window(int64_t layer) const {
-    switch (layerKind(layer)) {
-    case LayerKind::SlidingAttention:
+    switch (attentionKind(layer)) {
+    case AttentionKind::SlidingAttention:
         return *m_config.slidingWindow;
-    case LayerKind::ChunkedAttention:
+    case AttentionKind::ChunkedAttention:
         return *m_config.attentionChunkSize;
     default:
         return 0;
@@ -234,24 +234,24 @@ bool Architecture::isKvSource(int64_t layer) const {
     return false;
 }
 
-const char* Architecture::layerKindName(LayerKind kind) {
+const char* Architecture::attentionKindName(AttentionKind kind) {
     switch (kind) {
-    case LayerKind::FullAttention:
+    case AttentionKind::FullAttention:
         return "full_attention";
-    case LayerKind::SlidingAttention:
+    case AttentionKind::SlidingAttention:
         return "sliding_attention";
-    case LayerKind::ChunkedAttention:
+    case AttentionKind::ChunkedAttention:
         return "chunked_attention";
-    case LayerKind::LinearAttention:
+    case AttentionKind::LinearAttention:
         return "linear_attention";
-    case LayerKind::Hybrid:
+    case AttentionKind::Hybrid:
         return "hybrid";
     }
     return "unknown";
 }
 
 std::string Architecture::patternSummary() const {
-    const auto count = m_layerKinds.size();
+    const auto count = m_attentionKinds.size();
     // The shortest repeating unit, described as runs ("5 sliding_attention + 1 full_attention").
     size_t period = count;
     for (size_t candidate = 1; candidate < count; ++candidate) {
@@ -260,7 +260,7 @@ std::string Architecture::patternSummary() const {
         }
         bool repeats = true;
         for (size_t i = candidate; i < count && repeats; ++i) {
-            repeats = m_layerKinds[i] == m_layerKinds[i % candidate];
+            repeats = m_attentionKinds[i] == m_attentionKinds[i % candidate];
         }
         if (repeats) {
             period = candidate;
@@ -271,21 +271,21 @@ std::string Architecture::patternSummary() const {
     size_t runs = 0;
     for (size_t start = 0; start < period;) {
         size_t end = start;
-        while (end < period && m_layerKinds[end] == m_layerKinds[start]) {
+        while (end < period && m_attentionKinds[end] == m_attentionKinds[start]) {
             ++end;
         }
         if (!unit.empty()) {
             unit += " + ";
         }
         const size_t length = end - start;
-        unit += (length > 1 ? std::to_string(length) + " " : std::string()) + layerKindName(m_layerKinds[start]);
+        unit += (length > 1 ? std::to_string(length) + " " : std::string()) + attentionKindName(m_attentionKinds[start]);
         ++runs;
         start = end;
     }
     std::string summary = count / period > 1 ? (runs > 1 ? "(" + unit + ")" : unit) + " x " + std::to_string(count / period)
                                              : unit;
     if (period == 1 && count > 1) {
-        summary = std::to_string(count) + " " + layerKindName(m_layerKinds[0]);
+        summary = std::to_string(count) + " " + attentionKindName(m_attentionKinds[0]);
     }
     if (m_numShared > 0) {
         summary += "; last " + std::to_string(m_numShared) + " share keys/values";

@@ -200,7 +200,7 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
             throw ModelError("cache layer " + std::to_string(layer) + " returned " + std::to_string(keys.size(2)) +
                              " key rows but its mask sizes promised " + std::to_string(sizes.kvLength));
         }
-        const LayerKind kind = arch.layerKind(layer) == LayerKind::Hybrid ? LayerKind::FullAttention : arch.layerKind(layer);
+        const AttentionKind kind = arch.attentionKind(layer) == AttentionKind::Hybrid ? AttentionKind::FullAttention : arch.attentionKind(layer);
         const auto key = std::make_tuple(static_cast<int>(kind), sizes.kvLength, sizes.kvOffset);
         auto found = pass.masks.find(key);
         if (found == pass.masks.end()) {
@@ -245,13 +245,13 @@ at::Tensor Decoder::linearAttention(int64_t layer, const at::Tensor& hidden, Pas
     bool previous = false;
     if (pass.cache != nullptr) {
         if (static_cast<size_t>(layer) >= pass.cache->size()) {
-            throw ModelError("layer " + std::to_string(layer) + " is " + Architecture::layerKindName(arch.layerKind(layer)) +
+            throw ModelError("layer " + std::to_string(layer) + " is " + Architecture::attentionKindName(arch.attentionKind(layer)) +
                              " but the cache has only " + std::to_string(pass.cache->size()) +
                              " layers (build it from the model config so that it holds linear-attention layers)");
         }
         stored = pass.cache->layer(static_cast<size_t>(layer)).asLinearAttention();
         if (stored == nullptr) {
-            throw ModelError("layer " + std::to_string(layer) + " is " + Architecture::layerKindName(arch.layerKind(layer)) +
+            throw ModelError("layer " + std::to_string(layer) + " is " + Architecture::attentionKindName(arch.attentionKind(layer)) +
                              " but its cache layer is a " + pass.cache->layer(static_cast<size_t>(layer)).typeName() +
                              ", which holds no linear-attention state (use a dynamic or offloaded cache)");
         }

@@ -185,7 +185,7 @@ at::Tensor EncoderDecoderModel::forward(const at::Tensor& inputIds, ModelCache* 
                              std::to_string(sizes.kvLength));
         }
         if (!(sizes == maskedSizes)) {
-            mask = MaskBuilder::build(LayerKind::FullAttention, 0, length, queryOffset, sizes, padding, m_device);
+            mask = MaskBuilder::build(AttentionKind::FullAttention, 0, length, queryOffset, sizes, padding, m_device);
             maskedSizes = sizes;
         }
         x = x + ops::linear(ops::attend(q, k, v, mask, scale), weight(s + "out_proj.weight"), weight(s + "out_proj.bias"));

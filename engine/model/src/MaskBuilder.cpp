@@ -6,20 +6,20 @@
 
 namespace kvscope::model {
 
-at::Tensor MaskBuilder::build(LayerKind kind, int64_t window, int64_t queryLength, int64_t queryOffset,
+at::Tensor MaskBuilder::build(AttentionKind kind, int64_t window, int64_t queryLength, int64_t queryOffset,
                               const cache::MaskSizes& sizes, const at::Tensor& paddingMask, const at::Device& device) {
-    if (kind == LayerKind::LinearAttention) {
+    if (kind == AttentionKind::LinearAttention) {
         throw ModelError("linear-attention layers take no attention mask");
     }
-    if ((kind == LayerKind::SlidingAttention || kind == LayerKind::ChunkedAttention) && window <= 0) {
-        throw ModelError(std::string(Architecture::layerKindName(kind)) + " masks need a window/chunk size > 0, got " +
+    if ((kind == AttentionKind::SlidingAttention || kind == AttentionKind::ChunkedAttention) && window <= 0) {
+        throw ModelError(std::string(Architecture::attentionKindName(kind)) + " masks need a window/chunk size > 0, got " +
                          std::to_string(window));
     }
     const auto longs = at::TensorOptions().dtype(at::kLong).device(device);
     at::Tensor q = (at::arange(queryLength, longs) + queryOffset).view({1, 1, queryLength, 1});
     at::Tensor kv = (at::arange(sizes.kvLength, longs) + sizes.kvOffset).view({1, 1, 1, sizes.kvLength});
     at::Tensor mask = kv <= q;
-    if (kind == LayerKind::SlidingAttention) {
+    if (kind == AttentionKind::SlidingAttention) {
         mask = mask & (kv > q - window);
     }
     at::Tensor padding;
@@ -30,7 +30,7 @@ at::Tensor MaskBuilder::build(LayerKind kind, int64_t window, int64_t queryLengt
         }
         padding = paddingMask.to(device).ne(0);
     }
-    if (kind == LayerKind::ChunkedAttention) {
+    if (kind == AttentionKind::ChunkedAttention) {
         at::Tensor leftPadding = at::zeros({1, 1, 1, 1}, longs);
         if (padding.defined()) {
             // Leading zeros only: `(attention_mask.cumsum(-1) == 0).sum(-1)`.

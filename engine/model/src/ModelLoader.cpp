@@ -56,12 +56,12 @@ std::unique_ptr<LanguageModel> ModelLoader::fromCheckpoint(const std::filesystem
     return fromParameters(config, std::move(parameters), device);
 }
 
-at::Device ModelLoader::device(const std::string& name) {
-    // A ModelError (the model's refusal), then the one name-to-device mapping.
-    if (const std::string why = cache::DeviceSupport::refusal(name); !why.empty()) {
+at::Device ModelLoader::device(config::ComputeDevice device) {
+    // A ModelError (the model's refusal), then the one mapping to a LibTorch device.
+    if (const std::string why = cache::DeviceSupport::refusal(device); !why.empty()) {
         throw ModelError(why);
     }
-    return cache::DeviceSupport::resolve(name);
+    return cache::DeviceSupport::resolve(device);
 }
 
 } // namespace kvscope::model

@@ -14,8 +14,8 @@
 namespace kvscope::runtime {
 namespace {
 
-bool hasLayerKind(const model::Architecture& architecture, model::LayerKind kind) {
-    for (model::LayerKind layer : architecture.layerKinds()) {
+bool hasAttentionKind(const model::Architecture& architecture, model::AttentionKind kind) {
+    for (model::AttentionKind layer : architecture.attentionKinds()) {
         if (layer == kind) {
             return true;
         }
@@ -23,14 +23,14 @@ bool hasLayerKind(const model::Architecture& architecture, model::LayerKind kind
     return false;
 }
 
-std::unique_ptr<cache::Cache> quantizedCache(const model::Architecture& architecture, const CacheOptions& options) {
+std::unique_ptr<cache::Cache> quantizedCache(const model::Architecture& architecture, const config::CacheSettings& options) {
     const config::ModelConfig& config = architecture.config();
     const cache::QuantizationSettings settings = CacheFactory::quantizationSettings(options, architecture.headDim());
-    if (hasLayerKind(architecture, model::LayerKind::Hybrid)) {
+    if (hasAttentionKind(architecture, model::AttentionKind::Hybrid)) {
         throw GenerationError("--cache quantized cannot hold `hybrid` layers (the reference has no quantized "
                               "linear-attention layer); use --cache dynamic or offloaded");
     }
-    if (!hasLayerKind(architecture, model::LayerKind::LinearAttention)) {
+    if (!hasAttentionKind(architecture, model::AttentionKind::LinearAttention)) {
         return std::make_unique<cache::QuantizedCache>(config, settings);
     }
     // The reference's QuantizedCache makes every layer a QuantizedLayer, which has nowhere to keep a
@@ -38,7 +38,7 @@ std::unique_ptr<cache::Cache> quantizedCache(const model::Architecture& architec
     auto quantizer = cache::QuantizedCache::makeQuantizer(settings);
     std::vector<std::unique_ptr<cache::CacheLayer>> layers;
     for (int64_t layer = 0; layer < architecture.numLayers() - architecture.numKvSharedLayers(); ++layer) {
-        if (architecture.layerKind(layer) == model::LayerKind::LinearAttention) {
+        if (architecture.attentionKind(layer) == model::AttentionKind::LinearAttention) {
             layers.push_back(std::make_unique<cache::LinearAttentionLayer>());
         } else {
             layers.push_back(std::make_unique<cache::QuantizedLayer>(quantizer, settings.axisKey, settings.axisValue,
@@ -48,17 +48,16 @@ std::unique_ptr<cache::Cache> quantizedCache(const model::Architecture& architec
     return std::make_unique<cache::Cache>(std::move(layers));
 }
 
-std::unique_ptr<cache::Cache> decoderCache(const model::Architecture& architecture, const CacheOptions& options,
+std::unique_ptr<cache::Cache> decoderCache(const model::Architecture& architecture, const config::CacheSettings& options,
                                            int64_t maxLength) {
     const config::ModelConfig& config = architecture.config();
-    if (options.kind == "dynamic") {
+    switch (options.kind) {
+    case config::CacheKind::Dynamic:
         return std::make_unique<cache::DynamicCache>(config);
-    }
-    if (options.kind == "offloaded") {
-        return std::make_unique<cache::DynamicCache>(config, /*offloading=*/true);
-    }
-    if (options.kind == "static") {
-        if (hasLayerKind(architecture, model::LayerKind::Hybrid)) {
+    case config::CacheKind::Offloaded:
+        return std::make_unique<cache::DynamicCache>(config, cache::Offloading::AllLayers);
+    case config::CacheKind::Static: {
+        if (hasAttentionKind(architecture, model::AttentionKind::Hybrid)) {
             throw GenerationError("--cache static cannot hold `hybrid` layers (the reference builds a plain StaticLayer "
                                   "with no linear-attention state); use --cache dynamic or offloaded");
         }
@@ -70,49 +69,45 @@ std::unique_ptr<cache::Cache> decoderCache(const model::Architecture& architectu
         }
         return std::make_unique<cache::StaticCache>(config, length);
     }
-    if (options.kind == "quantized") {
+    case config::CacheKind::Quantized:
         return quantizedCache(architecture, options);
     }
-    throw GenerationError("unknown cache `" + options.kind + "` (allowed: " + CacheFactory::allowedKinds() + ")");
+    throw GenerationError("unknown cache kind " + std::to_string(static_cast<int>(options.kind)));
 }
 
 } // namespace
 
-bool CacheFactory::isKnownKind(const std::string& kind) {
-    return kind == "dynamic" || kind == "static" || kind == "quantized" || kind == "offloaded";
-}
-
-nlohmann::json CacheFactory::describe(const CacheOptions& options, int64_t headDim) {
-    nlohmann::json described{{"kind", options.kind}};
-    if (options.kind == "quantized") {
+nlohmann::json CacheFactory::describe(const config::CacheSettings& options, int64_t headDim) {
+    nlohmann::json described{{"kind", config::toString(options.kind)}};
+    if (options.kind == config::CacheKind::Quantized) {
         const cache::QuantizationSettings quantization = quantizationSettings(options, headDim);
-        described["backend"] = quantization.backend;
+        described["backend"] = config::toString(quantization.backend);
         described["nbits"] = quantization.nbits;
         described["group"] = quantization.groupSize;
         described["residual"] = quantization.residualLength;
     }
-    if (options.kind == "static" && options.maxCacheLen > 0) {
+    if (options.kind == config::CacheKind::Static && options.maxCacheLen > 0) {
         described["max_cache_len"] = options.maxCacheLen;
     }
     return described;
 }
 
-cache::QuantizationSettings CacheFactory::quantizationSettings(const CacheOptions& options, int64_t headDim) {
+cache::QuantizationSettings CacheFactory::quantizationSettings(const config::CacheSettings& options, int64_t headDim) {
     cache::QuantizationSettings settings;
     settings.backend = options.backend;
     settings.nbits = options.nbits;
     settings.groupSize = options.groupSize > 0 ? options.groupSize : headDim;
     settings.residualLength = options.residualLength;
-    const int64_t axis = options.backend == "hqq" ? 1 : 0;
+    const int64_t axis = options.backend == config::QuantizerBackend::Hqq ? 1 : 0;
     settings.axisKey = axis;
     settings.axisValue = axis;
     return settings;
 }
 
-std::unique_ptr<model::ModelCache> CacheFactory::create(const model::LanguageModel& model, const CacheOptions& options,
+std::unique_ptr<model::ModelCache> CacheFactory::create(const model::LanguageModel& model, const config::CacheSettings& options,
                                                         int64_t maxLength) {
     const model::Architecture& architecture = model.architecture();
-    if (options.kind == "quantized") {
+    if (options.kind == config::CacheKind::Quantized) {
         // Refuse bad backends and widths before anything is built (the quantizer names what is allowed).
         cache::QuantizedCache::makeQuantizer(quantizationSettings(options, architecture.headDim()));
     }
@@ -123,7 +118,7 @@ std::unique_ptr<model::ModelCache> CacheFactory::create(const model::LanguageMod
     // Cross-attention keys/values cover the whole encoder output: a static cache of exactly that length,
     // otherwise a plain dynamic one (offloading it would only move states the decoder reads every step).
     std::unique_ptr<cache::Cache> cross;
-    if (options.kind == "static") {
+    if (options.kind == config::CacheKind::Static) {
         config::ModelConfig crossConfig = architecture.config();
         crossConfig.layerTypes = std::vector<std::string>(static_cast<size_t>(architecture.numLayers()), "full_attention");
         crossConfig.slidingWindow.reset();
@@ -136,8 +131,8 @@ std::unique_ptr<model::ModelCache> CacheFactory::create(const model::LanguageMod
         std::make_unique<cache::EncoderDecoderCache>(std::move(self), std::move(cross)));
 }
 
-double CacheFactory::logitTolerance(const CacheOptions& options) {
-    if (options.kind != "quantized") {
+double CacheFactory::logitTolerance(const config::CacheSettings& options) {
+    if (options.kind != config::CacheKind::Quantized) {
         return 1e-4;
     }
     // About twice the largest difference measured on the presets (CacheConsistencyTest, residual 5,

@@ -20,9 +20,19 @@ std::string textOf(const std::vector<int64_t>& ids) { return model::ByteTokenize
 
 } // namespace
 
-Generator::Generator(model::LanguageModel& model, CacheOptions cacheOptions, GenerationOptions options,
+GenerationOptions GenerationOptions::of(const config::RunSettings& settings) {
+    GenerationOptions options;
+    options.maxNewTokens = settings.tokens;
+    options.beams = settings.beams;
+    options.seed = settings.seed;
+    options.temperature = settings.temperature;
+    options.topK = settings.topK;
+    return options;
+}
+
+Generator::Generator(model::LanguageModel& model, config::CacheSettings cacheSettings, GenerationOptions options,
                      trace::EventSink* sink)
-    : m_model(model), m_cacheOptions(std::move(cacheOptions)), m_options(options), m_sink(sink),
+    : m_model(model), m_cacheSettings(cacheSettings), m_options(options), m_sink(sink),
       m_rng(at::make_generator<at::CPUGeneratorImpl>(options.seed)) {
     if (m_options.maxNewTokens < 1) {
         throw GenerationError("the number of new tokens must be >= 1, got " + std::to_string(m_options.maxNewTokens));
@@ -141,7 +151,7 @@ const StepResult& Generator::prefill(const std::vector<int64_t>& promptIds) {
         m_cache->selfAttention().setEventSink(nullptr);
     }
     const int64_t promptLength = static_cast<int64_t>(promptIds.size());
-    m_cache = CacheFactory::create(m_model, m_cacheOptions, promptLength + m_options.maxNewTokens);
+    m_cache = CacheFactory::create(m_model, m_cacheSettings, promptLength + m_options.maxNewTokens);
     m_cache->selfAttention().setEventSink(m_sink);
     m_promptLength = promptLength;
     m_generated = 0;

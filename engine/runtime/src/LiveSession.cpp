@@ -11,55 +11,19 @@
 #include "kvscope/runtime/RunMetadata.h"
 
 namespace kvscope::runtime {
-namespace {
-
-CacheOptions cacheOptions(const LiveSessionSettings& settings) {
-    CacheOptions cache;
-    cache.kind = settings.cacheKind;
-    cache.backend = settings.backend;
-    cache.nbits = settings.nbits;
-    cache.groupSize = settings.groupSize;
-    cache.residualLength = settings.residualLength;
-    cache.maxCacheLen = settings.maxCacheLen;
-    return cache;
-}
-
-// Live sessions decode greedily.
-GenerationOptions generationOptions(const LiveSessionSettings& settings) {
-    GenerationOptions generation;
-    generation.maxNewTokens = settings.tokens;
-    generation.seed = settings.seed;
-    return generation;
-}
-
-void validate(const LiveSessionSettings& settings) {
-    const int sources = !settings.preset.empty() + !settings.configPath.empty() + !settings.checkpointDir.empty();
-    if (sources > 1) {
-        throw GenerationError("give one model source: a preset, a config.json or a checkpoint folder");
-    }
-    if (!CacheFactory::isKnownKind(settings.cacheKind)) {
-        throw GenerationError("unknown cache kind `" + settings.cacheKind + "` (allowed: " +
-                              CacheFactory::allowedKinds() + ")");
-    }
-    if (settings.tokens < 1) {
-        throw GenerationError("tokens must be at least 1, got " + std::to_string(settings.tokens));
-    }
-}
-
-} // namespace
 
 struct LiveSession::Impl {
-    LiveSessionSettings settings;
+    config::RunSettings settings;
     ModelSource::Loaded loaded;
     std::unique_ptr<Generator> generator;
     std::int64_t createdUnixNs = 0;
 };
 
-LiveSession::LiveSession(LiveSessionSettings settings) : m_impl(std::make_unique<Impl>()) {
-    validate(settings);
+LiveSession::LiveSession(config::RunSettings settings) : m_impl(std::make_unique<Impl>()) {
+    config::validate(settings);
     Impl& impl = *m_impl;
     impl.settings = std::move(settings);
-    const LiveSessionSettings& s = impl.settings;
+    const config::RunSettings& s = impl.settings;
     const at::Device device = model::ModelLoader::device(s.device);
     impl.loaded = ModelSource::load(s.preset, s.configPath, s.checkpointDir, s.weightSeed, device);
     impl.createdUnixNs = RunMetadata::nowUnixNs();
@@ -71,14 +35,14 @@ std::vector<std::string> LiveSession::presetNames() { return PresetCatalog().nam
 
 std::string LiveSession::defaultPreset() { return PresetCatalog::defaultPreset(); }
 
-bool LiveSession::cudaAvailable() { return cache::DeviceSupport::refusal("cuda").empty(); }
+bool LiveSession::cudaAvailable() { return cache::DeviceSupport::refusal(config::ComputeDevice::Cuda).empty(); }
 
 void LiveSession::start(trace::EventSink& sink) {
     if (m_impl->generator) {
         throw GenerationError("the live session has already started");
     }
-    const LiveSessionSettings& s = m_impl->settings;
-    m_impl->generator = std::make_unique<Generator>(*m_impl->loaded.model, cacheOptions(s), generationOptions(s), &sink);
+    const config::RunSettings& s = m_impl->settings;
+    m_impl->generator = std::make_unique<Generator>(*m_impl->loaded.model, s.cache, GenerationOptions::of(s), &sink);
     m_impl->generator->prefill(model::ByteTokenizer::encode(s.prompt));
 }
 
@@ -104,9 +68,7 @@ std::int64_t LiveSession::generatedCount() const {
 std::int64_t LiveSession::layerCount() const { return m_impl->loaded.model->architecture().numLayers(); }
 
 trace::SessionMetadata LiveSession::metadata() const {
-    const LiveSessionSettings& s = m_impl->settings;
-    return RunMetadata::build(m_impl->loaded, cacheOptions(s), generationOptions(s), s.prompt, s.device,
-                              m_impl->createdUnixNs);
+    return RunMetadata::build(m_impl->loaded, m_impl->settings, m_impl->createdUnixNs);
 }
 
 

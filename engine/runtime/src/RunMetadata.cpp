@@ -7,23 +7,26 @@
 
 namespace kvscope::runtime {
 
-trace::SessionMetadata RunMetadata::build(const ModelSource::Loaded& loaded, const CacheOptions& cache,
-                                          const GenerationOptions& generation, const std::string& prompt,
-                                          const std::string& device, std::int64_t createdUnixNs) {
+trace::SessionMetadata RunMetadata::build(const ModelSource::Loaded& loaded, const config::RunSettings& run,
+                                          std::int64_t createdUnixNs) {
     const model::Architecture& architecture = loaded.model->architecture();
     trace::SessionMetadata metadata;
     metadata.kvscopeVersion = KVSCOPE_VERSION;
     metadata.model = loaded.name;
     metadata.modelConfigJson = architecture.config().toJson().dump();
-    metadata.cacheKind = cache.kind;
-    nlohmann::json settings = CacheFactory::describe(cache, architecture.headDim());
-    settings.update({{"tokens", generation.maxNewTokens}, {"beams", generation.beams},
-                     {"temperature", generation.temperature}, {"top_k", generation.topK}, {"source", loaded.source}});
+    metadata.cacheKind = config::toString(run.cache.kind);
+    nlohmann::json settings = CacheFactory::describe(run.cache, architecture.headDim());
+    settings.update({{"tokens", run.tokens}, {"beams", run.beams}, {"temperature", run.temperature},
+                     {"top_k", run.topK}, {"source", loaded.source}});
     metadata.cacheSettingsJson = settings.dump();
-    metadata.device = device;
-    metadata.seed = generation.seed;
-    metadata.prompt = prompt;
+    metadata.device = config::toString(run.device);
+    metadata.seed = run.seed;
+    metadata.prompt = run.prompt;
     metadata.createdUnixNs = createdUnixNs;
+    for (int64_t layer = 0; layer < architecture.numLayers(); ++layer) {
+        const bool chunked = architecture.attentionKind(layer) == model::AttentionKind::ChunkedAttention;
+        metadata.attentionChunkSizes.push_back(chunked ? architecture.window(layer) : 0);
+    }
     return metadata;
 }
 

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace kvscope::trace {
 
 namespace {
@@ -33,6 +35,31 @@ void readField(const nlohmann::json& json, const char* key, T& target, bool (nlo
     target = found->get<T>();
 }
 
+/// Format 1.0 files: chunked layers as the model config names them (a multimodal config keeps them in
+/// text_config).
+std::vector<std::int64_t> chunkSizesFromModelConfig(const nlohmann::json& config) {
+    if (!config.is_object()) {
+        return {};
+    }
+    const nlohmann::json* source = &config;
+    if (!config.contains("layer_types")) {
+        if (const auto text = config.find("text_config"); text != config.end() && text->is_object()) {
+            source = &*text;
+        }
+    }
+    const auto types = source->find("layer_types");
+    const auto chunk = source->find("attention_chunk_size");
+    if (types == source->end() || !types->is_array() || chunk == source->end() || !chunk->is_number_integer()) {
+        return {};
+    }
+    std::vector<std::int64_t> sizes;
+    for (const nlohmann::json& type : *types) {
+        sizes.push_back(type.is_string() && type.get<std::string>() == "chunked_attention" ? chunk->get<std::int64_t>()
+                                                                                          : 0);
+    }
+    return sizes;
+}
+
 } // namespace
 
 std::string SessionMetadata::toJson() const {
@@ -46,6 +73,7 @@ std::string SessionMetadata::toJson() const {
         {"seed", seed},
         {"prompt", prompt},
         {"created_unix_ns", createdUnixNs},
+        {"attention_chunk_sizes", attentionChunkSizes},
     };
     // Invalid UTF-8 in a prompt must not make the header unwritable.
     return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -76,6 +104,15 @@ SessionMetadata SessionMetadata::fromJson(std::string_view text) {
                                found->type_name());
         }
         *target = found->dump();
+    }
+    if (const auto chunks = json.find("attention_chunk_sizes"); chunks != json.end() && !chunks->is_null()) {
+        if (!chunks->is_array() || !std::all_of(chunks->begin(), chunks->end(),
+                                                [](const nlohmann::json& size) { return size.is_number_integer(); })) {
+            throw SessionError("session metadata: \"attention_chunk_sizes\" must be an array of integers");
+        }
+        metadata.attentionChunkSizes = chunks->get<std::vector<std::int64_t>>();
+    } else {
+        metadata.attentionChunkSizes = chunkSizesFromModelConfig(json.value("model_config", nlohmann::json::object()));
     }
     return metadata;
 }

@@ -71,6 +71,25 @@ std::vector<SeriesPoint> toPoints(const std::vector<double>& values, std::int64_
 
 } // namespace
 
+double seriesValue(const StepState& state, std::int32_t layer, SeriesField field) {
+    if (isCacheWideField(field)) {
+        return cacheField(state, field);
+    }
+    if (layer >= 0) {
+        return static_cast<std::size_t>(layer) < state.layers.size()
+                   ? layerField(state.layers[static_cast<std::size_t>(layer)], field)
+                   : 0.0;
+    }
+    if (isMemoryField(field)) {
+        return cacheField(state, field);
+    }
+    double sum = 0.0;
+    for (const LayerState& each : state.layers) {
+        sum += layerField(each, field);
+    }
+    return sum;
+}
+
 std::string_view toString(SeriesField field) {
     switch (field) {
     case SeriesField::SeqLength:

@@ -86,11 +86,11 @@ TEST(CacheTest, NeedsLayersOrAFactory) {
     EXPECT_EQ(cache.size(), 0u);
     EXPECT_EQ(cache.typeName(), "Cache");
     EXPECT_FALSE(cache.offloading());
-    EXPECT_TRUE(cache.offloadOnlyNonSliding());
+    EXPECT_FALSE(cache.offloadOnlyNonSliding()) << "nothing moves without offloading";
 }
 
 TEST(CacheTest, OffloadOrderOnlyNonSliding) { // hf-cache.md 1.3.7, left column
-    Cache cache(slidingPattern(kMixedSliding), /*offloading=*/true, /*offloadOnlyNonSliding=*/true);
+    Cache cache(slidingPattern(kMixedSliding), Offloading::OnlyNonSliding);
     EXPECT_EQ(cache.isSliding(), kMixedSliding);
     // Before updating layer i the reference prefetches `prefetch(i + 1)`'s target.
     const std::vector<int64_t> prefetched{1, 4, 4, 4, 1, 1};
@@ -103,7 +103,7 @@ TEST(CacheTest, OffloadOrderOnlyNonSliding) { // hf-cache.md 1.3.7, left column
 }
 
 TEST(CacheTest, OffloadOrderAllLayers) { // hf-cache.md 1.3.7, right column
-    Cache cache(slidingPattern(kMixedSliding), /*offloading=*/true, /*offloadOnlyNonSliding=*/false);
+    Cache cache(slidingPattern(kMixedSliding), Offloading::AllLayers);
     const std::vector<int64_t> prefetched{1, 2, 3, 4, 5, 0};
     for (int64_t i = 0; i < 6; ++i) {
         SCOPED_TRACE("update on layer " + std::to_string(i));
@@ -114,19 +114,19 @@ TEST(CacheTest, OffloadOrderAllLayers) { // hf-cache.md 1.3.7, right column
 
 TEST(CacheTest, AllSlidingLayersHaveNoPrefetchTarget) {
     // The reference crashes here (`ValueError: False is not in list`); the engine prefetches nothing.
-    Cache cache(slidingPattern({true, true, true}), /*offloading=*/true, /*offloadOnlyNonSliding=*/true);
+    Cache cache(slidingPattern({true, true, true}), Offloading::OnlyNonSliding);
     for (int64_t i = 0; i < 3; ++i) {
         EXPECT_EQ(cache.prefetchTarget(i + 1), std::nullopt);
         EXPECT_FALSE(cache.offloadsAfterUpdate(i));
     }
-    Cache all(slidingPattern({true, true, true}), /*offloading=*/true, /*offloadOnlyNonSliding=*/false);
+    Cache all(slidingPattern({true, true, true}), Offloading::AllLayers);
     EXPECT_EQ(all.prefetchTarget(1), std::optional<int64_t>(1));
     EXPECT_EQ(all.prefetchTarget(3), std::optional<int64_t>(0));
 }
 
 TEST(CacheTest, UpdatePrefetchesUpdatesThenOffloadsOnlyNonSliding) {
     std::vector<std::string> log;
-    Cache cache(spyLayers(kMixedSliding, log), /*offloading=*/true, /*offloadOnlyNonSliding=*/true);
+    Cache cache(spyLayers(kMixedSliding, log), Offloading::OnlyNonSliding);
     for (int64_t i = 0; i < 6; ++i) {
         cache.update(states({1}), states({1}), i);
     }
@@ -140,7 +140,7 @@ TEST(CacheTest, UpdatePrefetchesUpdatesThenOffloadsOnlyNonSliding) {
 
 TEST(CacheTest, UpdatePrefetchesUpdatesThenOffloadsEveryLayer) {
     std::vector<std::string> log;
-    Cache cache(spyLayers(kMixedSliding, log), /*offloading=*/true, /*offloadOnlyNonSliding=*/false);
+    Cache cache(spyLayers(kMixedSliding, log), Offloading::AllLayers);
     for (int64_t i = 0; i < 6; ++i) {
         cache.update(states({1}), states({1}), i);
     }
@@ -150,7 +150,7 @@ TEST(CacheTest, UpdatePrefetchesUpdatesThenOffloadsEveryLayer) {
 
 TEST(CacheTest, AllSlidingUpdatesNeitherPrefetchNorOffload) {
     std::vector<std::string> log;
-    Cache cache(spyLayers({true, true}, log), /*offloading=*/true, /*offloadOnlyNonSliding=*/true);
+    Cache cache(spyLayers({true, true}, log), Offloading::OnlyNonSliding);
     cache.update(states({1}), states({1}), 0);
     cache.update(states({1}), states({1}), 1);
     EXPECT_EQ(log, (std::vector<std::string>{"U0", "U1"}));
@@ -165,7 +165,7 @@ TEST(CacheTest, WithoutOffloadingNothingMoves) {
 }
 
 TEST(CacheTest, OffloadedStatesAreStillReturnedAndKept) {
-    Cache cache(slidingPattern(kMixedSliding), /*offloading=*/true, /*offloadOnlyNonSliding=*/false);
+    Cache cache(slidingPattern(kMixedSliding), Offloading::AllLayers);
     for (int round = 0; round < 3; ++round) {
         for (int64_t i = 0; i < 6; ++i) {
             cache.update(states({static_cast<float>(round)}), states({static_cast<float>(round)}), i);
@@ -366,6 +366,61 @@ TEST(CacheTest, WholeCacheOperationsReachEveryLayer) {
     EXPECT_EQ(values(cache.layer(0).asAttention()->keys()), (Values{1, 2, 1, 2}));
     cache.reset();
     EXPECT_EQ(values(cache.layer(0).asAttention()->keys()), (Values{0, 0, 0, 0}));
+}
+
+/// Logs what it observes into the spy layers' log: "B0" before, "A0 1/1" after (tokens in / returned),
+/// "T0 offloaded" once the layer has been taken out (or "stayed").
+class LoggingObserver : public CacheObserver {
+public:
+    explicit LoggingObserver(std::vector<std::string>& log) : m_log(log) {}
+    void beforeUpdate(std::size_t index, const CacheLayer&) override { m_log.push_back("B" + std::to_string(index)); }
+    void afterUpdate(std::size_t index, CacheLayer&, const UpdateFacts& facts) override {
+        m_log.push_back("A" + std::to_string(index) + " " + std::to_string(facts.newTokens) + "/" +
+                        std::to_string(facts.returnedTokens));
+    }
+    void afterTakeOut(std::size_t index, const CacheLayer&, TakeOut where) override {
+        m_log.push_back("T" + std::to_string(index) + (where == TakeOut::Stayed ? " stayed" : " offloaded"));
+    }
+
+private:
+    std::vector<std::string>& m_log;
+};
+
+TEST(CacheTest, ObserversSeeEveryUpdateAroundTheOffloadSteps) {
+    std::vector<std::string> log;
+    Cache cache(spyLayers({true, false}, log), Offloading::OnlyNonSliding);
+    LoggingObserver observer(log);
+    cache.addObserver(observer);
+    cache.update(states({1, 2}), states({1, 2}), 0);
+    cache.update(states({1}), states({1}), 1);
+    EXPECT_EQ(log, (std::vector<std::string>{"B0", "P1", "U0", "A0 2/2", "T0 stayed", //
+                                             "B1", "P1", "U1", "A1 1/1", "O1", "T1 offloaded"}));
+    cache.removeObserver(observer);
+    log.clear();
+    cache.update(states({1}), states({1}), 0);
+    EXPECT_EQ(log, (std::vector<std::string>{"P1", "U0"})) << "a removed observer hears nothing";
+}
+
+TEST(CacheTest, AnObserverCanActOnALayerAfterItsUpdate) {
+    // What an eviction policy does: keep at most two tokens after every update, without knowing
+    // whether or how the cache offloads.
+    class KeepTwo : public CacheObserver {
+    public:
+        void afterUpdate(std::size_t, CacheLayer& layer, const UpdateFacts&) override {
+            if (layer.asAttention()->seqLength() > 2) {
+                layer.crop(2);
+            }
+        }
+    } keepTwo;
+    for (const Offloading offloading : {Offloading::Off, Offloading::AllLayers}) {
+        Cache cache(makeLayers(std::make_unique<DynamicLayer>()), offloading);
+        cache.addObserver(keepTwo);
+        cache.update(states({1, 2, 3}), states({1, 2, 3}), 0);
+        cache.update(states({4}), states({4}), 0);
+        EXPECT_EQ(cache.seqLength(0), 2);
+        cache.layer(0).prefetch();
+        EXPECT_EQ(values(cache.layer(0).asAttention()->keys()), (Values{1, 2}));
+    }
 }
 
 } // namespace

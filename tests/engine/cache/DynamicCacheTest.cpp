@@ -29,7 +29,7 @@ TEST(DynamicCacheTest, EmptyCache) { // hf-cache.md 1.3.6
     EXPECT_FALSE(cache.isCompileable());
     EXPECT_FALSE(cache.isInitialized());
     EXPECT_FALSE(cache.offloading());
-    EXPECT_FALSE(cache.offloadOnlyNonSliding()); // DynamicCache's default, unlike Cache and StaticCache
+    EXPECT_FALSE(cache.offloadOnlyNonSliding()) << "nothing moves without offloading";
 }
 
 TEST(DynamicCacheTest, UpdateOfLayerTwoCreatesLayersLazily) {
@@ -158,7 +158,7 @@ TEST(DynamicCacheTest, CropStopsAtTheFirstRefusingLayerLikeTheReference) {
 }
 
 TEST(DynamicCacheTest, OffloadingSettingsAreKept) {
-    DynamicCache cache(std::nullopt, /*offloading=*/true, /*offloadOnlyNonSliding=*/true);
+    DynamicCache cache(std::nullopt, Offloading::OnlyNonSliding);
     EXPECT_TRUE(cache.offloading());
     EXPECT_TRUE(cache.offloadOnlyNonSliding());
     KeyValueStates out = cache.update(rangeStates(1, 2), rangeStates(1, 2), 0);

@@ -192,7 +192,7 @@ TEST(HqqQuantizerTest, RefusesUnsupportedBitsAxesAndShapes) {
 
 TEST(HqqQuantizerTest, NeverTokenLocal) {
     const HqqQuantizer quantizer(4, 4);
-    EXPECT_EQ(quantizer.name(), "hqq");
+    EXPECT_EQ(quantizer.backend(), kvscope::config::QuantizerBackend::Hqq);
     EXPECT_FALSE(quantizer.isTokenLocal(1, 8));
     EXPECT_FALSE(quantizer.isTokenLocal(0, 8));
 }

@@ -215,7 +215,7 @@ TEST(MinMaxQuantizerTest, TokenLocalOnlyForAxis0GroupsInsideOneToken) {
 
 TEST(MinMaxQuantizerTest, NameBitsGroupAndStorage) {
     const MinMaxQuantizer quantizer(4, 4);
-    EXPECT_EQ(quantizer.name(), "min-max");
+    EXPECT_EQ(quantizer.backend(), kvscope::config::QuantizerBackend::MinMax);
     EXPECT_EQ(quantizer.nbits(), 4);
     EXPECT_EQ(quantizer.groupSize(), 4);
     // 16 codes of 4 bits (8 bytes) plus a float scale and offset for each of the 4 groups.

@@ -84,7 +84,7 @@ TEST(QuantizedLayerTest, DescribesItself) {
     EXPECT_FALSE(minMax.keys().defined());
     QuantizedLayer hqq(std::make_shared<HqqQuantizer>(4, 4), 1, 1, 4);
     EXPECT_EQ(hqq.typeName(), "HQQQuantizedLayer");
-    EXPECT_EQ(hqq.quantizer().name(), "hqq");
+    EXPECT_EQ(hqq.quantizer().backend(), kvscope::config::QuantizerBackend::Hqq);
 }
 
 TEST(QuantizedLayerTest, ResidualScheduleWithResidualLengthFour) { // hf-cache.md 1.3.8

@@ -31,7 +31,7 @@ TEST(StaticCacheTest, HybridLayout) { // hf-cache.md 1.3.6
     EXPECT_TRUE(cache.isCompileable());
     EXPECT_EQ(cache.isSliding(), (std::vector<bool>{true, false, true}));
     EXPECT_FALSE(cache.offloading());
-    EXPECT_TRUE(cache.offloadOnlyNonSliding()); // StaticCache's default
+    EXPECT_FALSE(cache.offloadOnlyNonSliding()) << "nothing moves without offloading";
     EXPECT_EQ(cache.maskSizes(1, 0), (MaskSizes{4, 0}));
     EXPECT_EQ(cache.maskSizes(1, 1), (MaskSizes{10, 0}));
 }

@@ -23,7 +23,7 @@ std::unique_ptr<Cache> offloadedCache() {
     for (int index = 0; index < kLayers; ++index) {
         layers.push_back(std::make_unique<DynamicLayer>());
     }
-    return std::make_unique<Cache>(std::move(layers), /*offloading=*/true, /*offloadOnlyNonSliding=*/false);
+    return std::make_unique<Cache>(std::move(layers), Offloading::AllLayers);
 }
 
 /// Prefill of 8 tokens and kSteps one-token steps; returns every update's returned keys, on the CPU.

@@ -165,12 +165,12 @@ TEST_P(CacheTimelineTest, StaticCacheStateMatchesAtEveryStep) {
 }
 
 TEST_P(CacheTimelineTest, OffloadedDynamicCacheStateMatchesAtEveryStep) {
-    DynamicCache cache(configOf(GetParam()), /*offloading=*/true, /*offloadOnlyNonSliding=*/false);
+    DynamicCache cache(configOf(GetParam()), Offloading::AllLayers);
     checkAgainstTimeline(cache);
 }
 
 TEST_P(CacheTimelineTest, OffloadedStaticCacheStateMatchesAtEveryStep) {
-    StaticCache cache(configOf(GetParam()), 20, /*offloading=*/true, /*offloadOnlyNonSliding=*/true);
+    StaticCache cache(configOf(GetParam()), 20, Offloading::OnlyNonSliding);
     ::testing::internal::CaptureStderr(); // the all-sliding config prints its notice
     checkAgainstTimeline(cache);
     (void)::testing::internal::GetCapturedStderr();
@@ -188,7 +188,7 @@ TEST(CacheTimelineQuantizedTest, QuantizedCacheStateMatchesAtEveryStep) {
 
 TEST(CacheTimelineQuantizedTest, HqqQuantizedCacheStateMatchesAtEveryStep) {
     QuantizationSettings settings;
-    settings.backend = "hqq";
+    settings.backend = config::QuantizerBackend::Hqq;
     settings.axisKey = 1;
     settings.axisValue = 1;
     settings.groupSize = kHeadDim;
@@ -205,7 +205,7 @@ TEST(CacheTimelineQuantizedTest, OffloadedQuantizedLayersMoveAllTheirTiers) {
     for (int index = 0; index < 3; ++index) {
         layers.push_back(std::make_unique<QuantizedLayer>(QuantizedCache::makeQuantizer(settings), 0, 0, 4));
     }
-    Cache cache(std::move(layers), /*offloading=*/true, /*offloadOnlyNonSliding=*/false);
+    Cache cache(std::move(layers), Offloading::AllLayers);
     checkAgainstTimeline(cache);
 }
 

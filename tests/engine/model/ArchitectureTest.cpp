@@ -9,7 +9,7 @@
 using kvscope::config::ModelConfig;
 using kvscope::model::Activation;
 using kvscope::model::Architecture;
-using kvscope::model::LayerKind;
+using kvscope::model::AttentionKind;
 using kvscope::model::ModelError;
 using kvscope::model::ModelFamily;
 
@@ -61,7 +61,7 @@ TEST(ArchitectureTest, FamilyConventions) {
     EXPECT_FALSE(qwen.outputBias());
     EXPECT_FALSE(qwen.tiedEmbeddings());
     // Qwen2's window applies only with use_sliding_window.
-    EXPECT_EQ(qwen.layerKind(0), LayerKind::FullAttention);
+    EXPECT_EQ(qwen.attentionKind(0), AttentionKind::FullAttention);
 
     const Architecture llama(parse(R"({"model_type": "llama", "attention_bias": true, "hidden_act": "gelu"})"));
     EXPECT_TRUE(llama.qkvBias());
@@ -72,10 +72,10 @@ TEST(ArchitectureTest, FamilyConventions) {
 }
 
 TEST(ArchitectureTest, DefaultLayerKindsFollowWindowAndChunk) {
-    EXPECT_EQ(Architecture(parse(R"({"num_hidden_layers": 2, "sliding_window": 4})")).layerKind(1),
-              LayerKind::SlidingAttention);
-    EXPECT_EQ(Architecture(parse(R"({"num_hidden_layers": 2, "attention_chunk_size": 4})")).layerKind(1),
-              LayerKind::ChunkedAttention);
+    EXPECT_EQ(Architecture(parse(R"({"num_hidden_layers": 2, "sliding_window": 4})")).attentionKind(1),
+              AttentionKind::SlidingAttention);
+    EXPECT_EQ(Architecture(parse(R"({"num_hidden_layers": 2, "attention_chunk_size": 4})")).attentionKind(1),
+              AttentionKind::ChunkedAttention);
     const Architecture mixed(parse(R"({"num_hidden_layers": 3, "sliding_window": 4, "attention_chunk_size": 8,
         "layer_types": ["sliding_attention", "chunked_attention", "hybrid"]})"));
     EXPECT_EQ(mixed.window(0), 4);

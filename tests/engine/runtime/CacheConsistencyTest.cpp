@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <map>
 
-using kvscope::runtime::CacheOptions;
+using CacheOptions = kvscope::config::CacheSettings;
 using kvscope::runtime::GenerationOptions;
 using kvscope::runtime::Generator;
 
@@ -30,8 +30,8 @@ void PrintTo(const CacheCase& cacheCase, std::ostream* out) { *out << cacheCase.
 
 CacheOptions cache(const std::string& kind, const std::string& backend = "min-max", int nbits = 4) {
     CacheOptions options;
-    options.kind = kind;
-    options.backend = backend;
+    options.kind = kvscope::config::cacheKindFromString(kind).value();
+    options.backend = kvscope::config::quantizerBackendFromString(backend).value();
     options.nbits = nbits;
     // Small enough that the residual flushes several times within the run.
     options.residualLength = 5;
@@ -97,7 +97,7 @@ TEST_P(CacheConsistencyTest, CachedStepsEqualRecompute) {
     measured()[{preset, cacheCase.name}] = worst;
     const double bound = kvscope::runtime::CacheFactory::logitTolerance(cacheCase.options);
     EXPECT_LE(worst, bound) << preset << " with " << cacheCase.name;
-    if (cacheCase.options.kind == "quantized") {
+    if (cacheCase.options.kind == kvscope::config::CacheKind::Quantized) {
         // A quantized cache that matched exactly would mean the quantizer never ran.
         EXPECT_GT(worst, 0.0) << preset << " with " << cacheCase.name;
     }

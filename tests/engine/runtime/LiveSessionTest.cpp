@@ -13,7 +13,7 @@
 namespace kvscope::runtime {
 namespace {
 
-std::string refusal(const LiveSessionSettings& settings) {
+std::string refusal(const config::RunSettings& settings) {
     return testing::refusal([&] { LiveSession session(settings); });
 }
 
@@ -24,10 +24,10 @@ TEST(LiveSessionTest, ListsPresets) {
 }
 
 TEST(LiveSessionTest, PrefillsThenStepsToTheTokenCount) {
-    LiveSessionSettings settings;
+    config::RunSettings settings;
     settings.preset = "gemma3";
-    settings.cacheKind = "quantized";
-    settings.residualLength = 4;
+    settings.cache.kind = config::CacheKind::Quantized;
+    settings.cache.residualLength = 4;
     settings.tokens = 6;
     LiveSession session(settings);
     EXPECT_FALSE(session.started());
@@ -77,32 +77,30 @@ TEST(LiveSessionTest, PrefillsThenStepsToTheTokenCount) {
 }
 
 TEST(LiveSessionTest, NoSourceMeansTheDefaultPreset) {
-    LiveSessionSettings settings;
+    config::RunSettings settings;
     settings.tokens = 1;
     LiveSession session(settings);
     EXPECT_EQ(session.metadata().model, "llama");
 }
 
 TEST(LiveSessionTest, RefusesBadSettingsNamingWhatIsAllowed) {
-    LiveSessionSettings kind;
-    kind.cacheKind = "paged";
-    EXPECT_NE(refusal(kind).find("allowed: dynamic, static, quantized, offloaded"), std::string::npos);
-    LiveSessionSettings two;
+    config::RunSettings bits;
+    bits.cache.kind = config::CacheKind::Quantized;
+    bits.cache.nbits = 3;
+    EXPECT_NE(refusal(bits).find("allowed: 2, 4, 8"), std::string::npos) << refusal(bits);
+    config::RunSettings two;
     two.preset = "llama";
     two.configPath = "config.json";
     EXPECT_NE(refusal(two).find("one model source"), std::string::npos);
-    LiveSessionSettings tokens;
+    config::RunSettings tokens;
     tokens.tokens = 0;
     EXPECT_NE(refusal(tokens).find("at least 1"), std::string::npos);
-    LiveSessionSettings device;
-    device.device = "tpu";
-    EXPECT_NE(refusal(device).find("allowed: cpu, cuda"), std::string::npos);
-    LiveSessionSettings preset;
+    config::RunSettings preset;
     preset.preset = "gpt9";
     EXPECT_NE(refusal(preset).find("llama"), std::string::npos) << refusal(preset);
     if (!LiveSession::cudaAvailable()) {
-        LiveSessionSettings cuda;
-        cuda.device = "cuda";
+        config::RunSettings cuda;
+        cuda.device = config::ComputeDevice::Cuda;
         EXPECT_NE(refusal(cuda).find("not available"), std::string::npos) << refusal(cuda);
     }
 }

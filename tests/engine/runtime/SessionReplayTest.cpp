@@ -19,7 +19,7 @@
 #include <sstream>
 #include <unistd.h>
 
-using kvscope::runtime::CacheOptions;
+using CacheOptions = kvscope::config::CacheSettings;
 using kvscope::runtime::GenerationOptions;
 using kvscope::runtime::Generator;
 namespace trace = kvscope::trace;
@@ -28,8 +28,8 @@ namespace {
 
 CacheOptions cache(const std::string& kind, const std::string& backend = "min-max", int nbits = 4) {
     CacheOptions options;
-    options.kind = kind;
-    options.backend = backend;
+    options.kind = kvscope::config::cacheKindFromString(kind).value();
+    options.backend = kvscope::config::quantizerBackendFromString(backend).value();
     options.nbits = nbits;
     options.residualLength = 3; // flushes within the run
     return options;

@@ -1,9 +1,11 @@
 #pragma once
 
 #include "kvscope/cache/CacheLayer.h"
+#include "kvscope/cache/CacheObserver.h"
 #include "kvscope/cache/KeyValueStates.h"
 #include "kvscope/cache/MaskSizes.h"
 #include "kvscope/cache/ModeledStreams.h"
+#include "kvscope/cache/Offloading.h"
 #include "kvscope/cache/TransferModel.h"
 #include "kvscope/trace/EventEmitter.h"
 
@@ -21,7 +23,10 @@ namespace kvscope::cache {
 
 class AttentionLayer;
 class CacheTracer;
-class DeviceStreams;
+class CudaStreamOffloadScheduler;
+class ModeledOffloadScheduler;
+class OffloadScheduler;
+struct OffloadState;
 
 /// A model's cache: one layer cache per model layer, per-layer dispatch, and the offload policy
 /// (the reference's `Cache`). Layers are either given up front or replicated lazily from a factory
@@ -39,17 +44,21 @@ class DeviceStreams;
 ///
 /// Offloading (the reference's `offloading`/`only_non_sliding`): before updating layer i the compute
 /// stream waits for pending prefetches and layer prefetchTarget(i + 1) is prefetched; after the
-/// update, layer i is offloaded when offloadsAfterUpdate(i). On CUDA the copies run on real streams
-/// and are timed with device events (Measured); elsewhere ModeledStreams gives every copy and update a
-/// place on a modeled compute lane and prefetch lane (Modeled), with copy times from the TransferModel
-/// and update times measured with steady_clock (or the model's fixed cost).
+/// update, layer i is offloaded when offloadsAfterUpdate(i). An offload scheduler does the moving: on
+/// CUDA the copies run on real streams and are timed with device events (Measured); elsewhere
+/// ModeledStreams gives every copy and update a place on a modeled compute lane and prefetch lane
+/// (Modeled), with copy times from the TransferModel and update times measured with steady_clock (or
+/// the model's fixed cost).
+///
+/// Observers (addObserver; tracing is one) see every key/value update before, after, and once the
+/// layer has been taken out, so policies that act on a layer after its update need not know about
+/// offloading.
 class Cache {
 public:
     using LayerFactory = std::function<std::unique_ptr<CacheLayer>()>;
 
-    explicit Cache(std::vector<std::unique_ptr<CacheLayer>> layers, bool offloading = false,
-                   bool offloadOnlyNonSliding = true);
-    explicit Cache(LayerFactory layerToReplicate, bool offloading = false, bool offloadOnlyNonSliding = true);
+    explicit Cache(std::vector<std::unique_ptr<CacheLayer>> layers, Offloading offloading = Offloading::Off);
+    explicit Cache(LayerFactory layerToReplicate, Offloading offloading = Offloading::Off);
     virtual ~Cache();
     Cache(const Cache&) = delete;
     Cache& operator=(const Cache&) = delete;
@@ -90,8 +99,9 @@ public:
     CacheLayer& layer(size_t index) { return *m_layers.at(index); }
     const CacheLayer& layer(size_t index) const { return *m_layers.at(index); }
 
-    bool offloading() const { return m_offloading; }
-    bool offloadOnlyNonSliding() const { return m_offloadOnlyNonSliding; }
+    bool offloading() const { return m_offloading != Offloading::Off; }
+    /// Whether only non-sliding layers move; false when the cache does not offload at all.
+    bool offloadOnlyNonSliding() const { return m_offloading == Offloading::OnlyNonSliding; }
     /// The layer the reference's `prefetch(layerIdx)` moves: the first eligible layer from `layerIdx`
     /// on, wrapping around (update of layer i asks for i + 1), or nothing where the reference would
     /// crash (every layer sliding while only non-sliding layers may move).
@@ -102,13 +112,17 @@ public:
     bool isOffloaded(size_t index) const { return index < m_onHost.size() && m_onHost[index]; }
     /// Empty, or why offloading did less than asked: with only_non_sliding and every layer sliding the
     /// reference raises `ValueError: False is not in list` in `prefetch`; kvscope offloads and
-    /// prefetches nothing, sets this text and writes it once to stderr.
+    /// prefetches nothing and sets this text (the cache prints nothing: callers show it).
     const std::string& offloadNotice() const { return m_offloadNotice; }
     /// Costs of modeled copies and updates (CPU runs); applies to what is scheduled from now on.
     void setTransferModel(const TransferModel& model) { m_modeled.setModel(model); }
-    const TransferModel& transferModel() const { return m_modeled.model(); }
     /// The modeled lanes: totals and the span of the last update (CPU runs with offloading).
     const ModeledStreams& modeledStreams() const { return m_modeled; }
+
+    /// Calls `observer` around every key/value update from now on, after the tracer; it must outlive
+    /// the cache or be removed first.
+    void addObserver(CacheObserver& observer);
+    void removeObserver(CacheObserver& observer);
 
     /// Reports every operation to `sink` as trace events; null detaches (first closing the step, see
     /// finishStep). Without a sink, events cost one branch per operation. The sink must outlive the
@@ -134,20 +148,22 @@ protected:
 
     std::vector<std::unique_ptr<CacheLayer>> m_layers;
     LayerFactory m_layerToReplicate;
-    bool m_offloading;
-    bool m_offloadOnlyNonSliding;
+    Offloading m_offloading;
 
 private:
-    /// Waits for prefetches, prefetches the next layer and brings layer `index` back if it is offloaded.
-    void prepareOffloadedUpdate(size_t index, const at::Device& device, bool tracing);
-    /// Offloads layer `index`; returns whether its Memory event travels with a pending device copy.
-    bool offloadAfterUpdate(size_t index, const at::Device& device, bool tracing);
-    /// A modeled update: its host time (or the model's fixed cost) on the compute lane.
-    KeyValueStates timedUpdate(AttentionLayer& attention, const at::Tensor& keyStates, const at::Tensor& valueStates);
-    DeviceStreams& deviceStreams(const at::Device& device);
-    /// Emits the device copies issued before the last one of `layer` (all when negative), waiting for them.
-    void emitTransfersThrough(int32_t layer);
-    void emitFinishedTransfers();
+    friend struct OffloadState;
+
+    /// Appends replicated layers until `layerIdx` exists (caches built from a layer factory).
+    void replicateLayersThrough(int64_t layerIdx);
+    /// The attention layer a key/value update addresses; an AttributeError for a linear-attention one.
+    AttentionLayer& attentionToUpdate(size_t index, int64_t layerIdx);
+    /// The scheduler that moves layers for updates on `device` (a no-op one without offloading).
+    OffloadScheduler& offloadScheduler(const at::Device& device);
+    OffloadState offloadState();
+    /// Calls `call(observer)` for the tracer (while tracing) and every added observer.
+    template <typename Call> void notifyObservers(Call&& call);
+    /// Emits the copies still in flight on a device, waiting for them (before operations on every layer).
+    void drainTransfers();
     void noteNothingToOffload();
     /// Memory of every layer and the totals, after an operation that touched all layers.
     void emitAllMemory();
@@ -159,7 +175,9 @@ private:
     mutable trace::EventEmitter m_emitter;
     std::unique_ptr<CacheTracer> m_tracer;
     ModeledStreams m_modeled;
-    std::unique_ptr<DeviceStreams> m_deviceStreams;
+    std::unique_ptr<ModeledOffloadScheduler> m_modeledScheduler;
+    std::unique_ptr<CudaStreamOffloadScheduler> m_cudaScheduler;
+    std::vector<CacheObserver*> m_observers;
     std::vector<bool> m_onHost;
     std::string m_offloadNotice;
 };

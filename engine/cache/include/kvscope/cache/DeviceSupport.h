@@ -1,5 +1,7 @@
 #pragma once
 
+#include "kvscope/config/ComputeDevice.h"
+
 #include <c10/core/Device.h>
 #include <string>
 
@@ -14,10 +16,10 @@ public:
     static bool torchHasCuda();
     /// Whether CUDA tensors can be made now (a CUDA LibTorch and a visible GPU).
     static bool cudaAvailable();
-    /// Empty when `name` ("cpu" or "cuda") can be used here; else why not, naming the allowed values.
-    static std::string refusal(const std::string& name);
-    /// The device called `name`; a CacheError (ValueError) with refusal(name) when it cannot be used.
-    static c10::Device resolve(const std::string& name);
+    /// Empty when `device` can be used here; else why not, naming what is allowed here.
+    static std::string refusal(config::ComputeDevice device);
+    /// The LibTorch device; a CacheError (ValueError) with refusal(device) when it cannot be used.
+    static c10::Device resolve(config::ComputeDevice device);
 };
 
 } // namespace kvscope::cache

@@ -13,8 +13,9 @@ namespace kvscope::cache {
 /// states); without one, dynamic layers created as updates reach them.
 class DynamicCache : public Cache {
 public:
-    explicit DynamicCache(const std::optional<config::ModelConfig>& config = std::nullopt, bool offloading = false,
-                          bool offloadOnlyNonSliding = false);
+    /// The reference's default for a DynamicCache offloads every layer (`offload_only_non_sliding=False`).
+    explicit DynamicCache(const std::optional<config::ModelConfig>& config = std::nullopt,
+                          Offloading offloading = Offloading::Off);
 
     std::string typeName() const override { return "DynamicCache"; }
 

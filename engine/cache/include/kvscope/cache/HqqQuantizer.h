@@ -11,7 +11,7 @@ class HqqQuantizer : public Quantizer {
 public:
     HqqQuantizer(int nbits, int64_t groupSize);
 
-    std::string name() const override { return "hqq"; }
+    config::QuantizerBackend backend() const override { return config::QuantizerBackend::Hqq; }
     void checkAxis(int64_t axis, const char* what) const override;
     void checkShape(const std::vector<int64_t>& shape, int64_t axis) const override;
     QuantizedTensor quantize(const at::Tensor& tensor, int64_t axis) const override;

@@ -20,7 +20,7 @@ public:
     /// Whether this build runs CUDA tensors through the fused kernels (LibTorch with CUDA and nvcc found).
     static bool fusedCudaKernels();
 
-    std::string name() const override { return "min-max"; }
+    config::QuantizerBackend backend() const override { return config::QuantizerBackend::MinMax; }
     void checkAxis(int64_t axis, const char* what) const override;
     void checkShape(const std::vector<int64_t>& shape, int64_t axis) const override;
     QuantizedTensor quantize(const at::Tensor& tensor, int64_t axis) const override;

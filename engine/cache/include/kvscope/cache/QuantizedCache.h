@@ -4,6 +4,7 @@
 #include "kvscope/cache/Quantizer.h"
 
 #include "kvscope/config/ModelConfig.h"
+#include "kvscope/config/QuantizerBackend.h"
 
 #include <memory>
 #include <string>
@@ -12,7 +13,7 @@ namespace kvscope::cache {
 
 /// Settings of a quantized cache, with the reference's defaults.
 struct QuantizationSettings {
-    std::string backend = "min-max"; ///< "min-max" (alias "quanto") or "hqq"
+    config::QuantizerBackend backend = config::QuantizerBackend::MinMax;
     int nbits = 4;
     int64_t axisKey = 0;
     int64_t axisValue = 0;
@@ -27,7 +28,7 @@ public:
 
     std::string typeName() const override { return "QuantizedCache"; }
 
-    /// The quantizer for a backend name; refuses unknown names, listing the allowed ones.
+    /// The settings' quantizer; refuses bit widths and group sizes the backend cannot take.
     static std::shared_ptr<const Quantizer> makeQuantizer(const QuantizationSettings& settings);
 };
 

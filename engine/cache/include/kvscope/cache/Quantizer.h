@@ -1,6 +1,7 @@
 #pragma once
 
 #include "kvscope/cache/QuantizedTensor.h"
+#include "kvscope/config/QuantizerBackend.h"
 
 #include <cstdint>
 #include <string>
@@ -14,8 +15,7 @@ public:
     Quantizer(int nbits, int64_t groupSize);
     virtual ~Quantizer() = default;
 
-    /// "min-max" or "hqq".
-    virtual std::string name() const = 0;
+    virtual config::QuantizerBackend backend() const = 0;
     /// Throws CacheError (ValueError) unless `axis` is one this backend supports.
     virtual void checkAxis(int64_t axis, const char* what) const = 0;
     /// Throws CacheError (ValueError) when a tensor of this shape cannot be grouped along `axis`.

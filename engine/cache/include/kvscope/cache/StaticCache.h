@@ -10,8 +10,7 @@ namespace kvscope::cache {
 /// chunked layers hold their window only.
 class StaticCache : public Cache {
 public:
-    StaticCache(const config::ModelConfig& config, int64_t maxCacheLen, bool offloading = false,
-                bool offloadOnlyNonSliding = true);
+    StaticCache(const config::ModelConfig& config, int64_t maxCacheLen, Offloading offloading = Offloading::Off);
 
     std::string typeName() const override { return "StaticCache"; }
 

@@ -8,8 +8,9 @@
 
 namespace kvscope::model {
 
-/// What one decoder layer computes (from the config's `layer_types`).
-enum class LayerKind { FullAttention, SlidingAttention, ChunkedAttention, LinearAttention, Hybrid };
+/// What attention one decoder layer computes (from the config's `layer_types`); the cache layer class a
+/// trace records is trace::LayerKind.
+enum class AttentionKind { FullAttention, SlidingAttention, ChunkedAttention, LinearAttention, Hybrid };
 
 /// Conventions shared by a family of checkpoints: norms, embedding scale, biases, block layout.
 enum class ModelFamily { Llama, Qwen2, Gemma, Whisper };
@@ -36,9 +37,9 @@ public:
     double attentionScale() const { return m_attentionScale; }
     bool isEncoderDecoder() const { return m_family == ModelFamily::Whisper; }
 
-    int64_t numLayers() const { return static_cast<int64_t>(m_layerKinds.size()); }
-    LayerKind layerKind(int64_t layer) const { return m_layerKinds.at(static_cast<size_t>(layer)); }
-    const std::vector<LayerKind>& layerKinds() const { return m_layerKinds; }
+    int64_t numLayers() const { return static_cast<int64_t>(m_attentionKinds.size()); }
+    AttentionKind attentionKind(int64_t layer) const { return m_attentionKinds.at(static_cast<size_t>(layer)); }
+    const std::vector<AttentionKind>& attentionKinds() const { return m_attentionKinds; }
     bool hasAttention(int64_t layer) const;
     bool hasLinearAttention(int64_t layer) const;
     /// Sliding window or chunk size of a sliding/chunked layer; 0 otherwise.
@@ -67,7 +68,7 @@ public:
     int64_t convChannels() const { return 2 * m_linearKeyHeads * m_linearKeyDim + m_linearValueHeads * m_linearValueDim; }
 
     /// The config's layer type name of a kind ("sliding_attention", ...).
-    static const char* layerKindName(LayerKind kind);
+    static const char* attentionKindName(AttentionKind kind);
     /// The layer pattern in a few words, e.g. "5 sliding_attention + 1 full_attention" or
     /// "(sliding_attention + full_attention) x 2", with shared-KV layers noted.
     std::string patternSummary() const;
@@ -83,7 +84,7 @@ private:
     bool m_tiedEmbeddings = false;
     double m_attentionScale = 1.0;
     int64_t m_headDim = 0;
-    std::vector<LayerKind> m_layerKinds;
+    std::vector<AttentionKind> m_attentionKinds;
     std::vector<int64_t> m_kvSource;
     int64_t m_numShared = 0;
     int64_t m_linearKeyHeads = 0;

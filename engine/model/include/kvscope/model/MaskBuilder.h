@@ -19,7 +19,7 @@ public:
     /// Boolean mask [batch, 1, queryLength, kvLength], true = attend. `window` is the sliding window or
     /// chunk size (ignored for full attention). `paddingMask` is [batch, positions] (nonzero = real
     /// token) or undefined; its batch size sets the mask's, else the batch is 1.
-    static at::Tensor build(LayerKind kind, int64_t window, int64_t queryLength, int64_t queryOffset,
+    static at::Tensor build(AttentionKind kind, int64_t window, int64_t queryLength, int64_t queryOffset,
                             const cache::MaskSizes& sizes, const at::Tensor& paddingMask, const at::Device& device);
     /// A mask as rows of '1' (attend) and '.', one row per query, rows separated by spaces (tests, logs).
     static std::string render(const at::Tensor& mask, int64_t batch = 0);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "kvscope/config/ComputeDevice.h"
+
 #include "kvscope/config/ModelConfig.h"
 #include "kvscope/model/Architecture.h"
 #include "kvscope/model/LanguageModel.h"
@@ -28,8 +30,9 @@ public:
                                                          const at::Device& device = at::Device(at::kCPU));
     /// The parameters the model for `architecture` has.
     static std::vector<ParameterSpec> parameterSpecs(const Architecture& architecture);
-    /// "cpu", or "cuda" where this LibTorch has CUDA; otherwise a ModelError naming what is allowed.
-    static at::Device device(const std::string& name);
+    /// The LibTorch device: cpu, or cuda where this LibTorch has CUDA and sees a GPU; otherwise a
+    /// ModelError naming what is allowed here.
+    static at::Device device(config::ComputeDevice device);
     /// The model types --checkpoint accepts.
     static const char* checkpointModelTypes();
 };

@@ -33,6 +33,9 @@ struct GenerationOptions {
     bool stopAtEos = true;
     int64_t eosTokenId = 257; ///< the byte tokenizer's eos
     int64_t padTokenId = 258; ///< what finished beams continue with
+
+    /// The decoding a run's settings ask for (tokens, beams, seed, temperature, top-k).
+    static GenerationOptions of(const config::RunSettings& settings);
 };
 
 /// What one prefill or step did.
@@ -51,7 +54,7 @@ struct StepResult {
 class Generator {
 public:
     /// `model` and `sink` must outlive the generator. Refuses bad options, naming the allowed values.
-    Generator(model::LanguageModel& model, CacheOptions cacheOptions, GenerationOptions options,
+    Generator(model::LanguageModel& model, config::CacheSettings cacheSettings, GenerationOptions options,
               trace::EventSink* sink = nullptr);
     ~Generator();
     Generator(const Generator&) = delete;
@@ -75,9 +78,8 @@ public:
     std::vector<int64_t> generatedTokens() const;
     /// Prompt plus generated tokens of one row.
     std::vector<int64_t> sequence(int64_t row = 0) const;
-    /// Logits [rows fed, vocab] of the positions the last forward pass fed.
-    const at::Tensor& lastLogits() const { return m_lastLogits; }
-    /// Max |lastLogits - logits of recomputing the fed sequences from scratch without a cache|.
+    /// Max |logits of the last forward pass - logits of recomputing the fed sequences from scratch
+    /// without a cache|.
     double recomputeDifference();
     /// Cumulative beam log-probabilities (beam search only).
     std::vector<double> beamScores() const;
@@ -86,7 +88,7 @@ public:
     const model::ModelCache& cache() const;
     const model::LanguageModel& model() const { return m_model; }
     const GenerationOptions& options() const { return m_options; }
-    const CacheOptions& cacheOptions() const { return m_cacheOptions; }
+    const config::CacheSettings& cacheSettings() const { return m_cacheSettings; }
 
 private:
     /// Runs inputs through the model over the cache; returns the last position's logits [rows, vocab].
@@ -100,7 +102,7 @@ private:
     static trace::LogitsEvent logitsEventOf(const at::Tensor& rowLogits);
 
     model::LanguageModel& m_model;
-    CacheOptions m_cacheOptions;
+    config::CacheSettings m_cacheSettings;
     GenerationOptions m_options;
     trace::EventSink* m_sink;
     std::unique_ptr<model::ModelCache> m_cache;

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "kvscope/trace/RunSettings.h"
+#include "kvscope/config/RunSettings.h"
 #include "kvscope/trace/SessionMetadata.h"
 
 #include <cstdint>
@@ -14,9 +14,6 @@ class EventSink;
 
 namespace kvscope::runtime {
 
-/// What a live session runs (shared with the GUI, which must not see LibTorch).
-using LiveSessionSettings = trace::RunSettings;
-
 /// A generation run behind a torch-free interface, for callers that must not see LibTorch (the GUI):
 /// builds the model, then prefills and steps a Generator that reports every cache operation to the
 /// sink given to start(). Not thread-safe: use it from one thread (the GUI's engine thread).
@@ -24,7 +21,7 @@ class LiveSession {
 public:
     /// Loads the model; throws std::runtime_error naming the problem and the allowed values for a bad
     /// source, cache kind, option or an unavailable device.
-    explicit LiveSession(LiveSessionSettings settings);
+    explicit LiveSession(config::RunSettings settings);
     ~LiveSession();
     LiveSession(const LiveSession&) = delete;
     LiveSession& operator=(const LiveSession&) = delete;

@@ -14,9 +14,8 @@ namespace kvscope::runtime {
 /// --out` and the GUI's live sessions, so that files from either read and compare alike.
 class RunMetadata {
 public:
-    static trace::SessionMetadata build(const ModelSource::Loaded& loaded, const CacheOptions& cache,
-                                        const GenerationOptions& generation, const std::string& prompt,
-                                        const std::string& device, std::int64_t createdUnixNs);
+    static trace::SessionMetadata build(const ModelSource::Loaded& loaded, const config::RunSettings& run,
+                                        std::int64_t createdUnixNs);
     /// Now, as session files stamp their creation.
     static std::int64_t nowUnixNs();
 };

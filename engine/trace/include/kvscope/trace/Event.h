@@ -19,16 +19,19 @@ namespace kvscope::trace {
 enum class TransferDirection : std::uint8_t {
     Offload = 0,  // device -> host
     Prefetch = 1, // host -> device
+    Last = Prefetch,
 };
 
 enum class TransferLane : std::uint8_t {
     Compute = 0,  // the compute stream (the reference offloads on it)
     Prefetch = 1, // the side stream used for prefetching
+    Last = Prefetch,
 };
 
 enum class TimingSource : std::uint8_t {
     Measured = 0, // begin/end taken from device events
     Modeled = 1,  // computed from bytes and a configured bandwidth (CPU runs have no second device)
+    Last = Modeled,
 };
 
 // One Cache::update of one layer, described after the update has been applied.

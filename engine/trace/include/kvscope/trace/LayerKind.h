@@ -16,6 +16,7 @@ enum class LayerKind : std::uint8_t {
     Quantized = 4,
     LinearAttention = 5,
     LinearAttentionAndFullAttention = 6,
+    Last = LinearAttentionAndFullAttention, ///< the highest value a session file may hold
 };
 
 // Stable snake_case name ("dynamic_sliding_window"), used in JSON output and session files.

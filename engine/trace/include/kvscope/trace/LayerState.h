@@ -13,6 +13,7 @@ enum class Residency : std::uint8_t {
     Device = 0,
     Host = 1,
     InTransit = 2,
+    Last = InTransit, ///< the highest value a session file may hold
 };
 
 std::string_view toString(Residency residency);

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kvscope::trace {
 
@@ -17,12 +18,17 @@ struct SessionMetadata {
     std::uint64_t seed = 0;
     std::string prompt;
     std::int64_t createdUnixNs = 0;
+    // Per layer: the chunk of a chunked-attention layer, 0 for every other layer (format 1.1; read
+    // from model_config for 1.0 files). Sliding windows need no entry: events carry them.
+    std::vector<std::int64_t> attentionChunkSizes;
 
     bool operator==(const SessionMetadata&) const = default;
 
     // The header's JSON text; fromJson refuses text that is not a JSON object or holds a field of
     // the wrong type (SessionError naming the field). Unknown keys are ignored, missing ones keep
     // their defaults, so newer writers stay readable.
+    // A file without attention_chunk_sizes (format 1.0) gets them from model_config's layer_types and
+    // attention_chunk_size (or text_config's, for multimodal configs).
     std::string toJson() const;
     static SessionMetadata fromJson(std::string_view json);
 };

@@ -29,6 +29,10 @@ enum class SeriesField : std::uint8_t {
 
 std::string_view toString(SeriesField field);
 
+/// What `field` is in `state` for one layer, or with layer -1 for the whole cache (the memory totals, or
+/// the sum over layers); WallNs is the step's whatever the layer. The one mapping seriesOf plots.
+double seriesValue(const StepState& state, std::int32_t layer, SeriesField field);
+
 // All events of a session indexed by step, answering "what did the cache look like after step k"
 // without replaying from the start.
 //

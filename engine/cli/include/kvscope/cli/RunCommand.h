@@ -1,0 +1,40 @@
+#pragma once
+
+#include "kvscope/config/RunSettings.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace kvscope::cli {
+
+/// The options of `kvscope-cli run` (docs/CLI.md): the run's settings, and what the command does
+/// around the run.
+struct RunOptions {
+    config::RunSettings run;
+    std::string out; ///< session file to record, appended step by step
+    bool check = false;
+    bool progress = true;
+};
+
+/// `kvscope-cli run`: generates token by token with the chosen model and cache, shows progress on
+/// stderr and prints a JSON summary (tokens, text, per-cache-type bytes, timings, tokens_per_second;
+/// with --check, "max_abs_logit_diff" of every step against a cache-free recompute).
+class RunCommand {
+public:
+    /// Adds the `run` subcommand, its options bound to `options`.
+    static CLI::App* addSubcommand(CLI::App& app, RunOptions& options);
+    /// Runs and returns the summary; progress goes to `progress`. Throws on bad input.
+    static nlohmann::json run(const RunOptions& options, std::ostream& progress);
+    /// Runs, prints the summary on `out`; returns 0, or 1 when --check found a difference above the
+    /// cache's tolerance. Bad input throws (the caller exits 2).
+    static int execute(const RunOptions& options, std::ostream& out, std::ostream& err);
+};
+
+} // namespace kvscope::cli

@@ -1,0 +1,50 @@
+#pragma once
+
+#include "kvscope/config/CacheKind.h"
+#include "kvscope/config/ComputeDevice.h"
+#include "kvscope/config/QuantizerBackend.h"
+
+#include <cstdint>
+#include <string>
+
+namespace kvscope::config {
+
+/// The cache a run uses and its options, as `kvscope-cli run`, the GUI and session files give them.
+struct CacheSettings {
+    CacheKind kind = CacheKind::Dynamic;
+    QuantizerBackend backend = QuantizerBackend::MinMax; ///< quantized only
+    int nbits = 4;                                       ///< quantized only
+    std::int64_t groupSize = 0;       ///< quantized: 0 = the model's head dim (always divides the states)
+    std::int64_t residualLength = 128; ///< quantized: full-precision tokens before a flush
+    std::int64_t maxCacheLen = 0;      ///< static: 0 = prompt + new tokens
+
+    bool operator==(const CacheSettings&) const = default;
+};
+
+/// What a run is asked to do, torch-free so that the CLI, the GUI's New session dialog and the engine's
+/// LiveSession share one definition: one model source (preset, config.json or checkpoint folder; all
+/// empty = the default preset), the cache, the prompt, how many tokens, decoding, seeds and the device.
+struct RunSettings {
+    std::string preset;
+    std::string configPath;
+    std::string checkpointDir;
+    CacheSettings cache;
+    std::string prompt = "The key-value cache";
+    std::int64_t tokens = 32;
+    std::int64_t beams = 1;        ///< beam search width (1 = greedy or sampling)
+    double temperature = 0.0;      ///< 0 = greedy
+    std::int64_t topK = 0;         ///< 0 = all tokens
+    std::uint64_t seed = 0;        ///< sampling
+    std::uint64_t weightSeed = 0;  ///< built-in weights (presets and config.json)
+    ComputeDevice device = ComputeDevice::Cpu;
+
+    bool operator==(const RunSettings&) const = default;
+};
+
+/// The one check of a run's settings before anything is built (the CLI's run, the GUI launcher and
+/// LiveSession): at most one model source, at least one token and one beam, a bit width the
+/// backend supports, no negative size, temperature or top-k. Throws ConfigError naming the setting
+/// and what is allowed. Whether the device is usable here is the engine's check (DeviceSupport).
+void validate(const RunSettings& settings);
+
+} // namespace kvscope::config

@@ -1,0 +1,101 @@
+#pragma once
+
+#include "kvscope/trace/Event.h"
+#include "kvscope/trace/StepState.h"
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+
+namespace kvscope::trace {
+
+/// The one description of each payload's binary record (sessions/FORMAT.md): its fields, in wire
+/// order, as member pointers. EventCodec reads and writes every record from this list alone, so the two
+/// directions cannot disagree; the static_asserts below fail the build when a struct gains a field that
+/// its list does not name. (RenderDoc's single DoSerialise per struct is the model.)
+template <typename Record> struct EventFields;
+
+#define KVSCOPE_EVENT_FIELDS(Record, ...)                                                                             \
+    template <> struct EventFields<Record> {                                                                          \
+        static constexpr auto list = std::make_tuple(__VA_ARGS__);                                                    \
+    }
+
+KVSCOPE_EVENT_FIELDS(UpdateEvent, &UpdateEvent::tokensIn, &UpdateEvent::seqLength, &UpdateEvent::storedTokens,
+                     &UpdateEvent::capacity, &UpdateEvent::returnedTokens, &UpdateEvent::bytes,
+                     &UpdateEvent::layerType);
+KVSCOPE_EVENT_FIELDS(MaskSizesEvent, &MaskSizesEvent::queryLength, &MaskSizesEvent::kvLength,
+                     &MaskSizesEvent::kvOffset);
+KVSCOPE_EVENT_FIELDS(WindowSlideEvent, &WindowSlideEvent::positionsEvicted, &WindowSlideEvent::windowStart,
+                     &WindowSlideEvent::windowEnd, &WindowSlideEvent::windowSize);
+KVSCOPE_EVENT_FIELDS(QuantizeFlushEvent, &QuantizeFlushEvent::tokensMoved, &QuantizeFlushEvent::residualBefore,
+                     &QuantizeFlushEvent::residualAfter, &QuantizeFlushEvent::quantizedTokensAfter,
+                     &QuantizeFlushEvent::bytesBefore, &QuantizeFlushEvent::bytesAfter,
+                     &QuantizeFlushEvent::maxAbsError, &QuantizeFlushEvent::meanAbsError,
+                     &QuantizeFlushEvent::relativeError);
+KVSCOPE_EVENT_FIELDS(TransferEvent, &TransferEvent::direction, &TransferEvent::lane, &TransferEvent::timing,
+                     &TransferEvent::beginNs, &TransferEvent::endNs, &TransferEvent::bytes);
+KVSCOPE_EVENT_FIELDS(CropEvent, &CropEvent::maxLength, &CropEvent::seqLengthBefore, &CropEvent::seqLengthAfter);
+KVSCOPE_EVENT_FIELDS(ReorderEvent, &ReorderEvent::beamIndices);
+KVSCOPE_EVENT_FIELDS(BatchRepeatEvent, &BatchRepeatEvent::repeats, &BatchRepeatEvent::batchBefore,
+                     &BatchRepeatEvent::batchAfter);
+KVSCOPE_EVENT_FIELDS(BatchSelectEvent, &BatchSelectEvent::indices, &BatchSelectEvent::batchBefore,
+                     &BatchSelectEvent::batchAfter);
+template <> struct EventFields<ResetEvent> {
+    static constexpr std::tuple<> list{};
+};
+KVSCOPE_EVENT_FIELDS(MemoryEvent, &MemoryEvent::deviceFullPrecision, &MemoryEvent::deviceQuantized,
+                     &MemoryEvent::host);
+KVSCOPE_EVENT_FIELDS(StepBeginEvent, &StepBeginEvent::tokenId, &StepBeginEvent::text);
+KVSCOPE_EVENT_FIELDS(StepEndEvent, &StepEndEvent::tokenId, &StepEndEvent::text, &StepEndEvent::wallNs);
+KVSCOPE_EVENT_FIELDS(ComputeEvent, &ComputeEvent::timing, &ComputeEvent::beginNs, &ComputeEvent::endNs);
+KVSCOPE_EVENT_FIELDS(LogitsEvent, &LogitsEvent::tokenIds, &LogitsEvent::logProbs, &LogitsEvent::complete);
+KVSCOPE_EVENT_FIELDS(LayerState, &LayerState::initialized, &LayerState::kind, &LayerState::seqLength,
+                     &LayerState::storedTokens, &LayerState::capacity, &LayerState::returnedTokens,
+                     &LayerState::lastUpdateStep, &LayerState::queryLength, &LayerState::kvLength,
+                     &LayerState::kvOffset, &LayerState::windowStart, &LayerState::windowEnd,
+                     &LayerState::windowSize, &LayerState::evictedTokens, &LayerState::residualTokens,
+                     &LayerState::quantizedTokens, &LayerState::lastFlushStep,
+                     &LayerState::lastFlushRelativeError, &LayerState::residency, &LayerState::bytesDevice,
+                     &LayerState::bytesDeviceQuantized, &LayerState::bytesHost, &LayerState::batchSize);
+// The snapshot's layers go last: a reader bounds their count by the bytes that remain.
+KVSCOPE_EVENT_FIELDS(StepState, &StepState::step, &StepState::memoryDeviceFullPrecision,
+                     &StepState::memoryDeviceQuantized, &StepState::memoryHost, &StepState::inputTokenId,
+                     &StepState::inputText, &StepState::tokenId, &StepState::tokenText, &StepState::wallNs,
+                     &StepState::layers);
+
+#undef KVSCOPE_EVENT_FIELDS
+
+namespace detail {
+
+/// Converts to any member type, to count an aggregate's members by how many initializers it takes.
+struct AnyMember {
+    template <typename T> constexpr operator T&() const&& noexcept;
+    template <typename T> constexpr operator T&&() const&& noexcept;
+};
+
+template <typename Record, typename... Members> constexpr std::size_t memberCount() {
+    if constexpr (requires { Record{Members{}..., AnyMember{}}; }) {
+        return memberCount<Record, Members..., AnyMember>();
+    } else {
+        return sizeof...(Members);
+    }
+}
+
+} // namespace detail
+
+/// Whether a record's field list names every data member it has.
+template <typename Record> constexpr bool listsEveryMember() {
+    return std::tuple_size_v<std::remove_const_t<decltype(EventFields<Record>::list)>> ==
+           detail::memberCount<Record>();
+}
+
+template <typename... Payloads> constexpr bool listsEveryMemberOfEach(std::variant<Payloads...>*) {
+    return (listsEveryMember<Payloads>() && ...);
+}
+
+static_assert(listsEveryMemberOfEach(static_cast<EventPayload*>(nullptr)),
+              "an event payload has a field its EventFields list does not name: it would not be written");
+static_assert(listsEveryMember<LayerState>() && listsEveryMember<StepState>(),
+              "a snapshot record has a field its EventFields list does not name: it would not be written");
+
+} // namespace kvscope::trace

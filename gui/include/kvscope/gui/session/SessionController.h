@@ -1,0 +1,117 @@
+#pragma once
+
+#include "kvscope/gui/session/LiveSessionRunner.h"
+#include "kvscope/gui/session/SessionEngine.h"
+#include "kvscope/gui/session/StepBatch.h"
+#include "kvscope/trace/SessionMetadata.h"
+#include "kvscope/trace/SessionReader.h"
+#include "kvscope/trace/StepState.h"
+#include "kvscope/trace/Timeline.h"
+
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace kvscope::gui {
+
+// The session every view observes (RenderDoc's capture context): one Timeline, its metadata, the
+// current step and its StepState snapshot. Replayed files and live runs fill the same Timeline, so the
+// views have one code path. Signals: sessionLoaded (a new session, maybe still empty), sessionGrew (a
+// live run added steps; coalesced to at most one per frame), stepChanged (the current step moved).
+class SessionController : public QObject {
+    Q_OBJECT
+public:
+    enum class Mode { Empty, Replay, Live };
+
+    explicit SessionController(SessionEngineFactory engineFactory = {}, QObject* parent = nullptr);
+    ~SessionController() override;
+
+    // Replay. openFile returns an empty string on success, else the reason; a damaged file opens up to
+    // the damage and damage() says what was lost.
+    QString openFile(const QString& path);
+    // The same on a loader thread, so a big file does not freeze the window: fileOpened(path, error)
+    // follows (error empty once the session is loaded). A newer request supersedes an older one.
+    void openFileInBackground(const QString& path);
+    void setRecordedSession(const trace::SessionMetadata& metadata, std::vector<trace::Event> events,
+                            const QString& name);
+    QString saveAs(const QString& path) const;
+    QString exportPerfetto(const QString& path) const;
+
+    // Live runs (only with an engine factory).
+    bool canRunLive() const { return m_runner.canRun(); }
+    // How far a new live run generates on its own: a token each time stepping passes the end, or
+    // every token up to the settings' count.
+    enum class Generation { OnRequest, ToTheEnd };
+    void startLive(const config::RunSettings& settings, Generation generation);
+    // Generates up to the configured token count; progress via sessionGrew and liveStateChanged.
+    void runToEnd();
+    void cancelRun();
+    bool liveBusy() const { return m_runner.busy(); }
+    bool liveFinished() const { return m_liveFinished; }
+    std::int64_t liveTokenTarget() const { return m_settings.tokens; }
+    // Waits for the engine thread and delivers its results: headless screenshot path and tests only.
+    void waitForEngine();
+
+    // Navigation; steps are clamped to the session. Stepping past the end of an unfinished live run
+    // asks the engine for one more token and follows it when it arrives.
+    void setCurrentStep(std::int64_t step);
+    void stepForward();
+    void stepBackward();
+    void goToStart();
+    void goToEnd();
+
+    Mode mode() const { return m_mode; }
+    QString name() const { return m_name; }
+    QString damage() const { return m_damage; }
+    const trace::SessionMetadata& metadata() const { return m_metadata; }
+    const config::RunSettings& liveSettings() const { return m_settings; }
+    const trace::Timeline& timeline() const { return m_timeline; }
+    std::int64_t stepCount() const { return m_timeline.stepCount(); }
+    std::int64_t currentStep() const { return m_step; }
+    // Never null: an empty state before the first step.
+    std::shared_ptr<const trace::StepState> state() const { return m_state; }
+    // The state after the step before the current one (for what changed); null at step 0.
+    std::shared_ptr<const trace::StepState> previousState() const;
+
+signals:
+    void sessionLoaded();
+    void sessionGrew(qint64 stepCount);
+    void stepChanged(qint64 step);
+    void liveStateChanged();
+    void errorOccurred(const QString& message);
+    void fileOpened(const QString& path, const QString& error);
+
+private:
+    void onBatch(const std::shared_ptr<const StepBatch>& batch);
+    void onFailed(std::uint64_t run, const QString& message);
+    void flushGrowth();
+    void resetSession(Mode mode, const QString& name);
+    QString load(const QString& path, trace::SessionContents contents);
+    // Reads a session file into `contents`; the error, or empty.
+    static QString readFile(const QString& path, trace::SessionContents& contents);
+    // Writes the session with `write(path, metadata, events)`; the error, or empty.
+    template <typename Write>
+    QString writeSession(const QString& path, const QString& nothingToWrite, Write write) const;
+
+    trace::Timeline m_timeline;
+    trace::SessionMetadata m_metadata;
+    config::RunSettings m_settings;
+    Mode m_mode = Mode::Empty;
+    QString m_name;
+    QString m_damage;
+    std::int64_t m_step = 0;
+    std::shared_ptr<const trace::StepState> m_state;
+    bool m_followLatest = true;
+    bool m_liveFinished = false;
+    bool m_growthPending = false;
+    QTimer m_growthTimer;
+    LiveSessionRunner m_runner;
+    std::uint64_t m_openRequest = 0;
+    EngineThread m_loader; // reads session files; last, so it joins before the rest goes
+};
+
+} // namespace kvscope::gui

@@ -1,0 +1,47 @@
+#pragma once
+
+#include "kvscope/gui/models/LogitsComparison.h"
+
+#include <QWidget>
+
+#include <cstdint>
+#include <vector>
+
+class QCPItemStraightLine;
+class QCPItemText;
+class QLabel;
+
+namespace kvscope::gui {
+
+class CursorPlot;
+class SessionController;
+class ViewSelection;
+
+// Compare mode: two sessions on the same prompt side by side (their occupancy maps), steps in sync
+// (B follows A's step), the generated texts with the first divergent token marked, and per step the
+// KL divergence KL(A || B) and top-1 agreement of their next-token distributions (Logits events).
+class CompareView : public QWidget {
+    Q_OBJECT
+public:
+    CompareView(SessionController& a, SessionController& b, ViewSelection& selection, QWidget* parent = nullptr);
+
+    const std::vector<StepComparison>& comparison() const { return m_comparison; }
+    std::int64_t firstDivergentStep() const { return m_firstDivergence; }
+
+private:
+    void recompute();
+    void moveCursor();
+    QString tokensText(const SessionController& session) const;
+
+    SessionController& m_a;
+    SessionController& m_b;
+    QLabel* m_header;
+    QLabel* m_texts;
+    CursorPlot* m_plot;
+    QCPItemStraightLine* m_divergence;
+    QCPItemText* m_message;
+    std::vector<StepComparison> m_comparison;
+    std::int64_t m_firstDivergence = -1;
+};
+
+} // namespace kvscope::gui

@@ -1,0 +1,51 @@
+#pragma once
+
+#include "kvscope/gui/session/SessionEngine.h"
+#include "kvscope/config/RunSettings.h"
+
+#include <QSize>
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <optional>
+#include <variant>
+
+class QImage;
+class QTextStream;
+
+namespace kvscope::gui {
+
+class MainWindow;
+
+// What the command line asked for (docs/CLI.md: `kvscope [FILE] [--preset NAME]
+// [--screenshot OUT.png [--step K]]`, plus the live run's cache options, --compare FILE and
+// --synthetic LAYERSxTOKENS for a model-free demo session).
+struct LaunchOptions {
+    QString file;
+    config::RunSettings live;
+    QString screenshot;
+    std::optional<std::int64_t> step;
+    QString compareFile;
+    QSize size{1600, 1000};
+    std::int32_t syntheticLayers = 0;
+    std::int64_t syntheticTokens = 0;
+};
+
+// Parses the command line and starts the window: a file, a synthetic session, or a live run (the
+// default preset when nothing is given). With --screenshot it waits for the session, renders the
+// window offscreen at the step and exits instead of running the event loop.
+class AppLauncher {
+public:
+    // Options, or a message naming the bad argument and what is allowed.
+    static std::variant<LaunchOptions, QString> parse(const QStringList& arguments, const EngineCapabilities& capabilities);
+    // True when no display is reachable: no DISPLAY, no WAYLAND_DISPLAY and no QT_QPA_PLATFORM chosen.
+    static bool noDisplay();
+    // Fills the window as asked. Returns the exit code in screenshot mode (0 written, 2 bad input or
+    // failed session), or nullopt when the caller should show the window and run the event loop.
+    static std::optional<int> launch(MainWindow& window, const LaunchOptions& options, QTextStream& errors);
+    // An image is a real screenshot when it is not one flat colour (a blank window, or one with a frame).
+    static bool looksPainted(const QImage& image);
+};
+
+} // namespace kvscope::gui

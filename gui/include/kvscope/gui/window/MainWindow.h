@@ -1,0 +1,120 @@
+#pragma once
+
+#include "kvscope/gui/session/SessionEngine.h"
+#include "kvscope/config/RunSettings.h"
+
+#include <QImage>
+#include <QMainWindow>
+
+#include <memory>
+
+class QAction;
+class QDockWidget;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QTabWidget;
+class QToolButton;
+
+namespace kvscope::gui {
+
+class CompareView;
+class EventLogView;
+class LayerTableView;
+class MaskView;
+class MemoryView;
+class OccupancyMapView;
+class QuantizationView;
+class SessionController;
+class TransferTimelineView;
+class TransportBar;
+class ViewSelection;
+
+// The inspector window: menus and toolbar (new live session, open, recent files, save as, export for
+// Perfetto, compare), the transport, every view over one SessionController and one ViewSelection,
+// drag and drop of session files, a status bar (model, cache, device, memory, progress with cancel),
+// and window state and recent files kept in QSettings.
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    MainWindow(SessionEngineFactory engineFactory, EngineCapabilities capabilities, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    SessionController& session() { return *m_session; }
+    SessionController& compareSession() { return *m_compareSession; }
+    ViewSelection& selection() { return *m_selection; }
+    TransportBar* transport() const { return m_transport; }
+
+    // Opens a session file on a loader thread; errors and damage are shown in dialogs once it is read.
+    void openFile(const QString& path);
+    // Opens a session file at once, showing no dialog: returns the reason of a failure (empty on success).
+    QString openFileNow(const QString& path);
+    // Starts a live run and plays it.
+    void startLive(const config::RunSettings& settings);
+    // Compare mode: B from a file or a live run to the end; shows the compare dock. compareWithFile shows
+    // a failure in a dialog, compareWithFileNow returns it.
+    void compareWithFile(const QString& path);
+    QString compareWithFileNow(const QString& path);
+    void compareWithLive(const config::RunSettings& settings);
+    // Replots every chart now and renders the window (offscreen works); for --screenshot.
+    QImage renderImage();
+    QStringList recentFiles() const;
+    static bool isSessionFile(const QString& path);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void createViews();
+    void createActions();
+    void createStatusBar();
+    void newSession();
+    void openDialog();
+    void saveAsDialog();
+    void exportDialog();
+    void compareFileDialog();
+    void compareLiveDialog();
+    // A file opened on the loader thread: its error or damage in a dialog.
+    void fileOpened(const QString& path, const QString& error);
+    // What every successful open does: transport stopped, the file among the recent ones.
+    void noteOpened(const QString& path);
+    void addRecentFile(const QString& path);
+    void rebuildRecentMenu();
+    void updateStatus();
+    void updateLiveState();
+    void showError(const QString& message);
+    QDockWidget* addDock(QWidget* view, const QString& title, const QString& name, Qt::DockWidgetArea area);
+
+    EngineCapabilities m_capabilities;
+    std::unique_ptr<SessionController> m_session;
+    std::unique_ptr<SessionController> m_compareSession;
+    std::unique_ptr<ViewSelection> m_selection;
+    config::RunSettings m_lastSettings;
+    TransportBar* m_transport = nullptr;
+    OccupancyMapView* m_occupancy = nullptr;
+    LayerTableView* m_layers = nullptr;
+    EventLogView* m_events = nullptr;
+    MaskView* m_mask = nullptr;
+    QuantizationView* m_quantization = nullptr;
+    TransferTimelineView* m_transfers = nullptr;
+    MemoryView* m_memory = nullptr;
+    CompareView* m_compare = nullptr;
+    QDockWidget* m_compareDock = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QMenu* m_viewMenu = nullptr;
+    QAction* m_saveAction = nullptr;
+    QAction* m_exportAction = nullptr;
+    QAction* m_runAction = nullptr;
+    QLabel* m_modelLabel = nullptr;
+    QLabel* m_cacheLabel = nullptr;
+    QLabel* m_deviceLabel = nullptr;
+    QLabel* m_memoryLabel = nullptr;
+    QLabel* m_liveLabel = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QToolButton* m_cancel = nullptr;
+};
+
+} // namespace kvscope::gui

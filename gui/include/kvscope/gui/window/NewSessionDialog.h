@@ -1,0 +1,52 @@
+#pragma once
+
+#include "kvscope/gui/session/SessionEngine.h"
+#include "kvscope/config/RunSettings.h"
+
+#include <QDialog>
+
+class QComboBox;
+class QLineEdit;
+class QRadioButton;
+class QSpinBox;
+
+namespace kvscope::gui {
+
+// Asks for a live session: model source (preset, config.json or checkpoint folder), cache kind and its
+// options, prompt, tokens, seed and device. Accepting checks the input and says what is wrong, e.g.
+// that CUDA is not available here.
+class NewSessionDialog : public QDialog {
+    Q_OBJECT
+public:
+    NewSessionDialog(const EngineCapabilities& capabilities, const config::RunSettings& initial, QWidget* parent = nullptr);
+
+    config::RunSettings settings() const;
+    void setSettings(const config::RunSettings& settings);
+    // Empty when the settings can run, else the reason (naming the allowed values).
+    QString validate() const;
+
+    void accept() override;
+
+private:
+    void updateEnabled();
+
+    EngineCapabilities m_capabilities;
+    QRadioButton* m_usePreset;
+    QRadioButton* m_useConfig;
+    QRadioButton* m_useCheckpoint;
+    QComboBox* m_preset;
+    QLineEdit* m_configPath;
+    QLineEdit* m_checkpointDir;
+    QComboBox* m_cacheKind;
+    QComboBox* m_backend;
+    QSpinBox* m_nbits;
+    QSpinBox* m_group;
+    QSpinBox* m_residual;
+    QSpinBox* m_maxCacheLen;
+    QLineEdit* m_prompt;
+    QSpinBox* m_tokens;
+    QSpinBox* m_seed;
+    QComboBox* m_device;
+};
+
+} // namespace kvscope::gui

@@ -1,0 +1,223 @@
+#include "kvscope/gui/models/EventExplainer.h"
+
+#include "kvscope/trace/LayerKind.h"
+
+#include <QCoreApplication>
+#include <QStringList>
+
+#include <cmath>
+
+namespace kvscope::gui {
+namespace {
+
+QString tr(const char* text) { return QCoreApplication::translate("EventExplainer", text); }
+
+QString layerName(const trace::Event& event) {
+    return event.layer >= 0 ? tr("Layer %1").arg(event.layer) : tr("Every layer");
+}
+
+QString kindName(const trace::Event& event, const trace::StepState& state) {
+    if (event.layer >= 0 && static_cast<std::size_t>(event.layer) < state.layers.size()) {
+        return QString::fromUtf8(trace::toString(state.layers[static_cast<std::size_t>(event.layer)].kind));
+    }
+    return tr("cache");
+}
+
+QString idList(const std::vector<std::int64_t>& ids) {
+    QStringList parts;
+    for (std::size_t index = 0; index < ids.size() && index < 8; ++index) {
+        parts << QString::number(ids[index]);
+    }
+    if (ids.size() > 8) {
+        parts << QStringLiteral("…");
+    }
+    return parts.join(QStringLiteral(", "));
+}
+
+QString microseconds(std::int64_t ns) { return QString::number(static_cast<double>(ns) / 1000.0, 'f', 1) + " µs"; }
+
+QString tokenLabel(std::int64_t id, const std::string& text) {
+    if (id < 0) {
+        return tr("(prompt)");
+    }
+    QString shown = QString::fromUtf8(text.data(), static_cast<int>(text.size()));
+    shown.replace(QLatin1Char('\n'), QStringLiteral("\\n"));
+    return QStringLiteral("%1 '%2'").arg(id).arg(shown);
+}
+
+} // namespace
+
+QString EventExplainer::formatBytes(double bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int unit = 0;
+    while (std::fabs(bytes) >= 1024.0 && unit < 4) {
+        bytes /= 1024.0;
+        ++unit;
+    }
+    return QString::number(bytes, 'f', unit == 0 ? 0 : 1) + QLatin1Char(' ') + QLatin1String(units[unit]);
+}
+
+QString EventExplainer::summary(const trace::Event& event) {
+    using namespace trace;
+    return std::visit(
+        [&](const auto& payload) -> QString {
+            using T = std::decay_t<decltype(payload)>;
+            if constexpr (std::is_same_v<T, UpdateEvent>) {
+                return tr("+%1 tokens → seq %2, stored %3%4, returned %5, %6")
+                    .arg(payload.tokensIn)
+                    .arg(payload.seqLength)
+                    .arg(payload.storedTokens)
+                    .arg(payload.capacity >= 0 ? QStringLiteral("/%1").arg(payload.capacity) : QString())
+                    .arg(payload.returnedTokens)
+                    .arg(formatBytes(static_cast<double>(payload.bytes)));
+            } else if constexpr (std::is_same_v<T, MaskSizesEvent>) {
+                return tr("query %1 × kv %2, kv_offset %3")
+                    .arg(payload.queryLength)
+                    .arg(payload.kvLength)
+                    .arg(payload.kvOffset);
+            } else if constexpr (std::is_same_v<T, WindowSlideEvent>) {
+                return tr("evicted %1, window [%2, %3) of %4")
+                    .arg(payload.positionsEvicted)
+                    .arg(payload.windowStart)
+                    .arg(payload.windowEnd)
+                    .arg(payload.windowSize);
+            } else if constexpr (std::is_same_v<T, QuantizeFlushEvent>) {
+                return tr("moved %1 tokens, residual %2 → %3, quantized %4, %5 → %6, rel. error %7%")
+                    .arg(payload.tokensMoved)
+                    .arg(payload.residualBefore)
+                    .arg(payload.residualAfter)
+                    .arg(payload.quantizedTokensAfter)
+                    .arg(formatBytes(static_cast<double>(payload.bytesBefore)))
+                    .arg(formatBytes(static_cast<double>(payload.bytesAfter)))
+                    .arg(payload.relativeError * 100.0, 0, 'f', 2);
+            } else if constexpr (std::is_same_v<T, TransferEvent>) {
+                return tr("%1 on %2 stream, %3 in %4 (%5)")
+                    .arg(QString::fromUtf8(toString(payload.direction)))
+                    .arg(QString::fromUtf8(toString(payload.lane)))
+                    .arg(formatBytes(static_cast<double>(payload.bytes)))
+                    .arg(microseconds(payload.endNs - payload.beginNs))
+                    .arg(QString::fromUtf8(toString(payload.timing)));
+            } else if constexpr (std::is_same_v<T, CropEvent>) {
+                return tr("max_length %1, seq %2 → %3")
+                    .arg(payload.maxLength)
+                    .arg(payload.seqLengthBefore)
+                    .arg(payload.seqLengthAfter);
+            } else if constexpr (std::is_same_v<T, ReorderEvent>) {
+                return tr("beam rows ← [%1]").arg(idList(payload.beamIndices));
+            } else if constexpr (std::is_same_v<T, BatchRepeatEvent>) {
+                return tr("×%1, batch %2 → %3").arg(payload.repeats).arg(payload.batchBefore).arg(payload.batchAfter);
+            } else if constexpr (std::is_same_v<T, BatchSelectEvent>) {
+                return tr("rows [%1], batch %2 → %3")
+                    .arg(idList(payload.indices))
+                    .arg(payload.batchBefore)
+                    .arg(payload.batchAfter);
+            } else if constexpr (std::is_same_v<T, ResetEvent>) {
+                return tr("all token counts to 0");
+            } else if constexpr (std::is_same_v<T, MemoryEvent>) {
+                return tr("device full precision %1, device quantized %2, host %3")
+                    .arg(formatBytes(static_cast<double>(payload.deviceFullPrecision)))
+                    .arg(formatBytes(static_cast<double>(payload.deviceQuantized)))
+                    .arg(formatBytes(static_cast<double>(payload.host)));
+            } else if constexpr (std::is_same_v<T, StepBeginEvent>) {
+                return tr("input %1").arg(tokenLabel(payload.tokenId, payload.text));
+            } else if constexpr (std::is_same_v<T, StepEndEvent>) {
+                return tr("produced %1 in %2").arg(tokenLabel(payload.tokenId, payload.text)).arg(microseconds(payload.wallNs));
+            } else if constexpr (std::is_same_v<T, ComputeEvent>) {
+                return tr("attention update for %1 (%2)")
+                    .arg(microseconds(payload.endNs - payload.beginNs))
+                    .arg(QString::fromUtf8(toString(payload.timing)));
+            } else if constexpr (std::is_same_v<T, LogitsEvent>) {
+                return tr("%1 log-probabilities%2")
+                    .arg(payload.logProbs.size())
+                    .arg(payload.complete ? tr(" (whole vocabulary)") : tr(" (top tokens)"));
+            }
+            return {};
+        },
+        event.payload);
+}
+
+QString EventExplainer::why(const trace::Event& event, const trace::StepState& state) {
+    using namespace trace;
+    const QString layer = layerName(event);
+    return std::visit(
+        [&](const auto& payload) -> QString {
+            using T = std::decay_t<decltype(payload)>;
+            if constexpr (std::is_same_v<T, UpdateEvent>) {
+                if (event.step == 0) {
+                    return tr("%1 (%2) stored the prompt's keys and values during prefill, so later tokens "
+                              "need not recompute them.")
+                        .arg(layer, kindName(event, state));
+                }
+                return tr("%1 (%2) appended the new token's key and value: attention over the context "
+                          "reads the cache instead of recomputing past tokens.")
+                    .arg(layer, kindName(event, state));
+            } else if constexpr (std::is_same_v<T, MaskSizesEvent>) {
+                return tr("The model asked %1 how many keys its mask spans: %2 columns starting at position "
+                          "%3, because %4.")
+                    .arg(layer.toLower())
+                    .arg(payload.kvLength)
+                    .arg(payload.kvOffset)
+                    .arg(payload.kvOffset > 0 ? tr("positions before %1 are no longer held").arg(payload.kvOffset)
+                                              : tr("every position since the start is still held"));
+            } else if constexpr (std::is_same_v<T, WindowSlideEvent>) {
+                return tr("%1 keeps only the last %2 tokens (its sliding window); the new token pushed the "
+                          "oldest %3 out, so attention now starts at position %4.")
+                    .arg(layer)
+                    .arg(payload.windowSize)
+                    .arg(payload.positionsEvicted)
+                    .arg(payload.windowStart);
+            } else if constexpr (std::is_same_v<T, QuantizeFlushEvent>) {
+                return tr("%1's full-precision residual had grown to %2 tokens, past the residual length, so "
+                          "they were quantized into the compact store (%3 → %4), at a relative error of %5%.")
+                    .arg(layer)
+                    .arg(payload.residualBefore)
+                    .arg(formatBytes(static_cast<double>(payload.bytesBefore)))
+                    .arg(formatBytes(static_cast<double>(payload.bytesAfter)))
+                    .arg(payload.relativeError * 100.0, 0, 'f', 2);
+            } else if constexpr (std::is_same_v<T, TransferEvent>) {
+                if (payload.direction == TransferDirection::Offload) {
+                    return tr("%1 is done for this step, so the offloading cache moved its keys and values to "
+                              "host memory on the compute stream, freeing device memory until it is needed "
+                              "again. Times are %2.")
+                        .arg(layer, QString::fromUtf8(toString(payload.timing)));
+                }
+                return tr("%1 runs next, so its keys and values were copied back to the device on the side "
+                          "stream while the previous layer computed, hiding the copy. Times are %2.")
+                    .arg(layer, QString::fromUtf8(toString(payload.timing)));
+            } else if constexpr (std::is_same_v<T, CropEvent>) {
+                return tr("The generator rewound: cropping drops the tail tokens so generation resumes from "
+                          "position %1.")
+                    .arg(payload.seqLengthAfter);
+            } else if constexpr (std::is_same_v<T, ReorderEvent>) {
+                return tr("Beam search kept the best beams: each cache row now holds the history of the beam "
+                          "it continues.");
+            } else if constexpr (std::is_same_v<T, BatchRepeatEvent>) {
+                return tr("Each batch row was repeated %1 times so every beam or sample starts from the same "
+                          "cached prompt.")
+                    .arg(payload.repeats);
+            } else if constexpr (std::is_same_v<T, BatchSelectEvent>) {
+                return tr("Only the selected batch rows continue; the cache dropped the others' history.");
+            } else if constexpr (std::is_same_v<T, ResetEvent>) {
+                return tr("The cache was reset for a new generation; its buffers are zeroed in place and "
+                          "keep their memory.");
+            } else if constexpr (std::is_same_v<T, MemoryEvent>) {
+                return tr("Bytes per memory tier at the end of the step, for the memory view and the status "
+                          "bar.");
+            } else if constexpr (std::is_same_v<T, StepBeginEvent>) {
+                return event.step == 0 ? tr("Prefill: the whole prompt runs through the model at once.")
+                                       : tr("Decoding: the token picked last step is fed back as the only "
+                                            "new query.");
+            } else if constexpr (std::is_same_v<T, StepEndEvent>) {
+                return tr("The model picked the next token from the last position's logits.");
+            } else if constexpr (std::is_same_v<T, ComputeEvent>) {
+                return tr("%1's attention occupied the compute stream; transfers are scheduled around it.")
+                    .arg(layer);
+            } else if constexpr (std::is_same_v<T, LogitsEvent>) {
+                return tr("Kept so that compare mode can measure how far two caches' predictions drift.");
+            }
+            return {};
+        },
+        event.payload);
+}
+
+} // namespace kvscope::gui

@@ -1,0 +1,256 @@
+#include "kvscope/gui/session/SessionController.h"
+
+#include "kvscope/trace/PerfettoExport.h"
+#include "kvscope/trace/SessionWriter.h"
+
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <QPointer>
+
+#include <algorithm>
+#include <exception>
+
+namespace kvscope::gui {
+namespace {
+
+// Views repaint at most this often while a live run grows the session.
+constexpr int kGrowthIntervalMs = 33;
+
+std::filesystem::path toPath(const QString& path) { return std::filesystem::path(path.toStdString()); }
+
+} // namespace
+
+SessionController::SessionController(SessionEngineFactory engineFactory, QObject* parent)
+    : QObject(parent), m_state(std::make_shared<const trace::StepState>()), m_runner(std::move(engineFactory)) {
+    m_growthTimer.setSingleShot(true);
+    m_growthTimer.setInterval(kGrowthIntervalMs);
+    connect(&m_growthTimer, &QTimer::timeout, this, &SessionController::flushGrowth);
+    connect(&m_runner, &LiveSessionRunner::batchReady, this, &SessionController::onBatch);
+    connect(&m_runner, &LiveSessionRunner::failed, this, &SessionController::onFailed);
+    connect(&m_runner, &LiveSessionRunner::busyChanged, this, &SessionController::liveStateChanged);
+}
+
+SessionController::~SessionController() = default;
+
+void SessionController::resetSession(Mode mode, const QString& name) {
+    m_timeline.clear();
+    m_metadata = trace::SessionMetadata{};
+    m_mode = mode;
+    m_name = name;
+    m_damage.clear();
+    m_step = 0;
+    m_state = std::make_shared<const trace::StepState>();
+    m_followLatest = true;
+    m_liveFinished = false;
+    m_growthPending = false;
+    m_growthTimer.stop();
+}
+
+QString SessionController::readFile(const QString& path, trace::SessionContents& contents) {
+    try {
+        contents = trace::SessionReader::read(toPath(path));
+    } catch (const std::exception& error) {
+        return QString::fromStdString(error.what());
+    }
+    return {};
+}
+
+QString SessionController::openFile(const QString& path) {
+    trace::SessionContents contents;
+    const QString error = readFile(path, contents);
+    return error.isEmpty() ? load(path, std::move(contents)) : error;
+}
+
+void SessionController::openFileInBackground(const QString& path) {
+    const std::uint64_t request = ++m_openRequest;
+    QPointer<SessionController> guard(this);
+    m_loader.post("open", [this, guard, path, request] {
+        auto contents = std::make_shared<trace::SessionContents>();
+        const QString error = readFile(path, *contents);
+        QMetaObject::invokeMethod(
+            this,
+            [guard, path, request, contents, error] {
+                if (!guard || request != guard->m_openRequest) {
+                    return;
+                }
+                const QString problem = error.isEmpty() ? guard->load(path, std::move(*contents)) : error;
+                Q_EMIT guard->fileOpened(path, problem);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+QString SessionController::load(const QString& path, trace::SessionContents contents) {
+    if (contents.events.empty()) {
+        return tr("%1 holds no intact step%2").arg(path, contents.damage.empty() ? QString()
+                                                                               : ": " + QString::fromStdString(contents.damage));
+    }
+    setRecordedSession(contents.metadata, std::move(contents.events), QFileInfo(path).fileName());
+    if (!contents.damage.empty()) {
+        m_damage = tr("Damaged file: opened its %1 intact steps. %2")
+                       .arg(contents.intactSteps)
+                       .arg(QString::fromStdString(contents.damage));
+    }
+    return {};
+}
+
+void SessionController::setRecordedSession(const trace::SessionMetadata& metadata, std::vector<trace::Event> events,
+                                           const QString& name) {
+    m_runner.cancel();
+    resetSession(Mode::Replay, name);
+    m_metadata = metadata;
+    m_timeline.emitAll(events);
+    m_liveFinished = true;
+    m_state = m_timeline.stepCount() > 0 ? m_timeline.snapshotAt(0) : std::make_shared<const trace::StepState>();
+    Q_EMIT sessionLoaded();
+    Q_EMIT stepChanged(m_step);
+}
+
+template <typename Write>
+QString SessionController::writeSession(const QString& path, const QString& nothingToWrite, Write write) const {
+    if (m_timeline.eventCount() == 0) {
+        return nothingToWrite;
+    }
+    try {
+        write(toPath(path), m_metadata, m_timeline.events());
+    } catch (const std::exception& error) {
+        return QString::fromStdString(error.what());
+    }
+    return {};
+}
+
+QString SessionController::saveAs(const QString& path) const {
+    return writeSession(path, tr("There is no session to save: open a file or start a new session first"),
+                        &trace::SessionWriter::save);
+}
+
+QString SessionController::exportPerfetto(const QString& path) const {
+    return writeSession(path, tr("There is no session to export: open a file or start a new session first"),
+                        [](const std::filesystem::path& file, const trace::SessionMetadata& metadata,
+                           std::span<const trace::Event> events) { trace::PerfettoExport::write(file, metadata, events); });
+}
+
+void SessionController::startLive(const config::RunSettings& settings, Generation generation) {
+    if (!canRunLive()) {
+        Q_EMIT errorOccurred(tr("This build has no engine: live sessions are not available"));
+        return;
+    }
+    resetSession(Mode::Live, tr("live"));
+    m_settings = settings;
+    m_runner.start(settings);
+    if (generation == Generation::ToTheEnd) {
+        m_runner.requestTokens(settings.tokens);
+    }
+    Q_EMIT sessionLoaded();
+    Q_EMIT stepChanged(m_step);
+    Q_EMIT liveStateChanged();
+}
+
+void SessionController::runToEnd() {
+    if (m_mode != Mode::Live || m_liveFinished) {
+        return;
+    }
+    m_followLatest = true;
+    m_runner.requestTokens(m_settings.tokens);
+}
+
+void SessionController::cancelRun() {
+    m_runner.cancel();
+    Q_EMIT liveStateChanged();
+}
+
+void SessionController::waitForEngine() {
+    // Each batch is delivered by a queued call, so idle + processing events drains everything.
+    for (int round = 0; round < 1000; ++round) {
+        m_runner.waitIdle();
+        QCoreApplication::processEvents();
+        if (!m_runner.busy()) {
+            break;
+        }
+    }
+    flushGrowth();
+}
+
+void SessionController::onBatch(const std::shared_ptr<const StepBatch>& batch) {
+    if (m_mode != Mode::Live || batch->run != m_runner.currentRun()) {
+        return;
+    }
+    if (m_timeline.eventCount() == 0 && !batch->metadata.model.empty()) {
+        m_metadata = batch->metadata;
+        m_name = QString::fromStdString(m_metadata.model) + tr(" (live)");
+    }
+    m_timeline.emitAll(batch->events);
+    m_liveFinished = batch->finished;
+    if (!m_growthPending) {
+        m_growthPending = true;
+        m_growthTimer.start();
+    }
+}
+
+void SessionController::flushGrowth() {
+    if (!m_growthPending) {
+        return;
+    }
+    m_growthPending = false;
+    m_growthTimer.stop();
+    Q_EMIT sessionGrew(m_timeline.stepCount());
+    if (m_followLatest && m_timeline.stepCount() > 0) {
+        m_step = m_timeline.stepCount() - 1;
+        m_state = m_timeline.snapshotAt(m_step);
+        Q_EMIT stepChanged(m_step);
+    }
+    Q_EMIT liveStateChanged();
+}
+
+void SessionController::onFailed(std::uint64_t run, const QString& message) {
+    if (run != m_runner.currentRun()) {
+        return;
+    }
+    m_liveFinished = true;
+    Q_EMIT errorOccurred(message);
+    Q_EMIT liveStateChanged();
+}
+
+void SessionController::setCurrentStep(std::int64_t step) {
+    const std::int64_t count = m_timeline.stepCount();
+    if (count == 0) {
+        return;
+    }
+    step = std::clamp<std::int64_t>(step, 0, count - 1);
+    m_followLatest = step == count - 1;
+    if (step == m_step && m_state->step == step && !m_state->layers.empty()) {
+        return;
+    }
+    m_step = step;
+    m_state = m_timeline.snapshotAt(step);
+    Q_EMIT stepChanged(step);
+}
+
+void SessionController::stepForward() {
+    const std::int64_t count = m_timeline.stepCount();
+    if (m_step + 1 < count) {
+        setCurrentStep(m_step + 1);
+        return;
+    }
+    if (m_mode == Mode::Live && !m_liveFinished && count > 0) {
+        m_followLatest = true;
+        // One token beyond what exists or is already requested (a step holds one generated token);
+        // the engine thread coalesces bursts.
+        m_runner.requestTokens(std::max(m_runner.target(), count) + 1);
+    }
+}
+
+void SessionController::stepBackward() { setCurrentStep(m_step - 1); }
+
+void SessionController::goToStart() { setCurrentStep(0); }
+
+void SessionController::goToEnd() { setCurrentStep(m_timeline.stepCount() - 1); }
+
+std::shared_ptr<const trace::StepState> SessionController::previousState() const {
+    if (m_step <= 0 || m_timeline.stepCount() == 0) {
+        return nullptr;
+    }
+    return m_timeline.snapshotAt(m_step - 1);
+}
+
+} // namespace kvscope::gui

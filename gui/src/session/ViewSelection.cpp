@@ -1,0 +1,25 @@
+#include "kvscope/gui/session/ViewSelection.h"
+
+namespace kvscope::gui {
+
+void ViewSelection::setSelectedLayer(int layer) {
+    layer = layer < 0 ? -1 : layer;
+    if (layer == m_layer) {
+        return;
+    }
+    m_layer = layer;
+    Q_EMIT selectionChanged(layer);
+}
+
+void ViewSelection::setStepRange(double first, double last) {
+    if (first == m_first && last == m_last) {
+        return;
+    }
+    m_first = first;
+    m_last = last;
+    Q_EMIT stepRangeChanged();
+}
+
+void ViewSelection::clearStepRange() { setStepRange(0.0, -1.0); }
+
+} // namespace kvscope::gui

@@ -1,0 +1,172 @@
+#include "kvscope/gui/views/CompareView.h"
+
+#include "kvscope/gui/views/CursorPlot.h"
+#include "kvscope/gui/views/OccupancyMapView.h"
+#include "kvscope/gui/views/PlotStyle.h"
+#include "kvscope/gui/session/SessionController.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include <algorithm>
+
+namespace kvscope::gui {
+namespace {
+
+QString describe(const SessionController& session) {
+    if (session.mode() == SessionController::Mode::Empty) {
+        return QObject::tr("(none)");
+    }
+    const trace::SessionMetadata& metadata = session.metadata();
+    return QStringLiteral("%1 — %2, %3 cache").arg(session.name().toHtmlEscaped(),
+                                                QString::fromStdString(metadata.model).toHtmlEscaped(),
+                                                QString::fromStdString(metadata.cacheKind).toHtmlEscaped());
+}
+
+} // namespace
+
+CompareView::CompareView(SessionController& a, SessionController& b, ViewSelection& selection, QWidget* parent)
+    : QWidget(parent), m_a(a), m_b(b), m_header(new QLabel(this)), m_texts(new QLabel(this)),
+      m_plot(new CursorPlot(this)) {
+    m_header->setTextFormat(Qt::RichText);
+    m_header->setWordWrap(true);
+    m_texts->setTextFormat(Qt::RichText);
+    m_texts->setStyleSheet(QStringLiteral("font-family: monospace;"));
+    m_texts->setWordWrap(true);
+    m_texts->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    PlotStyle::setUp(m_plot, tr("Next-token distributions: KL(A ‖ B) and top-1 agreement per step"));
+    m_plot->xAxis->setLabel(tr("step"));
+    m_plot->yAxis->setLabel(tr("KL divergence (nats)"));
+    m_plot->yAxis2->setVisible(true);
+    m_plot->yAxis2->setLabel(tr("top-1 agrees"));
+    m_plot->yAxis2->setRange(-0.05, 1.15);
+    QCPGraph* kl = m_plot->addGraph();
+    kl->setName(tr("KL(A ‖ B)"));
+    kl->setPen(QPen(PlotStyle::seriesColour(0), 1));
+    kl->setBrush(QColor(38, 139, 210, 40));
+    QCPGraph* agree = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis2);
+    agree->setName(tr("top-1 agreement"));
+    agree->setPen(QPen(PlotStyle::seriesColour(1), 1));
+    agree->setLineStyle(QCPGraph::lsStepCenter);
+    PlotStyle::legendBelow(m_plot);
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
+    m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
+    m_divergence = new QCPItemStraightLine(m_plot);
+    m_divergence->setPen(QPen(QColor(203, 75, 22), 1.2, Qt::DashLine));
+    m_divergence->point1->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    m_divergence->point2->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    m_message = PlotStyle::addMessage(m_plot);
+
+    auto* maps = new QSplitter(Qt::Horizontal, this);
+    auto* mapA = new OccupancyMapView(a, selection, maps);
+    auto* mapB = new OccupancyMapView(b, selection, maps);
+    mapA->setToolTip(tr("Session A"));
+    mapB->setToolTip(tr("Session B"));
+    maps->addWidget(mapA);
+    maps->addWidget(mapB);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(m_header);
+    layout->addWidget(m_texts);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(maps);
+    split->addWidget(m_plot);
+    layout->addWidget(split, 1);
+
+    for (SessionController* session : {&a, &b}) {
+        connect(session, &SessionController::sessionLoaded, this, &CompareView::recompute);
+        connect(session, &SessionController::sessionGrew, this, &CompareView::recompute);
+    }
+    // Steps in sync: B shows A's step (clamped to what B has).
+    connect(&a, &SessionController::stepChanged, this, [this](qint64 step) {
+        m_b.setCurrentStep(step);
+        moveCursor();
+    });
+    recompute();
+}
+
+QString CompareView::tokensText(const SessionController& session) const {
+    QString text;
+    const trace::Timeline& timeline = session.timeline();
+    for (std::int64_t step = 0; step < timeline.stepCount(); ++step) {
+        for (const trace::Event& event : timeline.eventsOfStep(step)) {
+            if (const auto* end = std::get_if<trace::StepEndEvent>(&event.payload)) {
+                // Built-in weights produce arbitrary bytes: show printable ASCII, a dot for the rest.
+                QString token;
+                for (const char byte : end->text) {
+                    const auto code = static_cast<unsigned char>(byte);
+                    token += code >= 0x20 && code < 0x7f ? QChar(code) : QChar(0x00B7);
+                }
+                token = token.toHtmlEscaped();
+                if (step == m_firstDivergence) {
+                    token = QStringLiteral("<span style='background:#cb4b16;color:white'>%1</span>").arg(token);
+                } else if (m_firstDivergence >= 0 && step > m_firstDivergence) {
+                    token = QStringLiteral("<span style='color:#cb4b16'>%1</span>").arg(token);
+                }
+                text += token;
+            }
+        }
+    }
+    return text;
+}
+
+void CompareView::recompute() {
+    m_comparison = LogitsComparison::compare(m_a.timeline(), m_b.timeline());
+    m_firstDivergence = LogitsComparison::firstDivergentStep(m_comparison);
+    QVector<double> steps;
+    QVector<double> kl;
+    QVector<double> agree;
+    double maxKl = 0.0;
+    int agreeing = 0;
+    int withLogits = 0;
+    for (const StepComparison& step : m_comparison) {
+        if (!step.hasLogits) {
+            continue;
+        }
+        steps << static_cast<double>(step.step);
+        kl << step.klDivergence;
+        agree << (step.top1Agrees ? 1.0 : 0.0);
+        maxKl = std::max(maxKl, step.klDivergence);
+        agreeing += step.top1Agrees;
+        ++withLogits;
+    }
+    m_plot->graph(0)->setData(steps, kl, true);
+    m_plot->graph(1)->setData(steps, agree, true);
+    m_plot->xAxis->setRange(0, std::max<double>(1.0, static_cast<double>(m_comparison.size()) - 1));
+    m_plot->yAxis->setRange(0, std::max(1e-3, maxKl * 1.15));
+    m_divergence->setVisible(m_firstDivergence >= 0);
+    m_divergence->point1->setCoords(static_cast<double>(m_firstDivergence), 0);
+    m_divergence->point2->setCoords(static_cast<double>(m_firstDivergence), 1);
+    const bool ready = m_b.mode() != SessionController::Mode::Empty;
+    m_message->setText(!ready ? tr("Compare: open or run a second session (Compare menu)")
+                       : withLogits == 0 ? tr("These sessions recorded no Logits events to compare")
+                                         : QString());
+    m_message->setVisible(!m_message->text().isEmpty());
+    m_header->setText(tr("<b>A</b>: %1<br><b>B</b>: %2<br>%3")
+                          .arg(describe(m_a), describe(m_b))
+                          .arg(m_firstDivergence >= 0
+                                   ? tr("<span style='color:#cb4b16'><b>First divergent token at step %1.</b></span> "
+                                        "Top-1 agreement %2 of %3 steps.")
+                                         .arg(m_firstDivergence)
+                                         .arg(agreeing)
+                                         .arg(withLogits)
+                                   : tr("No divergent token over %1 common steps; top-1 agreement %2 of %3.")
+                                         .arg(m_comparison.size())
+                                         .arg(agreeing)
+                                         .arg(withLogits)));
+    // The texts cost a pass over both sessions: only worth it once there is something to compare.
+    m_texts->setText(ready ? tr("<b>A</b> %1<br><b>B</b> %2").arg(tokensText(m_a), tokensText(m_b)) : QString());
+    moveCursor();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void CompareView::moveCursor() {
+    m_plot->setCursorKey(static_cast<double>(m_a.currentStep()));
+}
+
+} // namespace kvscope::gui

@@ -1,0 +1,70 @@
+#include "kvscope/gui/views/MemoryView.h"
+
+#include "kvscope/gui/models/EventExplainer.h"
+#include "kvscope/gui/views/PlotStyle.h"
+#include "kvscope/gui/session/SessionController.h"
+
+#include <algorithm>
+
+namespace kvscope::gui {
+namespace {
+
+// Tick labels in bytes units (KiB, MiB, ...).
+class ByteTicker : public QCPAxisTicker {
+protected:
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override { return EventExplainer::formatBytes(tick); }
+};
+
+} // namespace
+
+MemoryView::MemoryView(SessionController& session, ViewSelection& selection, QWidget* parent)
+    : StepChart(session, selection, tr("Memory per tier"), parent) {
+    const QString names[3] = {tr("device, full precision"), tr("device, quantized"), tr("host (offloaded)")};
+    const QColor colours[3] = {PlotStyle::slotColour(SlotState::FullPrecision), PlotStyle::slotColour(SlotState::Quantized),
+                               PlotStyle::slotColour(SlotState::Offloaded)};
+    for (int tier = 0; tier < 3; ++tier) {
+        m_tiers[tier] = addGraph();
+        m_tiers[tier]->setName(names[tier]);
+        m_tiers[tier]->setPen(QPen(colours[tier], 1));
+        QColor fill = colours[tier];
+        fill.setAlpha(40);
+        m_tiers[tier]->setBrush(fill);
+    }
+    QSharedPointer<QCPAxisTicker> bytes(new ByteTicker);
+    bytes->setTickCount(4);
+    yAxis->setTicker(bytes);
+    PlotStyle::legendBelow(this);
+    rebuild();
+}
+
+void MemoryView::rebuild() {
+    const trace::SeriesField fields[3] = {trace::SeriesField::BytesDeviceFullPrecision,
+                                          trace::SeriesField::BytesDeviceQuantized, trace::SeriesField::BytesHost};
+    const trace::Timeline& timeline = m_session.timeline();
+    const auto [first, last] = sampledSteps();
+    double maxValue = 0.0;
+    for (int tier = 0; tier < 3; ++tier) {
+        m_tiers[tier]->setLineStyle(seriesLineStyle());
+        QVector<double> keys;
+        QVector<double> values;
+        if (timeline.stepCount() > 0) {
+            for (const trace::SeriesPoint& point :
+                 timeline.seriesOf(-1, fields[tier], first, last, pointBudget())) {
+                keys << static_cast<double>(point.step);
+                values << point.value;
+                maxValue = std::max(maxValue, point.value);
+            }
+        }
+        m_tiers[tier]->setData(keys, values, true);
+        m_tiers[tier]->setVisible(tier == 0 || (!values.isEmpty() && *std::max_element(values.begin(), values.end()) > 0));
+        if (m_tiers[tier]->visible()) {
+            m_tiers[tier]->addToLegend();
+        } else {
+            m_tiers[tier]->removeFromLegend();
+        }
+    }
+    yAxis->setRange(0.0, std::max(1024.0, maxValue * 1.1));
+    setMessage(timeline.stepCount() == 0 ? tr("No session") : QString());
+}
+
+} // namespace kvscope::gui

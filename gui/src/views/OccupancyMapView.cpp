@@ -1,0 +1,216 @@
+#include "kvscope/gui/views/OccupancyMapView.h"
+
+#include "kvscope/gui/geometry/OccupancyGeometry.h"
+#include "kvscope/gui/views/PlotStyle.h"
+#include "kvscope/gui/session/SessionController.h"
+#include "kvscope/gui/geometry/TimelineGeometry.h"
+#include "kvscope/gui/session/ViewSelection.h"
+#include "kvscope/trace/LayerKind.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+namespace kvscope::gui {
+namespace {
+
+constexpr int kLabelWidth = 112;
+constexpr int kLegendHeight = 22;
+constexpr int kAxisHeight = 20;
+
+QString shortKind(trace::LayerKind kind) {
+    switch (kind) {
+    case trace::LayerKind::Dynamic:
+        return QStringLiteral("dynamic");
+    case trace::LayerKind::DynamicSlidingWindow:
+        return QStringLiteral("dyn. sliding");
+    case trace::LayerKind::Static:
+        return QStringLiteral("static");
+    case trace::LayerKind::StaticSlidingWindow:
+        return QStringLiteral("static sliding");
+    case trace::LayerKind::Quantized:
+        return QStringLiteral("quantized");
+    case trace::LayerKind::LinearAttention:
+        return QStringLiteral("linear attn");
+    case trace::LayerKind::LinearAttentionAndFullAttention:
+        return QStringLiteral("linear+full");
+    }
+    return {};
+}
+
+// A "nice" tick step for an axis of `extent` positions over `pixels`: about one label per 90 px.
+std::int64_t tickStep(std::int64_t extent, int pixels) {
+    const double raw = static_cast<double>(extent) * 90.0 / std::max(pixels, 1);
+    const double magnitude = std::pow(10.0, std::floor(std::log10(std::max(raw, 1.0))));
+    for (const double factor : {1.0, 2.0, 5.0, 10.0}) {
+        if (magnitude * factor >= raw) {
+            return std::max<std::int64_t>(1, static_cast<std::int64_t>(magnitude * factor));
+        }
+    }
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(magnitude * 10.0));
+}
+
+} // namespace
+
+OccupancyMapView::OccupancyMapView(SessionController& session, ViewSelection& selection, QWidget* parent)
+    : QWidget(parent), m_session(session), m_selection(selection) {
+    setMouseTracking(true);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    auto refresh = [this] { update(); };
+    connect(&session, &SessionController::sessionLoaded, this, refresh);
+    connect(&session, &SessionController::sessionGrew, this, refresh);
+    connect(&session, &SessionController::stepChanged, this, refresh);
+    connect(&selection, &ViewSelection::selectionChanged, this, refresh);
+}
+
+int OccupancyMapView::layerCount() const {
+    return std::max<int>(m_session.timeline().layerCount(), static_cast<int>(m_session.state()->layers.size()));
+}
+
+std::int64_t OccupancyMapView::extent() const {
+    return std::max(OccupancyGeometry::positionExtent(m_session.timeline().latestState()),
+                    OccupancyGeometry::positionExtent(*m_session.state()));
+}
+
+QRect OccupancyMapView::mapRect() const {
+    return QRect(kLabelWidth, kLegendHeight + 4, std::max(1, width() - kLabelWidth - 10),
+                 std::max(1, height() - kLegendHeight - kAxisHeight - 8));
+}
+
+int OccupancyMapView::layerAt(int y) const {
+    const QRect rect = mapRect();
+    return TimelineGeometry::laneAt(y, layerCount(), rect.top(), rect.height());
+}
+
+void OccupancyMapView::paintEvent(QPaintEvent*) {
+    QPainter painter(this);
+    painter.fillRect(rect(), PlotStyle::backgroundColour());
+    QFont font = this->font();
+    font.setPointSizeF(8.5);
+    QFont bold = font;
+    bold.setBold(true);
+    m_texts.setFont(font);
+    m_boldTexts.setFont(bold);
+    const QFontMetrics metrics(font);
+
+    // Legend.
+    const QRectF legendLine(0, 4, width(), 14);
+    const auto legendText = [&](StaticTextCache& texts, double x, const QString& text) {
+        texts.draw(painter, legendLine.adjusted(x, 0, 0, 0), Qt::AlignLeft, text);
+        return x + texts.width(text);
+    };
+    painter.setPen(QColor(60, 60, 70));
+    double x = legendText(m_boldTexts, 8, tr("Occupancy, step %1").arg(m_session.currentStep())) + 16;
+    for (int index = 0; index < kSlotStateCount; ++index) {
+        const auto state = static_cast<SlotState>(index);
+        painter.fillRect(QRectF(x, 6, 12, 11), PlotStyle::slotColour(state));
+        painter.setPen(QColor(60, 60, 70));
+        x = legendText(m_texts, x + 16, PlotStyle::slotName(state)) + 14;
+    }
+    painter.setPen(QPen(QColor(30, 30, 30), 1.5));
+    painter.drawLine(QPointF(x, 8), QPointF(x, 16));
+    painter.drawLine(QPointF(x, 8), QPointF(x + 4, 8));
+    painter.drawLine(QPointF(x, 16), QPointF(x + 4, 16));
+    painter.setPen(QColor(60, 60, 70));
+    legendText(m_texts, x + 8, tr("window"));
+
+    const QRect map = mapRect();
+    const int layers = layerCount();
+    const trace::StepState& state = *m_session.state();
+    if (layers == 0 || state.layers.empty()) {
+        painter.setPen(QColor(110, 110, 120));
+        painter.setFont(font);
+        painter.drawText(map, Qt::AlignCenter,
+                         m_session.mode() == SessionController::Mode::Empty
+                             ? tr("No session: File → New session, or open a session file")
+                             : tr("Waiting for the first step…"));
+        return;
+    }
+    const std::int64_t positions = extent();
+    const double width = map.width();
+    const bool labelRows = map.height() / layers >= metrics.height() - 3;
+
+    for (int layer = 0; layer < layers; ++layer) {
+        const LaneRect lane = TimelineGeometry::laneRect(layer, layers, map.top(), map.height(), layers > 48 ? 0.0 : 1.0);
+        const QRectF row(map.left(), lane.top, width, std::max(lane.height, 1.0));
+        painter.fillRect(row, QColor(240, 241, 244));
+        if (static_cast<std::size_t>(layer) >= state.layers.size()) {
+            continue;
+        }
+        const trace::LayerState& layerState = state.layers[static_cast<std::size_t>(layer)];
+        for (const SlotSegment& segment : OccupancyGeometry::segmentsOf(layerState)) {
+            const double x0 = map.left() + OccupancyGeometry::positionToX(segment.begin, positions, width);
+            const double x1 = map.left() + OccupancyGeometry::positionToX(segment.end, positions, width);
+            painter.fillRect(QRectF(x0, row.top(), std::max(x1 - x0, 1.0), row.height()),
+                             PlotStyle::slotColour(segment.state));
+        }
+        if (trace::isSlidingWindow(layerState.kind) && layerState.seqLength > 0) {
+            // The window bracket: the positions attention can still reach.
+            const double x0 = map.left() + OccupancyGeometry::positionToX(layerState.seqLength - layerState.storedTokens,
+                                                                           positions, width);
+            const double x1 = map.left() + OccupancyGeometry::positionToX(layerState.seqLength, positions, width);
+            painter.setPen(QPen(QColor(20, 20, 20), 1.5));
+            const double top = row.top() + 0.5;
+            const double bottom = row.bottom() - 0.5;
+            painter.drawLine(QPointF(x0, top), QPointF(x0, bottom));
+            painter.drawLine(QPointF(x1, top), QPointF(x1, bottom));
+            painter.drawLine(QPointF(x0, top), QPointF(std::min(x0 + 4, x1), top));
+            painter.drawLine(QPointF(x0, bottom), QPointF(std::min(x0 + 4, x1), bottom));
+            painter.drawLine(QPointF(x1, top), QPointF(std::max(x1 - 4, x0), top));
+            painter.drawLine(QPointF(x1, bottom), QPointF(std::max(x1 - 4, x0), bottom));
+        }
+        if (labelRows || layer % std::max(1, layers / 8) == 0) {
+            painter.setPen(layer == m_selection.selectedLayer() ? PlotStyle::cursorColour() : QColor(60, 60, 70));
+            const QString label = labelRows ? QStringLiteral("L%1 %2").arg(layer).arg(shortKind(layerState.kind))
+                                            : QStringLiteral("L%1").arg(layer);
+            m_texts.draw(painter, QRectF(4, row.top() - 4, kLabelWidth - 8, row.height() + 8),
+                         Qt::AlignVCenter | Qt::AlignRight, label);
+        }
+    }
+    if (const int selected = m_selection.selectedLayer(); selected >= 0 && selected < layers) {
+        const LaneRect lane = TimelineGeometry::laneRect(selected, layers, map.top(), map.height(), 0.0);
+        painter.setPen(QPen(PlotStyle::cursorColour(), 2));
+        painter.setBrush(Qt::NoBrush);
+        painter.drawRect(QRectF(map.left() - 1, lane.top, width + 2, std::max(lane.height, 2.0)));
+    }
+
+    // Position axis.
+    painter.setPen(QColor(120, 120, 130));
+    const int axisY = map.bottom() + 2;
+    painter.drawLine(map.left(), axisY, map.right(), axisY);
+    const std::int64_t step = tickStep(positions, map.width());
+    for (std::int64_t position = 0; position <= positions; position += step) {
+        const double px = map.left() + OccupancyGeometry::positionToX(position, positions, width);
+        painter.drawLine(QPointF(px, axisY), QPointF(px, axisY + 4));
+        m_texts.draw(painter, QRectF(px - 40, axisY + 4, 80, 14), Qt::AlignHCenter | Qt::AlignTop, QString::number(position));
+    }
+    m_texts.draw(painter, QRectF(4, axisY + 2, kLabelWidth - 8, 16), Qt::AlignRight | Qt::AlignTop, tr("token position"));
+}
+
+void OccupancyMapView::mousePressEvent(QMouseEvent* event) {
+    const int layer = layerAt(static_cast<int>(event->position().y()));
+    if (layer >= 0) {
+        m_selection.setSelectedLayer(layer);
+    }
+}
+
+void OccupancyMapView::mouseMoveEvent(QMouseEvent* event) {
+    const int layer = layerAt(static_cast<int>(event->position().y()));
+    const QRect map = mapRect();
+    const trace::StepState& state = *m_session.state();
+    if (layer < 0 || static_cast<std::size_t>(layer) >= state.layers.size() || !map.contains(event->position().toPoint())) {
+        QToolTip::hideText();
+        return;
+    }
+    const std::int64_t position =
+        OccupancyGeometry::xToPosition(event->position().x() - map.left(), extent(), map.width());
+    const std::optional<SlotState> slot = OccupancyGeometry::stateAt(state.layers[static_cast<std::size_t>(layer)], position);
+    QToolTip::showText(event->globalPosition().toPoint(),
+                       tr("layer %1, position %2: %3").arg(layer).arg(position).arg(slot ? PlotStyle::slotName(*slot) : tr("not allocated")),
+                       this);
+}
+
+} // namespace kvscope::gui

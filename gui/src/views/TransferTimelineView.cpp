@@ -1,0 +1,219 @@
+#include "kvscope/gui/views/TransferTimelineView.h"
+
+#include "kvscope/gui/views/GanttPlottable.h"
+#include "kvscope/gui/views/PlotStyle.h"
+#include "kvscope/gui/session/SessionController.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace kvscope::gui {
+namespace {
+
+constexpr int kPrefetchLane = 0;
+constexpr int kOffloadLane = 1;
+constexpr int kFirstComputeLane = 2;
+constexpr std::uint8_t kComputeColour = 8;
+constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
+
+// Labels nanoseconds on the session clock as µs / ms from the session's first timed event.
+class TimeTicker : public QCPAxisTicker {
+public:
+    explicit TimeTicker(const std::int64_t& origin) : m_origin(origin) {}
+
+protected:
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override {
+        const double ns = tick - static_cast<double>(m_origin);
+        if (std::abs(ns) >= 1e6) {
+            return QString::number(ns / 1e6, 'f', 2) + QStringLiteral(" ms");
+        }
+        return QString::number(ns / 1e3, 'f', 1) + QStringLiteral(" µs");
+    }
+
+private:
+    const std::int64_t& m_origin;
+};
+
+} // namespace
+
+TransferTimelineView::TransferTimelineView(SessionController& session, QWidget* parent)
+    : QCustomPlot(parent), m_session(session) {
+    PlotStyle::setUp(this, tr("Transfers and compute"));
+    m_title = qobject_cast<QCPTextElement*>(plotLayout()->element(0, 0));
+    m_gantt = new GanttPlottable(xAxis, yAxis);
+    std::vector<QColor> palette;
+    for (int index = 0; index < 8; ++index) {
+        palette.push_back(PlotStyle::seriesColour(index));
+    }
+    palette.push_back(QColor(120, 130, 150)); // compute
+    m_gantt->setPalette(palette);
+    m_message = PlotStyle::addMessage(this);
+    yAxis->setRangeReversed(true);
+    yAxis->grid()->setVisible(false);
+    xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new TimeTicker(m_origin)));
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    axisRect()->setRangeDrag(Qt::Horizontal);
+    axisRect()->setRangeZoom(Qt::Horizontal);
+    connect(&session, &SessionController::sessionLoaded, this, [this] {
+        rebuild(true);
+        showStep();
+    });
+    connect(&session, &SessionController::sessionGrew, this, [this] {
+        rebuild(false);
+        replot(rpQueuedReplot);
+    });
+    connect(&session, &SessionController::stepChanged, this, [this] { showStep(); });
+    rebuild(true);
+}
+
+int TransferTimelineView::laneCount() const { return static_cast<int>(m_gantt->lanes().size()); }
+
+std::size_t TransferTimelineView::boxCount() const {
+    std::size_t count = 0;
+    for (const auto& lane : m_gantt->lanes()) {
+        count += lane.size();
+    }
+    return count;
+}
+
+std::pair<double, double> TransferTimelineView::stepSpan(std::int64_t step) const {
+    if (step < 0 || static_cast<std::size_t>(step) >= m_stepSpans.size() || m_stepSpans[step].first == kNone) {
+        return {1.0, 0.0};
+    }
+    return {static_cast<double>(m_stepSpans[step].first), static_cast<double>(m_stepSpans[step].second)};
+}
+
+void TransferTimelineView::rebuild(bool fromScratch) {
+    auto& lanes = m_gantt->lanes();
+    if (fromScratch || m_session.timeline().eventCount() < m_scannedEvents) {
+        lanes.clear();
+        m_stepSpans.clear();
+        m_scannedEvents = 0;
+        m_measured = false;
+        m_modeled = false;
+        m_origin = 0;
+    }
+    const int layers = m_session.timeline().layerCount();
+    if (static_cast<int>(lanes.size()) < kFirstComputeLane + layers) {
+        lanes.resize(static_cast<std::size_t>(kFirstComputeLane + layers));
+    }
+    std::vector<std::size_t> firstNew(lanes.size());
+    for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
+        firstNew[lane] = lanes[lane].size();
+    }
+    const auto events = m_session.timeline().events();
+    bool first = boxCount() == 0;
+    for (; m_scannedEvents < events.size(); ++m_scannedEvents) {
+        const trace::Event& event = events[m_scannedEvents];
+        TimeBox box;
+        std::size_t lane = 0;
+        trace::TimingSource timing;
+        if (const auto* transfer = std::get_if<trace::TransferEvent>(&event.payload)) {
+            box = {transfer->beginNs, transfer->endNs, event.layer,
+                   static_cast<std::uint8_t>(std::max(event.layer, 0) % 8)};
+            lane = transfer->direction == trace::TransferDirection::Prefetch ? kPrefetchLane : kOffloadLane;
+            timing = transfer->timing;
+        } else if (const auto* compute = std::get_if<trace::ComputeEvent>(&event.payload)) {
+            box = {compute->beginNs, compute->endNs, event.layer, kComputeColour};
+            lane = static_cast<std::size_t>(kFirstComputeLane + std::max(event.layer, 0));
+            timing = compute->timing;
+        } else {
+            continue;
+        }
+        if (lane >= lanes.size()) {
+            lanes.resize(lane + 1);
+            firstNew.resize(lane + 1, 0);
+        }
+        lanes[lane].push_back(box);
+        (timing == trace::TimingSource::Measured ? m_measured : m_modeled) = true;
+        if (first) {
+            m_origin = box.beginNs;
+            first = false;
+        }
+        m_origin = std::min(m_origin, box.beginNs);
+        const auto step = static_cast<std::size_t>(event.step);
+        if (m_stepSpans.size() <= step) {
+            m_stepSpans.resize(step + 1, {kNone, kNone});
+        }
+        auto& span = m_stepSpans[step];
+        span.first = span.first == kNone ? box.beginNs : std::min(span.first, box.beginNs);
+        span.second = span.second == kNone ? box.endNs : std::max(span.second, box.endNs);
+    }
+    // Emission order is not always time order (a prefetch is recorded before the update it serves):
+    // keep each lane sorted, touching only the new tail when it is already in order.
+    auto byBegin = [](const TimeBox& a, const TimeBox& b) { return a.beginNs < b.beginNs; };
+    for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
+        auto& boxes = lanes[lane];
+        const auto tail = boxes.begin() + static_cast<std::ptrdiff_t>(std::min(firstNew[lane], boxes.size()));
+        if (!std::is_sorted(tail == boxes.begin() ? tail : tail - 1, boxes.end(), byBegin)) {
+            std::sort(tail, boxes.end(), byBegin);
+            std::inplace_merge(boxes.begin(), tail, boxes.end(), byBegin);
+        }
+    }
+    updateLabels();
+}
+
+void TransferTimelineView::updateLabels() {
+    const int lanes = laneCount();
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    QSharedPointer<QCPAxisTickerText> rightTicker(new QCPAxisTickerText);
+    // One label per ~13 px of lane height, so names never overlap.
+    const int plotHeight = std::max(60, height() - 90);
+    const int every = std::max(1, (lanes * 13 + plotHeight - 1) / plotHeight);
+    // The two stream lanes are neighbours: when lanes are thinner than a label, the offload lane is
+    // named on the right-hand axis instead.
+    const bool dense = every > 1;
+    for (int lane = 0; lane < lanes; ++lane) {
+        if (lane == kPrefetchLane) {
+            ticker->addTick(lane, tr("prefetch (side)"));
+        } else if (lane == kOffloadLane) {
+            (dense ? rightTicker : ticker)->addTick(lane, tr("offload (compute)"));
+        } else if ((lane - kFirstComputeLane + 1) % every == 0) { // every=1: all; else clear of the stream lanes
+            ticker->addTick(lane, tr("compute L%1").arg(lane - kFirstComputeLane));
+        }
+    }
+    yAxis->setTicker(ticker);
+    yAxis2->setVisible(dense && lanes > kOffloadLane);
+    yAxis2->setTicker(rightTicker);
+    yAxis2->setRangeReversed(true);
+    yAxis2->setRange(-0.6, std::max(lanes, 1) - 0.4);
+    yAxis2->grid()->setVisible(false);
+    yAxis->setRange(-0.6, std::max(lanes, 1) - 0.4);
+    const QString timing = m_measured && m_modeled ? tr("measured and modeled")
+                           : m_measured           ? tr("measured (device events)")
+                                                  : tr("modeled (bytes ÷ bandwidth + latency; no second device)");
+    if (m_title) {
+        m_title->setText(boxCount() > 0 ? tr("Transfers and compute — %1; a copy's colour is its layer's").arg(timing)
+                                        : tr("Transfers and compute"));
+    }
+    const bool empty = boxCount() == 0;
+    m_message->setText(empty ? (m_session.stepCount() == 0
+                                    ? tr("No session")
+                                    : tr("Nothing moves between device and host in this cache.\nOnly offloaded "
+                                         "caches have transfer lanes: New session → cache \"offloaded\"."))
+                             : QString());
+    m_message->setVisible(empty);
+}
+
+void TransferTimelineView::showStep() {
+    const auto [begin, end] = stepSpan(m_session.currentStep());
+    if (begin <= end) {
+        const double pad = std::max(1000.0, (end - begin) * 0.04);
+        xAxis->setRange(begin - pad, end + pad);
+    } else if (boxCount() == 0) {
+        xAxis->setRange(0, 1e6);
+    }
+    replot(rpQueuedReplot);
+}
+
+void TransferTimelineView::resizeEvent(QResizeEvent* event) {
+    QCustomPlot::resizeEvent(event);
+    updateLabels();
+}
+
+void TransferTimelineView::mouseDoubleClickEvent(QMouseEvent* event) {
+    showStep();
+    QCustomPlot::mouseDoubleClickEvent(event);
+}
+
+} // namespace kvscope::gui

@@ -1,0 +1,310 @@
+#include "kvscope/gui/window/AppLauncher.h"
+
+#include "kvscope/gui/window/MainWindow.h"
+#include "kvscope/gui/session/SessionController.h"
+#include "kvscope/gui/session/SyntheticEngine.h"
+#include "kvscope/config/ConfigError.h"
+#include "kvscope/trace/RecordingSink.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QHash>
+#include <QImage>
+#include <QRegularExpression>
+#include <QTextStream>
+
+#include <limits>
+
+namespace kvscope::gui {
+namespace {
+
+std::optional<std::int64_t> toInteger(const QString& text, std::int64_t minimum) {
+    bool ok = false;
+    const qlonglong value = text.toLongLong(&ok);
+    if (!ok || value < minimum) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+QString fromStd(std::string_view text) { return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())); }
+
+/// An enum option through its name table: the value, or a message naming the option and what is allowed.
+template <typename Enum>
+std::variant<Enum, QString> enumOption(const QCommandLineParser& parser, const QCommandLineOption& option,
+                                       std::optional<Enum> (*parse)(std::string_view), const std::string& allowed) {
+    const QString text = parser.value(option);
+    if (const std::optional<Enum> value = parse(text.toStdString())) {
+        return *value;
+    }
+    return QStringLiteral("--%1: unknown value `%2` (allowed: %3)")
+        .arg(option.names().front(), text, QString::fromStdString(allowed));
+}
+
+} // namespace
+
+bool AppLauncher::noDisplay() {
+    return qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
+           qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+}
+
+std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& arguments,
+                                                         const EngineCapabilities& capabilities) {
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("kvscope: inspect the KV caches of transformer language models"));
+    parser.addHelpOption();
+    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A session file to replay"));
+    const QCommandLineOption preset(QStringLiteral("preset"), QStringLiteral("Built-in model preset to run live"),
+                                    QStringLiteral("NAME"));
+    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("A config.json to run live (built-in weights)"),
+                                    QStringLiteral("FILE"));
+    const QCommandLineOption checkpoint(QStringLiteral("checkpoint"),
+                                        QStringLiteral("A checkpoint folder (config.json + safetensors) to run live"),
+                                        QStringLiteral("DIR"));
+    const config::RunSettings defaults;
+    const QCommandLineOption cache(QStringLiteral("cache"), QStringLiteral("Cache kind: ") + fromStd(config::allowedCacheKinds()),
+                                   QStringLiteral("KIND"), fromStd(config::toString(defaults.cache.kind)));
+    const QCommandLineOption backend(QStringLiteral("backend"),
+                                     QStringLiteral("Quantizer: ") + fromStd(config::allowedQuantizerBackends()),
+                                     QStringLiteral("NAME"), fromStd(config::toString(defaults.cache.backend)));
+    const QCommandLineOption nbits(QStringLiteral("nbits"), QStringLiteral("Quantized cache bits"), QStringLiteral("N"),
+                                   QStringLiteral("4"));
+    const QCommandLineOption residual(QStringLiteral("residual"), QStringLiteral("Quantized cache residual length"),
+                                      QStringLiteral("N"), QStringLiteral("128"));
+    const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Prompt text"), QStringLiteral("TEXT"),
+                                    QStringLiteral("The key-value cache"));
+    const QCommandLineOption tokens(QStringLiteral("tokens"), QStringLiteral("New tokens to generate"),
+                                    QStringLiteral("N"), QStringLiteral("32"));
+    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Sampling seed"), QStringLiteral("S"),
+                                  QStringLiteral("0"));
+    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("Device: ") + fromStd(config::allowedComputeDevices()),
+                                    QStringLiteral("DEVICE"), fromStd(config::toString(defaults.device)));
+    const QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                        QStringLiteral("Render the window to a PNG offscreen and exit"),
+                                        QStringLiteral("OUT.png"));
+    const QCommandLineOption step(QStringLiteral("step"), QStringLiteral("Step shown by --screenshot (default: last)"),
+                                  QStringLiteral("K"));
+    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot"),
+                                  QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+    const QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("A second session file to compare with"),
+                                     QStringLiteral("FILE"));
+    const QCommandLineOption synthetic(QStringLiteral("synthetic"),
+                                       QStringLiteral("Open a model-free synthetic session of that size"),
+                                       QStringLiteral("LAYERSxTOKENS"));
+    parser.addOptions({preset, config, checkpoint, cache, backend, nbits, residual, prompt, tokens, seed, device,
+                       screenshot, step, size, compare, synthetic});
+    if (!parser.parse(arguments)) {
+        return parser.errorText();
+    }
+    if (parser.isSet(QStringLiteral("help"))) {
+        return parser.helpText();
+    }
+    LaunchOptions options;
+    const QStringList positional = parser.positionalArguments();
+    if (positional.size() > 1) {
+        return QStringLiteral("give at most one session FILE, got %1").arg(positional.size());
+    }
+    if (!positional.isEmpty()) {
+        options.file = positional.front();
+        if (!QFileInfo(options.file).isFile()) {
+            return QStringLiteral("session file not found: %1").arg(options.file);
+        }
+    }
+    if (!options.file.isEmpty() && (parser.isSet(preset) || parser.isSet(config) || parser.isSet(checkpoint) ||
+                                    parser.isSet(synthetic))) {
+        return QStringLiteral("give either a session FILE to replay or a model to run, not both");
+    }
+    config::RunSettings& live = options.live;
+    live.preset = parser.value(preset).toStdString();
+    live.configPath = parser.value(config).toStdString();
+    live.checkpointDir = parser.value(checkpoint).toStdString();
+    live.prompt = parser.value(prompt).toStdString();
+    const auto kind = enumOption(parser, cache, &config::cacheKindFromString, config::allowedCacheKinds());
+    const auto quantizer = enumOption(parser, backend, &config::quantizerBackendFromString, config::allowedQuantizerBackends());
+    const auto place = enumOption(parser, device, &config::computeDeviceFromString, config::allowedComputeDevices());
+    for (const QString* message : {std::get_if<QString>(&kind), std::get_if<QString>(&quantizer), std::get_if<QString>(&place)}) {
+        if (message != nullptr) {
+            return *message;
+        }
+    }
+    live.cache.kind = std::get<config::CacheKind>(kind);
+    live.cache.backend = std::get<config::QuantizerBackend>(quantizer);
+    live.device = std::get<config::ComputeDevice>(place);
+    // Integers here; their ranges are the one check every front end shares (config::validate).
+    const struct {
+        const QCommandLineOption& option;
+        std::int64_t& target;
+    } integers[] = {{residual, live.cache.residualLength}, {tokens, live.tokens}};
+    for (const auto& integer : integers) {
+        const auto value = toInteger(parser.value(integer.option), std::numeric_limits<std::int64_t>::min());
+        if (!value) {
+            return QStringLiteral("--%1 must be a whole number, got `%2`")
+                .arg(integer.option.names().front(), parser.value(integer.option));
+        }
+        integer.target = *value;
+    }
+    const auto bits = toInteger(parser.value(nbits), 0);
+    const auto seedValue = toInteger(parser.value(seed), 0);
+    if (!bits || !seedValue) {
+        return QStringLiteral("--nbits and --seed must be whole numbers at least 0, got `%1` and `%2`")
+            .arg(parser.value(nbits), parser.value(seed));
+    }
+    live.cache.nbits = static_cast<int>(std::min<std::int64_t>(*bits, 64));
+    live.seed = static_cast<std::uint64_t>(*seedValue);
+    try {
+        config::validate(live);
+    } catch (const config::ConfigError& error) {
+        return QString::fromStdString(error.what());
+    }
+    if (!live.preset.empty()) {
+        const auto& names = capabilities.presets;
+        if (std::find(names.begin(), names.end(), live.preset) == names.end()) {
+            QStringList known;
+            for (const std::string& name : names) {
+                known << QString::fromStdString(name);
+            }
+            return QStringLiteral("unknown preset `%1` (allowed: %2)").arg(parser.value(preset), known.join(", "));
+        }
+    }
+    if (live.device == config::ComputeDevice::Cuda && !capabilities.cudaAvailable) {
+        return QStringLiteral("device cuda is not available here (no CUDA LibTorch or no GPU visible); use --device cpu");
+    }
+    options.screenshot = parser.value(screenshot);
+    if (parser.isSet(step)) {
+        options.step = toInteger(parser.value(step), 0);
+        if (!options.step) {
+            return QStringLiteral("--step must be a non-negative integer, got `%1`").arg(parser.value(step));
+        }
+        if (options.screenshot.isEmpty()) {
+            return QStringLiteral("--step goes with --screenshot");
+        }
+    }
+    const QRegularExpressionMatch sizeMatch =
+        QRegularExpression(QStringLiteral("^(\\d+)x(\\d+)$")).match(parser.value(size));
+    if (!sizeMatch.hasMatch() || sizeMatch.captured(1).toInt() < 320 || sizeMatch.captured(2).toInt() < 240) {
+        return QStringLiteral("--size must be WIDTHxHEIGHT, at least 320x240, got `%1`").arg(parser.value(size));
+    }
+    options.size = QSize(sizeMatch.captured(1).toInt(), sizeMatch.captured(2).toInt());
+    options.compareFile = parser.value(compare);
+    if (!options.compareFile.isEmpty() && !QFileInfo(options.compareFile).isFile()) {
+        return QStringLiteral("session file to compare not found: %1").arg(options.compareFile);
+    }
+    if (parser.isSet(synthetic)) {
+        const QRegularExpressionMatch match =
+            QRegularExpression(QStringLiteral("^(\\d+)x(\\d+)$")).match(parser.value(synthetic));
+        if (!match.hasMatch() || match.captured(1).toInt() < 1 || match.captured(2).toLongLong() < 1) {
+            return QStringLiteral("--synthetic must be LAYERSxTOKENS, e.g. 32x4096, got `%1`").arg(parser.value(synthetic));
+        }
+        options.syntheticLayers = match.captured(1).toInt();
+        options.syntheticTokens = match.captured(2).toLongLong();
+    }
+    return options;
+}
+
+bool AppLauncher::looksPainted(const QImage& image) {
+    if (image.isNull() || image.width() < 2 || image.height() < 2) {
+        return false;
+    }
+    QHash<QRgb, int> counts;
+    int samples = 0;
+    for (int y = 3; y < image.height(); y += 7) {
+        for (int x = 3; x < image.width(); x += 7) {
+            ++counts[image.pixel(x, y)];
+            ++samples;
+        }
+    }
+    int dominant = 0;
+    for (const int count : counts) {
+        dominant = std::max(dominant, count);
+    }
+    // Content, not a blank window or a frame: at least 5% of the samples differ from the commonest colour.
+    return (samples - dominant) * 20 > samples;
+}
+
+std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& options, QTextStream& errors) {
+    const bool headless = !options.screenshot.isEmpty();
+    SessionController& session = window.session();
+    QString failure;
+    QObject::connect(&session, &SessionController::errorOccurred, &window,
+                     [&failure](const QString& message) { failure = message; });
+    if (!options.file.isEmpty()) {
+        if (!headless) {
+            window.openFile(options.file);
+        } else if (const QString error = window.openFileNow(options.file); !error.isEmpty()) {
+            errors << "kvscope: cannot open " << options.file << ": " << error << Qt::endl;
+            return 2;
+        }
+    } else if (options.syntheticLayers > 0) {
+        synthetic::SyntheticSessionOptions synthetic;
+        synthetic.layers = options.syntheticLayers;
+        synthetic.tokens = options.syntheticTokens;
+        synthetic.window = std::max<std::int64_t>(8, options.syntheticTokens / 4);
+        synthetic.residualLength = std::max<std::int64_t>(4, std::min<std::int64_t>(128, options.syntheticTokens / 8));
+        synthetic.promptTokens = std::max<std::int64_t>(4, std::min<std::int64_t>(128, options.syntheticTokens / 8));
+        synthetic.offload = options.live.cache.kind == config::CacheKind::Offloaded;
+        trace::RecordingSink sink;
+        sink.reserve(synthetic::SyntheticSession::estimateEventCount(synthetic));
+        synthetic::SyntheticSession::generate(synthetic, sink);
+        session.setRecordedSession(SyntheticEngine::metadataFor(synthetic), sink.takeEvents(),
+                                   QStringLiteral("synthetic %1x%2").arg(options.syntheticLayers).arg(options.syntheticTokens));
+    } else if (session.canRunLive()) {
+        if (headless) {
+            session.startLive(options.live, SessionController::Generation::ToTheEnd);
+        } else {
+            window.startLive(options.live);
+        }
+    } else {
+        errors << "kvscope: this build has no engine; open a session file instead" << Qt::endl;
+        return 2;
+    }
+    if (!options.compareFile.isEmpty()) {
+        if (!headless) {
+            window.compareWithFile(options.compareFile);
+        } else if (const QString error = window.compareWithFileNow(options.compareFile); !error.isEmpty()) {
+            errors << "kvscope: cannot open " << options.compareFile << " to compare: " << error << Qt::endl;
+            return 2;
+        }
+    }
+    if (!headless) {
+        return std::nullopt;
+    }
+
+    // Headless: wait for a live run to finish (bounded), show the step, render.
+    if (session.mode() == SessionController::Mode::Live) {
+        QElapsedTimer clock;
+        clock.start();
+        while (!session.liveFinished() && failure.isEmpty() && clock.elapsed() < 600000) {
+            session.waitForEngine();
+        }
+        if (!failure.isEmpty()) {
+            errors << "kvscope: the live session failed: " << failure << Qt::endl;
+            return 2;
+        }
+    }
+    window.resize(options.size);
+    window.show();
+    QCoreApplication::processEvents();
+    const std::int64_t last = session.stepCount() - 1;
+    if (options.step && *options.step > last) {
+        errors << "kvscope: --step " << *options.step << " is beyond the session's last step " << last << Qt::endl;
+        return 2;
+    }
+    session.setCurrentStep(options.step.value_or(last));
+    QCoreApplication::processEvents();
+    const QImage image = window.renderImage();
+    if (!looksPainted(image)) {
+        errors << "kvscope: the rendered window is blank; nothing written" << Qt::endl;
+        return 1;
+    }
+    if (!image.save(options.screenshot)) {
+        errors << "kvscope: cannot write " << options.screenshot << Qt::endl;
+        return 2;
+    }
+    errors << "kvscope: wrote " << options.screenshot << " (" << image.width() << "x" << image.height() << ", step "
+           << session.currentStep() << ")" << Qt::endl;
+    return 0;
+}
+
+} // namespace kvscope::gui

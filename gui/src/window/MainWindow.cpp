@@ -1,0 +1,441 @@
+#include "kvscope/gui/window/MainWindow.h"
+
+#include "kvscope/gui/views/CompareView.h"
+#include "kvscope/gui/models/EventExplainer.h"
+#include "kvscope/gui/views/EventLogView.h"
+#include "kvscope/gui/views/LayerTableView.h"
+#include "kvscope/gui/views/MaskView.h"
+#include "kvscope/gui/views/MemoryView.h"
+#include "kvscope/gui/window/NewSessionDialog.h"
+#include "kvscope/gui/views/OccupancyMapView.h"
+#include "kvscope/gui/views/QuantizationView.h"
+#include "kvscope/gui/session/SessionController.h"
+#include "kvscope/gui/views/TransferTimelineView.h"
+#include "kvscope/gui/window/TransportBar.h"
+#include "kvscope/gui/session/ViewSelection.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QToolButton>
+#include <qcustomplot.h>
+
+namespace kvscope::gui {
+namespace {
+
+constexpr int kMaxRecentFiles = 8;
+const QString kSessionFilter = QObject::tr("kvscope sessions (*.kvsess);;All files (*)");
+
+} // namespace
+
+MainWindow::MainWindow(SessionEngineFactory engineFactory, EngineCapabilities capabilities, QWidget* parent)
+    : QMainWindow(parent), m_capabilities(std::move(capabilities)),
+      m_session(std::make_unique<SessionController>(engineFactory)),
+      m_compareSession(std::make_unique<SessionController>(engineFactory)),
+      m_selection(std::make_unique<ViewSelection>()) {
+    setWindowTitle(tr("kvscope"));
+    setWindowIcon(QIcon(QStringLiteral(":/kvscope/kvscope.png")));
+    setAcceptDrops(true);
+    setDockOptions(AnimatedDocks | AllowNestedDocks | AllowTabbedDocks);
+    createViews();
+    createActions();
+    createStatusBar();
+    connect(m_session.get(), &SessionController::sessionLoaded, this, &MainWindow::updateStatus);
+    connect(m_session.get(), &SessionController::stepChanged, this, &MainWindow::updateStatus);
+    connect(m_session.get(), &SessionController::liveStateChanged, this, &MainWindow::updateLiveState);
+    connect(m_session.get(), &SessionController::errorOccurred, this, &MainWindow::showError);
+    connect(m_session.get(), &SessionController::fileOpened, this,
+            [this](const QString& path, const QString& error) { fileOpened(path, error); });
+    connect(m_compareSession.get(), &SessionController::errorOccurred, this, &MainWindow::showError);
+    connect(m_session.get(), &SessionController::sessionLoaded, this, [this] { m_selection->clearStepRange(); });
+
+    QSettings settings;
+    resize(1500, 950);
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    m_compareDock->hide();
+    rebuildRecentMenu();
+    updateStatus();
+    updateLiveState();
+}
+
+MainWindow::~MainWindow() = default;
+
+QDockWidget* MainWindow::addDock(QWidget* view, const QString& title, const QString& name, Qt::DockWidgetArea area) {
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(name);
+    dock->setWidget(view);
+    addDockWidget(area, dock);
+    m_viewMenu->addAction(dock->toggleViewAction());
+    return dock;
+}
+
+void MainWindow::createViews() {
+    m_viewMenu = new QMenu(tr("&View"), this);
+    m_occupancy = new OccupancyMapView(*m_session, *m_selection);
+    m_layers = new LayerTableView(*m_session, *m_selection);
+    m_events = new EventLogView(*m_session, *m_selection);
+    m_tabs = new QTabWidget;
+    m_tabs->addTab(m_layers, tr("Layers"));
+    m_tabs->addTab(m_events, tr("Events (why)"));
+    auto* central = new QSplitter(Qt::Vertical);
+    central->addWidget(m_occupancy);
+    central->addWidget(m_tabs);
+    central->setStretchFactor(0, 3);
+    central->setStretchFactor(1, 2);
+    setCentralWidget(central);
+
+    m_mask = new MaskView(*m_session, *m_selection);
+    m_memory = new MemoryView(*m_session, *m_selection);
+    m_quantization = new QuantizationView(*m_session, *m_selection);
+    m_transfers = new TransferTimelineView(*m_session);
+    m_compare = new CompareView(*m_session, *m_compareSession, *m_selection);
+    addDock(m_mask, tr("Mask"), QStringLiteral("maskDock"), Qt::RightDockWidgetArea);
+    addDock(m_memory, tr("Memory"), QStringLiteral("memoryDock"), Qt::RightDockWidgetArea);
+    addDock(m_quantization, tr("Quantization"), QStringLiteral("quantizationDock"), Qt::RightDockWidgetArea);
+    QDockWidget* transfers = addDock(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea);
+    m_compareDock = addDock(m_compare, tr("Compare"), QStringLiteral("compareDock"), Qt::BottomDockWidgetArea);
+    // Compare shares the full-width bottom area with the transfer timeline, as a tab.
+    tabifyDockWidget(transfers, m_compareDock);
+    resizeDocks({findChild<QDockWidget*>(QStringLiteral("maskDock"))}, {560}, Qt::Horizontal);
+}
+
+void MainWindow::createActions() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* newSession = file->addAction(QIcon::fromTheme(QStringLiteral("document-new")), tr("&New session…"), this,
+                                          &MainWindow::newSession);
+    newSession->setShortcut(QKeySequence::New);
+    newSession->setEnabled(m_session->canRunLive());
+    QAction* open = file->addAction(QIcon::fromTheme(QStringLiteral("document-open")), tr("&Open…"), this,
+                                    &MainWindow::openDialog);
+    open->setShortcut(QKeySequence::Open);
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    file->addSeparator();
+    m_saveAction = file->addAction(QIcon::fromTheme(QStringLiteral("document-save-as")), tr("Save &as…"), this,
+                                   &MainWindow::saveAsDialog);
+    m_saveAction->setShortcut(QKeySequence::SaveAs);
+    m_exportAction = file->addAction(tr("&Export for Perfetto…"), this, &MainWindow::exportDialog);
+    m_exportAction->setShortcut(Qt::CTRL | Qt::Key_E);
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    m_transport = new TransportBar(*m_session, this);
+    addToolBar(Qt::TopToolBarArea, m_transport);
+    QMenu* playback = menuBar()->addMenu(tr("&Playback"));
+    for (QAction* action : {m_transport->toStartAction(), m_transport->stepBackAction(), m_transport->playAction(),
+                            m_transport->stepAction(), m_transport->toEndAction()}) {
+        playback->addAction(action);
+    }
+    playback->addSeparator();
+    m_runAction = playback->addAction(tr("&Run live session to the end"), m_session.get(), &SessionController::runToEnd);
+    m_runAction->setShortcut(Qt::CTRL | Qt::Key_R);
+    playback->addAction(tr("&Cancel run"), m_session.get(), &SessionController::cancelRun)->setShortcut(Qt::Key_Escape);
+
+    QToolBar* fileBar = new QToolBar(tr("File"), this);
+    fileBar->setObjectName(QStringLiteral("fileToolbar"));
+    fileBar->addAction(newSession);
+    fileBar->addAction(open);
+    fileBar->addAction(m_saveAction);
+    insertToolBar(m_transport, fileBar);
+
+    menuBar()->addMenu(m_viewMenu);
+    m_viewMenu->addSeparator();
+    m_viewMenu->addAction(tr("Reset chart zoom"), m_selection.get(), &ViewSelection::clearStepRange);
+
+    QMenu* compare = menuBar()->addMenu(tr("&Compare"));
+    compare->addAction(tr("Compare with session &file…"), this, &MainWindow::compareFileDialog);
+    compare->addAction(tr("Compare with a &live run…"), this, &MainWindow::compareLiveDialog)
+        ->setEnabled(m_session->canRunLive());
+    compare->addAction(tr("&Hide comparison"), m_compareDock, &QWidget::hide);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About kvscope"), this, [this] {
+        QMessageBox::about(this, tr("About kvscope"),
+                           tr("<b>kvscope</b><br>An inspector for the key-value caches of transformer language "
+                              "models: step a live model or replay a session file and see what every cache "
+                              "layer holds, why it changed, and where its bytes live."));
+    });
+}
+
+void MainWindow::createStatusBar() {
+    m_modelLabel = new QLabel;
+    m_cacheLabel = new QLabel;
+    m_deviceLabel = new QLabel;
+    m_memoryLabel = new QLabel;
+    m_liveLabel = new QLabel;
+    m_progress = new QProgressBar;
+    m_progress->setMaximumWidth(180);
+    m_progress->setTextVisible(true);
+    m_cancel = new QToolButton;
+    m_cancel->setText(tr("Cancel"));
+    m_cancel->setToolTip(tr("Stop the live run after the current token (Esc)"));
+    connect(m_cancel, &QToolButton::clicked, this, [this] {
+        m_session->cancelRun();
+        m_transport->setPlaying(false);
+    });
+    statusBar()->addWidget(m_modelLabel);
+    statusBar()->addWidget(m_cacheLabel);
+    statusBar()->addWidget(m_deviceLabel);
+    statusBar()->addWidget(m_memoryLabel);
+    statusBar()->addPermanentWidget(m_liveLabel);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancel);
+}
+
+void MainWindow::openFile(const QString& path) {
+    statusBar()->showMessage(tr("Opening %1…").arg(path));
+    m_session->openFileInBackground(path);
+}
+
+QString MainWindow::openFileNow(const QString& path) {
+    const QString error = m_session->openFile(path);
+    if (error.isEmpty()) {
+        noteOpened(path);
+    }
+    return error;
+}
+
+void MainWindow::fileOpened(const QString& path, const QString& error) {
+    if (!error.isEmpty()) {
+        showError(tr("Cannot open %1:\n%2").arg(path, error));
+        return;
+    }
+    noteOpened(path);
+    if (!m_session->damage().isEmpty()) {
+        QMessageBox::warning(this, tr("Damaged session file"), m_session->damage());
+    }
+}
+
+void MainWindow::noteOpened(const QString& path) {
+    statusBar()->clearMessage();
+    m_transport->setPlaying(false);
+    addRecentFile(QFileInfo(path).absoluteFilePath());
+}
+
+void MainWindow::startLive(const config::RunSettings& settings) {
+    m_lastSettings = settings;
+    m_session->startLive(settings, SessionController::Generation::OnRequest);
+    m_transport->setPlaying(true);
+}
+
+void MainWindow::compareWithFile(const QString& path) {
+    if (const QString error = compareWithFileNow(path); !error.isEmpty()) {
+        showError(tr("Cannot open %1 for comparison:\n%2").arg(path, error));
+    }
+}
+
+QString MainWindow::compareWithFileNow(const QString& path) {
+    const QString error = m_compareSession->openFile(path);
+    if (!error.isEmpty()) {
+        return error;
+    }
+    m_compareSession->setCurrentStep(m_session->currentStep());
+    m_compareDock->show();
+    m_compareDock->raise();
+    return {};
+}
+
+void MainWindow::compareWithLive(const config::RunSettings& settings) {
+    m_compareSession->startLive(settings, SessionController::Generation::ToTheEnd);
+    m_compareDock->show();
+    m_compareDock->raise();
+}
+
+QImage MainWindow::renderImage() {
+    for (QCustomPlot* plot : findChildren<QCustomPlot*>()) {
+        plot->replot(QCustomPlot::rpQueuedRefresh);
+    }
+    return grab().toImage();
+}
+
+void MainWindow::newSession() {
+    NewSessionDialog dialog(m_capabilities, m_lastSettings, this);
+    if (dialog.exec() == QDialog::Accepted) {
+        startLive(dialog.settings());
+    }
+}
+
+void MainWindow::openDialog() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open session"), {}, kSessionFilter);
+    if (!path.isEmpty()) {
+        openFile(path);
+    }
+}
+
+void MainWindow::saveAsDialog() {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save session as"), QStringLiteral("session.kvsess"),
+                                                      kSessionFilter);
+    if (path.isEmpty()) {
+        return;
+    }
+    const QString error = m_session->saveAs(path);
+    if (!error.isEmpty()) {
+        showError(tr("Cannot save %1:\n%2").arg(path, error));
+        return;
+    }
+    addRecentFile(QFileInfo(path).absoluteFilePath());
+    statusBar()->showMessage(tr("Saved %1").arg(path), 4000);
+}
+
+void MainWindow::exportDialog() {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export for Perfetto"), QStringLiteral("session.json"),
+                                                      tr("Chrome trace JSON (*.json)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    const QString error = m_session->exportPerfetto(path);
+    if (!error.isEmpty()) {
+        showError(tr("Cannot export %1:\n%2").arg(path, error));
+        return;
+    }
+    statusBar()->showMessage(tr("Exported %1: open it at ui.perfetto.dev").arg(path), 6000);
+}
+
+void MainWindow::compareFileDialog() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Session to compare with"), {}, kSessionFilter);
+    if (!path.isEmpty()) {
+        compareWithFile(path);
+    }
+}
+
+void MainWindow::compareLiveDialog() {
+    config::RunSettings settings = m_lastSettings;
+    if (m_session->mode() == SessionController::Mode::Live) {
+        settings = m_session->liveSettings();
+    }
+    settings.prompt = m_session->metadata().prompt.empty() ? settings.prompt : m_session->metadata().prompt;
+    // The usual question: what does a 2-bit quantized cache change?
+    const bool quantized = settings.cache.kind == config::CacheKind::Quantized;
+    settings.cache.kind = quantized ? config::CacheKind::Dynamic : config::CacheKind::Quantized;
+    settings.cache.nbits = 2;
+    NewSessionDialog dialog(m_capabilities, settings, this);
+    dialog.setWindowTitle(tr("Second session to compare (same prompt)"));
+    if (dialog.exec() == QDialog::Accepted) {
+        compareWithLive(dialog.settings());
+    }
+}
+
+bool MainWindow::isSessionFile(const QString& path) {
+    const QFileInfo info(path);
+    return info.isFile() && info.isReadable();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.front().isLocalFile() && isSessionFile(urls.front().toLocalFile())) {
+        event->acceptProposedAction();
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.isEmpty() || !urls.front().isLocalFile()) {
+        return;
+    }
+    event->acceptProposedAction();
+    openFile(urls.front().toLocalFile());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    m_session->cancelRun();
+    m_compareSession->cancelRun();
+    QMainWindow::closeEvent(event);
+}
+
+QStringList MainWindow::recentFiles() const {
+    return QSettings().value(QStringLiteral("recentFiles")).toStringList();
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+    QStringList files = recentFiles();
+    files.removeAll(path);
+    files.prepend(path);
+    while (files.size() > kMaxRecentFiles) {
+        files.removeLast();
+    }
+    QSettings().setValue(QStringLiteral("recentFiles"), files);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    m_recentMenu->clear();
+    const QStringList files = recentFiles();
+    for (const QString& path : files) {
+        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { openFile(path); })->setToolTip(path);
+    }
+    if (files.isEmpty()) {
+        m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
+    } else {
+        m_recentMenu->addSeparator();
+        m_recentMenu->addAction(tr("Clear"), this, [this] {
+            QSettings().remove(QStringLiteral("recentFiles"));
+            rebuildRecentMenu();
+        });
+    }
+}
+
+void MainWindow::updateStatus() {
+    const trace::SessionMetadata& metadata = m_session->metadata();
+    const trace::StepState& state = *m_session->state();
+    const bool loaded = m_session->mode() != SessionController::Mode::Empty;
+    setWindowTitle(loaded ? tr("%1 — kvscope").arg(m_session->name()) : tr("kvscope"));
+    m_modelLabel->setText(tr("Model: %1").arg(metadata.model.empty() ? tr("–") : QString::fromStdString(metadata.model)));
+    m_cacheLabel->setText(tr("Cache: %1").arg(metadata.cacheKind.empty() ? tr("–") : QString::fromStdString(metadata.cacheKind)));
+    m_deviceLabel->setText(tr("Device: %1").arg(QString::fromStdString(metadata.device)));
+    m_memoryLabel->setText(tr("Memory: device %1 (quantized %2), host %3")
+                               .arg(EventExplainer::formatBytes(static_cast<double>(state.memoryDeviceTotal())),
+                                    EventExplainer::formatBytes(static_cast<double>(state.memoryDeviceQuantized)),
+                                    EventExplainer::formatBytes(static_cast<double>(state.memoryHost))));
+    const bool hasEvents = m_session->timeline().eventCount() > 0;
+    m_saveAction->setEnabled(hasEvents);
+    m_exportAction->setEnabled(hasEvents);
+}
+
+void MainWindow::updateLiveState() {
+    const bool live = m_session->mode() == SessionController::Mode::Live;
+    const bool busy = live && m_session->liveBusy();
+    m_runAction->setEnabled(live && !m_session->liveFinished());
+    m_progress->setVisible(busy);
+    m_cancel->setVisible(busy);
+    if (live) {
+        const qint64 generated = m_session->stepCount();
+        m_progress->setRange(0, static_cast<int>(m_session->liveTokenTarget()));
+        m_progress->setValue(static_cast<int>(std::min<qint64>(generated, m_session->liveTokenTarget())));
+        m_progress->setFormat(tr("%v / %m tokens"));
+        m_liveLabel->setText(m_session->liveFinished() ? tr("live: finished")
+                             : busy                    ? tr("live: generating")
+                                                       : tr("live: paused"));
+    } else {
+        m_liveLabel->setText(m_session->mode() == SessionController::Mode::Replay ? tr("replay") : QString());
+    }
+    updateStatus();
+}
+
+void MainWindow::showError(const QString& message) {
+    statusBar()->showMessage(message.section(QLatin1Char('\n'), 0, 0), 8000);
+    if (isVisible() && !QApplication::platformName().contains(QStringLiteral("offscreen"))) {
+        QMessageBox::warning(this, tr("kvscope"), message);
+    } else {
+        qWarning("kvscope: %s", qPrintable(message));
+    }
+}
+
+} // namespace kvscope::gui

@@ -1,0 +1,217 @@
+#include "kvscope/gui/window/NewSessionDialog.h"
+
+#include "kvscope/config/ConfigError.h"
+
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace kvscope::gui {
+namespace {
+
+QString fromStd(std::string_view text) { return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())); }
+
+QWidget* withBrowse(QLineEdit* edit, QPushButton* browse) {
+    auto* row = new QWidget;
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(edit, 1);
+    layout->addWidget(browse);
+    return row;
+}
+
+QSpinBox* spin(int minimum, int maximum, int value) {
+    auto* box = new QSpinBox;
+    box->setRange(minimum, maximum);
+    box->setValue(value);
+    return box;
+}
+
+} // namespace
+
+NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const config::RunSettings& initial,
+                                   QWidget* parent)
+    : QDialog(parent), m_capabilities(capabilities), m_usePreset(new QRadioButton(tr("Preset"))),
+      m_useConfig(new QRadioButton(tr("config.json"))), m_useCheckpoint(new QRadioButton(tr("Checkpoint folder"))),
+      m_preset(new QComboBox), m_configPath(new QLineEdit), m_checkpointDir(new QLineEdit), m_cacheKind(new QComboBox),
+      m_backend(new QComboBox), m_nbits(spin(1, 8, 4)), m_group(spin(0, 4096, 0)), m_residual(spin(1, 1 << 20, 128)),
+      m_maxCacheLen(spin(0, 1 << 20, 0)), m_prompt(new QLineEdit), m_tokens(spin(1, 1 << 20, 32)),
+      m_seed(spin(0, 1 << 30, 0)), m_device(new QComboBox) {
+    setWindowTitle(tr("New live session"));
+    for (const std::string& name : capabilities.presets) {
+        m_preset->addItem(QString::fromStdString(name));
+    }
+    m_configPath->setPlaceholderText(tr("a Hugging Face config.json (built-in weights)"));
+    m_checkpointDir->setPlaceholderText(tr("a folder with config.json and *.safetensors"));
+    auto* browseConfig = new QPushButton(tr("Browse…"));
+    auto* browseCheckpoint = new QPushButton(tr("Browse…"));
+    connect(browseConfig, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Model config"), {}, tr("config.json (*.json)"));
+        if (!path.isEmpty()) {
+            m_configPath->setText(path);
+            m_useConfig->setChecked(true);
+        }
+    });
+    connect(browseCheckpoint, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getExistingDirectory(this, tr("Checkpoint folder"));
+        if (!path.isEmpty()) {
+            m_checkpointDir->setText(path);
+            m_useCheckpoint->setChecked(true);
+        }
+    });
+
+    auto* model = new QGroupBox(tr("Model"));
+    auto* modelLayout = new QFormLayout(model);
+    modelLayout->addRow(m_usePreset, m_preset);
+    modelLayout->addRow(m_useConfig, withBrowse(m_configPath, browseConfig));
+    modelLayout->addRow(m_useCheckpoint, withBrowse(m_checkpointDir, browseCheckpoint));
+
+    // Each combo lists its enum's names from the name table, the enum value as item data.
+    for (int kind = 0; kind <= static_cast<int>(config::CacheKind::Last); ++kind) {
+        m_cacheKind->addItem(fromStd(config::toString(static_cast<config::CacheKind>(kind))), kind);
+    }
+    for (int backend = 0; backend <= static_cast<int>(config::QuantizerBackend::Last); ++backend) {
+        m_backend->addItem(fromStd(config::toString(static_cast<config::QuantizerBackend>(backend))), backend);
+    }
+    m_group->setSpecialValueText(tr("head dim"));
+    m_maxCacheLen->setSpecialValueText(tr("prompt + tokens"));
+    auto* cache = new QGroupBox(tr("Cache"));
+    auto* cacheLayout = new QFormLayout(cache);
+    cacheLayout->addRow(tr("Kind"), m_cacheKind);
+    cacheLayout->addRow(tr("Quantizer"), m_backend);
+    cacheLayout->addRow(tr("Bits"), m_nbits);
+    cacheLayout->addRow(tr("Group size"), m_group);
+    cacheLayout->addRow(tr("Residual length"), m_residual);
+    cacheLayout->addRow(tr("Static length"), m_maxCacheLen);
+
+    for (int device = 0; device <= static_cast<int>(config::ComputeDevice::Last); ++device) {
+        const auto value = static_cast<config::ComputeDevice>(device);
+        const bool unavailable = value == config::ComputeDevice::Cuda && !capabilities.cudaAvailable;
+        m_device->addItem(fromStd(config::toString(value)) + (unavailable ? tr(" (not available)") : QString()), device);
+    }
+    auto* run = new QGroupBox(tr("Run"));
+    auto* runLayout = new QFormLayout(run);
+    runLayout->addRow(tr("Prompt"), m_prompt);
+    runLayout->addRow(tr("New tokens"), m_tokens);
+    runLayout->addRow(tr("Seed"), m_seed);
+    runLayout->addRow(tr("Device"), m_device);
+
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    buttons->button(QDialogButtonBox::Ok)->setText(tr("Start"));
+    connect(buttons, &QDialogButtonBox::accepted, this, &NewSessionDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &NewSessionDialog::reject);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(model);
+    layout->addWidget(cache);
+    layout->addWidget(run);
+    layout->addWidget(buttons);
+
+    for (QRadioButton* radio : {m_usePreset, m_useConfig, m_useCheckpoint}) {
+        connect(radio, &QRadioButton::toggled, this, &NewSessionDialog::updateEnabled);
+    }
+    connect(m_cacheKind, &QComboBox::currentIndexChanged, this, &NewSessionDialog::updateEnabled);
+    setSettings(initial);
+}
+
+void NewSessionDialog::setSettings(const config::RunSettings& settings) {
+    if (!settings.checkpointDir.empty()) {
+        m_useCheckpoint->setChecked(true);
+    } else if (!settings.configPath.empty()) {
+        m_useConfig->setChecked(true);
+    } else {
+        m_usePreset->setChecked(true);
+    }
+    const QString preset =
+        QString::fromStdString(settings.preset.empty() ? m_capabilities.defaultPreset : settings.preset);
+    m_preset->setCurrentIndex(std::max(0, m_preset->findText(preset)));
+    m_configPath->setText(QString::fromStdString(settings.configPath));
+    m_checkpointDir->setText(QString::fromStdString(settings.checkpointDir));
+    m_cacheKind->setCurrentIndex(std::max(0, m_cacheKind->findData(static_cast<int>(settings.cache.kind))));
+    m_backend->setCurrentIndex(std::max(0, m_backend->findData(static_cast<int>(settings.cache.backend))));
+    m_nbits->setValue(settings.cache.nbits);
+    m_group->setValue(static_cast<int>(settings.cache.groupSize));
+    m_residual->setValue(static_cast<int>(settings.cache.residualLength));
+    m_maxCacheLen->setValue(static_cast<int>(settings.cache.maxCacheLen));
+    m_prompt->setText(QString::fromStdString(settings.prompt));
+    m_tokens->setValue(static_cast<int>(settings.tokens));
+    m_seed->setValue(static_cast<int>(settings.seed));
+    m_device->setCurrentIndex(std::max(0, m_device->findData(static_cast<int>(settings.device))));
+    updateEnabled();
+}
+
+config::RunSettings NewSessionDialog::settings() const {
+    config::RunSettings settings;
+    if (m_usePreset->isChecked()) {
+        settings.preset = m_preset->currentText().toStdString();
+    } else if (m_useConfig->isChecked()) {
+        settings.configPath = m_configPath->text().trimmed().toStdString();
+    } else {
+        settings.checkpointDir = m_checkpointDir->text().trimmed().toStdString();
+    }
+    settings.cache.kind = static_cast<config::CacheKind>(m_cacheKind->currentData().toInt());
+    settings.cache.backend = static_cast<config::QuantizerBackend>(m_backend->currentData().toInt());
+    settings.cache.nbits = m_nbits->value();
+    settings.cache.groupSize = m_group->value();
+    settings.cache.residualLength = m_residual->value();
+    settings.cache.maxCacheLen = m_maxCacheLen->value();
+    settings.prompt = m_prompt->text().toStdString();
+    settings.tokens = m_tokens->value();
+    settings.seed = static_cast<std::uint64_t>(m_seed->value());
+    settings.device = static_cast<config::ComputeDevice>(m_device->currentData().toInt());
+    return settings;
+}
+
+QString NewSessionDialog::validate() const {
+    const config::RunSettings settings = this->settings();
+    if (m_usePreset->isChecked() && settings.preset.empty()) {
+        return tr("No preset available: the engine found no presets");
+    }
+    if (m_useConfig->isChecked() && !QFileInfo(QString::fromStdString(settings.configPath)).isFile()) {
+        return tr("config.json not found: \"%1\"; choose an existing file").arg(QString::fromStdString(settings.configPath));
+    }
+    if (m_useCheckpoint->isChecked() && !QFileInfo(QString::fromStdString(settings.checkpointDir)).isDir()) {
+        return tr("Checkpoint folder not found: \"%1\"; choose a folder with config.json and *.safetensors")
+            .arg(QString::fromStdString(settings.checkpointDir));
+    }
+    try {
+        config::validate(settings);
+    } catch (const config::ConfigError& error) {
+        return QString::fromStdString(error.what());
+    }
+    if (settings.device == config::ComputeDevice::Cuda && !m_capabilities.cudaAvailable) {
+        return tr("CUDA is not available here (this LibTorch has no CUDA or no GPU is visible); use the cpu device");
+    }
+    return {};
+}
+
+void NewSessionDialog::accept() {
+    const QString problem = validate();
+    if (!problem.isEmpty()) {
+        QMessageBox::warning(this, tr("Cannot start this session"), problem);
+        return;
+    }
+    QDialog::accept();
+}
+
+void NewSessionDialog::updateEnabled() {
+    m_preset->setEnabled(m_usePreset->isChecked());
+    m_configPath->setEnabled(m_useConfig->isChecked());
+    m_checkpointDir->setEnabled(m_useCheckpoint->isChecked());
+    const auto kind = static_cast<config::CacheKind>(m_cacheKind->currentData().toInt());
+    for (QWidget* widget : std::initializer_list<QWidget*>{m_backend, m_nbits, m_group, m_residual}) {
+        widget->setEnabled(kind == config::CacheKind::Quantized);
+    }
+    m_maxCacheLen->setEnabled(kind == config::CacheKind::Static);
+}
+
+} // namespace kvscope::gui

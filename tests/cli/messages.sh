@@ -1,0 +1,37 @@
+#!/bin/sh
+# Bad command lines get exit code 2 and a message saying what is allowed, not a type's raw bounds.
+# Usage: messages.sh KVSCOPE_CLI
+cli=$1
+status=0
+empty=$(mktemp -d)
+trap 'rm -rf "$empty"' EXIT
+expect() {
+    what=$1
+    pattern=$2
+    shift 2
+    output=$("$cli" "$@" 2>&1 >/dev/null)
+    code=$?
+    if [ "$code" -ne 2 ]; then
+        echo "FAIL $what: exit code $code, expected 2 ($output)"
+        status=1
+    fi
+    case $output in
+    *$pattern*) echo "ok $what: $output" ;;
+    *) echo "FAIL $what: expected '$pattern' in: $output"; status=1 ;;
+    esac
+    case $output in
+    *179769313486*|*"not in range"*) echo "FAIL $what: a raw numeric bound: $output"; status=1 ;;
+    esac
+}
+expect "run --tokens 0" "--tokens: must be a whole number at least 1, got \`0\`" run --tokens 0
+expect "run --residual -1" "--residual: must be a whole number at least 1" run --residual -1
+expect "run --temperature -1" "--temperature: must be a number at least 0" run --temperature -1
+expect "run --cache paged" "unknown value \`paged\` (allowed: dynamic, static, quantized, offloaded)" run --cache paged
+expect "run --backend int4" "(allowed: min-max, quanto (= min-max), hqq)" run --backend int4
+expect "run --nbits 3" "nbits 3 is not supported by the min-max quantizer (allowed: 2, 4, 8)" \
+    run --cache quantized --nbits 3 --no-progress
+expect "bench cache --layers 0" "--layers: must be a whole number at least 1" bench cache --layers 0
+expect "bench cache --type paged" "dynamic_sliding" bench cache --type paged
+expect "replay --step -1" "--step: must be a whole number at least 0" replay /dev/null --step -1
+expect "conform on an empty folder" "holds no *.json fixtures" conform "$empty"
+exit $status

@@ -1,0 +1,107 @@
+#include "kvscope/config/RunSettings.h"
+
+#include "kvscope/config/ConfigError.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+namespace kvscope::config {
+namespace {
+
+/// The message `settings` are refused with, or "" when validate accepts them.
+std::string refusal(const RunSettings& settings) {
+    try {
+        validate(settings);
+    } catch (const ConfigError& error) {
+        return error.what();
+    }
+    return {};
+}
+
+RunSettings changed(const std::function<void(RunSettings&)>& change) {
+    RunSettings settings;
+    change(settings);
+    return settings;
+}
+
+TEST(RunSettingsTest, NameTablesRoundTripEveryValue) {
+    for (int value = 0; value <= static_cast<int>(CacheKind::Last); ++value) {
+        const auto kind = static_cast<CacheKind>(value);
+        EXPECT_EQ(cacheKindFromString(toString(kind)), kind) << value;
+    }
+    for (int value = 0; value <= static_cast<int>(QuantizerBackend::Last); ++value) {
+        const auto backend = static_cast<QuantizerBackend>(value);
+        EXPECT_EQ(quantizerBackendFromString(toString(backend)), backend) << value;
+    }
+    for (int value = 0; value <= static_cast<int>(ComputeDevice::Last); ++value) {
+        const auto device = static_cast<ComputeDevice>(value);
+        EXPECT_EQ(computeDeviceFromString(toString(device)), device) << value;
+    }
+}
+
+TEST(RunSettingsTest, NamesAreTheOnesUsersType) {
+    EXPECT_EQ(cacheKindNames(), (std::vector<std::string>{"dynamic", "static", "quantized", "offloaded"}));
+    EXPECT_EQ(allowedCacheKinds(), "dynamic, static, quantized, offloaded");
+    EXPECT_EQ(quantizerBackendNames(), (std::vector<std::string>{"min-max", "hqq"}));
+    EXPECT_EQ(quantizerBackendFromString("quanto"), QuantizerBackend::MinMax) << "quanto is min-max's alias";
+    EXPECT_EQ(toString(QuantizerBackend::MinMax), "min-max") << "an alias is never printed";
+    EXPECT_EQ(allowedQuantizerBackends(), "min-max, quanto (= min-max), hqq");
+    EXPECT_EQ(computeDeviceNames(), (std::vector<std::string>{"cpu", "cuda"}));
+}
+
+TEST(RunSettingsTest, UnknownNamesAreNotGuessed) {
+    EXPECT_EQ(cacheKindFromString("Dynamic"), std::nullopt);
+    EXPECT_EQ(cacheKindFromString(""), std::nullopt);
+    EXPECT_EQ(quantizerBackendFromString("HQQ"), std::nullopt);
+    EXPECT_EQ(quantizerBackendFromString("int4"), std::nullopt);
+    EXPECT_EQ(computeDeviceFromString("tpu"), std::nullopt);
+}
+
+TEST(RunSettingsTest, DefaultsAreValid) { EXPECT_EQ(refusal(RunSettings{}), ""); }
+
+TEST(RunSettingsTest, RefusalsNameTheSettingAndWhatIsAllowed) {
+    struct Case {
+        const char* what;
+        std::function<void(RunSettings&)> change;
+        const char* message;
+    };
+    const Case cases[] = {
+        {"two sources", [](RunSettings& s) { s.preset = "llama"; s.checkpointDir = "/x"; }, "give one model source"},
+        {"zero tokens", [](RunSettings& s) { s.tokens = 0; }, "tokens must be at least 1, got 0"},
+        {"zero beams", [](RunSettings& s) { s.beams = 0; }, "beams must be at least 1, got 0"},
+        {"negative top-k", [](RunSettings& s) { s.topK = -1; }, "top-k must be at least 0, got -1"},
+        {"negative temperature", [](RunSettings& s) { s.temperature = -0.5; }, "temperature must be at least 0"},
+        {"negative group", [](RunSettings& s) { s.cache.groupSize = -4; }, "group size must be at least 0, got -4"},
+        {"no residual", [](RunSettings& s) { s.cache.residualLength = 0; }, "residual length must be at least 1"},
+        {"negative length", [](RunSettings& s) { s.cache.maxCacheLen = -1; }, "max cache length must be at least 0"},
+        {"3-bit min-max",
+         [](RunSettings& s) { s.cache.kind = CacheKind::Quantized; s.cache.nbits = 3; },
+         "nbits 3 is not supported by the min-max quantizer (allowed: 2, 4, 8)"},
+        {"5-bit hqq",
+         [](RunSettings& s) {
+             s.cache.kind = CacheKind::Quantized;
+             s.cache.backend = QuantizerBackend::Hqq;
+             s.cache.nbits = 5;
+         },
+         "nbits 5 is not supported by the hqq quantizer (allowed: 1, 2, 3, 4, 8)"},
+    };
+    for (const Case& c : cases) {
+        const std::string message = refusal(changed(c.change));
+        EXPECT_NE(message.find(c.message), std::string::npos) << c.what << ": " << message;
+    }
+}
+
+TEST(RunSettingsTest, BitWidthsMatterOnlyForQuantizedCaches) {
+    EXPECT_EQ(refusal(changed([](RunSettings& s) { s.cache.nbits = 3; })), "") << "a dynamic cache ignores nbits";
+    EXPECT_EQ(refusal(changed([](RunSettings& s) {
+                  s.cache.kind = CacheKind::Quantized;
+                  s.cache.backend = QuantizerBackend::Hqq;
+                  s.cache.nbits = 3;
+              })),
+              "");
+}
+
+} // namespace
+} // namespace kvscope::config
