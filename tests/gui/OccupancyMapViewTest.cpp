@@ -1,6 +1,7 @@
 #include "kvscope/gui/views/OccupancyMapView.h"
 
 #include "GuiTestHelpers.h"
+#include "kvscope/gui/models/SessionTokens.h"
 #include "kvscope/gui/views/PlotStyle.h"
 #include "kvscope/gui/session/ViewSelection.h"
 
@@ -52,6 +53,32 @@ TEST(OccupancyMapViewTest, PaintsSlotStatesInTheirColours) {
     EXPECT_TRUE(seen[static_cast<int>(SlotState::FullPrecision)]);
     EXPECT_TRUE(seen[static_cast<int>(SlotState::Quantized)]);
     EXPECT_TRUE(seen[static_cast<int>(SlotState::SlidOut)]);
+}
+
+TEST(OccupancyMapViewTest, TheTokenStripAndHoverNameTheTokenAtAPosition) {
+    SessionController session;
+    ViewSelection selection;
+    OccupancyMapView view(session, selection);
+    view.resize(4000, 300); // wide enough for one readable cell per position
+    const auto options = testing::smallSession(12);
+    testing::loadSynthetic(session, options);
+    session.goToEnd();
+    const std::vector<std::string> prompt = synthetic::SyntheticSession::promptPieces(options);
+    ASSERT_FALSE(prompt.empty());
+    // Position 0 sits at the left edge of the map; hovering there names the first prompt token.
+    int x = 0;
+    while (view.tokenAt(x).isEmpty() && x < 400) {
+        ++x;
+    }
+    ASSERT_LT(x, 400);
+    EXPECT_EQ(view.tokenAt(x).toStdString(), prompt.front());
+    const QString said = view.describe(0, 1);
+    EXPECT_TRUE(said.contains(QStringLiteral("position 1"))) << said.toStdString();
+    EXPECT_TRUE(said.contains(QString::fromStdString(SessionTokens::visible(prompt[1])))) << said.toStdString();
+    // The token the last step produced follows the prompt and every fed token.
+    const std::int64_t produced = SessionTokens::producedPosition(session.metadata(), session.currentStep());
+    EXPECT_EQ(produced, static_cast<std::int64_t>(prompt.size()) + session.currentStep());
+    EXPECT_FALSE(view.describe(0, produced).contains(QStringLiteral("\u201c\u201d")));
 }
 
 } // namespace

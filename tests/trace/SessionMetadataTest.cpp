@@ -18,12 +18,16 @@ TEST(SessionMetadataTest, RoundTripsEveryField) {
     metadata.prompt = "Once upon a time \"quoted\"\n";
     metadata.createdUnixNs = 1'764'460'800'000'000'000;
     metadata.attentionChunkSizes = {0, 8192};
+    metadata.tokenizer = "tokenizer.json of /models/llama3";
+    metadata.promptPieces = {"<|begin_of_text|>", "Once", " upon", " é"};
     const SessionMetadata back = SessionMetadata::fromJson(metadata.toJson());
     EXPECT_EQ(back.kvscopeVersion, metadata.kvscopeVersion);
     EXPECT_EQ(back.seed, metadata.seed);
     EXPECT_EQ(back.prompt, metadata.prompt);
     EXPECT_EQ(back.device, "cuda:0");
     EXPECT_EQ(back.attentionChunkSizes, (std::vector<std::int64_t>{0, 8192}));
+    EXPECT_EQ(back.tokenizer, metadata.tokenizer);
+    EXPECT_EQ(back.promptPieces, metadata.promptPieces);
     EXPECT_EQ(SessionMetadata::fromJson(back.toJson()), back);
     EXPECT_NE(back.modelConfigJson.find("\"layer_types\""), std::string::npos);
 }
@@ -37,7 +41,8 @@ TEST(SessionMetadataTest, MissingAndUnknownKeysAreTolerated) {
 
 TEST(SessionMetadataTest, WrongTypesAreRefusedNamingTheField) {
     for (const char* json : {R"({"seed":"seven"})", R"({"model":3})", R"({"model_config":[1]})", "[1,2]", "{",
-                             R"({"attention_chunk_sizes":[1,"x"]})", R"({"attention_chunk_sizes":4})"}) {
+                             R"({"attention_chunk_sizes":[1,"x"]})", R"({"attention_chunk_sizes":4})",
+                             R"({"prompt_pieces":[1]})", R"({"tokenizer":7})"}) {
         try {
             SessionMetadata::fromJson(json);
             FAIL() << json;

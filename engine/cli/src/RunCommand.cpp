@@ -6,10 +6,10 @@
 #include "kvscope/cache/CacheLayer.h"
 #include "kvscope/cache/QuantizedLayer.h"
 #include "kvscope/config/ModelConfig.h"
-#include "kvscope/model/ByteTokenizer.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/model/ModelLoader.h"
+#include "kvscope/runtime/ByteTextCodec.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/runtime/ModelSource.h"
@@ -129,17 +129,20 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     const model::Architecture& architecture = languageModel.architecture();
 
     trace::FanOutSink sinks;
-    runtime::Generator generator(languageModel, settings.cache, runtime::GenerationOptions::of(settings), &sinks);
+    const runtime::ByteTextCodec text;
+    const std::vector<int64_t> prompt = text.encode(settings.prompt);
+    runtime::Generator generator(languageModel, settings.cache, runtime::GenerationOptions::of(settings), &sinks,
+                                 &text);
     // The session file is written as the run goes, one chunk per step, so that a crash or kill
     // leaves every finished step readable (sessions/FORMAT.md). It is created once the options
     // have been accepted, and removed if the prefill refuses them, so bad input leaves no file.
     std::unique_ptr<trace::SessionWriter> session;
     if (!options.out.empty()) {
         session = std::make_unique<trace::SessionWriter>(
-            options.out, runtime::RunMetadata::build(loaded, settings, runtime::RunMetadata::nowUnixNs()));
+            options.out,
+            runtime::RunMetadata::build(loaded, settings, text, prompt, runtime::RunMetadata::nowUnixNs()));
         sinks.addSink(session.get());
     }
-    const std::vector<int64_t> prompt = model::ByteTokenizer::encode(settings.prompt);
 
     double maxDifference = 0.0;
     double checkMs = 0.0;
@@ -195,7 +198,7 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     summary["prompt"] = settings.prompt;
     summary["prompt_tokens"] = prompt.size();
     summary["tokens"] = tokens;
-    summary["text"] = model::ByteTokenizer::render(tokens);
+    summary["text"] = text.decode(tokens);
     summary["new_tokens"] = tokens.size();
     summary["beams"] = settings.beams;
     if (settings.beams > 1) {

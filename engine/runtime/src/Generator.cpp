@@ -1,9 +1,9 @@
 #include "kvscope/runtime/Generator.h"
 
 #include "kvscope/cache/Cache.h"
-#include "kvscope/model/ByteTokenizer.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
+#include "kvscope/runtime/ByteTextCodec.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/trace/Event.h"
 
@@ -16,7 +16,10 @@
 namespace kvscope::runtime {
 namespace {
 
-std::string textOf(const std::vector<int64_t>& ids) { return model::ByteTokenizer::render(ids); }
+const TextCodec& bytesUnlessGiven(const TextCodec* text) {
+    static const ByteTextCodec bytes;
+    return text != nullptr ? *text : bytes;
+}
 
 } // namespace
 
@@ -31,8 +34,9 @@ GenerationOptions GenerationOptions::of(const config::RunSettings& settings) {
 }
 
 Generator::Generator(model::LanguageModel& model, config::CacheSettings cacheSettings, GenerationOptions options,
-                     trace::EventSink* sink)
+                     trace::EventSink* sink, const TextCodec* text)
     : m_model(model), m_cacheSettings(cacheSettings), m_options(options), m_sink(sink),
+      m_text(bytesUnlessGiven(text)),
       m_rng(at::make_generator<at::CPUGeneratorImpl>(options.seed)) {
     if (m_options.maxNewTokens < 1) {
         throw GenerationError("the number of new tokens must be >= 1, got " + std::to_string(m_options.maxNewTokens));
@@ -132,7 +136,7 @@ void Generator::endStep(std::chrono::steady_clock::time_point start) {
         }
         const int64_t token = m_result.tokens.empty() ? -1 : m_result.tokens.front();
         self.eventEmitter().emit(
-            -1, trace::StepEndEvent{token, textOf({token}),
+            -1, trace::StepEndEvent{token, m_text.decode({token}),
                                     std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()});
     }
 }
@@ -168,7 +172,7 @@ const StepResult& Generator::prefill(const std::vector<int64_t>& promptIds) {
     at::Tensor input = prompt.expand({prefillRows, promptLength}).contiguous();
 
     const auto start = std::chrono::steady_clock::now();
-    beginStep(-1, textOf(promptIds));
+    beginStep(-1, m_text.decode(promptIds));
     at::Tensor logits = runForward(input);
     m_lastFed = input;
     m_lastLogits = logits;
@@ -202,7 +206,7 @@ const StepResult& Generator::step() {
     at::Tensor input = m_sequences.narrow(1, m_sequences.size(1) - 1, 1).contiguous();
     const auto start = std::chrono::steady_clock::now();
     const int64_t fedToken = input[0][0].item<int64_t>();
-    beginStep(fedToken, textOf({fedToken}));
+    beginStep(fedToken, m_text.decode({fedToken}));
     at::Tensor logits = runForward(input);
     m_lastFed = m_sequences;
     m_lastLogits = logits;

@@ -1,9 +1,9 @@
 #include "kvscope/runtime/LiveSession.h"
 
 #include "kvscope/cache/DeviceSupport.h"
-#include "kvscope/model/ByteTokenizer.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
+#include "kvscope/runtime/ByteTextCodec.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/runtime/ModelSource.h"
@@ -15,6 +15,8 @@ namespace kvscope::runtime {
 struct LiveSession::Impl {
     config::RunSettings settings;
     ModelSource::Loaded loaded;
+    ByteTextCodec text;
+    std::vector<std::int64_t> promptIds;
     std::unique_ptr<Generator> generator;
     std::int64_t createdUnixNs = 0;
 };
@@ -26,6 +28,7 @@ LiveSession::LiveSession(config::RunSettings settings) : m_impl(std::make_unique
     const config::RunSettings& s = impl.settings;
     const at::Device device = model::ModelLoader::device(s.device);
     impl.loaded = ModelSource::load(s.preset, s.configPath, s.checkpointDir, s.weightSeed, device);
+    impl.promptIds = impl.text.encode(s.prompt);
     impl.createdUnixNs = RunMetadata::nowUnixNs();
 }
 
@@ -42,8 +45,9 @@ void LiveSession::start(trace::EventSink& sink) {
         throw GenerationError("the live session has already started");
     }
     const config::RunSettings& s = m_impl->settings;
-    m_impl->generator = std::make_unique<Generator>(*m_impl->loaded.model, s.cache, GenerationOptions::of(s), &sink);
-    m_impl->generator->prefill(model::ByteTokenizer::encode(s.prompt));
+    m_impl->generator =
+        std::make_unique<Generator>(*m_impl->loaded.model, s.cache, GenerationOptions::of(s), &sink, &m_impl->text);
+    m_impl->generator->prefill(m_impl->promptIds);
 }
 
 bool LiveSession::step() {
@@ -68,7 +72,8 @@ std::int64_t LiveSession::generatedCount() const {
 std::int64_t LiveSession::layerCount() const { return m_impl->loaded.model->architecture().numLayers(); }
 
 trace::SessionMetadata LiveSession::metadata() const {
-    return RunMetadata::build(m_impl->loaded, m_impl->settings, m_impl->createdUnixNs);
+    return RunMetadata::build(m_impl->loaded, m_impl->settings, m_impl->text, m_impl->promptIds,
+                              m_impl->createdUnixNs);
 }
 
 

@@ -8,6 +8,7 @@
 namespace kvscope::runtime {
 
 trace::SessionMetadata RunMetadata::build(const ModelSource::Loaded& loaded, const config::RunSettings& run,
+                                          const TextCodec& text, const std::vector<std::int64_t>& promptIds,
                                           std::int64_t createdUnixNs) {
     const model::Architecture& architecture = loaded.model->architecture();
     trace::SessionMetadata metadata;
@@ -23,6 +24,10 @@ trace::SessionMetadata RunMetadata::build(const ModelSource::Loaded& loaded, con
     metadata.seed = run.seed;
     metadata.prompt = run.prompt;
     metadata.createdUnixNs = createdUnixNs;
+    metadata.tokenizer = text.name();
+    for (const std::int64_t id : promptIds) {
+        metadata.promptPieces.push_back(text.piece(id));
+    }
     for (int64_t layer = 0; layer < architecture.numLayers(); ++layer) {
         const bool chunked = architecture.attentionKind(layer) == model::AttentionKind::ChunkedAttention;
         metadata.attentionChunkSizes.push_back(chunked ? architecture.window(layer) : 0);

@@ -298,4 +298,12 @@ std::size_t SyntheticSession::estimateEventCount(const SyntheticSessionOptions& 
     return steps * perStep + flushes + 1;
 }
 
+std::vector<std::string> SyntheticSession::promptPieces(const SyntheticSessionOptions& options) {
+    std::vector<std::string> pieces;
+    for (std::int64_t position = 0; position < options.promptTokens; ++position) {
+        pieces.emplace_back(kVocabulary[static_cast<std::size_t>(position * 7 + 3) % kVocabulary.size()]);
+    }
+    return pieces;
+}
+
 } // namespace kvscope::synthetic

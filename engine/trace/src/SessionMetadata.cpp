@@ -74,6 +74,8 @@ std::string SessionMetadata::toJson() const {
         {"prompt", prompt},
         {"created_unix_ns", createdUnixNs},
         {"attention_chunk_sizes", attentionChunkSizes},
+        {"tokenizer", tokenizer},
+        {"prompt_pieces", promptPieces},
     };
     // Invalid UTF-8 in a prompt must not make the header unwritable.
     return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -91,6 +93,14 @@ SessionMetadata SessionMetadata::fromJson(std::string_view text) {
     readField(json, "cache", metadata.cacheKind, &J::is_string, "a string");
     readField(json, "device", metadata.device, &J::is_string, "a string");
     readField(json, "prompt", metadata.prompt, &J::is_string, "a string");
+    readField(json, "tokenizer", metadata.tokenizer, &J::is_string, "a string");
+    if (const auto pieces = json.find("prompt_pieces"); pieces != json.end() && !pieces->is_null()) {
+        if (!pieces->is_array() || !std::all_of(pieces->begin(), pieces->end(),
+                                                [](const nlohmann::json& piece) { return piece.is_string(); })) {
+            throw SessionError("session metadata: \"prompt_pieces\" must be an array of strings");
+        }
+        metadata.promptPieces = pieces->get<std::vector<std::string>>();
+    }
     readField(json, "seed", metadata.seed, &J::is_number_unsigned, "an unsigned integer");
     readField(json, "created_unix_ns", metadata.createdUnixNs, &J::is_number_integer, "an integer");
     for (const auto& [key, target] : {std::pair<const char*, std::string*>{"model_config", &metadata.modelConfigJson},

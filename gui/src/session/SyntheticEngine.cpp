@@ -63,6 +63,8 @@ trace::SessionMetadata SyntheticEngine::metadataFor(const synthetic::SyntheticSe
     metadata.device = config::toString(config::ComputeDevice::Cpu);
     metadata.seed = options.seed;
     metadata.prompt = "(synthetic)";
+    metadata.tokenizer = "synthetic";
+    metadata.promptPieces = synthetic::SyntheticSession::promptPieces(options);
     return metadata;
 }
 

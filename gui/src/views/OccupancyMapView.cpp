@@ -1,6 +1,7 @@
 #include "kvscope/gui/views/OccupancyMapView.h"
 
 #include "kvscope/gui/geometry/OccupancyGeometry.h"
+#include "kvscope/gui/models/SessionTokens.h"
 #include "kvscope/gui/views/PlotStyle.h"
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/geometry/TimelineGeometry.h"
@@ -20,6 +21,7 @@ namespace {
 constexpr int kLabelWidth = 112;
 constexpr int kLegendHeight = 22;
 constexpr int kAxisHeight = 20;
+constexpr int kTokenStripHeight = 20;
 
 QString shortKind(trace::LayerKind kind) {
     switch (kind) {
@@ -77,7 +79,98 @@ std::int64_t OccupancyMapView::extent() const {
 
 QRect OccupancyMapView::mapRect() const {
     return QRect(kLabelWidth, kLegendHeight + 4, std::max(1, width() - kLabelWidth - 10),
-                 std::max(1, height() - kLegendHeight - kAxisHeight - 8));
+                 std::max(1, height() - kLegendHeight - kAxisHeight - kTokenStripHeight - 8));
+}
+
+QRect OccupancyMapView::tokenStripRect() const {
+    const QRect map = mapRect();
+    return QRect(map.left(), map.bottom() + 3, map.width(), kTokenStripHeight - 4);
+}
+
+int OccupancyMapView::stripLayer() const {
+    const int selected = m_selection.selectedLayer();
+    const auto layers = static_cast<int>(m_session.state()->layers.size());
+    return selected >= 0 && selected < layers ? selected : (layers > 0 ? 0 : -1);
+}
+
+QString OccupancyMapView::tokenAt(int x) const {
+    const QRect map = mapRect();
+    const std::int64_t position = OccupancyGeometry::xToPosition(x - map.left(), extent(), map.width());
+    const std::optional<std::string> piece = SessionTokens::pieceAt(m_session.metadata(), m_session.timeline(), position);
+    return piece ? QString::fromStdString(*piece) : QString();
+}
+
+QString OccupancyMapView::describe(int layer, std::int64_t position) const {
+    const trace::StepState& state = *m_session.state();
+    std::optional<SlotState> slot;
+    if (layer >= 0 && static_cast<std::size_t>(layer) < state.layers.size()) {
+        slot = OccupancyGeometry::stateAt(state.layers[static_cast<std::size_t>(layer)], position);
+    }
+    const std::optional<std::string> piece = SessionTokens::pieceAt(m_session.metadata(), m_session.timeline(), position);
+    const QString token =
+        piece ? QStringLiteral(" \u201c%1\u201d").arg(QString::fromStdString(SessionTokens::visible(*piece))) : QString();
+    return tr("layer %1, position %2%3: %4")
+        .arg(layer)
+        .arg(position)
+        .arg(token, slot ? PlotStyle::slotName(*slot) : tr("not allocated"));
+}
+
+void OccupancyMapView::paintTokenStrip(QPainter& painter, std::int64_t positions) {
+    const QRect strip = tokenStripRect();
+    const int layer = stripLayer();
+    const trace::SessionMetadata& metadata = m_session.metadata();
+    painter.setPen(QColor(60, 60, 70));
+    m_texts.draw(painter, QRectF(4, strip.top() - 2, kLabelWidth - 8, strip.height() + 4),
+                 Qt::AlignVCenter | Qt::AlignRight, layer >= 0 ? tr("tokens, L%1").arg(layer) : tr("tokens"));
+    if (metadata.promptPieces.empty()) {
+        painter.setPen(QColor(120, 120, 130));
+        m_texts.draw(painter, QRectF(strip), Qt::AlignVCenter | Qt::AlignLeft,
+                     tr("this session records no token texts (format 1.0)"));
+        return;
+    }
+    const trace::LayerState* layerState =
+        layer >= 0 ? &m_session.state()->layers[static_cast<std::size_t>(layer)] : nullptr;
+    const std::int64_t produced = SessionTokens::producedPosition(metadata, m_session.currentStep());
+    const double width = strip.width();
+    const double cell = width / static_cast<double>(std::max<std::int64_t>(positions, 1));
+    const auto colourAt = [&](std::int64_t position) {
+        const std::optional<SlotState> slot =
+            layerState != nullptr ? OccupancyGeometry::stateAt(*layerState, position) : std::nullopt;
+        // Lighter than the map's cells, so that the text stays readable on them.
+        return slot ? PlotStyle::slotColour(*slot).lighter(150) : QColor(250, 250, 252);
+    };
+    if (cell < 1.0) {
+        // More tokens than pixels: one colour per pixel column, no text.
+        for (int px = 0; px < strip.width(); ++px) {
+            const std::int64_t position = OccupancyGeometry::xToPosition(px, positions, width);
+            if (position <= produced) {
+                painter.fillRect(QRectF(strip.left() + px, strip.top(), 1, strip.height()), colourAt(position));
+            }
+        }
+    } else {
+        const QFontMetrics metrics(painter.font());
+        for (std::int64_t position = 0; position <= std::min(produced, positions - 1); ++position) {
+            const double x0 = strip.left() + OccupancyGeometry::positionToX(position, positions, width);
+            const QRectF box(x0, strip.top(), std::max(cell - (cell >= 4 ? 1.0 : 0.0), 1.0), strip.height());
+            painter.fillRect(box, colourAt(position));
+            if (cell >= 7) {
+                const std::optional<std::string> piece = SessionTokens::pieceAt(metadata, m_session.timeline(), position);
+                if (piece) {
+                    painter.setPen(QColor(30, 30, 40));
+                    const QString text = metrics.elidedText(QString::fromStdString(SessionTokens::visible(*piece)),
+                                                            Qt::ElideRight, static_cast<int>(box.width()) - 2);
+                    painter.drawText(box.adjusted(1, 0, -1, 0), Qt::AlignVCenter | Qt::AlignHCenter, text);
+                }
+            }
+        }
+    }
+    if (produced >= 0 && produced < positions) {
+        // The token this step produced: not in the cache yet, fed to the next step.
+        const double x0 = strip.left() + OccupancyGeometry::positionToX(produced, positions, width);
+        painter.setPen(QPen(PlotStyle::cursorColour(), 2));
+        painter.setBrush(Qt::NoBrush);
+        painter.drawRect(QRectF(x0, strip.top(), std::max(cell, 2.0), strip.height()));
+    }
 }
 
 int OccupancyMapView::layerAt(int y) const {
@@ -177,9 +270,11 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
         painter.drawRect(QRectF(map.left() - 1, lane.top, width + 2, std::max(lane.height, 2.0)));
     }
 
+    paintTokenStrip(painter, positions);
+
     // Position axis.
     painter.setPen(QColor(120, 120, 130));
-    const int axisY = map.bottom() + 2;
+    const int axisY = tokenStripRect().bottom() + 3;
     painter.drawLine(map.left(), axisY, map.right(), axisY);
     const std::int64_t step = tickStep(positions, map.width());
     for (std::int64_t position = 0; position <= positions; position += step) {
@@ -198,19 +293,17 @@ void OccupancyMapView::mousePressEvent(QMouseEvent* event) {
 }
 
 void OccupancyMapView::mouseMoveEvent(QMouseEvent* event) {
-    const int layer = layerAt(static_cast<int>(event->position().y()));
+    const QPoint point = event->position().toPoint();
     const QRect map = mapRect();
+    const bool onStrip = tokenStripRect().contains(point);
+    const int layer = onStrip ? stripLayer() : layerAt(point.y());
     const trace::StepState& state = *m_session.state();
-    if (layer < 0 || static_cast<std::size_t>(layer) >= state.layers.size() || !map.contains(event->position().toPoint())) {
+    if (layer < 0 || static_cast<std::size_t>(layer) >= state.layers.size() || (!map.contains(point) && !onStrip)) {
         QToolTip::hideText();
         return;
     }
-    const std::int64_t position =
-        OccupancyGeometry::xToPosition(event->position().x() - map.left(), extent(), map.width());
-    const std::optional<SlotState> slot = OccupancyGeometry::stateAt(state.layers[static_cast<std::size_t>(layer)], position);
-    QToolTip::showText(event->globalPosition().toPoint(),
-                       tr("layer %1, position %2: %3").arg(layer).arg(position).arg(slot ? PlotStyle::slotName(*slot) : tr("not allocated")),
-                       this);
+    const std::int64_t position = OccupancyGeometry::xToPosition(point.x() - map.left(), extent(), map.width());
+    QToolTip::showText(event->globalPosition().toPoint(), describe(layer, position), this);
 }
 
 } // namespace kvscope::gui

@@ -64,6 +64,12 @@ TEST(LiveSessionTest, PrefillsThenStepsToTheTokenCount) {
     EXPECT_EQ(metadata.cacheKind, "quantized");
     EXPECT_EQ(metadata.device, "cpu");
     EXPECT_EQ(metadata.prompt, settings.prompt);
+    // Each prompt position's text, so a replay shows words without the tokenizer.
+    EXPECT_EQ(metadata.tokenizer, "bytes");
+    ASSERT_EQ(metadata.promptPieces.size(), settings.prompt.size() + 1);
+    EXPECT_EQ(metadata.promptPieces.front(), "<bos>");
+    EXPECT_EQ(metadata.promptPieces[1], "T");
+    EXPECT_EQ(metadata.promptPieces.back(), "e");
     EXPECT_NE(metadata.modelConfigJson.find("layer_types"), std::string::npos);
     const nlohmann::json cacheSettings = nlohmann::json::parse(metadata.cacheSettingsJson);
     EXPECT_EQ(cacheSettings.value("residual", 0), 4) << metadata.cacheSettingsJson;

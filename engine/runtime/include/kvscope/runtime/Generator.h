@@ -1,6 +1,7 @@
 #pragma once
 
 #include "kvscope/runtime/CacheFactory.h"
+#include "kvscope/runtime/TextCodec.h"
 
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
@@ -54,8 +55,9 @@ struct StepResult {
 class Generator {
 public:
     /// `model` and `sink` must outlive the generator. Refuses bad options, naming the allowed values.
+    /// `text` names the tokens in the trace (null: the byte tokenizer); it must outlive the generator too.
     Generator(model::LanguageModel& model, config::CacheSettings cacheSettings, GenerationOptions options,
-              trace::EventSink* sink = nullptr);
+              trace::EventSink* sink = nullptr, const TextCodec* text = nullptr);
     ~Generator();
     Generator(const Generator&) = delete;
     Generator& operator=(const Generator&) = delete;
@@ -105,6 +107,7 @@ private:
     config::CacheSettings m_cacheSettings;
     GenerationOptions m_options;
     trace::EventSink* m_sink;
+    const TextCodec& m_text;
     std::unique_ptr<model::ModelCache> m_cache;
     at::Generator m_rng;
     at::Tensor m_sequences;  ///< [rows, prompt + generated], int64 on CPU

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace kvscope::trace {
 class EventSink;
@@ -40,6 +42,9 @@ public:
     static trace::LayerKind kindOfLayer(const SyntheticSessionOptions& options, std::int32_t layer);
     // Upper bound of the events generate() emits without the irregular extras, for reserve().
     static std::size_t estimateEventCount(const SyntheticSessionOptions& options);
+    // The text of each prompt position (words of the session's made-up vocabulary), as a session's
+    // metadata records a prompt.
+    static std::vector<std::string> promptPieces(const SyntheticSessionOptions& options);
 };
 
 } // namespace kvscope::synthetic

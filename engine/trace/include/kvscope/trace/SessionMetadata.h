@@ -21,6 +21,10 @@ struct SessionMetadata {
     // Per layer: the chunk of a chunked-attention layer, 0 for every other layer (format 1.1; read
     // from model_config for 1.0 files). Sliding windows need no entry: events carry them.
     std::vector<std::int64_t> attentionChunkSizes;
+    // Format 1.1: what turned text into tokens ("bytes", or a tokenizer's source), and the text piece
+    // of each prompt token, position by position (later tokens' pieces are in their steps' events).
+    std::string tokenizer;
+    std::vector<std::string> promptPieces;
 
     bool operator==(const SessionMetadata&) const = default;
 

@@ -1,0 +1,16 @@
+#pragma once
+
+#include "kvscope/runtime/TextCodec.h"
+
+namespace kvscope::runtime {
+
+/// The built-in models' text: one token per byte after a bos token (model::ByteTokenizer).
+class ByteTextCodec : public TextCodec {
+public:
+    std::string name() const override { return "bytes"; }
+    std::vector<std::int64_t> encode(std::string_view text) const override;
+    std::string decode(const std::vector<std::int64_t>& ids) const override;
+    std::string piece(std::int64_t id) const override;
+};
+
+} // namespace kvscope::runtime

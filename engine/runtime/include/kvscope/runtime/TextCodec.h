@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvscope::runtime {
+
+/// How a run turns its prompt into token ids and its tokens back into text: the built-in byte
+/// tokenizer, or (later) a checkpoint's own tokenizer. Sessions record what it says, so a replay shows
+/// words without it.
+class TextCodec {
+public:
+    virtual ~TextCodec() = default;
+    /// What a session records as its tokenizer ("bytes", or where a tokenizer was loaded from).
+    virtual std::string name() const = 0;
+    /// The prompt's ids as the model expects them (bos where its tokenizer adds one).
+    virtual std::vector<std::int64_t> encode(std::string_view text) const = 0;
+    /// The text of ids, special tokens left out.
+    virtual std::string decode(const std::vector<std::int64_t>& ids) const = 0;
+    /// One token as a reader should see it in a strip of tokens, special tokens named ("<bos>").
+    virtual std::string piece(std::int64_t id) const = 0;
+};
+
+} // namespace kvscope::runtime

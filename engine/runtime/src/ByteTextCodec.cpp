@@ -1,0 +1,21 @@
+#include "kvscope/runtime/ByteTextCodec.h"
+
+#include "kvscope/model/ByteTokenizer.h"
+
+namespace kvscope::runtime {
+
+std::vector<std::int64_t> ByteTextCodec::encode(std::string_view text) const {
+    return model::ByteTokenizer::encode(text);
+}
+
+std::string ByteTextCodec::decode(const std::vector<std::int64_t>& ids) const {
+    return model::ByteTokenizer::render(ids);
+}
+
+std::string ByteTextCodec::piece(std::int64_t id) const {
+    // Ids past the byte vocabulary (a checkpoint's) show as <id:N>, as render writes them.
+    return id >= 0 && id < model::ByteTokenizer::kVocabSize ? model::ByteTokenizer::tokenText(id)
+                                                             : model::ByteTokenizer::render({id});
+}
+
+} // namespace kvscope::runtime

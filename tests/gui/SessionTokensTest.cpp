@@ -1,0 +1,47 @@
+#include "kvscope/gui/models/SessionTokens.h"
+
+#include <gtest/gtest.h>
+
+namespace kvscope::gui {
+namespace {
+
+trace::Event stepEnd(std::int64_t step, std::string text) {
+    return trace::Event{step, -1, 0, trace::StepEndEvent{7, std::move(text), 1000}};
+}
+
+TEST(SessionTokensTest, PromptPiecesThenTheTokenEachStepProduced) {
+    trace::SessionMetadata metadata;
+    metadata.promptPieces = {"<bos>", "The", " cache"};
+    trace::Timeline timeline;
+    timeline.emit(trace::Event{0, -1, 0, trace::StepBeginEvent{-1, "The cache"}});
+    timeline.emit(stepEnd(0, " is"));
+    timeline.emit(trace::Event{1, -1, 0, trace::StepBeginEvent{7, " is"}});
+    timeline.emit(stepEnd(1, " a"));
+    struct Case {
+        std::int64_t position;
+        std::optional<std::string> piece;
+    };
+    const Case cases[] = {{-1, std::nullopt}, {0, "<bos>"}, {1, "The"},       {2, " cache"},
+                          {3, " is"},         {4, " a"},    {5, std::nullopt}};
+    for (const Case& c : cases) {
+        EXPECT_EQ(SessionTokens::pieceAt(metadata, timeline, c.position), c.piece) << "position " << c.position;
+    }
+    EXPECT_EQ(SessionTokens::producedPosition(metadata, 0), 3) << "the prefill's token follows the prompt";
+    EXPECT_EQ(SessionTokens::producedPosition(metadata, 1), 4);
+}
+
+TEST(SessionTokensTest, SessionsWithoutPromptPiecesNameNothing) {
+    trace::Timeline timeline;
+    timeline.emit(stepEnd(0, " is"));
+    EXPECT_EQ(SessionTokens::pieceAt(trace::SessionMetadata{}, timeline, 0), std::nullopt);
+    EXPECT_EQ(SessionTokens::producedPosition(trace::SessionMetadata{}, 0), -1);
+}
+
+TEST(SessionTokensTest, WhiteSpaceIsMadeVisible) {
+    EXPECT_EQ(SessionTokens::visible(" a\n\tb"), "\u00b7a\u21b5\u2192b");
+    EXPECT_EQ(SessionTokens::visible("word"), "word");
+    EXPECT_EQ(SessionTokens::visible(""), "");
+}
+
+} // namespace
+} // namespace kvscope::gui
