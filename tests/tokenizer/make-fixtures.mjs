@@ -17,6 +17,25 @@ const { Tokenizer } = require("@huggingface/tokenizers");
 const readPackage = (name) => JSON.parse(fs.readFileSync(path.join(modulesDir, name, "package.json"), "utf8"));
 const oracleVersion = readPackage("@huggingface/tokenizers").version;
 const corpus = JSON.parse(fs.readFileSync(corpusPath, "utf8"));
+// Plus seeded random texts drawn from awkward pieces (a differential fuzz that is the same every run):
+// scripts, combining marks, emoji parts, digits, whitespace runs and special-token look-alikes.
+const pieces = [
+  " ", "  ", "   ", "\t", "\n", "\r\n", "\n\n", "a", "The", " the", "don't", "'s", "'LL", "x", "Z", "é", "e\u0301",
+  "ß", "İ", "ﬁ", "①", "０", "7", "42", "12345", "3.14", ",", ".", "!", "?", "...", "—", "“", "”", "(", ")",
+  "{", "}", "[", "]", "<", ">", "</", "/>", "->", "::", "==", "_", "#", "@", "$", "%", "&", "*", "+", "=", "|",
+  "\\", "/", "~", "`", "^", "你", "好", "世界", "日本", "カ", "ｶ", "한", "국", "α", "Ω", "ж", "Щ", "ع", "ש",
+  "न", "ि", "ไ", "🍕", "😀", "👨", "\u200d", "👩", "❤️", "🏽", "🇫", "🇷", "️", "\u200b", "\u00a0", "\u3000",
+  "▁", "▁▁", "Ġ", "<s>", "</s>", "<unk>", "<bos>", "<eos>", "<|begin_of_text|>", "<|eot_id|>", "<|im_start|>",
+  "<|im_end|>", "<|endoftext|>", "<start_of_turn>", "<end_of_turn>", "<think>", "<|", "|>", "𝔘", "𓀀", "\u0007",
+];
+let seed = 12345;
+const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+for (let k = 0; k < 300; ++k) {
+  const length = 1 + Math.floor(random() * 24);
+  let text = "";
+  for (let i = 0; i < length; ++i) text += pieces[Math.floor(random() * pieces.length)];
+  corpus.push({ name: `random-${k}`, text });
+}
 // Byte-level vocabularies decode cut-up id sequences the same way in the JS oracle and in Rust
 // (lossy UTF-8, maximal subparts); byte-fallback ones do not (Rust writes one U+FFFD per byte),
 // so slices are only written for the former.
