@@ -42,7 +42,7 @@ AddedVocabulary::AddedVocabulary(const nlohmann::json& addedTokens, const Normal
         throw TokenizerError("added_tokens: expected an array");
     }
     for (const auto& entry : addedTokens) {
-        if (!entry.is_object() || !entry.contains("id") || !entry["id"].is_number_unsigned() ||
+        if (!entry.is_object() || !entry.contains("id") || !ComponentJson::isIndex(entry["id"]) ||
             !entry.contains("content") || !entry["content"].is_string()) {
             throw TokenizerError("added_tokens: every entry needs an \"id\" (non-negative integer) and a \"content\" string");
         }

@@ -54,7 +54,7 @@ BpeModel::BpeModel(const nlohmann::json& json) {
     }
     m_vocab.reserve(vocab->size());
     for (const auto& [token, id] : vocab->items()) {
-        if (!id.is_number_unsigned() || id.get<std::uint64_t>() > 0x7FFFFFFF) {
+        if (!ComponentJson::isIndex(id) || id.get<std::uint64_t>() > 0x7FFFFFFF) {
             throw TokenizerError("model BPE: vocab id of '" + token + "' must be a non-negative integer");
         }
         const auto value = id.get<std::uint32_t>();

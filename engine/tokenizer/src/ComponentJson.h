@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -42,6 +43,11 @@ public:
             throw TokenizerError(std::string(component) + ": \"" + key + "\" must be a string");
         }
         return it->get<std::string>();
+    }
+
+    /// A non-negative integer (JSON written by hand may carry it as a signed number).
+    static bool isIndex(const nlohmann::json& json) {
+        return json.is_number_unsigned() || (json.is_number_integer() && json.get<std::int64_t>() >= 0);
     }
 
     static bool boolean(const nlohmann::json& json, const char* key, std::string_view component, bool fallback) {

@@ -235,7 +235,7 @@ std::size_t count(const nlohmann::json& json, const char* key, std::string_view 
     if (it == json.end() || it->is_null()) {
         return 0;
     }
-    if (!it->is_number_unsigned()) {
+    if (!ComponentJson::isIndex(*it)) {
         throw TokenizerError(std::string(component) + ": \"" + key + "\" must be a non-negative integer");
     }
     return it->get<std::size_t>();

@@ -62,7 +62,7 @@ std::unique_ptr<PostProcessor> templateFromJson(const nlohmann::json& json) {
                                      "' has different numbers of ids and tokens");
             }
             for (std::size_t k = 0; k < ids.size(); ++k) {
-                if (!ids[k].is_number_unsigned() || !strings[k].is_string()) {
+                if (!ComponentJson::isIndex(ids[k]) || !strings[k].is_string()) {
                     throw TokenizerError(std::string(component) + ": special token '" + name + "' has a bad id or token");
                 }
                 (seenSequence ? suffix : prefix).push_back({ids[k].get<std::uint32_t>(), strings[k].get<std::string>(), {0, 0}});

@@ -265,10 +265,21 @@ public:
             segments.clear();
             const std::string& s = piece.text();
             std::size_t i = 0;
+            // Hugging Face's char-predicate pattern: every digit is its own match, the text between
+            // digits one non-match.
+            std::size_t runStart = 0;
             while (i < s.size()) {
                 const std::size_t begin = i;
-                const bool numeric = Unicode::isNumeric(Unicode::next(s, i));
-                segments.push_back({begin, i, numeric});
+                if (Unicode::isNumeric(Unicode::next(s, i))) {
+                    if (runStart < begin) {
+                        segments.push_back({runStart, begin, false});
+                    }
+                    segments.push_back({begin, i, true});
+                    runStart = i;
+                }
+            }
+            if (runStart < s.size()) {
+                segments.push_back({runStart, s.size(), false});
             }
             splitSegments(piece, segments, m_individual ? Behaviour::Isolated : Behaviour::Contiguous, out);
         }

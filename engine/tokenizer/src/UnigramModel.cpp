@@ -35,7 +35,7 @@ UnigramModel::UnigramModel(const nlohmann::json& json) {
         minScore = std::min(minScore, m_scores.back());
     }
     if (const auto it = json.find("unk_id"); it != json.end() && !it->is_null()) {
-        if (!it->is_number_unsigned() || it->get<std::size_t>() >= m_tokens.size()) {
+        if (!ComponentJson::isIndex(*it) || it->get<std::size_t>() >= m_tokens.size()) {
             throw TokenizerError("model Unigram: unk_id must index the vocabulary");
         }
         m_unkId = it->get<std::uint32_t>();
