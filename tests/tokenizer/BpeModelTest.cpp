@@ -72,6 +72,17 @@ TEST(BpeModelTest, ByteFallbackGivesOneTokenPerByte) {
     EXPECT_EQ(run(model, "x\u00e9", true), (std::vector<std::string>{"x(0,1)", "<0xC3>(1,2)", "<0xA9>(2,3)"}));
 }
 
+TEST(BpeModelTest, PendingUnknownStaysBeforeFallbackBytes) {
+    // Found by TokenizerJsonFuzzer: a vocabulary with only some byte tokens. Symbols stay in text
+    // order, so offsets never leave the word.
+    nlohmann::json json = bpe({{"x", 0}, {"<unk>", 1}, {"<0xC3>", 2}, {"<0xA9>", 3}}, nlohmann::json::array());
+    json["byte_fallback"] = true;
+    json["unk_token"] = "<unk>";
+    json["fuse_unk"] = true;
+    EXPECT_EQ(run(BpeModel(json), "qq\u00e9x", true),
+              (std::vector<std::string>{"<unk>(0,2)", "<0xC3>(2,3)", "<0xA9>(3,4)", "x(4,5)"}));
+}
+
 TEST(BpeModelTest, UnknownCharactersFuseWhenAsked) {
     const nlohmann::json vocab = {{"x", 0}, {"y", 1}, {"<unk>", 2}};
     nlohmann::json json = bpe(vocab, nlohmann::json::array());

@@ -48,6 +48,9 @@ AddedVocabulary::AddedVocabulary(const nlohmann::json& addedTokens, const Normal
         }
         AddedToken token;
         token.content = entry["content"].get<std::string>();
+        if (entry["id"].get<std::uint64_t>() >= (1u << 24)) {
+            throw TokenizerError("added_tokens: id " + entry["id"].dump() + " is above the supported 16777215");
+        }
         token.id = entry["id"].get<std::uint32_t>();
         token.singleWord = ComponentJson::boolean(entry, "single_word", "added_tokens", false);
         token.lstrip = ComponentJson::boolean(entry, "lstrip", "added_tokens", false);

@@ -17,6 +17,7 @@ constexpr std::string_view kComponent = "model BPE";
 // Words this long are rare and would crowd the cache (Hugging Face caches below the same length).
 constexpr std::size_t kMaxCachedWordLength = 256;
 constexpr std::size_t kCacheCapacity = 200000;
+constexpr std::uint64_t kMaxVocabularyId = 1u << 24;
 
 std::uint64_t pairKey(std::uint32_t left, std::uint32_t right) {
     return (static_cast<std::uint64_t>(left) << 32) | right;
@@ -54,8 +55,13 @@ BpeModel::BpeModel(const nlohmann::json& json) {
     }
     m_vocab.reserve(vocab->size());
     for (const auto& [token, id] : vocab->items()) {
-        if (!ComponentJson::isIndex(id) || id.get<std::uint64_t>() > 0x7FFFFFFF) {
+        if (!ComponentJson::isIndex(id)) {
             throw TokenizerError("model BPE: vocab id of '" + token + "' must be a non-negative integer");
+        }
+        // Ids index a table; the largest real vocabularies have a few hundred thousand entries.
+        if (id.get<std::uint64_t>() >= kMaxVocabularyId) {
+            throw TokenizerError("model BPE: vocab id " + id.dump() + " of '" + token + "' is above the supported " +
+                                 std::to_string(kMaxVocabularyId - 1));
         }
         const auto value = id.get<std::uint32_t>();
         m_vocab.emplace(token, value);
@@ -217,6 +223,12 @@ void BpeModel::tokenizeUncached(std::string_view word, std::vector<ModelToken>& 
                 all = all && m_byteIds[static_cast<unsigned char>(c)].has_value();
             }
             if (all) {
+                // Symbols must stay in text order for merges and offsets, so a pending unk goes first
+                // (Hugging Face appends it after the bytes, which scrambles its offsets).
+                if (unkPending) {
+                    add(*m_unkId, unkBegin, unkLength);
+                    unkPending = false;
+                }
                 // Hugging Face gives each byte token a length of one byte from the character start.
                 std::uint32_t position = static_cast<std::uint32_t>(begin);
                 for (const char c : piece) {
