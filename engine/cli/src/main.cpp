@@ -6,6 +6,7 @@
 #include "PresetsCommand.h"
 #include "RunCommand.h"
 #include "SessionCommands.h"
+#include "TokenizeCommand.h"
 
 #include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/DeviceSupport.h"
@@ -82,6 +83,8 @@ int main(int argc, char** argv) {
     CLI::App* run = kvscope::cli::RunCommand::addSubcommand(app, runOptions);
     kvscope::cli::SessionCommands::Options sessionOptions;
     kvscope::cli::SessionCommands::addSubcommands(app, sessionOptions);
+    kvscope::cli::TokenizeCommand::Options tokenizeOptions;
+    const auto [tokenize, detokenize] = kvscope::cli::TokenizeCommand::addSubcommands(app, tokenizeOptions);
 
     int timelineLayers = 32;
     int64_t timelineTokens = 32768;
@@ -106,6 +109,12 @@ int main(int argc, char** argv) {
         }
         if (*run) {
             return kvscope::cli::RunCommand::execute(runOptions, std::cout, std::cerr);
+        }
+        if (*tokenize) {
+            return kvscope::cli::TokenizeCommand::executeTokenize(tokenizeOptions, std::cout, std::cerr);
+        }
+        if (*detokenize) {
+            return kvscope::cli::TokenizeCommand::executeDetokenize(tokenizeOptions, std::cout, std::cerr);
         }
         if (*app.get_subcommand("info")) {
             return kvscope::cli::SessionCommands::info(sessionOptions, std::cout, std::cerr);

@@ -53,7 +53,10 @@ public:
         /// Appends bytes that all stem from `origin`.
         void append(std::string_view bytes, Span origin) {
             m_text.append(bytes);
-            m_align.insert(m_align.end(), bytes.size(), origin);
+            // Appends are a few bytes at a time (one character); a plain loop beats vector::insert.
+            for (std::size_t k = 0; k < bytes.size(); ++k) {
+                m_align.push_back(origin);
+            }
         }
         /// Appends bytes [begin, end) of source with their own alignments.
         void appendFrom(const NormalizedString& source, std::size_t begin, std::size_t end);

@@ -11,18 +11,18 @@
 #include <string>
 #include <string_view>
 
-namespace sentencepiece {
-class SentencePieceProcessor;
-}
-
 namespace kvscope::tokenizer {
 
 /// A checkpoint that ships only a SentencePiece tokenizer.model, run by Debian's libsentencepiece
 /// itself (so its normalizer and model behave exactly as the original), with offsets from its proto.
+/// libsentencepiece is reached through a module loaded on first use (see SentencePieceModule.cpp:
+/// its bundled protobuf must not meet LibTorch's).
 class SentencePieceModel {
 public:
     explicit SentencePieceModel(const std::filesystem::path& modelFile);
     ~SentencePieceModel();
+    SentencePieceModel(const SentencePieceModel&) = delete;
+    SentencePieceModel& operator=(const SentencePieceModel&) = delete;
 
     /// Ids, pieces and byte offsets of text (no bos/eos: the caller adds them as configured).
     Encoding encode(std::string_view text) const;
@@ -35,7 +35,9 @@ public:
     bool isControl(std::int32_t id) const;
 
 private:
-    std::unique_ptr<sentencepiece::SentencePieceProcessor> m_processor;
+    struct Module;
+    const Module& m_module;
+    void* m_handle = nullptr;
 };
 
 } // namespace kvscope::tokenizer

@@ -126,7 +126,11 @@ struct Tokenizer::Impl {
                 continue;
             }
             pieces.clear();
-            pieces.push_back(splits.size() == 1 ? normalized : normalized.slice(split.begin, split.end));
+            if (splits.size() == 1) {
+                pieces.push_back(std::move(normalized)); // the whole section: no copy
+            } else {
+                pieces.push_back(normalized.slice(split.begin, split.end));
+            }
             if (preTokenizer) {
                 preTokenizer->preTokenize(pieces);
             }
