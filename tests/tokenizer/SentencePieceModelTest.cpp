@@ -20,7 +20,8 @@ using kvscope::tokenizer::TokenizerError;
 class SentencePieceModelTest : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        folder() = std::filesystem::temp_directory_path() / "kvscope-sentencepiece-test";
+        // In the build tree: the cli test of the same model in a LibTorch process reads it (ctest fixture).
+        folder() = KVSCOPE_SENTENCEPIECE_TEST_DIR;
         std::filesystem::remove_all(folder());
         std::filesystem::create_directories(folder());
         const std::string input = KVSCOPE_SOURCE_DIR "/tests/tokenizer/long-prose.txt";
