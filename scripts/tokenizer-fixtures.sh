@@ -39,7 +39,8 @@ if [ "$installed" = false ]; then
 fi
 
 stamp="$cache/fixtures/llama3.json"
-inputs=("$repo/tests/tokenizer/corpus.json" "$repo/tests/tokenizer/make-fixtures.mjs")
+inputs=("$repo/tests/tokenizer/corpus.json" "$repo/tests/tokenizer/make-fixtures.mjs"
+        "$repo/tests/tokenizer/unigram-mini/tokenizer.json" "$repo/tests/tokenizer/unigram-mini/tokenizer_config.json")
 fresh=true
 for input in "${inputs[@]}"; do
     [ -f "$stamp" ] && [ "$stamp" -nt "$input" ] || fresh=false

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // kvscope's tokenizer against Hugging Face's own JS implementation (@huggingface/tokenizers) on the
-// real Llama 3, Qwen 3, Gemma 3 and Llama 2 (Mistral vocabulary) tokenizer files: the same ids for
-// every corpus text, the same text for every id sequence. Fixtures come from
+// real Llama 3, Qwen 3, Gemma 3 and Llama 2 (Mistral vocabulary) tokenizer files, plus a small Unigram
+// tokenizer kept in tests/tokenizer/unigram-mini: the same ids for every corpus text, the same text
+// for every id sequence. Fixtures come from
 // scripts/tokenizer-fixtures.sh (a ctest fixture runs it); without them the tests skip.
 #include "kvscope/tokenizer/Tokenizer.h"
 #include "kvscope/tokenizer/TokenizerError.h"
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -53,7 +55,10 @@ TEST_P(TokenizerConformanceTest, MatchesTheJsOracle) {
         GTEST_SKIP() << "no fixture " << fixture << ": run scripts/tokenizer-fixtures.sh (needs npm) to write it";
     }
     const nlohmann::json json = nlohmann::json::parse(readFile(fixture));
-    const std::filesystem::path tokenizerJson = json.at("tokenizer_json").get<std::string>();
+    const std::filesystem::path tokenizerJson =
+        json.contains("repo_relative") && json["repo_relative"].is_string()
+            ? std::filesystem::path(KVSCOPE_SOURCE_DIR) / json["repo_relative"].get<std::string>()
+            : std::filesystem::path(json.at("tokenizer_json").get<std::string>());
     if (!std::filesystem::exists(tokenizerJson)) {
         GTEST_SKIP() << "the fixture's tokenizer file " << tokenizerJson << " is gone: rerun scripts/tokenizer-fixtures.sh";
     }
@@ -98,7 +103,11 @@ TEST_P(TokenizerConformanceTest, MatchesTheJsOracle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(RealTokenizers, TokenizerConformanceTest,
-                         ::testing::Values("llama3", "qwen3", "gemma3", "llama2"),
-                         [](const auto& info) { return info.param; });
+                         ::testing::Values("llama3", "qwen3", "gemma3", "llama2", "unigram-mini"),
+                         [](const auto& info) {
+                             std::string name = info.param;
+                             std::replace(name.begin(), name.end(), '-', '_'); // gtest names are identifiers
+                             return name;
+                         });
 
 } // namespace

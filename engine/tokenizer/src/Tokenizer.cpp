@@ -103,8 +103,13 @@ struct Tokenizer::Impl {
         scratch.clear();
         model->tokenize(piece.text(), scratch);
         for (const ModelToken& token : scratch) {
+            const Span span = piece.originalSpan(token.begin, token.end);
+            if (token.textFromInput) {
+                out.push_back({token.id, piece.text().substr(token.begin, token.end - token.begin), span});
+                continue;
+            }
             const std::string* text = model->idToToken(token.id);
-            out.push_back({token.id, text != nullptr ? *text : std::string(), piece.originalSpan(token.begin, token.end)});
+            out.push_back({token.id, text != nullptr ? *text : std::string(), span});
         }
     }
 

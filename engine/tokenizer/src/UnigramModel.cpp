@@ -138,7 +138,7 @@ void UnigramModel::tokenize(std::string_view word, std::vector<ModelToken>& out)
                 out.push_back({*m_byteIds[static_cast<unsigned char>(text[k])], at, at + 1});
             }
         } else {
-            out.push_back({*m_unkId, static_cast<std::uint32_t>(piece.begin), static_cast<std::uint32_t>(piece.end)});
+            out.push_back({*m_unkId, static_cast<std::uint32_t>(piece.begin), static_cast<std::uint32_t>(piece.end), true});
         }
     }
 }
