@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace {
 
@@ -96,6 +97,33 @@ TEST(TokenizerTest, RefusesInvalidUtf8AndUnknownIds) {
     EXPECT_THROW((void)tokenizer.decode(ids), TokenizerError);
     EXPECT_TRUE(tokenizer.encode("").ids.empty());
     EXPECT_EQ(tokenizer.decode({}), "");
+}
+
+TEST(TokenizerTest, EncodesFromSeveralThreadsAtOnce) {
+    // encode is const and shares the BPE word cache: threads must see the same answers as one thread.
+    const Tokenizer tokenizer = Tokenizer::fromJson(TokenizerTestJson::byteLevel(kByteLevelMerges).dump());
+    std::vector<std::string> texts;
+    for (int i = 0; i < 200; ++i) {
+        texts.push_back("Hello world " + std::to_string(i * 7919) + " caf\u00e9<|eot|>Hello");
+    }
+    std::vector<std::vector<std::int32_t>> expected;
+    for (const auto& text : texts) {
+        expected.push_back(tokenizer.encode(text).ids);
+    }
+    const Tokenizer fresh = Tokenizer::fromJson(TokenizerTestJson::byteLevel(kByteLevelMerges).dump());
+    std::vector<std::thread> threads;
+    std::vector<int> mismatches(4, 0);
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+            for (std::size_t i = 0; i < texts.size(); ++i) {
+                mismatches[t] += fresh.encode(texts[(i + t * 50) % texts.size()]).ids != expected[(i + t * 50) % texts.size()];
+            }
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    EXPECT_EQ(mismatches, (std::vector<int>{0, 0, 0, 0}));
 }
 
 TEST(TokenizerTest, LoadsAFolderWithItsConfig) {
