@@ -2,6 +2,7 @@
 // Machine-readable output is one JSON document on stdout; messages go to stderr; exit codes are
 // 0 (ok), 1 (a check failed), 2 (bad input).
 #include "CacheBenchmark.h"
+#include "ConformanceRecorder.h"
 #include "ConformanceRunner.h"
 #include "PresetsCommand.h"
 #include "RunCommand.h"
@@ -19,7 +20,7 @@
 
 namespace {
 
-int runConform(const std::string& directory, const std::string& device) {
+int runConform(const std::string& directory, const std::string& device, const std::string& record) {
     if (const std::string why = kvscope::cache::DeviceSupport::refusal(device); !why.empty()) {
         std::cerr << "kvscope-cli conform: --device " << device << ": " << why << "\n";
         return 2;
@@ -39,7 +40,16 @@ int runConform(const std::string& directory, const std::string& device) {
         }
     }
     std::cout << passed << " passed, " << results.size() - passed << " failed" << std::endl;
-    return passed == results.size() ? 0 : 1;
+    bool recorded = true;
+    if (!record.empty()) {
+        const auto sessions = kvscope::cli::ConformanceRecorder(kvscope::cache::DeviceSupport::resolve(device)).recordDirectory(directory, record);
+        for (const auto& failure : sessions.failures) {
+            std::cout << "not recorded: " << failure << "\n";
+        }
+        std::cout << sessions.written.size() << " sessions recorded in " << record << std::endl;
+        recorded = sessions.failures.empty();
+    }
+    return passed == results.size() && recorded ? 0 : 1;
 }
 
 } // namespace
@@ -53,6 +63,8 @@ int main(int argc, char** argv) {
     CLI::App* conform = app.add_subcommand("conform", "Run golden conformance fixtures against the engine");
     conform->add_option("DIR", conformDirectory, "Directory of *.json fixtures")->required();
     conform->add_option("--device", conformDevice, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+    std::string conformRecord;
+    conform->add_option("--record", conformRecord, "Also write a session of each cache fixture into this directory");
 
     CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
     bench->require_subcommand(1);
@@ -99,7 +111,7 @@ int main(int argc, char** argv) {
 
     try {
         if (*conform) {
-            return runConform(conformDirectory, conformDevice);
+            return runConform(conformDirectory, conformDevice, conformRecord);
         }
         if (*presets) {
             return kvscope::cli::PresetsCommand::execute(std::cout);
