@@ -184,7 +184,9 @@ class Recorder:
             model_config = _config_dict(config)
         transformers_version = cache_api._transformers_version()
         return {
-            "kvscope_version": "kvscope-python " + __version__,
+            # Readers show only the keys they know: the versions go in the writer's name too.
+            "kvscope_version": "kvscope-python %s (transformers %s, torch %s)" % (
+                __version__, transformers_version, torch.__version__),
             "model": model_name,
             "model_config": model_config,
             "cache": _cache_kind(cache, self.facts) if cache is not None else "",
