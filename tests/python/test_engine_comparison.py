@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Same file, same meaning: for every committed cache-level fixture, the Python recorder's session
+of the reference running the fixture's operations and the engine's `conform --record` session give
+the same `kvscope-cli replay --step K` JSON at every step (all but the file name and the wall time,
+which no two runs share)."""
+
+import glob
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+import kvscope
+from conftest import FIXTURES, cli_available
+from fixture_ops import run_fixture
+
+
+def cache_fixtures():
+    files = []
+    for path in sorted(glob.glob(os.path.join(FIXTURES, "*.json"))):
+        with open(path) as handle:
+            if json.load(handle).get("level") == "cache":
+                files.append(path)
+    return files
+
+
+FILES = cache_fixtures()
+
+
+@pytest.fixture(scope="module")
+def engine_sessions(tmp_path_factory):
+    """The engine's session of every fixture, written once by `conform --record`."""
+    if not cli_available():
+        pytest.skip("kvscope-cli is not built: cmake --preset dev && cmake --build build/dev --target kvscope-cli")
+    import subprocess
+    from conftest import CLI
+
+    out = tmp_path_factory.mktemp("engine")
+    done = subprocess.run([CLI, "conform", FIXTURES, "--record", str(out)], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "%d sessions recorded" % len(FILES) in done.stdout
+    return out
+
+
+def comparable(state):
+    state.pop("file", None)
+    state.pop("wall_ns", None)
+    return state
+
+
+def test_fixtures_are_committed():
+    assert len(FILES) >= 72, "expected the committed cache fixtures under tests/data/conformance"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[os.path.basename(p)[:-5] for p in FILES])
+def test_python_recording_matches_the_engine_step_by_step(cu, cli, engine_sessions, tmp_path, path):
+    with open(path) as handle:
+        fixture = json.load(handle)
+    name = os.path.basename(path)[:-5]
+    python_session = tmp_path / (name + ".kvsess")
+    with kvscope.record(python_session) as rec:
+        run_fixture(cu, fixture, rec)
+    engine_session = engine_sessions / (name + ".kvsess")
+    _, python_info, _ = cli("info", python_session)
+    _, engine_info, _ = cli("info", engine_session)
+    assert python_info["complete"] and engine_info["complete"]
+    assert python_info["steps"] == engine_info["steps"] > 0
+    assert python_info["layer_types"] == engine_info["layer_types"]
+
+    def states(step):
+        results = []
+        for session in (python_session, engine_session):
+            code, state, err = cli("replay", session, "--step", step)
+            assert code == 0, err
+            results.append(comparable(state))
+        return step, results
+
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        for step, (ours, engine) in pool.map(states, range(python_info["steps"])):
+            assert ours == engine, "step %d of %s differs" % (step, name)
