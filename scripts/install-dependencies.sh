@@ -3,7 +3,8 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ ccache pkg-config
           qt6-base-dev libqcustomplot-dev libtorch-dev nlohmann-json3-dev libzstd-dev libcli11-dev
-          libgtest-dev libbenchmark-dev xvfb python3-torch)
+          libgtest-dev libbenchmark-dev xvfb python3-torch
+          python3-zstandard python3-crc32c python3-crcmod python3-pytest)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
