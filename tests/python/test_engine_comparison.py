@@ -80,3 +80,67 @@ def test_python_recording_matches_the_engine_step_by_step(cu, cli, engine_sessio
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
         for step, (ours, engine) in pool.map(states, range(python_info["steps"])):
             assert ours == engine, "step %d of %s differs" % (step, name)
+
+
+def _update(layer, length, batch=2, seed=0):
+    import torch
+
+    generator = torch.Generator().manual_seed(seed * 10 + layer)
+    values = torch.randn(batch, 2, length, 4, generator=generator)
+    as_json = {"shape": list(values.shape), "data": values.reshape(-1).tolist()}
+    return [{"op": "mask_sizes", "layer_idx": layer, "query_length": length},
+            {"op": "update", "layer_idx": layer, "keys": as_json, "values": as_json}]
+
+
+def _operations_fixture(cache):
+    """Crop, batch repeat/select, reorder and reset between updates (the committed fixtures have none);
+    static layers have no crop or batch ops in the reference, so a static cache gets only the others."""
+    state = {"op": "cache_state"}
+    ops = _update(0, 2) + _update(1, 2) + [state]
+    if cache["type"] == "DynamicCache":
+        ops += [{"op": "crop", "max_length": 1}, state]
+        ops += _update(0, 2, seed=1) + _update(1, 2, seed=1) + [state]
+        ops += [{"op": "batch_repeat_interleave", "repeats": 2}, state]
+        ops += _update(0, 1, batch=4, seed=2) + _update(1, 1, batch=4, seed=2) + [state]
+        ops += [{"op": "batch_select_indices", "indices": [0, 3]}, state]
+    ops += [{"op": "reorder", "beam_idx": [1, 0]}, state]
+    ops += _update(0, 1, seed=3) + _update(1, 1, seed=3) + [state]
+    ops += [{"op": "reset"}, state]
+    ops += _update(0, 3, seed=4) + _update(1, 3, seed=4)
+    return {"name": "operations", "level": "cache", "cache": cache, "dtype": "float32", "ops": ops}
+
+
+@pytest.mark.parametrize("cache", [
+    {"type": "DynamicCache", "config": {"num_hidden_layers": 2, "sliding_window": 6,
+                                        "layer_types": ["full_attention", "sliding_attention"]}},
+    {"type": "StaticCache", "config": {"num_hidden_layers": 2}, "max_cache_len": 8},
+], ids=["dynamic_hybrid", "static"])
+def test_cache_operations_match_the_engine_step_by_step(cu, cli, tmp_path, cache):
+    steps = 10 if cache["type"] == "DynamicCache" else 5
+    import subprocess
+    from conftest import CLI
+
+    fixture = _operations_fixture(cache)
+    folder = tmp_path / "fixtures"
+    folder.mkdir()
+    (folder / "operations.json").write_text(json.dumps(fixture))
+    # The ops carry no expectations, so `conform` reports them as failures; the recording is what counts.
+    done = subprocess.run([CLI, "conform", str(folder), "--record", str(tmp_path / "engine")], capture_output=True,
+                          text=True, timeout=300)
+    assert "1 sessions recorded" in done.stdout, done.stdout + done.stderr
+    engine_session = tmp_path / "engine" / "operations.kvsess"
+    python_session = tmp_path / "python.kvsess"
+    with kvscope.record(python_session) as rec:
+        run_fixture(cu, fixture, rec)
+    _, python_info, _ = cli("info", python_session)
+    _, engine_info, _ = cli("info", engine_session)
+    assert python_info["steps"] == engine_info["steps"] == steps
+    for kind in ("crop", "batch_repeat", "batch_select", "reorder", "reset"):
+        assert python_info["event_counts"].get(kind) == engine_info["event_counts"].get(kind), kind
+    for step in range(python_info["steps"]):
+        states = []
+        for session in (python_session, engine_session):
+            code, state, err = cli("replay", session, "--step", step)
+            assert code == 0, err
+            states.append(comparable(state))
+        assert states[0] == states[1], "step %d differs" % step
