@@ -72,3 +72,53 @@ def test_long_sessions_carry_snapshots_replay_seeks_through(cu, cli, tmp_path):
         code, state, err = cli("replay", path, "--step", step)
         assert code == 0, err
         assert state["step"] == step and state["layers"][0]["seq_length"] == 4 + step
+
+
+KILLED_RUN = """
+import os, signal, sys
+sys.path[:0] = %r
+import conftest, torch, kvscope
+cache = conftest.REFERENCE.DynamicCache()
+with kvscope.record(%r) as rec:
+    for step in range(4):
+        cache.update(torch.ones(1, 1, 2, 4), torch.ones(1, 1, 2, 4), 0)
+        rec.next_step()
+    cache.update(torch.ones(1, 1, 2, 4), torch.ones(1, 1, 2, 4), 0)
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_finished_steps_survive_a_kill(cu, cli, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    import conftest
+
+    path = tmp_path / "killed.kvsess"
+    here = os.path.dirname(os.path.abspath(conftest.__file__))
+    paths = [here, os.path.join(conftest.ROOT, "python"), conftest.ORACLE]
+    done = subprocess.run([sys.executable, "-c", KILLED_RUN % (paths, str(path))], timeout=120)
+    assert done.returncode == -9
+    code, info, err = cli("info", path)
+    assert code == 2 and info["intact_steps"] == 4 and not info["complete"]
+    code, state, err = cli("replay", path, "--step", 3)
+    assert code == 0 and state["layers"][0]["seq_length"] == 8
+
+
+def test_layers_used_without_a_cache(cu, cli, tmp_path):
+    path = tmp_path / "layers.kvsess"
+    sliding, dynamic = cu.DynamicSlidingWindowLayer(sliding_window=3), cu.DynamicLayer()
+    with kvscope.record(path) as rec:
+        for length in (2, 1, 1):
+            for layer in (dynamic, sliding):
+                layer.update(torch.randn(1, 1, length, 4), torch.randn(1, 1, length, 4))
+            rec.next_step()
+        dynamic.crop(2)
+        rec.next_step()
+    code, info, err = cli("info", path)
+    assert code == 0 and info["steps"] == 4
+    assert info["layer_types"] == ["dynamic", "dynamic_sliding_window"]
+    assert info["event_counts"]["window_slide"] == 2 and info["event_counts"]["crop"] == 1
+    code, state, err = cli("replay", path, "--step", 3)
+    assert state["layers"][0]["seq_length"] == 2 and state["layers"][1]["stored_tokens"] == 2
