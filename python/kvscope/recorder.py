@@ -6,7 +6,8 @@ of every subclass that exists at that moment, e.g. a quantization backend's laye
 wrapper calls the original with the same arguments, returns its result untouched, and reports what
 changed as the C++ engine's CacheTracer would (kvscope.tracer). The model's `forward` is shadowed on
 the model object so that each forward is one step. On exit everything is put back, also after an
-exception, and the file is finished.
+exception; the file is finished (index and footer), or after an exception left as a crash leaves it,
+its finished steps readable.
 """
 
 import importlib
@@ -349,7 +350,7 @@ def _cache_mask_sizes(original):
     return get_mask_sizes
 
 
-def _cache_op(op, event):
+def _cache_op(op):
     """Crop, reorder, batch ops and reset of a whole cache (Cache::crop, reorder, ... in the engine)."""
     def make(original):
         def operation(self, *args, **kwargs):
@@ -404,11 +405,11 @@ def _cache_recurrent(original):
 _CACHE_WRAPPERS = {
     "update": _cache_update,
     "get_mask_sizes": _cache_mask_sizes,
-    "crop": _cache_op("crop", ev.CROP),
-    "reorder_cache": _cache_op("reorder_cache", ev.REORDER),
-    "batch_repeat_interleave": _cache_op("batch_repeat_interleave", ev.BATCH_REPEAT),
-    "batch_select_indices": _cache_op("batch_select_indices", ev.BATCH_SELECT),
-    "reset": _cache_op("reset", ev.RESET),
+    "crop": _cache_op("crop"),
+    "reorder_cache": _cache_op("reorder_cache"),
+    "batch_repeat_interleave": _cache_op("batch_repeat_interleave"),
+    "batch_select_indices": _cache_op("batch_select_indices"),
+    "reset": _cache_op("reset"),
     "update_recurrent_state": _cache_recurrent,
 }
 
