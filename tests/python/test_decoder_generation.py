@@ -6,11 +6,9 @@ session is opened with `kvscope-cli info` (and `replay`), and recording changes 
 import contextlib
 import json
 import struct
-import os
 import sys
 import types
 
-import pytest
 import torch
 
 import kvscope
@@ -135,14 +133,14 @@ def test_offloading_cache(cu, cli, tmp_path):
 
 
 def test_big_vocabulary_stores_the_top_256(cu, tmp_path):
-    from kvscope import recorder
+    from kvscope import model_steps
 
     row = torch.randn(5000)
-    (ids, values, complete), token = recorder._logits_event(row)
+    (ids, values, complete), token = model_steps.logits_event(row)
     assert not complete and len(ids) == 256 and len(values) == 256
     assert token == int(row.argmax()) and ids[0] == token
     assert values == sorted(values, reverse=True)
     expected = torch.log_softmax(row, -1)[torch.tensor(ids)]
     assert torch.allclose(torch.tensor(values), expected)
-    (ids, values, complete), _ = recorder._logits_event(torch.randn(100))
+    (ids, values, complete), _ = model_steps.logits_event(torch.randn(100))
     assert complete and ids == [] and len(values) == 100
