@@ -130,6 +130,12 @@ def test_offloading_cache(cu, cli, tmp_path):
     residency = [layer["residency"] for layer in state["layers"]]
     assert residency.count("host") >= 2
     assert state["memory"]["host"] > 0
+    trace = tmp_path / "offloaded.json"
+    code, exported, err = cli("export", path, "--perfetto", trace)
+    assert code == 0, err
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert any(event.get("cat") == "compute" for event in events)
+    assert any(event.get("cat") == "offload" for event in events)
 
 
 def test_big_vocabulary_stores_the_top_256(cu, tmp_path):
