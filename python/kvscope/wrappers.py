@@ -8,6 +8,7 @@ report a layer's own operation inside a cache operation (crop, offload, prefetch
 without a cache. A wrapper reached again for the same object (a `super()` call) passes through.
 """
 
+import inspect
 import math
 import time
 
@@ -114,14 +115,23 @@ def _cache_update(original):
 
 
 def _cache_mask_sizes(original):
-    def get_mask_sizes(self, query_length, layer_idx, *args, **kwargs):
+    # The caller may pass either argument by keyword, or rely on a default for layer_idx.
+    parameter = inspect.signature(original).parameters.get("layer_idx")
+    default_layer = parameter.default if parameter is not None and parameter.default is not inspect.Parameter.empty \
+        else 0
+
+    def get_mask_sizes(self, *args, **kwargs):
         rec = active.current
-        result = original(self, query_length, layer_idx, *args, **kwargs)
+        result = original(self, *args, **kwargs)
         if rec is not None and id(self) not in rec._inside:
+            query = args[0] if args else kwargs.get("query_length", kwargs.get("cache_position"))
+            layer_idx = args[1] if len(args) > 1 else kwargs.get("layer_idx", default_layer)
+            # Some Transformers versions pass the query's cache positions: their count is its length.
+            query_length = query.numel() if isinstance(query, torch.Tensor) and query.dim() > 0 else int(query)
             rec._ensure_step()
             layer = layer_idx + len(self.layers) if layer_idx < 0 else layer_idx
             rec._tracer_for(self)
-            rec._emit(ev.MASK_SIZES, int(layer), (int(query_length), int(result[0]), int(result[1])))
+            rec._emit(ev.MASK_SIZES, int(layer), (query_length, int(result[0]), int(result[1])))
         return result
     return get_mask_sizes
 

@@ -107,3 +107,16 @@ def test_refuses_a_nested_recording(cu, tmp_path):
         with pytest.raises(RuntimeError, match="already active"):
             with kvscope.record(tmp_path / "e.kvsess"):
                 pass
+
+
+def test_arguments_by_keyword_and_cache_positions(cu, tmp_path):
+    """Callers name the arguments or pass cache positions (some Transformers versions): recorded alike."""
+    cache = cu.DynamicCache()
+    with kvscope.record(tmp_path / "f.kvsess") as rec:
+        cache.update(torch.ones(1, 1, 3, 4), torch.ones(1, 1, 3, 4), layer_idx=0)
+        assert cache.get_mask_sizes(query_length=2, layer_idx=0) == (5, 0)
+        rec.next_step()
+        events = [event for event in rec._file._unfolded if len(event) == 4]
+    masks = [event for event in events if event[0] == 1]
+    assert masks == [(1, 0, 0, (2, 5, 0))]
+    assert [event[3][:3] for event in events if event[0] == 0] == [(3, 3, 3)]
