@@ -46,6 +46,9 @@ class Recorder:
         self._cu_given = cache_utils
         self._prompt = prompt
         self._seed = int(seed)
+        if self._seed < 0:
+            raise ValueError("kvscope.record: seed must be a non-negative integer (the session format's seed is "
+                             "unsigned), got %d" % self._seed)
         self._patches = Patches()
         self._file = None
         self._early = []          # events before the header can be written (the cache is not known yet)
