@@ -10,9 +10,14 @@ import kvscope
 from kvscope import session_file
 
 
-def raw_steps(cu, path, steps, layers=2):
+def raw_steps(cu, path, steps, layers=2, sliding_window=None):
     torch.manual_seed(1)
-    cache = cu.DynamicCache()
+    if sliding_window is None:
+        cache = cu.DynamicCache()
+    else:
+        from transformers_ref.configuration_utils import PreTrainedConfig
+
+        cache = cu.DynamicCache(config=PreTrainedConfig(num_hidden_layers=layers, sliding_window=sliding_window))
     with kvscope.record(path) as rec:
         for step in range(steps):
             length = 4 if step == 0 else 1
@@ -63,7 +68,7 @@ def test_a_crash_keeps_the_finished_steps(cu, cli, tmp_path):
 def test_long_sessions_carry_snapshots_replay_seeks_through(cu, cli, tmp_path):
     path = tmp_path / "long.kvsess"
     steps = session_file.SNAPSHOT_INTERVAL + 40
-    raw_steps(cu, path, steps, layers=1)
+    raw_steps(cu, path, steps, layers=1, sliding_window=8)  # evicted tokens add up across the snapshot
     data = path.read_bytes()
     assert data.count(b"\x02\x00\x00\x00\x01\x00") >= 1  # a Snapshot chunk header (type 2, version 1)
     code, info, err = cli("info", path)
@@ -72,6 +77,12 @@ def test_long_sessions_carry_snapshots_replay_seeks_through(cu, cli, tmp_path):
         code, state, err = cli("replay", path, "--step", step)
         assert code == 0, err
         assert state["step"] == step and state["layers"][0]["seq_length"] == 4 + step
+        assert state["layers"][0]["evicted_tokens"] == 4 + step - 7
+    # `replay` without --step folds every event; with it, the snapshot and the steps after it: same state.
+    code, folded, err = cli("replay", path)
+    assert code == 0, err
+    folded.pop("wall_ns"), state.pop("wall_ns")
+    assert folded == state
 
 
 KILLED_RUN = """
