@@ -68,6 +68,7 @@ def test_python_recording_matches_the_engine_step_by_step(cu, cli, engine_sessio
     assert python_info["complete"] and engine_info["complete"]
     assert python_info["steps"] == engine_info["steps"] > 0
     assert python_info["layer_types"] == engine_info["layer_types"]
+    assert python_info["event_counts"] == engine_info["event_counts"]  # the same events, not only the same fold
 
     def states(step):
         results = []
