@@ -4,13 +4,12 @@
 #include "kvscope/trace/SessionReader.h"
 
 #include <ATen/ATen.h>
-#include <filesystem>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 using kvscope::cli::ConformanceRecorder;
@@ -24,7 +23,8 @@ const std::filesystem::path kFixtures = std::filesystem::path(KVSCOPE_TEST_DATA_
 struct ScratchDirectory {
     std::filesystem::path path;
     explicit ScratchDirectory(const std::string& name)
-        : path(std::filesystem::temp_directory_path() / ("kvscope-" + name + "-" + std::to_string(::getpid()))) {
+        : path(std::filesystem::temp_directory_path() /
+               ("kvscope-" + name + "-" + std::to_string(::getpid()))) {
         std::filesystem::remove_all(path);
         std::filesystem::create_directories(path);
     }
@@ -33,7 +33,8 @@ struct ScratchDirectory {
 
 int64_t countOps(const nlohmann::json& fixture, const std::string& op) {
     const auto& ops = fixture.at("ops");
-    return std::count_if(ops.begin(), ops.end(), [&](const nlohmann::json& entry) { return entry.at("op") == op; });
+    return std::count_if(ops.begin(), ops.end(),
+                         [&](const nlohmann::json& entry) { return entry.at("op") == op; });
 }
 
 } // namespace
@@ -68,7 +69,8 @@ TEST(ConformanceRecorderTest, OneStepPerCacheStateWithEveryUpdate) {
 TEST(ConformanceRecorderTest, DirectoryRecordsCacheFixturesOnly) {
     ScratchDirectory fixtures("recorder-fixtures");
     ScratchDirectory out("recorder-out");
-    for (const char* name : {"seed101_cache_023_StaticCache_sliding.json", "seed101_random_000_dynamic.json"}) {
+    for (const char* name :
+         {"seed101_cache_023_StaticCache_sliding.json", "seed101_random_000_dynamic.json"}) {
         std::filesystem::copy_file(kFixtures / name, fixtures.path / name);
     }
     const ConformanceRecorder::Result result = ConformanceRecorder().recordDirectory(fixtures.path, out.path);

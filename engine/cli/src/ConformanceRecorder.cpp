@@ -8,12 +8,11 @@
 #include "kvscope/trace/SessionWriter.h"
 
 #include <ATen/ATen.h>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace kvscope::cli {
@@ -55,7 +54,8 @@ void apply(cache::Cache& cache, const json& op, const at::Device& device) {
     } else if (name == "update_conv_state") {
         cache.updateConvState(tensorOf(op.at("conv_states"), device), op.at("layer_idx").get<int64_t>());
     } else if (name == "update_recurrent_state") {
-        cache.updateRecurrentState(tensorOf(op.at("recurrent_states"), device), op.at("layer_idx").get<int64_t>());
+        cache.updateRecurrentState(tensorOf(op.at("recurrent_states"), device),
+                                   op.at("layer_idx").get<int64_t>());
     } else if (name == "crop") {
         cache.crop(op.at("max_length").get<int64_t>());
     } else if (name == "reorder") {
@@ -86,10 +86,12 @@ void ConformanceRecorder::recordFixture(const json& fixture, const std::string& 
     metadata.modelConfigJson = spec.at("config").dump();
     const std::string type = spec.at("type").get<std::string>();
     metadata.cacheKind = type == "StaticCache" ? "static" : "dynamic";
-    metadata.cacheSettingsJson = json{{"class", type}, {"max_cache_len", spec.value("max_cache_len", int64_t{-1})}}.dump();
+    metadata.cacheSettingsJson =
+        json{{"class", type}, {"max_cache_len", spec.value("max_cache_len", int64_t{-1})}}.dump();
     metadata.device = m_device.is_cuda() ? "cuda" : "cpu";
-    metadata.createdUnixNs =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    metadata.createdUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
 
     trace::SessionWriter writer(session, metadata);
     subject->setEventSink(&writer);
@@ -100,7 +102,8 @@ void ConformanceRecorder::recordFixture(const json& fixture, const std::string& 
     auto closeStep = [&] {
         subject->finishStep();
         const auto wall = std::chrono::steady_clock::now() - started;
-        emitter.emit(-1, trace::StepEndEvent{-1, "", std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count()});
+        emitter.emit(-1, trace::StepEndEvent{
+                             -1, "", std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count()});
         ++step;
         open = false;
     };

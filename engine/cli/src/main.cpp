@@ -42,7 +42,9 @@ int runConform(const std::string& directory, const std::string& device, const st
     std::cout << passed << " passed, " << results.size() - passed << " failed" << std::endl;
     bool recorded = true;
     if (!record.empty()) {
-        const auto sessions = kvscope::cli::ConformanceRecorder(kvscope::cache::DeviceSupport::resolve(device)).recordDirectory(directory, record);
+        const auto sessions =
+            kvscope::cli::ConformanceRecorder(kvscope::cache::DeviceSupport::resolve(device))
+                .recordDirectory(directory, record);
         for (const auto& failure : sessions.failures) {
             std::cout << "not recorded: " << failure << "\n";
         }
@@ -64,7 +66,8 @@ int main(int argc, char** argv) {
     conform->add_option("DIR", conformDirectory, "Directory of *.json fixtures")->required();
     conform->add_option("--device", conformDevice, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
     std::string conformRecord;
-    conform->add_option("--record", conformRecord, "Also write a session of each cache fixture into this directory");
+    conform->add_option("--record", conformRecord,
+                        "Also write a session of each cache fixture into this directory");
 
     CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
     bench->require_subcommand(1);
