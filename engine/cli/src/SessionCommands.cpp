@@ -97,7 +97,10 @@ void SessionCommands::addSubcommands(CLI::App& app, Options& options) {
     info->add_option("FILE", options.file, "A session file (.kvsess)")->required();
     CLI::App* replay = app.add_subcommand("replay", "The cache state at a step of a session file, as JSON");
     replay->add_option("FILE", options.file, "A session file (.kvsess)")->required();
-    replay->add_option("--step", options.step, "Step to show (default: the last)")->check(OptionChecks::integerAtLeast(0));
+    CLI::Option* step = replay->add_option("--step", options.step, "Step to show (default: the last)")
+                            ->check(OptionChecks::integerAtLeast(0));
+    replay->add_flag("--all-steps", options.allSteps, "Every step's state, as a JSON array indexed by step")
+        ->excludes(step);
     CLI::App* exporter = app.add_subcommand("export", "Export a session file for Perfetto (Chrome trace JSON)");
     exporter->add_option("FILE", options.file, "A session file (.kvsess)")->required();
     exporter->add_option("--perfetto", options.perfetto, "The JSON file to write")->required();
@@ -142,6 +145,20 @@ int SessionCommands::info(const Options& options, std::ostream& out, std::ostrea
 
 int SessionCommands::replay(const Options& options, std::ostream& out, std::ostream& err) {
     try {
+        if (options.allSteps) {
+            // Every step's state in one pass over the file (what comparing two recordings needs).
+            const trace::SessionContents contents = trace::SessionReader::read(options.file);
+            warnDamage(err, "replay", contents);
+            const trace::Timeline timeline = timelineOf(contents);
+            Json states = Json::array();
+            for (std::int64_t step = 0; step < timeline.stepCount(); ++step) {
+                Json json = stateJson(timeline.stateAt(step));
+                json["file"] = options.file;
+                states.push_back(std::move(json));
+            }
+            print(out, states);
+            return 0;
+        }
         trace::StepState state;
         if (options.step) {
             // Seeks through the index footer: reads the nearest snapshot and the steps after it.

@@ -2,6 +2,7 @@
 // Machine-readable output is one JSON document on stdout; messages go to stderr; exit codes are
 // 0 (ok), 1 (a check failed), 2 (bad input).
 #include "kvscope/cli/CacheBenchmark.h"
+#include "kvscope/cli/ConformanceRecorder.h"
 #include "kvscope/cli/ConformanceRunner.h"
 #include "kvscope/cli/OptionChecks.h"
 #include "kvscope/cli/PresetsCommand.h"
@@ -23,7 +24,7 @@ namespace {
 
 using kvscope::cli::OptionChecks;
 
-int runConform(const std::string& directory, kvscope::config::ComputeDevice device) {
+int runConform(const std::string& directory, kvscope::config::ComputeDevice device, const std::string& record) {
     if (const std::string why = kvscope::cache::DeviceSupport::refusal(device); !why.empty()) {
         std::cerr << "kvscope-cli conform: --device " << kvscope::config::toString(device) << ": " << why << "\n";
         return 2;
@@ -48,7 +49,18 @@ int runConform(const std::string& directory, kvscope::config::ComputeDevice devi
         }
     }
     std::cout << passed << " passed, " << results.size() - passed << " failed" << std::endl;
-    return passed == results.size() ? 0 : 1;
+    bool recorded = true;
+    if (!record.empty()) {
+        const auto sessions =
+            kvscope::cli::ConformanceRecorder(kvscope::cache::DeviceSupport::resolve(device))
+                .recordDirectory(directory, record);
+        for (const auto& failure : sessions.failures) {
+            std::cout << "not recorded: " << failure << "\n";
+        }
+        std::cout << sessions.written.size() << " sessions recorded in " << record << std::endl;
+        recorded = sessions.failures.empty();
+    }
+    return passed == results.size() && recorded ? 0 : 1;
 }
 
 } // namespace
@@ -63,6 +75,9 @@ int main(int argc, char** argv) {
     conform->add_option("DIR", conformDirectory, "Directory of *.json fixtures")->required();
     OptionChecks::addEnum(*conform, "--device", conformDevice, &kvscope::config::computeDeviceFromString,
                           kvscope::config::allowedComputeDevices(), "Device");
+    std::string conformRecord;
+    conform->add_option("--record", conformRecord,
+                        "Also write a session of each cache fixture into this directory");
 
     CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
     bench->require_subcommand(1);
@@ -116,7 +131,7 @@ int main(int argc, char** argv) {
 
     try {
         if (*conform) {
-            return runConform(conformDirectory, conformDevice);
+            return runConform(conformDirectory, conformDevice, conformRecord);
         }
         if (*presets) {
             return kvscope::cli::PresetsCommand::execute(std::cout);

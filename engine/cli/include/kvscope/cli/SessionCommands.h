@@ -18,6 +18,7 @@ public:
     struct Options {
         std::string file;
         std::optional<std::int64_t> step; ///< replay: default the last intact step
+        bool allSteps = false;            ///< replay: every step, as a JSON array
         std::string perfetto;             ///< export: the Chrome trace JSON to write
     };
 

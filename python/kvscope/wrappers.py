@@ -1,0 +1,335 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The wrappers put around cache_utils' methods while a recording is active.
+
+Each wrapper calls the original with the same arguments and returns its result untouched; around the
+call it probes what the operation changes and hands that to the cache's CacheTracer (kvscope.tracer),
+in the order the C++ engine emits it. Cache wrappers report whole-cache operations; layer wrappers
+report a layer's own operation inside a cache operation (crop, offload, prefetch) or on a layer used
+without a cache. A wrapper reached again for the same object (a `super()` call) passes through.
+"""
+
+import inspect
+import math
+import time
+
+import torch
+
+from . import active
+from . import cache_api
+from . import events as ev
+from .tracer import AFTER_OFFLOAD, AFTER_PREFETCH, AFTER_UPDATE, EMPTY
+
+CACHE_METHODS = ("update", "get_mask_sizes", "crop", "reorder_cache", "batch_repeat_interleave",
+                 "batch_select_indices", "reset", "update_recurrent_state")
+LAYER_METHODS = ("update", "crop", "reorder_cache", "batch_repeat_interleave", "batch_select_indices", "reset",
+                 "offload", "prefetch")
+
+
+class Context:
+    """The cache operation in progress, for the layer wrappers it calls."""
+
+    __slots__ = ("cache", "tracer", "op", "offload", "prefetch_end", "index")
+
+    def __init__(self, cache, tracer, op, index=-1):
+        self.cache, self.tracer, self.op, self.index = cache, tracer, op, index
+        self.offload = None       # (begin, end, bytes) of the offload after an update
+        self.prefetch_end = None  # host clock when the prefetch before an update ended
+
+
+def record_update(rec, tracer, index, layer, before, quantized_before, key_states, value_states, returned,
+                  offloads=False, context=None, compute=None):
+    """Compute (offloading), Update, WindowSlide, QuantizeFlush, then the offload or the layer's Memory."""
+    facts = rec.facts
+    flush = None
+    if facts.kind(layer) == ev.QUANTIZED and getattr(layer, "_quantized_keys", None) is not quantized_before:
+        flush = _flush_error(layer, before, key_states.shape[-2], returned)
+    if compute is not None:
+        rec._emit(ev.COMPUTE, index, (ev.MEASURED, rec._clock(compute[0]), rec._clock(compute[1])))
+    new_bytes = key_states.numel() * key_states.element_size() + value_states.numel() * value_states.element_size()
+    tracer.emit_update(index, layer, before, key_states.shape[-2], new_bytes, returned[0].shape[-2], flush)
+    if offloads and context is not None and context.offload is not None:
+        begin, end, nbytes = context.offload
+        rec._emit(ev.TRANSFER, index, (ev.OFFLOAD, ev.LANE_COMPUTE, ev.MEASURED, rec._clock(begin),
+                                       rec._clock(end), nbytes))
+        tracer.report_memory(index, layer, True, AFTER_OFFLOAD)
+    else:
+        tracer.report_memory(index, layer, tracer.is_on_host(index), AFTER_UPDATE)
+
+
+def _flush_error(layer, before, tokens_in, returned):
+    """(tokens moved, max, mean and relative error) of dequantize(quantize(x)) over the moved tokens."""
+    moved = before.residual_tokens + tokens_in
+    totals = [0.0, 0.0, 0.0, 0.0, 0]  # max abs, sum abs, sum squared error, sum squared, elements
+    with torch.no_grad():
+        for original, quantized in ((returned[0], layer._quantized_keys), (returned[1], layer._quantized_values)):
+            restored = layer._dequantize(quantized)
+            x = original[..., original.shape[-2] - moved:, :].double()
+            difference = (x - restored[..., restored.shape[-2] - moved:, :].double()).abs()
+            if difference.numel():
+                totals[0] = max(totals[0], difference.max().item())
+            totals[1] += difference.sum().item()
+            totals[2] += difference.pow(2).sum().item()
+            totals[3] += x.pow(2).sum().item()
+            totals[4] += x.numel()
+    mean = totals[1] / totals[4] if totals[4] else 0.0
+    relative = math.sqrt(totals[2] / totals[3]) if totals[3] > 0 else 0.0
+    return moved, totals[0], mean, relative
+
+# --- cache wrappers: one operation of a whole cache ---------------------------------------------
+
+def _cache_update(original):
+    def update(self, key_states, value_states, layer_idx, *args, **kwargs):
+        rec = active.current
+        if rec is None or id(self) in rec._inside:
+            return original(self, key_states, value_states, layer_idx, *args, **kwargs)
+        rec._ensure_step()
+        rec._note_device(key_states)
+        tracer = rec._tracer_for(self)
+        layers = self.layers
+        index = layer_idx + len(layers) if layer_idx < 0 else layer_idx
+        layer = layers[index] if 0 <= index < len(layers) else None
+        before = tracer.probe(layer) if layer is not None else EMPTY
+        quantized_before = getattr(layer, "_quantized_keys", None)
+        context = Context(self, tracer, "update", index)
+        outer, rec._context = rec._context, context
+        rec._inside.add(id(self))
+        offloading = bool(getattr(self, "offloading", False))
+        start = time.perf_counter_ns() if offloading else 0
+        try:
+            returned = original(self, key_states, value_states, layer_idx, *args, **kwargs)
+        finally:
+            rec._inside.discard(id(self))
+            rec._context = outer
+        end = time.perf_counter_ns() if offloading else 0
+        if layer_idx < 0:
+            index = layer_idx + len(self.layers)
+        layer = self.layers[index]
+        compute = None
+        if offloading:
+            begin = context.prefetch_end or start
+            compute = (begin, context.offload[0] if context.offload else end)
+        record_update(rec, tracer, index, layer, before, quantized_before, key_states, value_states, returned,
+                           offloads=offloading, context=context, compute=compute)
+        return returned
+    return update
+
+
+def _cache_mask_sizes(original):
+    # The caller may pass either argument by keyword, or rely on a default for layer_idx.
+    parameter = inspect.signature(original).parameters.get("layer_idx")
+    default_layer = parameter.default if parameter is not None and parameter.default is not inspect.Parameter.empty \
+        else 0
+
+    def get_mask_sizes(self, *args, **kwargs):
+        rec = active.current
+        result = original(self, *args, **kwargs)
+        if rec is not None and id(self) not in rec._inside:
+            query = args[0] if args else kwargs.get("query_length", kwargs.get("cache_position"))
+            layer_idx = args[1] if len(args) > 1 else kwargs.get("layer_idx", default_layer)
+            # Some Transformers versions pass the query's cache positions: their count is its length.
+            query_length = query.numel() if isinstance(query, torch.Tensor) and query.dim() > 0 else int(query)
+            rec._ensure_step()
+            layer = layer_idx + len(self.layers) if layer_idx < 0 else layer_idx
+            rec._tracer_for(self)
+            rec._emit(ev.MASK_SIZES, int(layer), (query_length, int(result[0]), int(result[1])))
+        return result
+    return get_mask_sizes
+
+
+def _cache_op(op):
+    """Crop, reorder, batch ops and reset of a whole cache (Cache::crop, reorder, ... in the engine)."""
+    def make(original):
+        def operation(self, *args, **kwargs):
+            rec = active.current
+            if rec is None or id(self) in rec._inside:
+                return original(self, *args, **kwargs)
+            rec._ensure_step()
+            tracer = rec._tracer_for(self)
+            facts = rec.facts
+            batch_before = facts.batch_size(self.layers) if op in ("batch_repeat_interleave",
+                                                                   "batch_select_indices") else 0
+            outer, rec._context = rec._context, Context(self, tracer, op)
+            rec._inside.add(id(self))
+            try:
+                result = original(self, *args, **kwargs)
+            finally:
+                rec._inside.discard(id(self))
+                rec._context = outer
+            argument = args[0] if args else next(iter(kwargs.values()), None)
+            if op == "crop":
+                tracer.emit_totals_if_changed()  # the layers reported themselves
+                return result
+            if op == "reset":
+                rec._emit(ev.RESET, -1, ())
+            elif op == "reorder_cache":
+                rec._emit(ev.REORDER, -1, (cache_api.indices_of(argument),))
+            elif op == "batch_repeat_interleave":
+                rec._emit(ev.BATCH_REPEAT, -1, (int(argument), batch_before, facts.batch_size(self.layers)))
+            elif op == "batch_select_indices":
+                rec._emit(ev.BATCH_SELECT, -1, (cache_api.indices_of(argument), batch_before,
+                                                facts.batch_size(self.layers)))
+            tracer.emit_all_memory(self.layers)
+            return result
+        return operation
+    return make
+
+
+def _cache_recurrent(original):
+    def update_recurrent_state(self, recurrent_states, layer_idx, *args, **kwargs):
+        rec = active.current
+        result = original(self, recurrent_states, layer_idx, *args, **kwargs)
+        if rec is not None and id(self) not in rec._inside:
+            rec._ensure_step()
+            layer = self.layers[layer_idx]
+            if not rec.facts.is_attention(layer):
+                index = layer_idx + len(self.layers) if layer_idx < 0 else layer_idx
+                rec._tracer_for(self).emit_state_update(index, layer)
+        return result
+    return update_recurrent_state
+
+
+CACHE_WRAPPERS = {
+    "update": _cache_update,
+    "get_mask_sizes": _cache_mask_sizes,
+    "crop": _cache_op("crop"),
+    "reorder_cache": _cache_op("reorder_cache"),
+    "batch_repeat_interleave": _cache_op("batch_repeat_interleave"),
+    "batch_select_indices": _cache_op("batch_select_indices"),
+    "reset": _cache_op("reset"),
+    "update_recurrent_state": _cache_recurrent,
+}
+
+
+# --- layer wrappers: a layer's own operation, inside a cache operation or standalone -------------
+
+def _layer_update(original):
+    def update(self, key_states, value_states, *args, **kwargs):
+        rec = active.current
+        if rec is None or id(self) in rec._inside or rec._context is not None:
+            return original(self, key_states, value_states, *args, **kwargs)  # the cache reports it
+        rec._ensure_step()
+        rec._note_device(key_states)
+        tracer, index, _ = rec._layer_place(self)
+        before = tracer.probe(self)
+        quantized_before = getattr(self, "_quantized_keys", None)
+        rec._inside.add(id(self))
+        try:
+            returned = original(self, key_states, value_states, *args, **kwargs)
+        finally:
+            rec._inside.discard(id(self))
+        record_update(rec, tracer, index, self, before, quantized_before, key_states, value_states, returned)
+        return returned
+    return update
+
+
+def _layer_crop(original):
+    def crop(self, max_length, *args, **kwargs):
+        rec = active.current
+        if rec is None or id(self) in rec._inside:
+            return original(self, max_length, *args, **kwargs)
+        rec._ensure_step()
+        tracer, index, context = rec._layer_place(self)
+        before = tracer.probe(self)
+        rec._inside.add(id(self))
+        try:
+            result = original(self, max_length, *args, **kwargs)
+        finally:
+            rec._inside.discard(id(self))
+        tracer.emit_crop(index, self, before, int(max_length))
+        tracer.emit_memory(index, self, tracer.is_on_host(index))
+        if context is None:
+            tracer.emit_totals_if_changed()
+        return result
+    return crop
+
+
+def _layer_op(op):
+    """Reorder, batch ops and reset of one layer used without a cache (a cache's are reported by it)."""
+    def make(original):
+        def operation(self, *args, **kwargs):
+            rec = active.current
+            if rec is None or id(self) in rec._inside or rec._context is not None:
+                return original(self, *args, **kwargs)
+            rec._ensure_step()
+            tracer, index, _ = rec._layer_place(self)
+            batch_before = rec.facts.batch_size([self])
+            rec._inside.add(id(self))
+            try:
+                result = original(self, *args, **kwargs)
+            finally:
+                rec._inside.discard(id(self))
+            argument = args[0] if args else next(iter(kwargs.values()), None)
+            if op == "reset":
+                rec._emit(ev.RESET, index, ())
+            elif op == "reorder_cache":
+                rec._emit(ev.REORDER, index, (cache_api.indices_of(argument),))
+            elif op == "batch_repeat_interleave":
+                rec._emit(ev.BATCH_REPEAT, index, (int(argument), batch_before, rec.facts.batch_size([self])))
+            else:
+                rec._emit(ev.BATCH_SELECT, index, (cache_api.indices_of(argument), batch_before,
+                                                   rec.facts.batch_size([self])))
+            tracer.emit_memory(index, self, tracer.is_on_host(index))
+            tracer.emit_totals_if_changed()
+            return result
+        return operation
+    return make
+
+
+def _layer_offload(original):
+    def offload(self, *args, **kwargs):
+        rec = active.current
+        context = rec._context if rec is not None else None
+        if context is None or context.op != "update" or id(self) in rec._inside:
+            return original(self, *args, **kwargs)
+        tracer, index, _ = rec._layer_place(self)
+        rec._inside.add(id(self))
+        begin = time.perf_counter_ns()
+        try:
+            result = original(self, *args, **kwargs)
+        finally:
+            rec._inside.discard(id(self))
+        end = time.perf_counter_ns()
+        while len(tracer.on_host) <= index:
+            tracer.on_host.append(False)
+        tracer.on_host[index] = True
+        if index == context.index:
+            context.offload = (begin, end, rec.facts.transfer_bytes(self, rec.facts.kind(self)))
+        return result
+    return offload
+
+
+def _layer_prefetch(original):
+    def prefetch(self, *args, **kwargs):
+        rec = active.current
+        context = rec._context if rec is not None else None
+        if context is None or context.op != "update" or id(self) in rec._inside:
+            return original(self, *args, **kwargs)
+        tracer, index, _ = rec._layer_place(self)
+        moves = tracer.is_on_host(index)
+        rec._inside.add(id(self))
+        begin = time.perf_counter_ns()
+        try:
+            result = original(self, *args, **kwargs)
+        finally:
+            rec._inside.discard(id(self))
+        end = time.perf_counter_ns()
+        context.prefetch_end = end
+        if moves:
+            tracer.on_host[index] = False
+            rec._emit(ev.TRANSFER, index, (ev.PREFETCH, ev.LANE_PREFETCH, ev.MEASURED, rec._clock(begin),
+                                           rec._clock(end), rec.facts.transfer_bytes(self, rec.facts.kind(self))))
+            tracer.report_memory(index, self, False, AFTER_PREFETCH)
+        return result
+    return prefetch
+
+
+LAYER_WRAPPERS = {
+    "update": _layer_update,
+    "crop": _layer_crop,
+    "reorder_cache": _layer_op("reorder_cache"),
+    "batch_repeat_interleave": _layer_op("batch_repeat_interleave"),
+    "batch_select_indices": _layer_op("batch_select_indices"),
+    "reset": _layer_op("reset"),
+    "offload": _layer_offload,
+    "prefetch": _layer_prefetch,
+}
