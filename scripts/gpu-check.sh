@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The GPU check of docs/gpu.md, in one call: builds the engine and the CLI only (no GUI; tests only where
 # GoogleTest and Google Benchmark are installed) against PyTorch's LibTorch, then runs conformance, the
 # cache benchmarks (fused kernels against the LibTorch path, offloading against compute-only and copy-only

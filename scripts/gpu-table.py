@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Renders the results gpu-check.sh collected as one markdown table (docs/gpu.md explains the columns).
 
 Usage: gpu-table.py RESULTS_DIR DEVICE GPU_NAME ELAPSED_S TESTS(ON|OFF)

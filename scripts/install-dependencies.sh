@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Installs kvscope's build and test dependencies from Debian 12's packages, only those missing.
 set -euo pipefail
 packages=(cmake ninja-build g++ ccache pkg-config

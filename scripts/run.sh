@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Set-up to running: installs what is missing, builds a release with the inspector and opens kvscope on
 # its built-in default: the default preset stepping live. Without a display (no DISPLAY or
 # WAYLAND_DISPLAY, QT_QPA_PLATFORM unset) kvscope says so on stderr, renders the default live session

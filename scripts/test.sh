@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Set-up to green: installs what is missing, configures, builds and runs the whole suite with ctest.
 # Usage: scripts/test.sh [preset]   (dev by default; asan runs the suite under Address/UB sanitizers)
 set -euo pipefail

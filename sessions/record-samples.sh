@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Re-records the sample sessions from the built-in presets (run from the repository root after a
 # build). Same prompt everywhere, so any two can be compared in the inspector's compare mode; the two
 # llama sessions are the classic pair: full precision against a 2-bit quantized cache.

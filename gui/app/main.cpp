@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // kvscope: the Qt inspector. Plugs the LibTorch engine (through runtime::LiveSession) into the GUI.
 
 #include "RuntimeSessionEngine.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Per-update cost of every layer kind on the decode workload (one token per update, 8 heads x 64),
 // and the LibTorch primitives an update is made of.
 #include "kvscope/cache/DynamicLayer.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The inspector's budgets at 32 layers x 32768 tokens (issue 6): StepState at any step <= 5 ms and a
 // full repaint of the main views <= 16 ms. Offscreen; the session is synthetic with offloading, so the
 // transfer timeline has ~2M boxes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Session file costs at the size the issue names (32 layers x 4096 tokens): bytes per event, write
 // and read speed. Counters: bytes_per_event, MB/s (file bytes per second), events/s.
 #include "kvscope/trace/RecordingSink.h"

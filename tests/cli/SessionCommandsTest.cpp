@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `kvscope-cli run --out`, `info`, `replay`, `export`, and the committed session files: the golden
 // file of every format version and the deliberately damaged ones (tests/data/sessions/expected.json).
 #include "kvscope/cli/RunCommand.h"

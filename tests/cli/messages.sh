@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Bad command lines get exit code 2 and a message saying what is allowed, not a type's raw bounds.
 # Usage: messages.sh KVSCOPE_CLI
 cli=$1

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Every command with --device refuses cuda on a build without it: exit code 2 and a message naming what
 # was asked, why it is unavailable and what is allowed. Usage: refuses_cuda.sh KVSCOPE_CLI FIXTURE_DIR
 cli=$1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: SessionReader::read must survive any bytes (no crash, no hang, bounded memory).
 // Build: CXX=clang++ cmake --preset dev -B build/fuzz && ninja -C build/fuzz SessionReaderFuzzer
 // Run:   build/fuzz/tests/fuzz/SessionReaderFuzzer -max_len=65536 -rss_limit_mb=1024 tests/data/sessions

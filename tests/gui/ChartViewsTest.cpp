@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MemoryView and QuantizationView: the two charts over steps (StepChart).
 
 #include "GuiTestHelpers.h"

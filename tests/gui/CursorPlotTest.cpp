@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CursorPlot: the step cursor painted over the plot's buffer, moved without a replot.
 
 #include "GuiTestHelpers.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/models/EventLogModel.h"
 
 #include "GuiTestHelpers.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One QApplication for all GoogleTest cases of a GUI test binary; offscreen unless told otherwise.
 
 #include <QApplication>

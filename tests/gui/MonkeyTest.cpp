@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Random user actions (fixed seed) on the main window over replayed and live sessions: must not crash,
 // and the session context must stay consistent.
 

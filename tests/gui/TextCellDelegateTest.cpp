@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TextCellDelegate and StaticTextCache: direct cell painting of the layer table and the event log.
 
 #include "GuiTestHelpers.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "FusedMinMax.h"
 
 #include "kvscope/cache/CacheError.h"

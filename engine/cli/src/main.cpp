@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // kvscope-cli: the command-line face of the engine (reference: docs/CLI.md).
 // Machine-readable output is one JSON document on stdout; messages go to stderr; exit codes are
 // 0 (ok), 1 (a check failed), 2 (bad input).

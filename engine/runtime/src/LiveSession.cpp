@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/runtime/LiveSession.h"
 
 #include "kvscope/cache/DeviceSupport.h"

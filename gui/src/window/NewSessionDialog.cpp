@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/NewSessionDialog.h"
 
 #include "kvscope/config/ConfigError.h"

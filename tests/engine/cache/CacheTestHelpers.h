@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 // Helpers shared by the kvscope_cache unit tests: building `[batch, heads, tokens, head_dim]` states

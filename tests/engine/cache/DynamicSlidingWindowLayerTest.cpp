@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cache/DynamicSlidingWindowLayer.h"
 
 #include "CacheTestHelpers.h"

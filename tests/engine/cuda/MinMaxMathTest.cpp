@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fused kernels' arithmetic (MinMaxMath.h), run on the host: checked against LibTorch performing the
 // operations that MinMaxQuantizer's LibTorch path performs on CUDA, so that the kernels' algorithm is
 // proven on machines without a GPU (the kernels themselves are compared on CUDA in MinMaxQuantizerTest).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Offloading on CUDA (DeviceStreams through Cache::update): caches stay on the device between updates,
 // host copies are pinned, and every copy and update is timed with device events (Measured), with the
 // streams' dependencies. Skipped without CUDA.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Events of Cache operations per layer type: the steps at which windows slide and quantized layers
 // flush must be the reference's (research notes hf-cache.md 1.3.2, 1.3.4, 1.3.8).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Offloading through Cache::update: the order of prefetches and offloads is the reference's
 // (hf-cache.md 1.3.7), and on CPU the modeled timeline keeps the GPU's dependencies.
 

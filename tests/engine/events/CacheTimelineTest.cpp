@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The StepState that trace::Timeline folds from a cache's events equals the cache's own state at
 // every step, for caches built from configs of each style (full, sliding, hybrid, chunked).
 

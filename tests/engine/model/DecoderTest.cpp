@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The built-in decoder over real caches: logits of cached decoding (token by token and in chunks,
 // with and without left padding) equal those of recomputing the whole sequence without a cache.
 #include "kvscope/cache/DynamicCache.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Whisper-like encoder-decoder: decoder self-attention through the self-attention cache,
 // cross-attention keys/values computed once into the cross-attention cache.
 #include "kvscope/cache/AttentionLayer.h"

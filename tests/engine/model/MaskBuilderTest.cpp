@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MaskBuilder against the masks worked out in research/hf-cache.md §2.7 (re-derived from
 // masking_utils and the Transformers tests), with mask sizes taken from real cache layers.
 #include "kvscope/cache/DynamicCache.h"

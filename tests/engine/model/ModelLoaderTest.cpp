@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Checkpoints of the Llama, Mistral, Qwen2 and Gemma families, written by the test in f32, f16 and
 // bf16 (single file and sharded), load to the logits of the built-in model with the same weights.
 #include "kvscope/model/ModelError.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Caches and masks working together: for every preset and every cache kind, the logits of cached
 // token-by-token generation equal those of recomputing the whole sequence without a cache (full
 // precision: within 1e-4; quantized caches: within a per-bit-width bound, and the measured

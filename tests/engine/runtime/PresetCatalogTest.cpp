@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/model/Architecture.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/PresetCatalog.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Replay fidelity: for every preset and cache kind, a session recorded while generating (through
 // SessionWriter, as `kvscope-cli run --out` does) reads back into a Timeline equal to the one
 // recorded live, at every step, and its Perfetto export parses.

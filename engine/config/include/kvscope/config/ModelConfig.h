@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -22,7 +23,7 @@ struct ModelConfig {
     std::optional<int64_t> attentionChunkSize;
     std::optional<int64_t> numKvSharedLayers;
 
-    // Model dimensions, used by the built-in decoder; not needed by the caches.
+    /// Model dimensions, used by the built-in decoder; not needed by the caches.
     int64_t hiddenSize = 64;
     int64_t numAttentionHeads = 4;
     int64_t numKeyValueHeads = 4;
@@ -33,7 +34,7 @@ struct ModelConfig {
     double rmsNormEps = 1e-6;
     double ropeTheta = 10000.0;
 
-    // Conventions of the built-in decoder and of checkpoints (absent = the family's default).
+    /// Conventions of the built-in decoder and of checkpoints (absent = the family's default).
     std::optional<std::string> hiddenAct;          ///< `hidden_activation`, else `hidden_act`/`activation_function`
     std::optional<bool> attentionBias;             ///< `attention_bias`
     std::optional<bool> tieWordEmbeddings;         ///< `tie_word_embeddings`
@@ -41,16 +42,16 @@ struct ModelConfig {
     std::optional<double> attnLogitSoftcapping;    ///< `attn_logit_softcapping`
     std::optional<double> finalLogitSoftcapping;   ///< `final_logit_softcapping`
 
-    // Linear-attention layers (Qwen3-Next's names); heads and dims fall back to the attention ones.
+    /// Linear-attention layers (Qwen3-Next's names); heads and dims fall back to the attention ones.
     int64_t linearConvKernelDim = 4;
     std::optional<int64_t> linearNumKeyHeads;
     std::optional<int64_t> linearNumValueHeads;
     std::optional<int64_t> linearKeyHeadDim;
     std::optional<int64_t> linearValueHeadDim;
 
-    // Encoder-decoder models (Whisper's names). The decoder's sizes land in the fields above
-    // (`d_model` -> hiddenSize, `decoder_layers` -> numHiddenLayers, ...), since the caches serve the
-    // decoder; these describe the encoder.
+    /// Encoder-decoder models (Whisper's names). The decoder's sizes land in the fields above
+    /// (`d_model` -> hiddenSize, `decoder_layers` -> numHiddenLayers, ...), since the caches serve the
+    /// decoder; these describe the encoder.
     bool isEncoderDecoder = false;
     int64_t encoderLayers = 0;
     int64_t encoderAttentionHeads = 0;

@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-// The per-element arithmetic of the min-max quantizer as LibTorch's CUDA kernels perform it, shared by
-// the fused kernels (device) and their CPU tests (host): one definition, so a test on a machine without
-// a GPU checks the very operations the kernels run. No CUDA or torch headers: it compiles with nvcc and
-// with the host compiler alike.
+/// The per-element arithmetic of the min-max quantizer as LibTorch's CUDA kernels perform it, shared by
+/// the fused kernels (device) and their CPU tests (host): one definition, so a test on a machine without
+/// a GPU checks the very operations the kernels run. No CUDA or torch headers: it compiles with nvcc and
+/// with the host compiler alike.
 
 #include <cmath>
 #include <cstdint>
@@ -48,7 +49,7 @@ struct GroupLayout {
         if (!perChannel) {
             return group * groupSize + i;
         }
-        // group = channel * tokenGroups + tokenGroup (the permute (1, 2, 0) of quanto's layout)
+        /// group = channel * tokenGroups + tokenGroup (the permute (1, 2, 0) of quanto's layout)
         const int64_t channel = group / tokenGroups;
         const int64_t tokenGroup = group % tokenGroups;
         return (tokenGroup * groupSize + i) * channels + channel;
@@ -65,9 +66,9 @@ struct GroupLayout {
 
 namespace math {
 
-// IEEE single-precision operations rounded to nearest, one rounding each: explicit intrinsics on the
-// device so that nvcc cannot contract a multiply and an add into one fused operation (LibTorch runs
-// them as separate kernels, each rounding its result).
+/// IEEE single-precision operations rounded to nearest, one rounding each: explicit intrinsics on the
+/// device so that nvcc cannot contract a multiply and an add into one fused operation (LibTorch runs
+/// them as separate kernels, each rounding its result).
 KVSCOPE_HOST_DEVICE inline float add(float a, float b) {
 #if defined(__CUDA_ARCH__)
     return __fadd_rn(a, b);

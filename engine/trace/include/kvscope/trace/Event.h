@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/trace/LayerKind.h"
@@ -12,41 +13,41 @@
 
 namespace kvscope::trace {
 
-// Payloads are plain aggregates of fixed-width fields so that they copy cheaply and serialise
-// field by field. Token counts and byte counts are int64_t throughout; -1 means "none/unbounded"
-// where a field says so.
+/// Payloads are plain aggregates of fixed-width fields so that they copy cheaply and serialise
+/// field by field. Token counts and byte counts are int64_t throughout; -1 means "none/unbounded"
+/// where a field says so.
 
 enum class TransferDirection : std::uint8_t {
-    Offload = 0,  // device -> host
-    Prefetch = 1, // host -> device
+    Offload = 0, ///< device -> host
+    Prefetch = 1, ///< host -> device
     Last = Prefetch,
 };
 
 enum class TransferLane : std::uint8_t {
-    Compute = 0,  // the compute stream (the reference offloads on it)
-    Prefetch = 1, // the side stream used for prefetching
+    Compute = 0, ///< the compute stream (the reference offloads on it)
+    Prefetch = 1, ///< the side stream used for prefetching
     Last = Prefetch,
 };
 
 enum class TimingSource : std::uint8_t {
-    Measured = 0, // begin/end taken from device events
-    Modeled = 1,  // computed from bytes and a configured bandwidth (CPU runs have no second device)
+    Measured = 0, ///< begin/end taken from device events
+    Modeled = 1, ///< computed from bytes and a configured bandwidth (CPU runs have no second device)
     Last = Modeled,
 };
 
-// One Cache::update of one layer, described after the update has been applied.
+/// One Cache::update of one layer, described after the update has been applied.
 struct UpdateEvent {
-    std::int64_t tokensIn = 0;       // new tokens passed to update()
-    std::int64_t seqLength = 0;      // tokens seen by the layer after the update
-    std::int64_t storedTokens = 0;   // tokens physically held after the update
-    std::int64_t capacity = -1;      // tokens the layer can hold; -1 = unbounded
-    std::int64_t returnedTokens = 0; // K/V rows returned to attention
-    std::int64_t bytes = 0;          // device bytes the layer holds after the update
+    std::int64_t tokensIn = 0; ///< new tokens passed to update()
+    std::int64_t seqLength = 0; ///< tokens seen by the layer after the update
+    std::int64_t storedTokens = 0; ///< tokens physically held after the update
+    std::int64_t capacity = -1; ///< tokens the layer can hold; -1 = unbounded
+    std::int64_t returnedTokens = 0; ///< K/V rows returned to attention
+    std::int64_t bytes = 0; ///< device bytes the layer holds after the update
     LayerKind layerType = LayerKind::Dynamic;
     bool operator==(const UpdateEvent&) const = default;
 };
 
-// The result of get_mask_sizes for the current query.
+/// The result of get_mask_sizes for the current query.
 struct MaskSizesEvent {
     std::int64_t queryLength = 0;
     std::int64_t kvLength = 0;
@@ -54,30 +55,30 @@ struct MaskSizesEvent {
     bool operator==(const MaskSizesEvent&) const = default;
 };
 
-// A sliding layer dropped its oldest positions; window bounds are absolute token positions.
+/// A sliding layer dropped its oldest positions; window bounds are absolute token positions.
 struct WindowSlideEvent {
     std::int64_t positionsEvicted = 0;
-    std::int64_t windowStart = 0; // absolute position of the first token held
-    std::int64_t windowEnd = 0;   // one past the last token held
-    std::int64_t windowSize = 0;  // configured window length
+    std::int64_t windowStart = 0; ///< absolute position of the first token held
+    std::int64_t windowEnd = 0; ///< one past the last token held
+    std::int64_t windowSize = 0; ///< configured window length
     bool operator==(const WindowSlideEvent&) const = default;
 };
 
-// A quantized layer moved its full-precision residual into the quantized store.
+/// A quantized layer moved its full-precision residual into the quantized store.
 struct QuantizeFlushEvent {
     std::int64_t tokensMoved = 0;
     std::int64_t residualBefore = 0;
     std::int64_t residualAfter = 0;
     std::int64_t quantizedTokensAfter = 0;
-    std::int64_t bytesBefore = 0; // device bytes of the layer before the flush
-    std::int64_t bytesAfter = 0;  // device bytes of the layer after the flush
-    double maxAbsError = 0.0;     // of dequantize(quantize(x)) against x, over the moved tokens
+    std::int64_t bytesBefore = 0; ///< device bytes of the layer before the flush
+    std::int64_t bytesAfter = 0; ///< device bytes of the layer after the flush
+    double maxAbsError = 0.0; ///< of dequantize(quantize(x)) against x, over the moved tokens
     double meanAbsError = 0.0;
     double relativeError = 0.0;
     bool operator==(const QuantizeFlushEvent&) const = default;
 };
 
-// One offload or prefetch copy of a layer; times are on the session clock.
+/// One offload or prefetch copy of a layer; times are on the session clock.
 struct TransferEvent {
     TransferDirection direction = TransferDirection::Offload;
     TransferLane lane = TransferLane::Compute;
@@ -89,13 +90,13 @@ struct TransferEvent {
 };
 
 struct CropEvent {
-    std::int64_t maxLength = 0; // as requested (the reference accepts negative values)
+    std::int64_t maxLength = 0; ///< as requested (the reference accepts negative values)
     std::int64_t seqLengthBefore = 0;
     std::int64_t seqLengthAfter = 0;
     bool operator==(const CropEvent&) const = default;
 };
 
-// Beam search reorder: new batch row i takes old row beamIndices[i].
+/// Beam search reorder: new batch row i takes old row beamIndices[i].
 struct ReorderEvent {
     std::vector<std::int64_t> beamIndices;
     bool operator==(const ReorderEvent&) const = default;
@@ -119,7 +120,7 @@ struct ResetEvent {
     bool operator==(const ResetEvent&) const = default;
 };
 
-// Bytes per memory tier: cache-wide when the event's layer is -1, else of that layer.
+/// Bytes per memory tier: cache-wide when the event's layer is -1, else of that layer.
 struct MemoryEvent {
     std::int64_t deviceFullPrecision = 0;
     std::int64_t deviceQuantized = 0;
@@ -127,23 +128,23 @@ struct MemoryEvent {
     bool operator==(const MemoryEvent&) const = default;
 };
 
-// Opens a generation step: the token fed to the model (prefill: tokenId -1, text = the prompt).
+/// Opens a generation step: the token fed to the model (prefill: tokenId -1, text = the prompt).
 struct StepBeginEvent {
     std::int64_t tokenId = -1;
     std::string text;
     bool operator==(const StepBeginEvent&) const = default;
 };
 
-// Closes a generation step: the token the step produced and how long the step took.
+/// Closes a generation step: the token the step produced and how long the step took.
 struct StepEndEvent {
     std::int64_t tokenId = -1;
     std::string text;
-    std::int64_t wallNs = 0; // wall-clock duration of the step
+    std::int64_t wallNs = 0; ///< wall-clock duration of the step
     bool operator==(const StepEndEvent&) const = default;
 };
 
-// The time one layer's attention update occupied the compute stream, on the session clock (offloading
-// caches: the compute lane the transfers are scheduled against).
+/// The time one layer's attention update occupied the compute stream, on the session clock (offloading
+/// caches: the compute lane the transfers are scheduled against).
 struct ComputeEvent {
     TimingSource timing = TimingSource::Modeled;
     std::int64_t beginNs = 0;
@@ -151,10 +152,10 @@ struct ComputeEvent {
     bool operator==(const ComputeEvent&) const = default;
 };
 
-// The next-token distribution a step produced (row 0), as log-probabilities, for comparing sessions.
-// complete: logProbs holds the whole vocabulary (at most kLogitsFullVocabularyLimit entries), indexed
-// by token id, and tokenIds is empty. Otherwise the kLogitsTopCount most likely tokens, descending,
-// with their ids in tokenIds.
+/// The next-token distribution a step produced (row 0), as log-probabilities, for comparing sessions.
+/// complete: logProbs holds the whole vocabulary (at most kLogitsFullVocabularyLimit entries), indexed
+/// by token id, and tokenIds is empty. Otherwise the kLogitsTopCount most likely tokens, descending,
+/// with their ids in tokenIds.
 struct LogitsEvent {
     std::vector<std::int64_t> tokenIds;
     std::vector<float> logProbs;
@@ -164,12 +165,12 @@ struct LogitsEvent {
 inline constexpr std::int64_t kLogitsFullVocabularyLimit = 1024;
 inline constexpr std::int64_t kLogitsTopCount = 256;
 
-// The variant index is the kind's number in session files: append new payloads at the end only.
+/// The variant index is the kind's number in session files: append new payloads at the end only.
 using EventPayload = std::variant<UpdateEvent, MaskSizesEvent, WindowSlideEvent, QuantizeFlushEvent,
                                   TransferEvent, CropEvent, ReorderEvent, BatchRepeatEvent, BatchSelectEvent,
                                   ResetEvent, MemoryEvent, StepBeginEvent, StepEndEvent, ComputeEvent, LogitsEvent>;
 
-// Names the alternative held by an EventPayload; equal to its variant index.
+/// Names the alternative held by an EventPayload; equal to its variant index.
 enum class EventKind : std::uint8_t {
     Update = 0,
     MaskSizes = 1,
@@ -191,18 +192,18 @@ inline constexpr std::size_t kEventKindCount = std::variant_size_v<EventPayload>
 static_assert(static_cast<std::size_t>(EventKind::Logits) + 1 == kEventKindCount,
               "EventKind must list every EventPayload alternative in order");
 
-// One cache or generation operation as recorded by the trace.
+/// One cache or generation operation as recorded by the trace.
 struct Event {
-    std::int64_t step = 0;      // generation step; 0 = prefill
-    std::int32_t layer = -1;    // -1 when the operation is not per layer
-    std::uint64_t sequence = 0; // emission order within the session, assigned by the emitter
+    std::int64_t step = 0; ///< generation step; 0 = prefill
+    std::int32_t layer = -1; ///< -1 when the operation is not per layer
+    std::uint64_t sequence = 0; ///< emission order within the session, assigned by the emitter
     EventPayload payload;
 
     EventKind kind() const { return static_cast<EventKind>(payload.index()); }
     bool operator==(const Event&) const = default;
 };
 
-// Stable snake_case names, used in JSON output, the event log and exports.
+/// Stable snake_case names, used in JSON output, the event log and exports.
 std::string_view toString(EventKind kind);
 std::string_view toString(TransferDirection direction);
 std::string_view toString(TransferLane lane);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/trace/Event.h"
@@ -8,10 +9,10 @@
 
 namespace kvscope::trace {
 
-// Stamps events with the current step and a monotonic sequence number and hands them to a sink.
-// One emitter per session, shared by the generator (which advances the step) and the cache (which
-// emits). With no sink, emit() is one branch, and callers may test enabled() before computing
-// costly payload fields such as quantization errors. Not synchronised: use it from one thread.
+/// Stamps events with the current step and a monotonic sequence number and hands them to a sink.
+/// One emitter per session, shared by the generator (which advances the step) and the cache (which
+/// emits). With no sink, emit() is one branch, and callers may test enabled() before computing
+/// costly payload fields such as quantization errors. Not synchronised: use it from one thread.
 class EventEmitter {
 public:
     explicit EventEmitter(EventSink* sink = nullptr) : m_sink(sink) {}
@@ -22,10 +23,10 @@ public:
 
     void setStep(std::int64_t step) { m_step = step; }
     std::int64_t step() const { return m_step; }
-    // The sequence number the next emitted event will carry.
+    /// The sequence number the next emitted event will carry.
     std::uint64_t nextSequence() const { return m_nextSequence; }
 
-    // layer = -1 for cache-wide or step-level events. Payload is any EventPayload alternative.
+    /// layer = -1 for cache-wide or step-level events. Payload is any EventPayload alternative.
     template <typename Payload> void emit(std::int32_t layer, Payload&& payload) {
         if (m_sink == nullptr)
             return;

@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 namespace kvscope::trace {
 
 struct Event;
 
-// Receives every event of a session, in emission order, on the thread that emits it.
+/// Receives every event of a session, in emission order, on the thread that emits it.
 class EventSink {
 public:
     virtual ~EventSink() = default;

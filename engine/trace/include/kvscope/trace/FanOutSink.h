@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/trace/EventSink.h"
@@ -8,8 +9,8 @@
 
 namespace kvscope::trace {
 
-// Forwards each event to several sinks (e.g. a SessionWriter and a Timeline), in the order added.
-// It does not own the sinks: they must outlive it or be removed first.
+/// Forwards each event to several sinks (e.g. a SessionWriter and a Timeline), in the order added.
+/// It does not own the sinks: they must outlive it or be removed first.
 class FanOutSink final : public EventSink {
 public:
     FanOutSink() = default;
@@ -17,9 +18,9 @@ public:
 
     void emit(const Event& event) override;
 
-    // Null sinks are ignored; adding a sink twice makes it receive every event twice.
+    /// Null sinks are ignored; adding a sink twice makes it receive every event twice.
     void addSink(EventSink* sink);
-    // Removes every occurrence of the sink; returns whether it was present.
+    /// Removes every occurrence of the sink; returns whether it was present.
     bool removeSink(EventSink* sink);
     std::size_t sinkCount() const { return m_sinks.size(); }
 

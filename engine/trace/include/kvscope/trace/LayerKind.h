@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <cstdint>
@@ -6,8 +7,8 @@
 
 namespace kvscope::trace {
 
-// The cache layer classes of the reference, as recorded in events and session files.
-// The numeric values are written to session files: append new kinds, never renumber.
+/// The cache layer classes of the reference, as recorded in events and session files.
+/// The numeric values are written to session files: append new kinds, never renumber.
 enum class LayerKind : std::uint8_t {
     Dynamic = 0,
     DynamicSlidingWindow = 1,
@@ -19,14 +20,14 @@ enum class LayerKind : std::uint8_t {
     Last = LinearAttentionAndFullAttention, ///< the highest value a session file may hold
 };
 
-// Stable snake_case name ("dynamic_sliding_window"), used in JSON output and session files.
+/// Stable snake_case name ("dynamic_sliding_window"), used in JSON output and session files.
 std::string_view toString(LayerKind kind);
 
-// Accepts the snake_case name and the C++ enumerator name ("DynamicSlidingWindow");
-// nullopt for anything else so that callers can report where the bad name came from.
+/// Accepts the snake_case name and the C++ enumerator name ("DynamicSlidingWindow");
+/// nullopt for anything else so that callers can report where the bad name came from.
 std::optional<LayerKind> layerKindFromString(std::string_view name);
 
-// Sliding layers keep only the last window of tokens, so their window fields are meaningful.
+/// Sliding layers keep only the last window of tokens, so their window fields are meaningful.
 constexpr bool isSlidingWindow(LayerKind kind) {
     return kind == LayerKind::DynamicSlidingWindow || kind == LayerKind::StaticSlidingWindow;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <array>
@@ -6,36 +7,36 @@
 
 namespace kvscope::trace {
 
-// Constants of the session file format (sessions/FORMAT.md is the specification).
+/// Constants of the session file format (sessions/FORMAT.md is the specification).
 struct SessionFormat {
     static constexpr std::array<char, 8> kMagic{'K', 'V', 'S', 'E', 'S', 'S', '\0', '\0'};
     static constexpr std::array<char, 8> kEndMagic{'K', 'V', 'E', 'N', 'D', '\0', '\0', '\0'};
-    static constexpr std::uint16_t kMajor = 1; // readers refuse a higher major
-    static constexpr std::uint16_t kMinor = 1; // readers accept any minor of their major
-    // A snapshot chunk (the state after the last complete step) precedes the first chunk of every
-    // kSnapshotInterval-th step, so seeking folds at most that many steps after the nearest snapshot.
+    static constexpr std::uint16_t kMajor = 1; ///< readers refuse a higher major
+    static constexpr std::uint16_t kMinor = 1; ///< readers accept any minor of their major
+    /// A snapshot chunk (the state after the last complete step) precedes the first chunk of every
+    /// kSnapshotInterval-th step, so seeking folds at most that many steps after the nearest snapshot.
     static constexpr std::int64_t kSnapshotInterval = 256;
 
     enum class ChunkType : std::uint32_t {
-        Step = 1,     // one step's events
-        Snapshot = 2, // the StepState after a step
-        Index = 3,    // footer: (step, offset) of every step chunk, then of every snapshot
+        Step = 1, ///< one step's events
+        Snapshot = 2, ///< the StepState after a step
+        Index = 3, ///< footer: (step, offset) of every step chunk, then of every snapshot
     };
 
     enum ChunkFlags : std::uint16_t {
-        Zstd = 1, // payload is one zstd frame
+        Zstd = 1, ///< payload is one zstd frame
     };
 
-    // Bytes before the header's JSON: magic, major, minor, header length, flags, created, JSON length.
+    /// Bytes before the header's JSON: magic, major, minor, header length, flags, created, JSON length.
     static constexpr std::size_t kFixedHeaderBytes = 8 + 2 + 2 + 4 + 4 + 8 + 4;
-    // Chunk frame: type, version, flags, stored length, raw length; the payload; CRC-32C.
+    /// Chunk frame: type, version, flags, stored length, raw length; the payload; CRC-32C.
     static constexpr std::size_t kChunkHeaderBytes = 4 + 2 + 2 + 8 + 8;
     static constexpr std::size_t kChunkTrailerBytes = 4;
-    // Trailer after the index chunk: its offset and the end magic.
+    /// Trailer after the index chunk: its offset and the end magic.
     static constexpr std::size_t kFooterBytes = 8 + 8;
 };
 
-// major.minor of a file.
+/// major.minor of a file.
 struct FormatVersion {
     std::uint16_t major = SessionFormat::kMajor;
     std::uint16_t minor = SessionFormat::kMinor;

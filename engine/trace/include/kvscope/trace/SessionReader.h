@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/trace/Event.h"
@@ -13,32 +14,32 @@
 
 namespace kvscope::trace {
 
-// What could be read from a session file.
+/// What could be read from a session file.
 struct SessionContents {
     FormatVersion version;
     SessionMetadata metadata;
-    std::vector<Event> events;     // of the intact steps, in file order
-    std::int64_t intactSteps = 0;  // step chunks read back whole
-    bool complete = false;         // the index footer was found and agrees with the chunks
-    std::string damage;            // empty when the file is whole; else what is wrong and at which byte
-    std::int64_t skippedChunks = 0; // chunks of types this reader does not know (from newer minors)
+    std::vector<Event> events; ///< of the intact steps, in file order
+    std::int64_t intactSteps = 0; ///< step chunks read back whole
+    bool complete = false; ///< the index footer was found and agrees with the chunks
+    std::string damage; ///< empty when the file is whole; else what is wrong and at which byte
+    std::int64_t skippedChunks = 0; ///< chunks of types this reader does not know (from newer minors)
     std::uint64_t fileBytes = 0;
-    std::uint64_t payloadBytes = 0; // decompressed bytes of the chunks read
+    std::uint64_t payloadBytes = 0; ///< decompressed bytes of the chunks read
 };
 
-// Reads session files (sessions/FORMAT.md). A file damaged anywhere after its header is read up to
-// the first damage (truncation, bad CRC, bad length, undecodable payload) and says so in `damage`;
-// no sequence of bytes makes it crash, hang or allocate more than the file's size justifies.
+/// Reads session files (sessions/FORMAT.md). A file damaged anywhere after its header is read up to
+/// the first damage (truncation, bad CRC, bad length, undecodable payload) and says so in `damage`;
+/// no sequence of bytes makes it crash, hang or allocate more than the file's size justifies.
 class SessionReader {
 public:
-    // SessionError when the file cannot be opened, is not a session file, has a damaged header, or
-    // has a higher major version than this reader (both versions named).
+    /// SessionError when the file cannot be opened, is not a session file, has a damaged header, or
+    /// has a higher major version than this reader (both versions named).
     static SessionContents read(const std::filesystem::path& path);
     static SessionContents read(std::span<const std::uint8_t> bytes, const std::string& name = "<memory>");
 
-    // The state after `step` using the index footer: the nearest snapshot at or before it plus the
-    // step chunks after that, without reading the rest. Falls back to a full read when the file has
-    // no footer. SessionError when the step is not in the file's intact steps.
+    /// The state after `step` using the index footer: the nearest snapshot at or before it plus the
+    /// step chunks after that, without reading the rest. Falls back to a full read when the file has
+    /// no footer. SessionError when the step is not in the file's intact steps.
     static StepState stateAt(const std::filesystem::path& path, std::int64_t step);
 };
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/trace/Event.h"
@@ -15,35 +16,35 @@ struct ZSTD_CCtx_s;
 
 namespace kvscope::trace {
 
-// Writes a session file while the session runs (sessions/FORMAT.md): the header at once, then one
-// CRC-checked, zstd-compressed chunk per step, handed to the operating system as soon as the step
-// is complete, so a crash or SIGKILL loses at most the step in flight; finish() adds the index
-// footer. Events must arrive in step order (as the generator emits them).
+/// Writes a session file while the session runs (sessions/FORMAT.md): the header at once, then one
+/// CRC-checked, zstd-compressed chunk per step, handed to the operating system as soon as the step
+/// is complete, so a crash or SIGKILL loses at most the step in flight; finish() adds the index
+/// footer. Events must arrive in step order (as the generator emits them).
 class SessionWriter final : public EventSink {
 public:
-    // Creates (or truncates) the file and writes the header; SessionError if it cannot.
+    /// Creates (or truncates) the file and writes the header; SessionError if it cannot.
     SessionWriter(const std::filesystem::path& path, const SessionMetadata& metadata);
-    // Finishes the file if finish() was not called; never throws.
+    /// Finishes the file if finish() was not called; never throws.
     ~SessionWriter() override;
     SessionWriter(const SessionWriter&) = delete;
     SessionWriter& operator=(const SessionWriter&) = delete;
 
-    // Buffers the event in its step; the step's chunk is written when a later step begins or a
-    // StepEnd closes it. SessionError on a write failure, or when called after finish().
+    /// Buffers the event in its step; the step's chunk is written when a later step begins or a
+    /// StepEnd closes it. SessionError on a write failure, or when called after finish().
     void emit(const Event& event) override;
-    // Writes the buffered step now (e.g. before a long pause in a live session).
+    /// Writes the buffered step now (e.g. before a long pause in a live session).
     void flushStep();
-    // Writes the pending step and the index footer and closes the file.
+    /// Writes the pending step and the index footer and closes the file.
     void finish();
 
     const std::filesystem::path& path() const { return m_path; }
-    // Steps with at least one chunk on disk.
+    /// Steps with at least one chunk on disk.
     std::int64_t stepsWritten() const { return m_stepsWritten; }
     std::uint64_t bytesWritten() const { return m_offset; }
     std::uint64_t eventsWritten() const { return m_eventsWritten; }
 
-    // Writes a whole recorded session atomically: to `path` + ".tmp", then renamed over `path`,
-    // so an existing file is never left half overwritten.
+    /// Writes a whole recorded session atomically: to `path` + ".tmp", then renamed over `path`,
+    /// so an existing file is never left half overwritten.
     static void save(const std::filesystem::path& path, const SessionMetadata& metadata,
                      std::span<const Event> events);
 
@@ -59,14 +60,14 @@ private:
 
     std::filesystem::path m_path;
     std::FILE* m_file = nullptr;
-    ZSTD_CCtx_s* m_compressor = nullptr; // reused for every chunk
+    ZSTD_CCtx_s* m_compressor = nullptr; ///< reused for every chunk
     std::uint64_t m_offset = 0;
-    std::vector<Event> m_pending;      // events of the step in flight
-    std::int64_t m_pendingStep = -1;   // the step m_pending belongs to
-    std::int64_t m_lastFiledStep = -1; // the newest step any event was filed under
-    StepState m_state;                 // folded through StateReducer, for snapshots
+    std::vector<Event> m_pending; ///< events of the step in flight
+    std::int64_t m_pendingStep = -1; ///< the step m_pending belongs to
+    std::int64_t m_lastFiledStep = -1; ///< the newest step any event was filed under
+    StepState m_state; ///< folded through StateReducer, for snapshots
     std::int64_t m_stepsSinceSnapshot = 0;
-    std::vector<ChunkPosition> m_stepChunks; // the index footer's two lists
+    std::vector<ChunkPosition> m_stepChunks; ///< the index footer's two lists
     std::vector<ChunkPosition> m_snapshots;
     std::int64_t m_stepsWritten = 0;
     std::uint64_t m_eventsWritten = 0;

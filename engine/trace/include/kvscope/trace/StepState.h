@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/trace/LayerState.h"
@@ -8,23 +9,23 @@
 
 namespace kvscope::trace {
 
-// The whole cache after the events of one step: per-layer state plus cache-wide totals.
-// Views receive it as an immutable snapshot (std::shared_ptr<const StepState>).
+/// The whole cache after the events of one step: per-layer state plus cache-wide totals.
+/// Views receive it as an immutable snapshot (std::shared_ptr<const StepState>).
 struct StepState {
     std::int64_t step = 0;
-    std::vector<LayerState> layers; // grows to the highest layer index seen so far
+    std::vector<LayerState> layers; ///< grows to the highest layer index seen so far
 
-    // Cache-wide bytes per tier, from the last Memory event with layer -1.
+    /// Cache-wide bytes per tier, from the last Memory event with layer -1.
     std::int64_t memoryDeviceFullPrecision = 0;
     std::int64_t memoryDeviceQuantized = 0;
     std::int64_t memoryHost = 0;
 
-    // Cleared at the start of every step, so a step without StepBegin/StepEnd shows no token.
-    std::int64_t inputTokenId = -1; // from StepBegin: what the model was fed
+    /// Cleared at the start of every step, so a step without StepBegin/StepEnd shows no token.
+    std::int64_t inputTokenId = -1; ///< from StepBegin: what the model was fed
     std::string inputText;
-    std::int64_t tokenId = -1; // from StepEnd: what the step produced
+    std::int64_t tokenId = -1; ///< from StepEnd: what the step produced
     std::string tokenText;
-    std::int64_t wallNs = 0; // from StepEnd: duration of the step
+    std::int64_t wallNs = 0; ///< from StepEnd: duration of the step
 
     std::int64_t memoryDeviceTotal() const { return memoryDeviceFullPrecision + memoryDeviceQuantized; }
 

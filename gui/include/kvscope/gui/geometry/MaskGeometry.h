@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/trace/LayerState.h"
@@ -7,18 +8,18 @@
 
 namespace kvscope::gui {
 
-// How a layer's attention mask restricts keys, beyond causality.
+/// How a layer's attention mask restricts keys, beyond causality.
 enum class MaskKind : std::uint8_t {
-    Full,    // causal: a query sees every earlier position
-    Sliding, // causal and within the last `span` positions
-    Chunked, // causal and within the query's chunk of `span` positions (Llama 4)
+    Full, ///< causal: a query sees every earlier position
+    Sliding, ///< causal and within the last `span` positions
+    Chunked, ///< causal and within the query's chunk of `span` positions (Llama 4)
 };
 
-// A mask at one step: query rows at absolute positions queryStart.., key columns at absolute positions
-// kvOffset.. (the reference's get_mask_sizes: kv_length columns starting at kv_offset).
+/// A mask at one step: query rows at absolute positions queryStart.., key columns at absolute positions
+/// kvOffset.. (the reference's get_mask_sizes: kv_length columns starting at kv_offset).
 struct MaskShape {
     MaskKind kind = MaskKind::Full;
-    std::int64_t span = 0; // sliding window or chunk size
+    std::int64_t span = 0; ///< sliding window or chunk size
     std::int64_t queryLength = 0;
     std::int64_t queryStart = 0;
     std::int64_t kvLength = 0;
@@ -26,15 +27,15 @@ struct MaskShape {
     bool operator==(const MaskShape&) const = default;
 };
 
-// Pure geometry of the mask view. Every row's visible keys are one interval, so a mask of any size is
-// drawn as one rectangle per row.
+/// Pure geometry of the mask view. Every row's visible keys are one interval, so a mask of any size is
+/// drawn as one rectangle per row.
 class MaskGeometry {
 public:
-    // The mask of the layer's last update: queries are its newest queryLength positions.
+    /// The mask of the layer's last update: queries are its newest queryLength positions.
     static MaskShape shapeOf(const trace::LayerState& layer, MaskKind kind, std::int64_t span);
-    // Whether query row `row` may attend key column `column`.
+    /// Whether query row `row` may attend key column `column`.
     static bool allowed(const MaskShape& shape, std::int64_t row, std::int64_t column);
-    // The columns row `row` may attend, as [first, last) clipped to [0, kvLength); first == last if none.
+    /// The columns row `row` may attend, as [first, last) clipped to [0, kvLength); first == last if none.
     static std::pair<std::int64_t, std::int64_t> allowedColumns(const MaskShape& shape, std::int64_t row);
 };
 

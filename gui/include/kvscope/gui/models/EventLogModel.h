@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/trace/Event.h"
@@ -12,20 +13,20 @@
 
 namespace kvscope::gui {
 
-// The events of one step, each with a summary and the sentence saying why it happened.
+/// The events of one step, each with a summary and the sentence saying why it happened.
 class EventLogModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column { Sequence, Layer, Kind, Summary, Why, ColumnCount };
-    // Qt::UserRole on any column: the event's EventKind as an int (the kind filter uses it).
+    /// Qt::UserRole on any column: the event's EventKind as an int (the kind filter uses it).
     static constexpr int KindRole = Qt::UserRole;
 
     explicit EventLogModel(QObject* parent = nullptr);
 
-    // Copies the step's events (a reset: a step's events are not a continuation of the last step's).
+    /// Copies the step's events (a reset: a step's events are not a continuation of the last step's).
     void setEvents(std::span<const trace::Event> events, std::shared_ptr<const trace::StepState> state);
-    // Shows only events of that kind (nullopt: all), of that layer or cache-wide (-1: all layers), and
-    // whose kind, summary or explanation contains the text (case-insensitive).
+    /// Shows only events of that kind (nullopt: all), of that layer or cache-wide (-1: all layers), and
+    /// whose kind, summary or explanation contains the text (case-insensitive).
     void setFilter(std::optional<trace::EventKind> kind, int layer, const QString& text);
     const trace::Event* eventAt(int row) const;
     std::size_t totalCount() const { return m_events.size(); }
@@ -40,7 +41,7 @@ private:
     bool accepts(const trace::Event& event) const;
 
     std::vector<trace::Event> m_events;
-    std::vector<std::size_t> m_visible; // indices into m_events that pass the filter
+    std::vector<std::size_t> m_visible; ///< indices into m_events that pass the filter
     std::optional<trace::EventKind> m_kind;
     int m_layer = -1;
     QString m_text;

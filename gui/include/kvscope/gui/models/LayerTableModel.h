@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/trace/StepState.h"
@@ -8,7 +9,7 @@
 
 namespace kvscope::gui {
 
-// One row per cache layer of a StepState snapshot: the layer table.
+/// One row per cache layer of a StepState snapshot: the layer table.
 class LayerTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
@@ -27,14 +28,14 @@ public:
         HostBytes,
         ColumnCount
     };
-    // Qt::UserRole gives the raw number behind a cell (for sorting and tests).
+    /// Qt::UserRole gives the raw number behind a cell (for sorting and tests).
     static constexpr int RawValueRole = Qt::UserRole;
-    // True where the cell's value differs from the step shown before (those cells are bold).
+    /// True where the cell's value differs from the step shown before (those cells are bold).
     static constexpr int ChangedRole = Qt::UserRole + 1;
 
     explicit LayerTableModel(QObject* parent = nullptr);
 
-    // Takes a new snapshot: same layer count -> dataChanged, otherwise a reset.
+    /// Takes a new snapshot: same layer count -> dataChanged, otherwise a reset.
     void setState(std::shared_ptr<const trace::StepState> state);
     const trace::StepState* state() const { return m_state.get(); }
 
@@ -49,7 +50,7 @@ private:
     bool changed(const trace::LayerState& layer, int row, int column) const;
 
     std::shared_ptr<const trace::StepState> m_state;
-    std::shared_ptr<const trace::StepState> m_previous; // of the step shown before: changed cells are bold
+    std::shared_ptr<const trace::StepState> m_previous; ///< of the step shown before: changed cells are bold
 };
 
 } // namespace kvscope::gui

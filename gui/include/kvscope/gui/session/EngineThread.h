@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <condition_variable>
@@ -10,10 +11,10 @@
 
 namespace kvscope::gui {
 
-// The one thread all engine work runs on (RenderDoc's replay thread): jobs run in posting order, and
-// a job posted with the tag of a job still waiting replaces that one in place, so a burst of "advance"
-// requests costs one run. Jobs report back to the GUI themselves, through queued calls on a guarded
-// QObject. The destructor lets the running job finish, drops the waiting ones and joins.
+/// The one thread all engine work runs on (RenderDoc's replay thread): jobs run in posting order, and
+/// a job posted with the tag of a job still waiting replaces that one in place, so a burst of "advance"
+/// requests costs one run. Jobs report back to the GUI themselves, through queued calls on a guarded
+/// QObject. The destructor lets the running job finish, drops the waiting ones and joins.
 class EngineThread {
 public:
     using Job = std::function<void()>;
@@ -24,10 +25,10 @@ public:
     EngineThread& operator=(const EngineThread&) = delete;
 
     void post(const std::string& tag, Job job);
-    // Drops every waiting job (the running one finishes).
+    /// Drops every waiting job (the running one finishes).
     void dropPending();
     std::size_t pendingCount() const;
-    // Blocks until no job runs or waits; for tests and the headless screenshot path only.
+    /// Blocks until no job runs or waits; for tests and the headless screenshot path only.
     void waitIdle();
     bool isEngineThread() const { return std::this_thread::get_id() == m_thread.get_id(); }
 

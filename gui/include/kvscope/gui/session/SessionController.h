@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/gui/session/LiveSessionRunner.h"
@@ -18,10 +19,10 @@
 
 namespace kvscope::gui {
 
-// The session every view observes (RenderDoc's capture context): one Timeline, its metadata, the
-// current step and its StepState snapshot. Replayed files and live runs fill the same Timeline, so the
-// views have one code path. Signals: sessionLoaded (a new session, maybe still empty), sessionGrew (a
-// live run added steps; coalesced to at most one per frame), stepChanged (the current step moved).
+/// The session every view observes (RenderDoc's capture context): one Timeline, its metadata, the
+/// current step and its StepState snapshot. Replayed files and live runs fill the same Timeline, so the
+/// views have one code path. Signals: sessionLoaded (a new session, maybe still empty), sessionGrew (a
+/// live run added steps; coalesced to at most one per frame), stepChanged (the current step moved).
 class SessionController : public QObject {
     Q_OBJECT
 public:
@@ -30,34 +31,34 @@ public:
     explicit SessionController(SessionEngineFactory engineFactory = {}, QObject* parent = nullptr);
     ~SessionController() override;
 
-    // Replay. openFile returns an empty string on success, else the reason; a damaged file opens up to
-    // the damage and damage() says what was lost.
+    /// Replay. openFile returns an empty string on success, else the reason; a damaged file opens up to
+    /// the damage and damage() says what was lost.
     QString openFile(const QString& path);
-    // The same on a loader thread, so a big file does not freeze the window: fileOpened(path, error)
-    // follows (error empty once the session is loaded). A newer request supersedes an older one.
+    /// The same on a loader thread, so a big file does not freeze the window: fileOpened(path, error)
+    /// follows (error empty once the session is loaded). A newer request supersedes an older one.
     void openFileInBackground(const QString& path);
     void setRecordedSession(const trace::SessionMetadata& metadata, std::vector<trace::Event> events,
                             const QString& name);
     QString saveAs(const QString& path) const;
     QString exportPerfetto(const QString& path) const;
 
-    // Live runs (only with an engine factory).
+    /// Live runs (only with an engine factory).
     bool canRunLive() const { return m_runner.canRun(); }
-    // How far a new live run generates on its own: a token each time stepping passes the end, or
-    // every token up to the settings' count.
+    /// How far a new live run generates on its own: a token each time stepping passes the end, or
+    /// every token up to the settings' count.
     enum class Generation { OnRequest, ToTheEnd };
     void startLive(const config::RunSettings& settings, Generation generation);
-    // Generates up to the configured token count; progress via sessionGrew and liveStateChanged.
+    /// Generates up to the configured token count; progress via sessionGrew and liveStateChanged.
     void runToEnd();
     void cancelRun();
     bool liveBusy() const { return m_runner.busy(); }
     bool liveFinished() const { return m_liveFinished; }
     std::int64_t liveTokenTarget() const { return m_settings.tokens; }
-    // Waits for the engine thread and delivers its results: headless screenshot path and tests only.
+    /// Waits for the engine thread and delivers its results: headless screenshot path and tests only.
     void waitForEngine();
 
-    // Navigation; steps are clamped to the session. Stepping past the end of an unfinished live run
-    // asks the engine for one more token and follows it when it arrives.
+    /// Navigation; steps are clamped to the session. Stepping past the end of an unfinished live run
+    /// asks the engine for one more token and follows it when it arrives.
     void setCurrentStep(std::int64_t step);
     void stepForward();
     void stepBackward();
@@ -72,9 +73,9 @@ public:
     const trace::Timeline& timeline() const { return m_timeline; }
     std::int64_t stepCount() const { return m_timeline.stepCount(); }
     std::int64_t currentStep() const { return m_step; }
-    // Never null: an empty state before the first step.
+    /// Never null: an empty state before the first step.
     std::shared_ptr<const trace::StepState> state() const { return m_state; }
-    // The state after the step before the current one (for what changed); null at step 0.
+    /// The state after the step before the current one (for what changed); null at step 0.
     std::shared_ptr<const trace::StepState> previousState() const;
 
 signals:
@@ -91,9 +92,9 @@ private:
     void flushGrowth();
     void resetSession(Mode mode, const QString& name);
     QString load(const QString& path, trace::SessionContents contents);
-    // Reads a session file into `contents`; the error, or empty.
+    /// Reads a session file into `contents`; the error, or empty.
     static QString readFile(const QString& path, trace::SessionContents& contents);
-    // Writes the session with `write(path, metadata, events)`; the error, or empty.
+    /// Writes the session with `write(path, metadata, events)`; the error, or empty.
     template <typename Write>
     QString writeSession(const QString& path, const QString& nothingToWrite, Write write) const;
 
@@ -111,7 +112,7 @@ private:
     QTimer m_growthTimer;
     LiveSessionRunner m_runner;
     std::uint64_t m_openRequest = 0;
-    EngineThread m_loader; // reads session files; last, so it joins before the rest goes
+    EngineThread m_loader; ///< reads session files; last, so it joins before the rest goes
 };
 
 } // namespace kvscope::gui

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/config/RunSettings.h"
@@ -15,15 +16,15 @@ class EventSink;
 
 namespace kvscope::gui {
 
-// A generation run as the GUI drives it, on its engine thread only: start() prefills, step() makes one
-// token. The application plugs in the LibTorch-backed one; tests use SyntheticEngine. Failures throw
-// std::exception whose message the GUI shows as is.
+/// A generation run as the GUI drives it, on its engine thread only: start() prefills, step() makes one
+/// token. The application plugs in the LibTorch-backed one; tests use SyntheticEngine. Failures throw
+/// std::exception whose message the GUI shows as is.
 class SessionEngine {
 public:
     virtual ~SessionEngine() = default;
-    // Prefill (step 0); every event goes to `sink`, which outlives the engine.
+    /// Prefill (step 0); every event goes to `sink`, which outlives the engine.
     virtual void start(trace::EventSink& sink) = 0;
-    // One more token; false once finished (and nothing was done).
+    /// One more token; false once finished (and nothing was done).
     virtual bool step() = 0;
     virtual bool finished() const = 0;
     virtual std::int64_t generatedCount() const = 0;
@@ -33,10 +34,10 @@ protected:
     SessionEngine() = default;
 };
 
-// Makes an engine for the settings (may load a model: called on the engine thread); throws on bad settings.
+/// Makes an engine for the settings (may load a model: called on the engine thread); throws on bad settings.
 using SessionEngineFactory = std::function<std::unique_ptr<SessionEngine>(const config::RunSettings&)>;
 
-// What the New session dialog offers, as the engine side knows it.
+/// What the New session dialog offers, as the engine side knows it.
 struct EngineCapabilities {
     std::vector<std::string> presets;
     std::string defaultPreset;

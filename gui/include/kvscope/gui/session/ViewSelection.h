@@ -1,21 +1,22 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QObject>
 
 namespace kvscope::gui {
 
-// The selection and zoom every view shares (RenderDoc's ICaptureViewer + Qt Creator's
-// TimelineZoomControl): the selected layer, and the visible step range of the charts over steps.
+/// The selection and zoom every view shares (RenderDoc's ICaptureViewer + Qt Creator's
+/// TimelineZoomControl): the selected layer, and the visible step range of the charts over steps.
 class ViewSelection : public QObject {
     Q_OBJECT
 public:
     explicit ViewSelection(QObject* parent = nullptr) : QObject(parent) {}
 
     int selectedLayer() const { return m_layer; }
-    // -1 clears the selection; emits selectionChanged only on a change.
+    /// -1 clears the selection; emits selectionChanged only on a change.
     void setSelectedLayer(int layer);
 
-    // Visible steps [first, last] of the step-axis charts; hasStepRange() is false when they show all.
+    /// Visible steps [first, last] of the step-axis charts; hasStepRange() is false when they show all.
     bool hasStepRange() const { return m_last >= m_first; }
     double firstStep() const { return m_first; }
     double lastStep() const { return m_last; }

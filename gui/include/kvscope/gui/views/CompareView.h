@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/gui/models/LogitsComparison.h"
@@ -17,9 +18,9 @@ class CursorPlot;
 class SessionController;
 class ViewSelection;
 
-// Compare mode: two sessions on the same prompt side by side (their occupancy maps), steps in sync
-// (B follows A's step), the generated texts with the first divergent token marked, and per step the
-// KL divergence KL(A || B) and top-1 agreement of their next-token distributions (Logits events).
+/// Compare mode: two sessions on the same prompt side by side (their occupancy maps), steps in sync
+/// (B follows A's step), the generated texts with the first divergent token marked, and per step the
+/// KL divergence KL(A || B) and top-1 agreement of their next-token distributions (Logits events).
 class CompareView : public QWidget {
     Q_OBJECT
 public:

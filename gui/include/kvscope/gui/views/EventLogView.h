@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QWidget>
@@ -14,8 +15,8 @@ class EventLogModel;
 class SessionController;
 class ViewSelection;
 
-// The current step's events, filterable by kind, text and the selected layer, each with the sentence
-// saying why it happened (teaching mode).
+/// The current step's events, filterable by kind, text and the selected layer, each with the sentence
+/// saying why it happened (teaching mode).
 class EventLogView : public QWidget {
     Q_OBJECT
 public:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/gui/geometry/TimelineGeometry.h"
@@ -8,18 +9,18 @@
 
 namespace kvscope::gui {
 
-// Every box of every lane of the transfer timeline, drawn by one plottable (thousands of QCPItemRects
-// are ~7x slower): keys are nanoseconds, lane i sits at value i. Per lane it draws only the visible
-// slice (binary search) and merges boxes narrower than a pixel.
+/// Every box of every lane of the transfer timeline, drawn by one plottable (thousands of QCPItemRects
+/// are ~7x slower): keys are nanoseconds, lane i sits at value i. Per lane it draws only the visible
+/// slice (binary search) and merges boxes narrower than a pixel.
 class GanttPlottable : public QCPAbstractPlottable {
     Q_OBJECT
 public:
     GanttPlottable(QCPAxis* keyAxis, QCPAxis* valueAxis);
 
-    // lanes[i]: boxes of lane i, sorted by begin, not overlapping.
+    /// lanes[i]: boxes of lane i, sorted by begin, not overlapping.
     std::vector<std::vector<TimeBox>>& lanes() { return m_lanes; }
     void setPalette(std::vector<QColor> palette) { m_palette = std::move(palette); }
-    // Boxes drawn by the last draw() after merging (for tests and the benchmark).
+    /// Boxes drawn by the last draw() after merging (for tests and the benchmark).
     std::size_t lastDrawnBoxes() const { return m_lastDrawn; }
 
     double selectTest(const QPointF& pos, bool onlySelectable, QVariant* details = nullptr) const override;

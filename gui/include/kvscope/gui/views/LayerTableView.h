@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QTableView>
@@ -8,7 +9,7 @@ class LayerTableModel;
 class SessionController;
 class ViewSelection;
 
-// The layer table at the current step; its selected row is the shared selected layer.
+/// The layer table at the current step; its selected row is the shared selected layer.
 class LayerTableView : public QTableView {
     Q_OBJECT
 public:

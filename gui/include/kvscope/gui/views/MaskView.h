@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/gui/geometry/MaskGeometry.h"
@@ -12,16 +13,16 @@ namespace kvscope::gui {
 class SessionController;
 class ViewSelection;
 
-// The selected layer's attention mask at the current step: query rows x key columns, the columns
-// labelled with absolute positions from kv_offset. Full layers are causal, sliding layers add the
-// window, chunked layers (the config's "chunked_attention") the chunk; the kind comes from the layer
-// and the session's model config.
+/// The selected layer's attention mask at the current step: query rows x key columns, the columns
+/// labelled with absolute positions from kv_offset. Full layers are causal, sliding layers add the
+/// window, chunked layers (the config's "chunked_attention") the chunk; the kind comes from the layer
+/// and the session's model config.
 class MaskView : public QWidget {
     Q_OBJECT
 public:
     MaskView(SessionController& session, ViewSelection& selection, QWidget* parent = nullptr);
 
-    // The mask drawn for `layer` at the current step.
+    /// The mask drawn for `layer` at the current step.
     MaskShape shapeOf(int layer) const;
     QSize sizeHint() const override { return {360, 260}; }
     QSize minimumSizeHint() const override { return {200, 120}; }

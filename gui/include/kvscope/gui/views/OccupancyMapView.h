@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/gui/views/StaticTextCache.h"
@@ -13,23 +14,23 @@ namespace kvscope::gui {
 class SessionController;
 class ViewSelection;
 
-// Layers x token positions at the current step, each position coloured by what holds it (full
-// precision, quantized, slid out, offloaded, allocated but empty), with each sliding layer's window
-// bracketed. Clicking a row selects the layer. The position axis spans the session's final extent, so
-// stepping shows the cache fill up. Under the map, a strip of the session's tokens aligned to their
-// positions, coloured by their state in the selected layer, the token this step produced outlined;
-// hovering a cell or a token names it.
+/// Layers x token positions at the current step, each position coloured by what holds it (full
+/// precision, quantized, slid out, offloaded, allocated but empty), with each sliding layer's window
+/// bracketed. Clicking a row selects the layer. The position axis spans the session's final extent, so
+/// stepping shows the cache fill up. Under the map, a strip of the session's tokens aligned to their
+/// positions, coloured by their state in the selected layer, the token this step produced outlined;
+/// hovering a cell or a token names it.
 class OccupancyMapView : public QWidget {
     Q_OBJECT
 public:
     OccupancyMapView(SessionController& session, ViewSelection& selection, QWidget* parent = nullptr);
 
-    // Layer row under a widget y, -1 outside the rows.
+    /// Layer row under a widget y, -1 outside the rows.
     int layerAt(int y) const;
-    // The token at the position under a widget x (map and strip share the axis); empty where the
-    // session records no text there.
+    /// The token at the position under a widget x (map and strip share the axis); empty where the
+    /// session records no text there.
     QString tokenAt(int x) const;
-    // What hovering says about one position of one layer: its token and what holds it.
+    /// What hovering says about one position of one layer: its token and what holds it.
     QString describe(int layer, std::int64_t position) const;
     QSize sizeHint() const override { return {640, 320}; }
     QSize minimumSizeHint() const override { return {240, 120}; }
@@ -42,7 +43,7 @@ protected:
 private:
     QRect mapRect() const;
     QRect tokenStripRect() const;
-    // The layer whose states colour the token strip: the selected one, else the first.
+    /// The layer whose states colour the token strip: the selected one, else the first.
     int stripLayer() const;
     void paintTokenStrip(QPainter& painter, std::int64_t positions);
     int layerCount() const;
@@ -50,7 +51,7 @@ private:
 
     SessionController& m_session;
     ViewSelection& m_selection;
-    // Labels, legend and ticks repeat from paint to paint: laid out once.
+    /// Labels, legend and ticks repeat from paint to paint: laid out once.
     StaticTextCache m_texts;
     StaticTextCache m_boldTexts;
 };

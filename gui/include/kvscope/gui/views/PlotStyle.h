@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/gui/geometry/OccupancyGeometry.h"
@@ -10,8 +11,8 @@ class QCPItemText;
 
 namespace kvscope::gui {
 
-// One look for every chart and map: colours of slot states, memory tiers and lanes, and the plot
-// set-up (fonts, grid, no antialiasing, legend placement).
+/// One look for every chart and map: colours of slot states, memory tiers and lanes, and the plot
+/// set-up (fonts, grid, no antialiasing, legend placement).
 class PlotStyle {
 public:
     static QColor slotColour(SlotState state);
@@ -20,11 +21,11 @@ public:
     static QColor cursorColour() { return QColor(220, 50, 47); }
     static QColor backgroundColour() { return QColor(250, 250, 252); }
 
-    // Fonts, grid, margins and drawing hints.
+    /// Fonts, grid, margins and drawing hints.
     static void setUp(QCustomPlot* plot, const QString& title);
-    // Shows the legend as one horizontal row under the axis rect, where it hides no data.
+    /// Shows the legend as one horizontal row under the axis rect, where it hides no data.
     static void legendBelow(QCustomPlot* plot);
-    // A centred message shown when a plot has nothing to draw (hidden with an empty text).
+    /// A centred message shown when a plot has nothing to draw (hidden with an empty text).
     static QCPItemText* addMessage(QCustomPlot* plot);
 };
 

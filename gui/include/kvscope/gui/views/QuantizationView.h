@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/gui/views/StepChart.h"
@@ -8,15 +9,15 @@
 
 namespace kvscope::gui {
 
-// Quantized layers over steps: each layer's full-precision residual (it fills token by token and
-// drops at a flush), a marker at every flushing step and its worst relative quantization error on the
-// right axis (only the selected layer's when one is selected). Flushes are collected incrementally as a live session grows.
+/// Quantized layers over steps: each layer's full-precision residual (it fills token by token and
+/// drops at a flush), a marker at every flushing step and its worst relative quantization error on the
+/// right axis (only the selected layer's when one is selected). Flushes are collected incrementally as a live session grows.
 class QuantizationView : public StepChart {
     Q_OBJECT
 public:
     QuantizationView(SessionController& session, ViewSelection& selection, QWidget* parent = nullptr);
 
-    // Flushes seen so far (for tests).
+    /// Flushes seen so far (for tests).
     std::size_t flushCount() const { return m_flushes.size(); }
 
 protected:

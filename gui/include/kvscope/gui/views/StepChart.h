@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/gui/views/CursorPlot.h"
@@ -10,10 +11,10 @@ namespace kvscope::gui {
 class SessionController;
 class ViewSelection;
 
-// A chart over steps: a step cursor that moves without redrawing the data, horizontal zoom
-// and pan shared through ViewSelection, and a centred message for "nothing to show". Subclasses fill
-// the data of the visible steps in rebuild(): on a new session or growth at once, after zoom, pan or
-// resize once before the next replot.
+/// A chart over steps: a step cursor that moves without redrawing the data, horizontal zoom
+/// and pan shared through ViewSelection, and a centred message for "nothing to show". Subclasses fill
+/// the data of the visible steps in rebuild(): on a new session or growth at once, after zoom, pan or
+/// resize once before the next replot.
 class StepChart : public CursorPlot {
     Q_OBJECT
 public:
@@ -23,17 +24,17 @@ public:
     QSize minimumSizeHint() const override { return {200, 120}; }
 
 protected:
-    // Re-reads the session's data over sampledSteps() into the plottables.
+    /// Re-reads the session's data over sampledSteps() into the plottables.
     virtual void rebuild() = 0;
-    // A new session replaced the old one: drops what was gathered from it incrementally.
+    /// A new session replaced the old one: drops what was gathered from it incrementally.
     virtual void forgetSession() {}
     void setMessage(const QString& text);
-    // Points per series: one per pixel (the downsampler keeps each bucket's min and max, so peaks stay).
+    /// Points per series: one per pixel (the downsampler keeps each bucket's min and max, so peaks stay).
     std::size_t pointBudget() const;
-    // The steps to read: the visible ones and one beyond each edge, so lines run to the borders.
+    /// The steps to read: the visible ones and one beyond each edge, so lines run to the borders.
     std::pair<std::int64_t, std::int64_t> sampledSteps() const;
-    // Steps as stairs while each is wider than two pixels; a plain line through each bucket's min and
-    // max when many share a pixel (the same picture with half the segments).
+    /// Steps as stairs while each is wider than two pixels; a plain line through each bucket's min and
+    /// max when many share a pixel (the same picture with half the segments).
     QCPGraph::LineStyle seriesLineStyle() const;
     void applyStepRange();
 
@@ -47,7 +48,7 @@ private:
 
     QCPItemText* m_message;
     bool m_applyingRange = false;
-    bool m_rebuildPending = false; // zoom, pan or resize changed what to sample
+    bool m_rebuildPending = false; ///< zoom, pan or resize changed what to sample
 };
 
 } // namespace kvscope::gui

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <qcustomplot.h>
@@ -12,9 +13,9 @@ namespace kvscope::gui {
 class GanttPlottable;
 class SessionController;
 
-// Offloading caches over time: a prefetch lane (side stream), an offload lane (compute stream) and a
-// compute lane per layer, on the session clock, labelled measured or modeled. Follows the current
-// step's time span; wheel zooms, drag pans, double-click returns to the step.
+/// Offloading caches over time: a prefetch lane (side stream), an offload lane (compute stream) and a
+/// compute lane per layer, on the session clock, labelled measured or modeled. Follows the current
+/// step's time span; wheel zooms, drag pans, double-click returns to the step.
 class TransferTimelineView : public QCustomPlot {
     Q_OBJECT
 public:
@@ -22,7 +23,7 @@ public:
 
     int laneCount() const;
     std::size_t boxCount() const;
-    // [begin, end] in ns of a step's timed events; begin > end when the step has none.
+    /// [begin, end] in ns of a step's timed events; begin > end when the step has none.
     std::pair<double, double> stepSpan(std::int64_t step) const;
     GanttPlottable* gantt() const { return m_gantt; }
     QSize sizeHint() const override { return {900, 260}; }
@@ -43,7 +44,7 @@ private:
     QCPItemText* m_message;
     std::size_t m_scannedEvents = 0;
     std::vector<std::pair<std::int64_t, std::int64_t>> m_stepSpans;
-    std::int64_t m_origin = 0; // session clock of the first timed event: labels count from it
+    std::int64_t m_origin = 0; ///< session clock of the first timed event: labels count from it
     bool m_measured = false;
     bool m_modeled = false;
 };

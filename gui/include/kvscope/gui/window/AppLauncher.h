@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/gui/session/SessionEngine.h"
@@ -18,9 +19,9 @@ namespace kvscope::gui {
 
 class MainWindow;
 
-// What the command line asked for (docs/CLI.md: `kvscope [FILE] [--preset NAME]
-// [--screenshot OUT.png [--step K]]`, plus the live run's cache options, --compare FILE and
-// --synthetic LAYERSxTOKENS for a model-free demo session).
+/// What the command line asked for (docs/CLI.md: `kvscope [FILE] [--preset NAME]
+/// [--screenshot OUT.png [--step K]]`, plus the live run's cache options, --compare FILE and
+/// --synthetic LAYERSxTOKENS for a model-free demo session).
 struct LaunchOptions {
     QString file;
     config::RunSettings live;
@@ -32,19 +33,19 @@ struct LaunchOptions {
     std::int64_t syntheticTokens = 0;
 };
 
-// Parses the command line and starts the window: a file, a synthetic session, or a live run (the
-// default preset when nothing is given). With --screenshot it waits for the session, renders the
-// window offscreen at the step and exits instead of running the event loop.
+/// Parses the command line and starts the window: a file, a synthetic session, or a live run (the
+/// default preset when nothing is given). With --screenshot it waits for the session, renders the
+/// window offscreen at the step and exits instead of running the event loop.
 class AppLauncher {
 public:
-    // Options, or a message naming the bad argument and what is allowed.
+    /// Options, or a message naming the bad argument and what is allowed.
     static std::variant<LaunchOptions, QString> parse(const QStringList& arguments, const EngineCapabilities& capabilities);
-    // True when no display is reachable: no DISPLAY, no WAYLAND_DISPLAY and no QT_QPA_PLATFORM chosen.
+    /// True when no display is reachable: no DISPLAY, no WAYLAND_DISPLAY and no QT_QPA_PLATFORM chosen.
     static bool noDisplay();
-    // Fills the window as asked. Returns the exit code in screenshot mode (0 written, 2 bad input or
-    // failed session), or nullopt when the caller should show the window and run the event loop.
+    /// Fills the window as asked. Returns the exit code in screenshot mode (0 written, 2 bad input or
+    /// failed session), or nullopt when the caller should show the window and run the event loop.
     static std::optional<int> launch(MainWindow& window, const LaunchOptions& options, QTextStream& errors);
-    // An image is a real screenshot when it is not one flat colour (a blank window, or one with a frame).
+    /// An image is a real screenshot when it is not one flat colour (a blank window, or one with a frame).
     static bool looksPainted(const QImage& image);
 };
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/gui/session/SessionEngine.h"
@@ -30,10 +31,10 @@ class TransferTimelineView;
 class TransportBar;
 class ViewSelection;
 
-// The inspector window: menus and toolbar (new live session, open, recent files, save as, export for
-// Perfetto, compare), the transport, every view over one SessionController and one ViewSelection,
-// drag and drop of session files, a status bar (model, cache, device, memory, progress with cancel),
-// and window state and recent files kept in QSettings.
+/// The inspector window: menus and toolbar (new live session, open, recent files, save as, export for
+/// Perfetto, compare), the transport, every view over one SessionController and one ViewSelection,
+/// drag and drop of session files, a status bar (model, cache, device, memory, progress with cancel),
+/// and window state and recent files kept in QSettings.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
@@ -45,18 +46,18 @@ public:
     ViewSelection& selection() { return *m_selection; }
     TransportBar* transport() const { return m_transport; }
 
-    // Opens a session file on a loader thread; errors and damage are shown in dialogs once it is read.
+    /// Opens a session file on a loader thread; errors and damage are shown in dialogs once it is read.
     void openFile(const QString& path);
-    // Opens a session file at once, showing no dialog: returns the reason of a failure (empty on success).
+    /// Opens a session file at once, showing no dialog: returns the reason of a failure (empty on success).
     QString openFileNow(const QString& path);
-    // Starts a live run and plays it.
+    /// Starts a live run and plays it.
     void startLive(const config::RunSettings& settings);
-    // Compare mode: B from a file or a live run to the end; shows the compare dock. compareWithFile shows
-    // a failure in a dialog, compareWithFileNow returns it.
+    /// Compare mode: B from a file or a live run to the end; shows the compare dock. compareWithFile shows
+    /// a failure in a dialog, compareWithFileNow returns it.
     void compareWithFile(const QString& path);
     QString compareWithFileNow(const QString& path);
     void compareWithLive(const config::RunSettings& settings);
-    // Replots every chart now and renders the window (offscreen works); for --screenshot.
+    /// Replots every chart now and renders the window (offscreen works); for --screenshot.
     QImage renderImage();
     QStringList recentFiles() const;
     static bool isSessionFile(const QString& path);
@@ -76,9 +77,9 @@ private:
     void exportDialog();
     void compareFileDialog();
     void compareLiveDialog();
-    // A file opened on the loader thread: its error or damage in a dialog.
+    /// A file opened on the loader thread: its error or damage in a dialog.
     void fileOpened(const QString& path, const QString& error);
-    // What every successful open does: transport stopped, the file among the recent ones.
+    /// What every successful open does: transport stopped, the file among the recent ones.
     void noteOpened(const QString& path);
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "kvscope/gui/session/SessionEngine.h"
@@ -12,9 +13,9 @@ class QSpinBox;
 
 namespace kvscope::gui {
 
-// Asks for a live session: model source (preset, config.json or checkpoint folder), cache kind and its
-// options, prompt, tokens, seed and device. Accepting checks the input and says what is wrong, e.g.
-// that CUDA is not available here.
+/// Asks for a live session: model source (preset, config.json or checkpoint folder), cache kind and its
+/// options, prompt, tokens, seed and device. Accepting checks the input and says what is wrong, e.g.
+/// that CUDA is not available here.
 class NewSessionDialog : public QDialog {
     Q_OBJECT
 public:
@@ -22,7 +23,7 @@ public:
 
     config::RunSettings settings() const;
     void setSettings(const config::RunSettings& settings);
-    // Empty when the settings can run, else the reason (naming the allowed values).
+    /// Empty when the settings can run, else the reason (naming the allowed values).
     QString validate() const;
 
     void accept() override;

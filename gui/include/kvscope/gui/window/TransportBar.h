@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QToolBar>
@@ -12,9 +13,9 @@ namespace kvscope::gui {
 
 class SessionController;
 
-// Transport over steps: to start, step back, play/pause at a speed, step, to end, and a scrub
-// slider; shortcuts Home, Left, Space, Right, End. Playing past the end of a live run asks the engine
-// for more tokens; playing stops at the end of a finished session.
+/// Transport over steps: to start, step back, play/pause at a speed, step, to end, and a scrub
+/// slider; shortcuts Home, Left, Space, Right, End. Playing past the end of a live run asks the engine
+/// for more tokens; playing stops at the end of a finished session.
 class TransportBar : public QToolBar {
     Q_OBJECT
 public:
@@ -29,7 +30,7 @@ public:
     QComboBox* speedBox() const { return m_speed; }
     bool playing() const;
     void setPlaying(bool playing);
-    // Steps per second while playing.
+    /// Steps per second while playing.
     double speed() const;
 
 private:
