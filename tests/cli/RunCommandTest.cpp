@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/RunCommand.h"
 
+#include "TokenizerTestJson.h"
+#include "kvscope/trace/SessionReader.h"
+
+#include <fstream>
+
 #include "kvscope/model/ModelLoader.h"
 
 #include "ModelTestHelpers.h"
@@ -88,6 +93,50 @@ TEST(RunCommandTest, RunsACheckpointAndAConfig) {
     options.progress = false;
     summary = RunCommand::run(options, progress);
     EXPECT_EQ(summary.at("model").at("source").at("config"), options.run.configPath);
+}
+
+TEST(RunCommandTest, ACheckpointSpeaksThroughItsOwnTokenizer) {
+    kvscope::testing::TemporaryDirectory directory("kvscope-run-text");
+    const auto writeCheckpoint = [&](const std::string& name, int64_t vocabulary) {
+        const nlohmann::json config = {{"model_type", "qwen2"},       {"hidden_size", 32},
+                                       {"num_hidden_layers", 2},       {"num_attention_heads", 2},
+                                       {"intermediate_size", 48},      {"vocab_size", vocabulary}};
+        auto model = kvscope::model::ModelLoader::builtin(kvscope::config::ModelConfig::fromJson(config));
+        const auto folder = directory.path() / name;
+        kvscope::testing::SafetensorsTestWriter::writeCheckpoint(folder, config, model->parameters().tensors(),
+                                                                at::kFloat);
+        std::ofstream(folder / "tokenizer.json")
+            << kvscope::tokenizer::testing::TokenizerTestJson::byteLevel({"h e", "l l", "he ll"}).dump();
+        std::ofstream(folder / "tokenizer_config.json") << R"({"eos_token": "<|eot|>"})";
+        return folder.string();
+    };
+    RunOptions options = quick("");
+    options.run.checkpointDir = writeCheckpoint("fits", 1024); // the tokenizer's ids go up to 1000
+    options.run.prompt = "hello hello";
+    options.run.ignoreEos = true;
+    options.out = (directory.path() / "text.kvsess").string();
+    options.progress = false;
+    std::ostringstream progress;
+    const nlohmann::json summary = RunCommand::run(options, progress);
+    EXPECT_EQ(summary.at("tokenizer"), options.run.checkpointDir);
+    EXPECT_EQ(summary.at("new_tokens"), 6) << "--ignore-eos generates every token";
+    ASSERT_EQ(summary.at("pieces").size(), 6u);
+    // The prompt went through the tokenizer: its pieces (recorded in the session) spell it, merged.
+    const auto contents = kvscope::trace::SessionReader::read(options.out);
+    const std::vector<std::string>& pieces = contents.metadata.promptPieces;
+    EXPECT_EQ(contents.metadata.tokenizer, options.run.checkpointDir);
+    std::string spelled;
+    for (const std::string& piece : pieces) {
+        spelled += piece;
+    }
+    EXPECT_EQ(spelled, "hello hello");
+    EXPECT_LT(pieces.size(), std::string("hello hello").size()) << "merges joined bytes into tokens";
+    EXPECT_EQ(pieces.front(), "hell");
+
+    options = quick("");
+    options.run.checkpointDir = writeCheckpoint("small", 300);
+    const std::string refused = refusal([&] { RunCommand::run(options, progress); });
+    EXPECT_NE(refused.find("1001 ids but the model's vocabulary has 300"), std::string::npos) << refused;
 }
 
 TEST(RunCommandTest, RefusesWhatItCannotDo) {

@@ -10,7 +10,6 @@
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/model/ModelLoader.h"
-#include "kvscope/runtime/ByteTextCodec.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/runtime/ModelSource.h"
@@ -25,6 +24,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <ostream>
 
@@ -98,7 +99,12 @@ CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
         ->check(OptionChecks::integerAtLeast(1));
     run->add_option("--max-cache-len", settings.cache.maxCacheLen, "Static cache length (0 = prompt + tokens)")
         ->check(OptionChecks::integerAtLeast(0));
-    run->add_option("--prompt", settings.prompt, "Prompt text (byte tokens after a bos token)");
+    CLI::Option* prompt = run->add_option("--prompt", settings.prompt,
+                                          "Prompt text (the checkpoint's tokenizer, else byte tokens after a bos)");
+    run->add_option("--prompt-file", options.promptFile, "Read the prompt from this file")
+        ->check(CLI::ExistingFile)
+        ->excludes(prompt);
+    run->add_flag("--ignore-eos", settings.ignoreEos, "Generate every token, past the tokenizer's eos");
     run->add_option("--tokens", settings.tokens, "New tokens to generate")->check(OptionChecks::integerAtLeast(1));
     run->add_option("--beams", settings.beams, "Beam search width (1 = greedy or sampling)")
         ->check(OptionChecks::integerAtLeast(1));
@@ -118,7 +124,14 @@ CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
 }
 
 nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress) {
-    const config::RunSettings& settings = options.run;
+    config::RunSettings settings = options.run;
+    if (!options.promptFile.empty()) {
+        std::ifstream file(options.promptFile, std::ios::binary);
+        if (!file) {
+            throw runtime::GenerationError("cannot read the prompt file " + options.promptFile);
+        }
+        settings.prompt.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    }
     config::validate(settings);
     const at::Device device = model::ModelLoader::device(settings.device);
 
@@ -130,9 +143,9 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     const model::Architecture& architecture = languageModel.architecture();
 
     trace::FanOutSink sinks;
-    const runtime::ByteTextCodec text;
+    const runtime::TextCodec& text = *loaded.text;
     const std::vector<int64_t> prompt = text.encode(settings.prompt);
-    runtime::Generator generator(languageModel, settings.cache, runtime::GenerationOptions::of(settings), &sinks,
+    runtime::Generator generator(languageModel, settings.cache, runtime::GenerationOptions::of(settings, text), &sinks,
                                  &text);
     // The session file is written as the run goes, one chunk per step, so that a crash or kill
     // leaves every finished step readable (sessions/FORMAT.md). It is created once the options
@@ -200,6 +213,12 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     summary["prompt_tokens"] = prompt.size();
     summary["tokens"] = tokens;
     summary["text"] = text.decode(tokens);
+    summary["tokenizer"] = text.name();
+    nlohmann::json pieces = nlohmann::json::array();
+    for (const int64_t token : tokens) {
+        pieces.push_back(text.piece(token));
+    }
+    summary["pieces"] = pieces;
     summary["new_tokens"] = tokens.size();
     summary["beams"] = settings.beams;
     if (settings.beams > 1) {

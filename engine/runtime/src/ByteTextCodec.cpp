@@ -19,4 +19,8 @@ std::string ByteTextCodec::piece(std::int64_t id) const {
                                                              : model::ByteTokenizer::render({id});
 }
 
+std::optional<std::int64_t> ByteTextCodec::eosId() const { return model::ByteTokenizer::kEos; }
+
+std::int64_t ByteTextCodec::padId() const { return model::ByteTokenizer::kPad; }
+
 } // namespace kvscope::runtime

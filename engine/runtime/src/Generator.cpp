@@ -24,8 +24,12 @@ const TextCodec& bytesUnlessGiven(const TextCodec* text) {
 
 } // namespace
 
-GenerationOptions GenerationOptions::of(const config::RunSettings& settings) {
+GenerationOptions GenerationOptions::of(const config::RunSettings& settings, const TextCodec& text) {
     GenerationOptions options;
+    const std::optional<std::int64_t> eos = text.eosId();
+    options.stopAtEos = eos.has_value() && !settings.ignoreEos;
+    options.eosTokenId = eos.value_or(-1);
+    options.padTokenId = text.padId();
     options.maxNewTokens = settings.tokens;
     options.beams = settings.beams;
     options.seed = settings.seed;

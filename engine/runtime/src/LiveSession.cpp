@@ -4,7 +4,6 @@
 #include "kvscope/cache/DeviceSupport.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
-#include "kvscope/runtime/ByteTextCodec.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/runtime/ModelSource.h"
@@ -16,7 +15,6 @@ namespace kvscope::runtime {
 struct LiveSession::Impl {
     config::RunSettings settings;
     ModelSource::Loaded loaded;
-    ByteTextCodec text;
     std::vector<std::int64_t> promptIds;
     std::unique_ptr<Generator> generator;
     std::int64_t createdUnixNs = 0;
@@ -29,7 +27,7 @@ LiveSession::LiveSession(config::RunSettings settings) : m_impl(std::make_unique
     const config::RunSettings& s = impl.settings;
     const at::Device device = model::ModelLoader::device(s.device);
     impl.loaded = ModelSource::load(s.preset, s.configPath, s.checkpointDir, s.weightSeed, device);
-    impl.promptIds = impl.text.encode(s.prompt);
+    impl.promptIds = impl.loaded.text->encode(s.prompt);
     impl.createdUnixNs = RunMetadata::nowUnixNs();
 }
 
@@ -47,7 +45,8 @@ void LiveSession::start(trace::EventSink& sink) {
     }
     const config::RunSettings& s = m_impl->settings;
     m_impl->generator =
-        std::make_unique<Generator>(*m_impl->loaded.model, s.cache, GenerationOptions::of(s), &sink, &m_impl->text);
+        std::make_unique<Generator>(*m_impl->loaded.model, s.cache, GenerationOptions::of(s, *m_impl->loaded.text),
+                                    &sink, m_impl->loaded.text.get());
     m_impl->generator->prefill(m_impl->promptIds);
 }
 
@@ -73,7 +72,7 @@ std::int64_t LiveSession::generatedCount() const {
 std::int64_t LiveSession::layerCount() const { return m_impl->loaded.model->architecture().numLayers(); }
 
 trace::SessionMetadata LiveSession::metadata() const {
-    return RunMetadata::build(m_impl->loaded, m_impl->settings, m_impl->text, m_impl->promptIds,
+    return RunMetadata::build(m_impl->loaded, m_impl->settings, *m_impl->loaded.text, m_impl->promptIds,
                               m_impl->createdUnixNs);
 }
 

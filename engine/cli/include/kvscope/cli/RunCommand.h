@@ -19,7 +19,8 @@ namespace kvscope::cli {
 /// around the run.
 struct RunOptions {
     config::RunSettings run;
-    std::string out; ///< session file to record, appended step by step
+    std::string out;        ///< session file to record, appended step by step
+    std::string promptFile; ///< read the prompt from this file instead of the settings' prompt
     bool check = false;
     bool progress = true;
 };

@@ -35,6 +35,7 @@ struct RunSettings {
     std::int64_t beams = 1;        ///< beam search width (1 = greedy or sampling)
     double temperature = 0.0;      ///< 0 = greedy
     std::int64_t topK = 0;         ///< 0 = all tokens
+    bool ignoreEos = false;        ///< generate every token even past the tokenizer's eos
     std::uint64_t seed = 0;        ///< sampling
     std::uint64_t weightSeed = 0;  ///< built-in weights (presets and config.json)
     ComputeDevice device = ComputeDevice::Cpu;

@@ -12,6 +12,8 @@ public:
     std::vector<std::int64_t> encode(std::string_view text) const override;
     std::string decode(const std::vector<std::int64_t>& ids) const override;
     std::string piece(std::int64_t id) const override;
+    std::optional<std::int64_t> eosId() const override;
+    std::int64_t padId() const override;
 };
 
 } // namespace kvscope::runtime

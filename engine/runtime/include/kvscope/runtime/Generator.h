@@ -36,8 +36,9 @@ struct GenerationOptions {
     int64_t eosTokenId = 257; ///< the byte tokenizer's eos
     int64_t padTokenId = 258; ///< what finished beams continue with
 
-    /// The decoding a run's settings ask for (tokens, beams, seed, temperature, top-k).
-    static GenerationOptions of(const config::RunSettings& settings);
+    /// The decoding a run's settings ask for (tokens, beams, seed, temperature, top-k), stopping at the
+    /// text's eos unless the settings ignore it.
+    static GenerationOptions of(const config::RunSettings& settings, const TextCodec& text);
 };
 
 /// What one prefill or step did.

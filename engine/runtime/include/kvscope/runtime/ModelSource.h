@@ -2,6 +2,8 @@
 #pragma once
 
 #include <c10/core/Device.h>
+#include "kvscope/runtime/TextCodec.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -23,9 +25,12 @@ public:
         std::unique_ptr<model::LanguageModel> model;
         std::string name;                 ///< the checkpoint folder, the config path or the preset name
         nlohmann::json source; ///< as a session file records it: {"preset"|"config"|"checkpoint", "weight_seed"}
+        /// The checkpoint's own tokenizer where its folder brings one, else the byte tokenizer.
+        std::unique_ptr<TextCodec> text;
     };
 
-    /// At most one of `checkpointDir` and `configPath` is set; with neither, the preset is used.
+    /// At most one of `checkpointDir` and `configPath` is set; with neither, the preset is used. A
+    /// checkpoint's tokenizer with more ids than the model's vocabulary is refused, naming both sizes.
     static Loaded load(const std::string& preset, const std::string& configPath, const std::string& checkpointDir,
                        std::uint64_t weightSeed, const at::Device& device);
 };

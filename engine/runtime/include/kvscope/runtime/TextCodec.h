@@ -23,6 +23,10 @@ public:
     virtual std::string decode(const std::vector<std::int64_t>& ids) const = 0;
     /// One token as a reader should see it in a strip of tokens, special tokens named ("<bos>").
     virtual std::string piece(std::int64_t id) const = 0;
+    /// The token that ends a generation, if the tokenizer has one.
+    virtual std::optional<std::int64_t> eosId() const = 0;
+    /// What a finished beam continues with.
+    virtual std::int64_t padId() const = 0;
 };
 
 } // namespace kvscope::runtime
