@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/ConformanceRecorder.h"
 
+#include "kvscope/cli/ConformanceRunner.h"
+
 #include "kvscope/cache/CacheError.h"
-#include "kvscope/cache/DynamicCache.h"
-#include "kvscope/cache/StaticCache.h"
+#include "kvscope/cache/Cache.h"
 #include "kvscope/config/CacheKind.h"
 #include "kvscope/config/ComputeDevice.h"
 #include "kvscope/config/ModelConfig.h"
@@ -31,18 +32,6 @@ at::Tensor tensorOf(const json& value, const at::Device& device) {
 
 at::Tensor indicesOf(const json& value, const at::Device& device) {
     return at::tensor(value.get<std::vector<int64_t>>(), at::kLong).to(device);
-}
-
-std::unique_ptr<cache::Cache> makeCache(const json& spec) {
-    const config::ModelConfig config = config::ModelConfig::fromJson(spec.at("config"));
-    const std::string type = spec.at("type").get<std::string>();
-    if (type == "DynamicCache") {
-        return std::make_unique<cache::DynamicCache>(config);
-    }
-    if (type == "StaticCache") {
-        return std::make_unique<cache::StaticCache>(config, spec.at("max_cache_len").get<int64_t>());
-    }
-    throw std::runtime_error("unknown cache type `" + type + "` (allowed: DynamicCache, StaticCache)");
 }
 
 /// One op of the fixture on the cache, as ConformanceRunner applies it (its results are not checked here).
@@ -81,7 +70,7 @@ void apply(cache::Cache& cache, const json& op, const at::Device& device) {
 void ConformanceRecorder::recordFixture(const json& fixture, const std::string& name,
                                         const std::filesystem::path& session) const {
     const json& spec = fixture.at("cache");
-    std::unique_ptr<cache::Cache> subject = makeCache(spec);
+    std::unique_ptr<cache::Cache> subject = ConformanceRunner::cacheOf(spec);
     trace::SessionMetadata metadata;
     metadata.kvscopeVersion = "kvscope-cli conform --record";
     metadata.model = name;

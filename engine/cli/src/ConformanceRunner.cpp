@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <stdexcept>
 #include <sstream>
 
 namespace kvscope::cli {
@@ -99,16 +100,7 @@ public:
             m_tolerance = quantized ? 1e-5 : 1e-6;
             return;
         }
-        const json& spec = fixture.at("cache");
-        const config::ModelConfig config = config::ModelConfig::fromJson(spec.at("config"));
-        const std::string type = spec.at("type").get<std::string>();
-        if (type == "DynamicCache") {
-            m_cache = std::make_unique<DynamicCache>(config);
-        } else if (type == "StaticCache") {
-            m_cache = std::make_unique<StaticCache>(config, spec.at("max_cache_len").get<int64_t>());
-        } else {
-            throw Mismatch{"unknown cache type `" + type + "` (allowed: DynamicCache, StaticCache)"};
-        }
+        m_cache = ConformanceRunner::cacheOf(fixture.at("cache"));
     }
 
     double tolerance() const { return m_tolerance; }
@@ -265,6 +257,18 @@ void runOp(Subject& subject, const json& op) {
 }
 
 } // namespace
+
+std::unique_ptr<Cache> ConformanceRunner::cacheOf(const json& spec) {
+    const config::ModelConfig config = config::ModelConfig::fromJson(spec.at("config"));
+    const std::string type = spec.at("type").get<std::string>();
+    if (type == "DynamicCache") {
+        return std::make_unique<DynamicCache>(config);
+    }
+    if (type == "StaticCache") {
+        return std::make_unique<StaticCache>(config, spec.at("max_cache_len").get<int64_t>());
+    }
+    throw std::runtime_error("unknown cache type `" + type + "` (allowed: DynamicCache, StaticCache)");
+}
 
 FixtureResult ConformanceRunner::runFixture(const json& fixture, const std::string& name) const {
     FixtureResult result{name, false, {}};

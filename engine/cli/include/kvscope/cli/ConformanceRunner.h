@@ -5,8 +5,13 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace kvscope::cache {
+class Cache;
+}
 
 namespace kvscope::cli {
 
@@ -29,6 +34,9 @@ public:
     FixtureResult runFixture(const nlohmann::json& fixture, const std::string& name) const;
     /// Every *.json in the directory, sorted by name.
     std::vector<FixtureResult> runDirectory(const std::filesystem::path& directory) const;
+    /// The cache a cache-level fixture's "cache" spec names (DynamicCache or StaticCache of its config);
+    /// std::runtime_error naming the allowed types otherwise. Shared with ConformanceRecorder.
+    static std::unique_ptr<cache::Cache> cacheOf(const nlohmann::json& spec);
 
 private:
     c10::Device m_device;
