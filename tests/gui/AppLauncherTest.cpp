@@ -37,6 +37,11 @@ TEST(AppLauncherTest, ParsesTheDocumentedForms) {
     EXPECT_EQ(options.screenshot, "out.png");
     EXPECT_EQ(options.step, 4);
     EXPECT_EQ(options.size, QSize(1600, 1000));
+    EXPECT_FALSE(options.live.weightSeed.has_value()); // a preset's trained weights
+
+    const auto seeded = AppLauncher::parse({"kvscope", "--preset", "llama", "--weight-seed", "5"}, capabilities());
+    ASSERT_TRUE(std::holds_alternative<LaunchOptions>(seeded)) << std::get<QString>(seeded).toStdString();
+    EXPECT_EQ(std::get<LaunchOptions>(seeded).live.weightSeed, std::optional<std::uint64_t>(5));
 }
 
 TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
@@ -55,6 +60,7 @@ TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
     EXPECT_TRUE(parseError({"/no/such/file.kvs"}).contains("not found"));
     EXPECT_TRUE(parseError({"--synthetic", "lots"}).contains("LAYERSxTOKENS"));
     EXPECT_TRUE(parseError({"--size", "10x10"}).contains("320x240"));
+    EXPECT_TRUE(parseError({"--weight-seed", "-2"}).contains("--weight-seed must be a whole number"));
     EXPECT_FALSE(parseError({"--bogus"}).isEmpty());
 }
 

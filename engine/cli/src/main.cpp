@@ -10,6 +10,7 @@
 #include "kvscope/cli/RunCommand.h"
 #include "kvscope/cli/SessionCommands.h"
 #include "kvscope/cli/TokenizeCommand.h"
+#include "kvscope/cli/TrainCommand.h"
 
 #include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/DeviceSupport.h"
@@ -115,6 +116,8 @@ int main(int argc, char** argv) {
     kvscope::cli::SessionCommands::addSubcommands(app, sessionOptions);
     kvscope::cli::TokenizeCommand::Options tokenizeOptions;
     const auto [tokenize, detokenize] = kvscope::cli::TokenizeCommand::addSubcommands(app, tokenizeOptions);
+    kvscope::cli::TrainOptions trainOptions;
+    CLI::App* train = kvscope::cli::TrainCommand::addSubcommand(app, trainOptions);
 
     int timelineLayers = 32;
     int64_t timelineTokens = 32768;
@@ -139,6 +142,9 @@ int main(int argc, char** argv) {
         }
         if (*run) {
             return kvscope::cli::RunCommand::execute(runOptions, std::cout, std::cerr);
+        }
+        if (*train) {
+            return kvscope::cli::TrainCommand::execute(trainOptions, std::cout, std::cerr);
         }
         if (*tokenize) {
             return kvscope::cli::TokenizeCommand::executeTokenize(tokenizeOptions, std::cout, std::cerr);

@@ -114,7 +114,8 @@ at::Tensor Decoder::optional(const std::string& name) const {
 }
 
 at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, const at::Tensor& attentionMask) {
-    at::NoGradGuard noGrad;
+    // Inference builds no graph; a trainer's forward (parameters that require gradients) does.
+    at::AutoGradMode gradMode(m_trainable && at::GradMode::is_enabled());
     const Architecture& arch = m_architecture;
     if (modelCache != nullptr && modelCache->encoderDecoder() != nullptr) {
         throw ModelError("a decoder-only model takes a decoder cache, not an encoder-decoder cache");
@@ -216,7 +217,12 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
         }
     }
     const double softcap = config().attnLogitSoftcapping.value_or(0.0);
-    at::Tensor attended = ops::attend(query, states.keys, states.values, states.mask, arch.attentionScale(), softcap);
+    at::Tensor probabilities;
+    at::Tensor attended = ops::attend(query, states.keys, states.values, states.mask, arch.attentionScale(), softcap,
+                                      m_attentionObserver ? &probabilities : nullptr);
+    if (m_attentionObserver) {
+        m_attentionObserver(layer, probabilities);
+    }
     return ops::linear(attended, weight(p + "o_proj.weight"), optional(p + "o_proj.bias"));
 }
 

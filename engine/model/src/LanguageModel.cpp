@@ -12,10 +12,20 @@ at::Device deviceOf(const ParameterStore& parameters) {
     return parameters.tensors().empty() ? at::Device(at::kCPU) : parameters.tensors().begin()->second.device();
 }
 
+bool requiresGrad(const ParameterStore& parameters) {
+    for (const auto& [name, tensor] : parameters.tensors()) {
+        if (tensor.requires_grad()) {
+            return true;
+        }
+    }
+    return false;
+}
+
 } // namespace
 
 LanguageModel::LanguageModel(Architecture architecture, ParameterStore parameters)
-    : m_architecture(std::move(architecture)), m_parameters(std::move(parameters)), m_device(deviceOf(m_parameters)) {}
+    : m_architecture(std::move(architecture)), m_parameters(std::move(parameters)), m_device(deviceOf(m_parameters)),
+      m_trainable(requiresGrad(m_parameters)) {}
 
 LanguageModel::~LanguageModel() = default;
 

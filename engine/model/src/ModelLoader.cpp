@@ -57,6 +57,14 @@ std::unique_ptr<LanguageModel> ModelLoader::fromCheckpoint(const std::filesystem
     return fromParameters(config, std::move(parameters), device);
 }
 
+std::unique_ptr<LanguageModel> ModelLoader::fromWeightsFile(const config::ModelConfig& config,
+                                                             const std::filesystem::path& weights,
+                                                             const at::Device& device) {
+    const SafetensorsCheckpoint checkpoint = SafetensorsCheckpoint::singleFile(weights);
+    ParameterStore parameters = ParameterStore::fromCheckpoint(parameterSpecs(Architecture(config)), checkpoint);
+    return fromParameters(config, std::move(parameters), device);
+}
+
 at::Device ModelLoader::device(config::ComputeDevice device) {
     // A ModelError (the model's refusal), then the one mapping to a LibTorch device.
     if (const std::string why = cache::DeviceSupport::refusal(device); !why.empty()) {

@@ -74,6 +74,16 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::filesystem::path& direct
     }
 }
 
+SafetensorsCheckpoint SafetensorsCheckpoint::singleFile(const std::filesystem::path& file) {
+    SafetensorsCheckpoint checkpoint;
+    checkpoint.m_directory = file;
+    checkpoint.m_files.emplace_back(file);
+    for (const std::string& name : checkpoint.m_files.back().names()) {
+        checkpoint.m_fileOf.emplace(name, 0);
+    }
+    return checkpoint;
+}
+
 std::vector<std::string> SafetensorsCheckpoint::names() const {
     std::vector<std::string> names;
     for (const auto& [name, file] : m_fileOf) {

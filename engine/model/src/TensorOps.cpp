@@ -49,7 +49,7 @@ at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Ten
 }
 
 at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values, const at::Tensor& mask,
-                  double scale, double softcap) {
+                  double scale, double softcap, at::Tensor* probabilitiesOut) {
     at::Tensor k = keys;
     at::Tensor v = values;
     const int64_t groups = query.size(1) / keys.size(1);
@@ -66,6 +66,9 @@ at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Ten
         scores = scores.masked_fill(mask.logical_not(), std::numeric_limits<float>::lowest());
     }
     at::Tensor probabilities = at::softmax(scores, -1);
+    if (probabilitiesOut != nullptr) {
+        *probabilitiesOut = probabilities;
+    }
     at::Tensor output = at::matmul(probabilities, v); // [B, Hq, T, D]
     return output.transpose(1, 2).reshape({query.size(0), query.size(2), -1});
 }

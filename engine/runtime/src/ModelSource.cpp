@@ -12,7 +12,7 @@
 namespace kvscope::runtime {
 
 ModelSource::Loaded ModelSource::load(const std::string& preset, const std::string& configPath,
-                                      const std::string& checkpointDir, std::uint64_t weightSeed,
+                                      const std::string& checkpointDir, std::optional<std::uint64_t> weightSeed,
                                       const at::Device& device) {
     Loaded loaded;
     if (!checkpointDir.empty()) {
@@ -30,14 +30,22 @@ ModelSource::Loaded ModelSource::load(const std::string& preset, const std::stri
             loaded.text = std::move(text);
         }
     } else if (!configPath.empty()) {
-        loaded.model = model::ModelLoader::builtin(config::ModelConfig::fromFile(configPath), weightSeed, device);
+        const std::uint64_t seed = weightSeed.value_or(0);
+        loaded.model = model::ModelLoader::builtin(config::ModelConfig::fromFile(configPath), seed, device);
         loaded.name = configPath;
-        loaded.source = {{"config", loaded.name}, {"weight_seed", weightSeed}};
+        loaded.source = {{"config", loaded.name}, {"weight_seed", seed}};
     } else {
         const PresetCatalog catalog;
         loaded.name = preset.empty() ? PresetCatalog::defaultPreset() : preset;
-        loaded.model = model::ModelLoader::builtin(catalog.load(loaded.name), weightSeed, device);
-        loaded.source = {{"preset", loaded.name}, {"weight_seed", weightSeed}};
+        const std::filesystem::path trained = catalog.weightsPath(loaded.name);
+        if (!weightSeed && !trained.empty()) {
+            loaded.model = model::ModelLoader::fromWeightsFile(catalog.load(loaded.name), trained, device);
+            loaded.source = {{"preset", loaded.name}, {"weights", trained.filename().string()}};
+        } else {
+            const std::uint64_t seed = weightSeed.value_or(0);
+            loaded.model = model::ModelLoader::builtin(catalog.load(loaded.name), seed, device);
+            loaded.source = {{"preset", loaded.name}, {"weight_seed", seed}};
+        }
     }
     if (!loaded.text) {
         loaded.text = std::make_unique<ByteTextCodec>();

@@ -55,6 +55,11 @@ std::filesystem::path PresetCatalog::path(const std::string& name) const {
     return m_directory / (name + ".json");
 }
 
+std::filesystem::path PresetCatalog::weightsPath(const std::string& name) const {
+    std::filesystem::path weights = path(name).replace_extension(".safetensors");
+    return std::filesystem::is_regular_file(weights) ? weights : std::filesystem::path();
+}
+
 config::ModelConfig PresetCatalog::load(const std::string& name) const { return config::ModelConfig::fromFile(path(name)); }
 
 } // namespace kvscope::runtime

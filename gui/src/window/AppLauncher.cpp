@@ -80,6 +80,9 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
                                     QStringLiteral("N"), QStringLiteral("32"));
     const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Sampling seed"), QStringLiteral("S"),
                                   QStringLiteral("0"));
+    const QCommandLineOption weightSeed(QStringLiteral("weight-seed"),
+                                        QStringLiteral("Random built-in weights of this seed (default: a preset's trained weights)"),
+                                        QStringLiteral("S"));
     const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("Device: ") + fromStd(config::allowedComputeDevices()),
                                     QStringLiteral("DEVICE"), fromStd(config::toString(defaults.device)));
     const QCommandLineOption screenshot(QStringLiteral("screenshot"),
@@ -94,7 +97,7 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     const QCommandLineOption synthetic(QStringLiteral("synthetic"),
                                        QStringLiteral("Open a model-free synthetic session of that size"),
                                        QStringLiteral("LAYERSxTOKENS"));
-    parser.addOptions({preset, config, checkpoint, cache, backend, nbits, residual, prompt, tokens, seed, device,
+    parser.addOptions({preset, config, checkpoint, cache, backend, nbits, residual, prompt, tokens, seed, weightSeed, device,
                        screenshot, step, size, compare, synthetic});
     if (!parser.parse(arguments)) {
         return parser.errorText();
@@ -154,6 +157,13 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     }
     live.cache.nbits = static_cast<int>(std::min<std::int64_t>(*bits, 64));
     live.seed = static_cast<std::uint64_t>(*seedValue);
+    if (parser.isSet(weightSeed)) {
+        const auto weightSeedValue = toInteger(parser.value(weightSeed), 0);
+        if (!weightSeedValue) {
+            return QStringLiteral("--weight-seed must be a whole number at least 0, got `%1`").arg(parser.value(weightSeed));
+        }
+        live.weightSeed = static_cast<std::uint64_t>(*weightSeedValue);
+    }
     try {
         config::validate(live);
     } catch (const config::ConfigError& error) {

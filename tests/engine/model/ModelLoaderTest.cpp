@@ -65,9 +65,9 @@ TEST(ModelLoaderTest, CheckpointsMatchTheBuiltinModelWithTheSameWeights) {
         }
         for (at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
             for (int shards : {1, 3}) {
-                SCOPED_TRACE(type + " " + SafetensorsTestWriter::dtypeName(dtype) + " shards " + std::to_string(shards));
+                SCOPED_TRACE(type + " " + kvscope::model::SafetensorsWriter::dtypeName(dtype) + " shards " + std::to_string(shards));
                 const auto folder =
-                    directory.path() / (type + SafetensorsTestWriter::dtypeName(dtype) + std::to_string(shards));
+                    directory.path() / (type + kvscope::model::SafetensorsWriter::dtypeName(dtype) + std::to_string(shards));
                 SafetensorsTestWriter::writeCheckpoint(folder, json, builtin->parameters().tensors(), dtype, shards);
                 const auto loaded = ModelLoader::fromCheckpoint(folder);
                 // The same weights as stored: rounded through the checkpoint's dtype.
@@ -112,7 +112,7 @@ TEST(ModelLoaderTest, RefusesCheckpointsThatDoNotFit) {
     SafetensorsTestWriter::writeCheckpoint(directory.path() / "gemma2", gemma2, tensors, at::kFloat);
     EXPECT_NE(loadRefusal(directory.path() / "gemma2").find("llama, mistral, qwen2, gemma"), std::string::npos);
 
-    SafetensorsTestWriter::writeFile(directory.path() / "noconfig.safetensors", tensors, at::kFloat);
+    kvscope::model::SafetensorsWriter::writeFile(directory.path() / "noconfig.safetensors", tensors, at::kFloat);
     std::filesystem::create_directories(directory.path() / "noconfig");
     std::filesystem::rename(directory.path() / "noconfig.safetensors", directory.path() / "noconfig" / "model.safetensors");
     EXPECT_NE(loadRefusal(directory.path() / "noconfig").find("config.json"), std::string::npos)

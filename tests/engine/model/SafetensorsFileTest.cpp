@@ -46,15 +46,15 @@ std::string refusal(const std::filesystem::path& path) {
 TEST(SafetensorsFileTest, ReadsEveryDtypeAsAViewOfTheMapping) {
     TemporaryDirectory directory("kvscope-safetensors");
     for (at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
-        const auto path = directory.path() / (SafetensorsTestWriter::dtypeName(dtype) + ".safetensors");
-        SafetensorsTestWriter::writeFile(path, sampleTensors(), dtype, {{"format", "pt"}});
+        const auto path = directory.path() / (kvscope::model::SafetensorsWriter::dtypeName(dtype) + ".safetensors");
+        kvscope::model::SafetensorsWriter::writeFile(path, sampleTensors(), dtype, {{"format", "pt"}});
         SafetensorsFile file(path);
         EXPECT_EQ(file.names(), (std::vector<std::string>{"a.weight", "b.bias", "c.scalar"}));
         EXPECT_EQ(file.metadata().at("format"), "pt");
         for (const auto& [name, expected] : sampleTensors()) {
             const at::Tensor tensor = file.tensor(name);
             EXPECT_EQ(tensor.scalar_type(), dtype) << name;
-            EXPECT_EQ(file.dtypeName(name), SafetensorsTestWriter::dtypeName(dtype));
+            EXPECT_EQ(file.dtypeName(name), kvscope::model::SafetensorsWriter::dtypeName(dtype));
             EXPECT_EQ(tensor.sizes(), expected.sizes()) << name;
             EXPECT_TRUE(tensor.to(at::kFloat).equal(expected.to(dtype).to(at::kFloat))) << name;
         }
@@ -64,7 +64,7 @@ TEST(SafetensorsFileTest, ReadsEveryDtypeAsAViewOfTheMapping) {
 TEST(SafetensorsFileTest, TensorsOutliveTheFileObject) {
     TemporaryDirectory directory("kvscope-safetensors");
     const auto path = directory.path() / "model.safetensors";
-    SafetensorsTestWriter::writeFile(path, sampleTensors(), at::kFloat);
+    kvscope::model::SafetensorsWriter::writeFile(path, sampleTensors(), at::kFloat);
     at::Tensor kept;
     {
         SafetensorsFile file(path);
@@ -121,8 +121,8 @@ TEST(SafetensorsFileTest, CheckpointRefusals) {
     EXPECT_NE(message(directory.path() / "absent").find("not a directory"), std::string::npos);
     EXPECT_NE(message(directory.path()).find("no *.safetensors"), std::string::npos);
     // The same tensor in two files without an index.
-    SafetensorsTestWriter::writeFile(directory.path() / "one.safetensors", sampleTensors(), at::kFloat);
-    SafetensorsTestWriter::writeFile(directory.path() / "two.safetensors", sampleTensors(), at::kFloat);
+    kvscope::model::SafetensorsWriter::writeFile(directory.path() / "one.safetensors", sampleTensors(), at::kFloat);
+    kvscope::model::SafetensorsWriter::writeFile(directory.path() / "two.safetensors", sampleTensors(), at::kFloat);
     EXPECT_NE(message(directory.path()).find("in two files"), std::string::npos) << message(directory.path());
     // An index that places a tensor in a file that lacks it.
     std::ofstream(directory.path() / "model.safetensors.index.json")

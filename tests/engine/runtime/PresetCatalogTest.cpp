@@ -52,3 +52,16 @@ TEST(PresetCatalogTest, EnvironmentOverridesTheFolder) {
         EXPECT_NE(std::string(error.what()).find("KVSCOPE_PRESETS"), std::string::npos);
     }
 }
+
+TEST(PresetCatalogTest, TrainedWeightsSitBesideTheConfig) {
+    kvscope::testing::TemporaryDirectory directory("kvscope-presets");
+    std::ofstream(directory.path() / "tiny.json") << R"({"model_type": "llama", "num_hidden_layers": 1})";
+    std::ofstream(directory.path() / "other.json") << R"({"model_type": "llama", "num_hidden_layers": 1})";
+    std::ofstream(directory.path() / "tiny.safetensors") << "weights";
+    const PresetCatalog catalog(directory.path());
+    EXPECT_EQ(catalog.weightsPath("tiny"), directory.path() / "tiny.safetensors");
+    EXPECT_TRUE(catalog.weightsPath("other").empty());
+    EXPECT_THROW(catalog.weightsPath("absent"), GenerationError);
+    // The weights file is no preset of its own.
+    EXPECT_EQ(catalog.names(), (std::vector<std::string>{"other", "tiny"}));
+}

@@ -6,6 +6,7 @@
 #include "kvscope/config/QuantizerBackend.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace kvscope::config {
@@ -37,7 +38,8 @@ struct RunSettings {
     std::int64_t topK = 0;         ///< 0 = all tokens
     bool ignoreEos = false;        ///< generate every token even past the tokenizer's eos
     std::uint64_t seed = 0;        ///< sampling
-    std::uint64_t weightSeed = 0;  ///< built-in weights (presets and config.json)
+    /// Built-in random weights of this seed; unset: a preset's trained weights where it has some, else seed 0.
+    std::optional<std::uint64_t> weightSeed;
     ComputeDevice device = ComputeDevice::Cpu;
 
     bool operator==(const RunSettings&) const = default;

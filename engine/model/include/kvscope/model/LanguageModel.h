@@ -10,8 +10,9 @@ namespace kvscope::model {
 
 class ModelCache;
 
-/// A model the generator drives: token ids in, logits out, keys/values through a cache. Inference
-/// only (no autograd); all parameters float32 on one device.
+/// A model the generator drives: token ids in, logits out, keys/values through a cache; all parameters
+/// float32 on one device. Inference only (no autograd) unless its parameters require gradients, which
+/// only training gives them.
 class LanguageModel {
 public:
     virtual ~LanguageModel();
@@ -22,6 +23,9 @@ public:
     const config::ModelConfig& config() const { return m_architecture.config(); }
     const ParameterStore& parameters() const { return m_parameters; }
     at::Device device() const { return m_device; }
+    /// Whether forward() records autograd history: the parameters required gradients when the model
+    /// was made, and gradient mode is on where forward() is called.
+    bool trainable() const { return m_trainable; }
 
     /// Logits [batch, tokens, vocab] for `inputIds` [batch, tokens] following the tokens `cache` holds
     /// (and adds them to it), or for these tokens alone when `cache` is null. `attentionMask`
@@ -40,6 +44,7 @@ protected:
     Architecture m_architecture;
     ParameterStore m_parameters;
     at::Device m_device;
+    bool m_trainable = false;
 };
 
 } // namespace kvscope::model

@@ -29,6 +29,11 @@ public:
     /// Loads a Llama, Mistral, Qwen2 or Gemma checkpoint (f32, f16 or bf16; single or sharded).
     static std::unique_ptr<LanguageModel> fromCheckpoint(const std::filesystem::path& directory,
                                                          const at::Device& device = at::Device(at::kCPU));
+    /// `config`'s model with the weights of one .safetensors file (a preset's trained weights), read and
+    /// checked exactly as a checkpoint's are.
+    static std::unique_ptr<LanguageModel> fromWeightsFile(const config::ModelConfig& config,
+                                                          const std::filesystem::path& weights,
+                                                          const at::Device& device = at::Device(at::kCPU));
     /// The parameters the model for `architecture` has.
     static std::vector<ParameterSpec> parameterSpecs(const Architecture& architecture);
     /// The LibTorch device: cpu, or cuda where this LibTorch has CUDA and sees a GPU; otherwise a

@@ -15,6 +15,9 @@ namespace kvscope::model {
 class SafetensorsCheckpoint {
 public:
     explicit SafetensorsCheckpoint(const std::filesystem::path& directory);
+    /// One .safetensors file on its own (a preset's trained weights beside its config); directory()
+    /// is then the file, which error messages name.
+    static SafetensorsCheckpoint singleFile(const std::filesystem::path& file);
 
     const std::filesystem::path& directory() const { return m_directory; }
     std::filesystem::path configPath() const { return m_directory / "config.json"; }
@@ -27,6 +30,8 @@ public:
     size_t fileCount() const { return m_files.size(); }
 
 private:
+    SafetensorsCheckpoint() = default;
+
     std::filesystem::path m_directory;
     std::vector<SafetensorsFile> m_files;
     std::map<std::string, size_t> m_fileOf;

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace kvscope::model {
@@ -24,15 +24,19 @@ public:
     struct Loaded {
         std::unique_ptr<model::LanguageModel> model;
         std::string name;                 ///< the checkpoint folder, the config path or the preset name
-        nlohmann::json source; ///< as a session file records it: {"preset"|"config"|"checkpoint", "weight_seed"}
+        /// As a session file records it: {"preset"|"config"|"checkpoint", and "weight_seed" for built-in
+        /// random weights or "weights" (the file) for a preset's trained weights}.
+        nlohmann::json source;
         /// The checkpoint's own tokenizer where its folder brings one, else the byte tokenizer.
         std::unique_ptr<TextCodec> text;
     };
 
-    /// At most one of `checkpointDir` and `configPath` is set; with neither, the preset is used. A
-    /// checkpoint's tokenizer with more ids than the model's vocabulary is refused, naming both sizes.
+    /// At most one of `checkpointDir` and `configPath` is set; with neither, the preset is used, with its
+    /// trained weights where it has some and no `weightSeed` is given, else the random weights of
+    /// `weightSeed` (0 when not given; a config.json always has random weights). A checkpoint's tokenizer
+    /// with more ids than the model's vocabulary is refused, naming both sizes.
     static Loaded load(const std::string& preset, const std::string& configPath, const std::string& checkpointDir,
-                       std::uint64_t weightSeed, const at::Device& device);
+                       std::optional<std::uint64_t> weightSeed, const at::Device& device);
 };
 
 } // namespace kvscope::runtime

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The presets' trained weights (resources/presets/<preset>.safetensors, scripts/train-presets.sh) do
+// what they were trained for: they write English-looking text, and their attention has the first-token
+// sink of trained transformers, which the random weights lack.
+#include "kvscope/config/RunSettings.h"
+#include "kvscope/model/ByteTokenizer.h"
+#include "kvscope/model/Decoder.h"
+#include "kvscope/model/LanguageModel.h"
+#include "kvscope/runtime/ByteTextCodec.h"
+#include "kvscope/runtime/Generator.h"
+#include "kvscope/runtime/ModelSource.h"
+#include "kvscope/runtime/PresetCatalog.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+using kvscope::runtime::ModelSource;
+using kvscope::runtime::PresetCatalog;
+
+namespace {
+
+const char* const kDictionary = "/usr/share/dict/words";
+
+/// Every preset that scripts/train-presets.sh trains (whisper keeps random weights).
+std::vector<std::string> trainedPresets() {
+    return {"gemma2", "gemma3", "gemma3n", "llama", "llama4", "mistral", "qwen3-next"};
+}
+
+std::set<std::string> dictionaryWords() {
+    std::set<std::string> words;
+    std::ifstream in(kDictionary);
+    for (std::string line; std::getline(in, line);) {
+        for (char& c : line) {
+            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+        words.insert(line);
+    }
+    return words;
+}
+
+/// The words of `text`: maximal runs of ASCII letters, lowercased.
+std::vector<std::string> wordsOf(const std::string& text) {
+    std::vector<std::string> words;
+    std::string word;
+    for (const char c : text + " ") {
+        if (std::isalpha(static_cast<unsigned char>(c))) {
+            word.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+        } else if (!word.empty()) {
+            words.push_back(word);
+            word.clear();
+        }
+    }
+    return words;
+}
+
+/// 200 tokens after the default prompt, greedy (temperature 0) or sampled.
+std::string generate(kvscope::model::LanguageModel& model, double temperature) {
+    const kvscope::config::RunSettings defaults;
+    kvscope::runtime::GenerationOptions options;
+    options.maxNewTokens = 200;
+    options.temperature = temperature;
+    options.seed = 0;
+    options.stopAtEos = false;
+    kvscope::runtime::Generator generator(model, defaults.cache, options);
+    generator.prefill(kvscope::model::ByteTokenizer::encode(defaults.prompt, true));
+    while (!generator.finished()) {
+        generator.step();
+    }
+    return kvscope::runtime::ByteTextCodec().decode(generator.generatedTokens());
+}
+
+/// How much more attention the first token (the bos) receives at `layer` than an even share: the mean
+/// over heads and query positions t >= 8 of p(t -> 0) * (t + 1).
+double sinkRatio(kvscope::model::LanguageModel& model, int64_t layer) {
+    auto* decoder = dynamic_cast<kvscope::model::Decoder*>(&model);
+    if (decoder == nullptr) {
+        throw std::runtime_error("not a decoder");
+    }
+    at::Tensor observed;
+    decoder->observeAttention([&](int64_t at, const at::Tensor& probabilities) {
+        if (at == layer) {
+            observed = probabilities;
+        }
+    });
+    const std::string text = "The key-value cache keeps what attention has already seen, so that each new word "
+                             "looks back at every word before it without computing them again.";
+    const auto ids = kvscope::model::ByteTokenizer::encode(text, true);
+    model.forward(at::tensor(ids, at::kLong).view({1, -1}), nullptr);
+    decoder->observeAttention(nullptr);
+    const int64_t length = observed.size(-1);
+    const at::Tensor positions = at::arange(8, length, at::kDouble);
+    const at::Tensor first = observed.select(-1, 0).narrow(-1, 8, length - 8).to(at::kDouble); // [1, H, T - 8]
+    return (first * (positions + 1)).mean().item<double>();
+}
+
+} // namespace
+
+TEST(TrainedPresetsTest, EveryTrainedPresetHasItsWeights) {
+    const PresetCatalog catalog(PresetCatalog::builtinDirectory());
+    for (const std::string& name : trainedPresets()) {
+        EXPECT_FALSE(catalog.weightsPath(name).empty()) << name << " has no trained weights (scripts/train-presets.sh)";
+    }
+    EXPECT_TRUE(catalog.weightsPath("whisper").empty()) << "whisper keeps its random weights";
+}
+
+TEST(TrainedPresetsTest, GreedyAndSampledTextIsMostlyEnglishWords) {
+    if (!std::ifstream(kDictionary)) {
+        GTEST_SKIP() << kDictionary << " is missing: install Debian's wamerican (scripts/install-dependencies.sh)";
+    }
+    const std::set<std::string> dictionary = dictionaryWords();
+    const PresetCatalog catalog(PresetCatalog::builtinDirectory());
+    for (const std::string& name : trainedPresets()) {
+        if (catalog.weightsPath(name).empty()) {
+            continue; // EveryTrainedPresetHasItsWeights names it
+        }
+        auto loaded = ModelSource::load(name, "", "", std::nullopt, at::Device(at::kCPU));
+        for (const double temperature : {0.0, 0.8}) {
+            const std::string text = generate(*loaded.model, temperature);
+            const std::vector<std::string> words = wordsOf(text);
+            int64_t known = 0;
+            for (const std::string& word : words) {
+                known += dictionary.count(word);
+            }
+            const double share = words.empty() ? 0.0 : static_cast<double>(known) / static_cast<double>(words.size());
+            std::cout << name << (temperature == 0.0 ? " greedy" : " sampled T=0.8") << ": " << known << " of "
+                      << words.size() << " words (" << static_cast<int>(100.0 * share + 0.5) << "%) in the dictionary\n";
+            EXPECT_GE(words.size(), 20u) << name << " T=" << temperature << " wrote: " << text;
+            EXPECT_GE(share, 0.6) << name << " T=" << temperature << " wrote: " << text;
+        }
+    }
+}
+
+TEST(TrainedPresetsTest, TrainedAttentionSinksOnTheFirstToken) {
+    const PresetCatalog catalog(PresetCatalog::builtinDirectory());
+    if (catalog.weightsPath("llama").empty()) {
+        GTEST_SKIP() << "llama has no trained weights";
+    }
+    auto trained = ModelSource::load("llama", "", "", std::nullopt, at::Device(at::kCPU));
+    auto random = ModelSource::load("llama", "", "", 0, at::Device(at::kCPU));
+    const int64_t last = trained.model->architecture().numLayers() - 1;
+    const double trainedRatio = sinkRatio(*trained.model, last);
+    const double randomRatio = sinkRatio(*random.model, last);
+    std::cout << "llama's last layer gives the first token " << trainedRatio << " times an even share of attention "
+              << "(random weights: " << randomRatio << ")\n";
+    EXPECT_GT(trainedRatio, 5.0);
+    EXPECT_GT(trainedRatio, 4.0 * randomRatio);
+}
