@@ -4,11 +4,21 @@
 # `fortunes` package with `kvscope-cli train`, one thread each, and records each one's held-out bits
 # per byte (resources/presets/training/<preset>.json). Run from the repository root after a build:
 #   scripts/train-presets.sh [PRESET...]        (default: every decoder-only preset)
-# KVSCOPE_CLI names the kvscope-cli to use; STEPS_SCALE multiplies every preset's steps (0.1 for a
-# quick try). Deterministic: the same commit gives the same weights.
+# KVSCOPE_CLI names the kvscope-cli to use. Deterministic: the same build gives the same weights.
+#
+# llama trains from its seeded random weights. The others start warm (`train --init`) and keep training
+# with their own shapes (windows, chunks, tied embeddings, shared KV, linear attention): mistral and
+# llama4 have exactly llama's tensors and start from the trained llama; gemma2, gemma3, gemma3n and
+# qwen3-next start from a short llama run (`base`, 300 steps), so that they can train while llama's
+# longer run goes on (`--jobs N` runs N at once). Tensors of the same name and shape are copied, the
+# rest keep their seeded values. whisper keeps its random weights: it needs audio features.
 set -euo pipefail
 cli=${KVSCOPE_CLI:-build/dev/engine/cli/kvscope-cli}
-scale=${STEPS_SCALE:-1}
+jobs=1
+if [ "${1:-}" = "--jobs" ]; then
+    jobs=$2
+    shift 2
+fi
 work=${KVSCOPE_TRAIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kvscope/train}
 fortunes=/usr/share/games/fortunes
 if [ ! -d "$fortunes" ]; then
@@ -21,33 +31,61 @@ fi
 mkdir -p "$work" resources/presets/training
 python3 scripts/fortunes-corpus.py --fortunes "$fortunes" --train "$work/train.txt" --held-out "$work/held-out.txt" >&2
 
-# Steps, batch and window per preset: sized so that each trains in a few minutes of one CPU thread.
-# Linear attention runs a per-token recurrence, so qwen3-next takes shorter windows.
-declare -A settings=(
-    [llama]="2000 16 128"
-    [mistral]="2000 16 128"
-    [gemma2]="2000 16 128"
-    [gemma3]="2000 16 128"
-    [gemma3n]="2000 16 128"
-    [llama4]="2000 16 128"
-    [qwen3-next]="1500 16 64"
-)
-presets=("$@")
-if ((${#presets[@]} == 0)); then
-    presets=(llama mistral gemma2 gemma3 gemma3n llama4 qwen3-next)
-fi
-for preset in "${presets[@]}"; do
-    if [ -z "${settings[$preset]:-}" ]; then
-        echo "kvscope: no training settings for preset \`$preset\` (trained: ${!settings[*]})" >&2
-        exit 2
+corpus=(--corpus "$work/train.txt" --held-out "$work/held-out.txt" --threads 1)
+# The warm start of every preset but llama.
+base() {
+    if [ ! -f "$work/llama-base.safetensors" ]; then
+        echo "== llama-base: 300 steps of 16 x 128 bytes" >&2
+        "$cli" train --preset llama "${corpus[@]}" --steps 300 --batch 16 --sequence-length 128 --learning-rate 5e-3 \
+            --warmup 20 --eval-every 100 --eval-windows 32 --no-progress --out "$work/llama-base.safetensors" >/dev/null
     fi
-    read -r steps batch window <<<"${settings[$preset]}"
-    steps=$(python3 -c "print(max(1, round($steps * $scale)))")
-    echo "== $preset: $steps steps of $batch x $window bytes" >&2
-    "$cli" train --preset "$preset" --corpus "$work/train.txt" --held-out "$work/held-out.txt" \
-        --steps "$steps" --batch "$batch" --sequence-length "$window" --eval-every 250 --eval-windows 128 \
-        --threads 1 --dtype f16 --out "resources/presets/$preset.safetensors" \
-        >"resources/presets/training/$preset.json"
+}
+# Steps per preset (8 windows of 256 bytes each) and where it starts: a few minutes to half an hour
+# of one CPU thread each.
+declare -A steps=([llama]=900 [mistral]=120 [llama4]=120 [gemma2]=200 [gemma3]=200 [gemma3n]=200 [qwen3-next]=120)
+declare -A start=([llama]="" [mistral]=resources/presets/llama.safetensors [llama4]=resources/presets/llama.safetensors
+                  [gemma2]=$work/llama-base.safetensors [gemma3]=$work/llama-base.safetensors
+                  [gemma3n]=$work/llama-base.safetensors [qwen3-next]=$work/llama-base.safetensors)
+train() {
+    local preset=$1
+    local init=()
+    if [ -n "${start[$preset]}" ]; then
+        init=(--init "${start[$preset]}")
+    fi
+    echo "== $preset: ${steps[$preset]} steps of 8 x 256 bytes" >&2
+    "$cli" train --preset "$preset" "${corpus[@]}" "${init[@]}" --steps "${steps[$preset]}" --batch 8 \
+        --sequence-length 256 --learning-rate 1e-2 --warmup 30 --eval-every 150 --eval-windows 64 --dtype f16 \
+        --no-progress --out "resources/presets/$preset.safetensors" >"resources/presets/training/$preset.json"
     python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(f\"{s['preset']}: {s['held_out_bits_per_byte_as_written']:.3f} bits/byte held out after {s['steps']} steps, {s['seconds']:.0f} s\")" \
         "resources/presets/training/$preset.json" >&2
+}
+
+presets=("$@")
+if ((${#presets[@]} == 0)); then
+    presets=(llama mistral llama4 gemma2 gemma3 gemma3n qwen3-next)
+fi
+for preset in "${presets[@]}"; do
+    if [ -z "${steps[$preset]:-}" ]; then
+        echo "kvscope: no training settings for preset \`$preset\` (trained: ${!steps[*]})" >&2
+        exit 2
+    fi
+done
+base
+# llama and the presets that start from base first, then those that start from the trained llama.
+running=0
+for phase in first second; do
+    for preset in "${presets[@]}"; do
+        [ "${start[$preset]}" = resources/presets/llama.safetensors ] && current=second || current=first
+        [ "$current" = "$phase" ] || continue
+        train "$preset" &
+        running=$((running + 1))
+        if ((running >= jobs)); then
+            wait -n
+            running=$((running - 1))
+        fi
+    done
+    while ((running > 0)); do
+        wait -n
+        running=$((running - 1))
+    done
 done

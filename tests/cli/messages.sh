@@ -34,5 +34,14 @@ expect "run --nbits 3" "nbits 3 is not supported by the min-max quantizer (allow
 expect "bench cache --layers 0" "--layers: must be a whole number at least 1" bench cache --layers 0
 expect "bench cache --type paged" "dynamic_sliding" bench cache --type paged
 expect "replay --step -1" "--step: must be a whole number at least 0" replay /dev/null --step -1
+printf 'a corpus of a few bytes\nand another line of text\n' >"$empty/corpus.txt"
+expect "train --preset gpt5" "unknown preset \`gpt5\` (allowed: gemma2" \
+    train --preset gpt5 --corpus "$empty/corpus.txt" --out "$empty/w.safetensors" --no-progress
+expect "train --preset whisper" "encoder-decoder" \
+    train --preset whisper --corpus "$empty/corpus.txt" --out "$empty/w.safetensors" --no-progress
+expect "train --steps 0" "--steps: must be a whole number at least 1" \
+    train --preset llama --corpus "$empty/corpus.txt" --out "$empty/w.safetensors" --steps 0
+expect "train --dtype f8" "f16" train --preset llama --corpus "$empty/corpus.txt" --out "$empty/w.safetensors" --dtype f8
+expect "train --corpus missing" "--corpus" train --preset llama --corpus "$empty/none.txt" --out "$empty/w.safetensors"
 expect "conform on an empty folder" "holds no *.json fixtures" conform "$empty"
 exit $status

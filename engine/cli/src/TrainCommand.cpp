@@ -4,7 +4,9 @@
 #include "kvscope/cli/OptionChecks.h"
 
 #include "kvscope/config/ModelConfig.h"
+#include "kvscope/model/Architecture.h"
 #include "kvscope/model/ModelLoader.h"
+#include "kvscope/model/SafetensorsFile.h"
 #include "kvscope/runtime/PresetCatalog.h"
 #include "kvscope/training/TextCorpus.h"
 #include "kvscope/training/TrainingError.h"
@@ -77,6 +79,9 @@ CLI::App* TrainCommand::addSubcommand(CLI::App& app, TrainOptions& options) {
     train->add_option("--eval-every", t.evaluateEvery, "Held-out loss every N steps")->check(OptionChecks::integerAtLeast(1));
     train->add_option("--eval-windows", t.heldOutWindows, "Held-out windows per evaluation")
         ->check(OptionChecks::integerAtLeast(1));
+    train->add_option("--init", t.initialWeights,
+                      "Start from these weights (another preset's .safetensors): tensors of the same name and shape")
+        ->check(CLI::ExistingFile);
     train->add_option("--seed", t.seed, "Seed of the initial weights and of the batches")->check(OptionChecks::integerAtLeast(0));
     train->add_option("--threads", options.threads, "CPU threads (1 is deterministic)")->check(OptionChecks::integerAtLeast(1));
     train->add_option("--dtype", options.dtype, std::string("Weight dtype of the file (") + allowedDtypes() + ")")
@@ -92,7 +97,18 @@ nlohmann::json TrainCommand::run(const TrainOptions& options, std::ostream& prog
     const training::TextCorpus corpus = training::TextCorpus::fromFiles(options.corpus, options.heldOut);
     at::set_num_threads(options.threads);
 
-    training::ModelTrainer trainer(config, options.training);
+    training::TrainingOptions trainingOptions = options.training;
+    if (!trainingOptions.initialWeights.empty()) {
+        // A warm start from another preset keeps each copied norm's effect across the w / 1 + w conventions.
+        const model::SafetensorsFile initial(trainingOptions.initialWeights);
+        const auto source = initial.metadata().find("kvscope_preset");
+        if (source != initial.metadata().end() && catalog.contains(source->second)) {
+            const bool sourceAddsOne = model::Architecture(catalog.load(source->second)).normAddsOne();
+            const bool targetAddsOne = model::Architecture(config).normAddsOne();
+            trainingOptions.normWeightOffset = (sourceAddsOne ? 1.0 : 0.0) - (targetAddsOne ? 1.0 : 0.0);
+        }
+    }
+    training::ModelTrainer trainer(config, trainingOptions);
     nlohmann::json evaluations = nlohmann::json::array();
     const auto start = Clock::now();
     const auto result = trainer.train(
@@ -126,12 +142,15 @@ nlohmann::json TrainCommand::run(const TrainOptions& options, std::ostream& prog
                   {"kvscope_preset", options.preset},
                   {"kvscope_steps", std::to_string(result.steps)},
                   {"kvscope_corpus", std::filesystem::path(options.corpus).filename().string()},
+                  {"kvscope_initialized_from", trainingOptions.initialWeights.filename().string()},
                   {"kvscope_held_out_bits_per_byte", bitsPerByte}});
     // The held-out figure of the file as written: f16 rounds the weights.
     const auto written = model::ModelLoader::fromWeightsFile(config, options.out);
     const double writtenBitsPerByte = training::ModelTrainer::heldOutBitsPerByte(
         *written, corpus, options.training.sequenceLength, options.training.heldOutWindows);
     return {{"preset", options.preset},
+            {"initialized_from", trainingOptions.initialWeights.filename().string()},
+            {"initialized_tensors", trainer.initializedTensors()},
             {"steps", result.steps},
             {"interrupted", result.interrupted},
             {"diverged", result.diverged},

@@ -4,6 +4,7 @@
 #include "kvscope/model/Architecture.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
+#include "kvscope/model/SafetensorsFile.h"
 #include "kvscope/model/SafetensorsWriter.h"
 #include "kvscope/training/TextCorpus.h"
 #include "kvscope/training/TrainingError.h"
@@ -90,6 +91,25 @@ ModelTrainer::ModelTrainer(const config::ModelConfig& config, TrainingOptions op
     // The built-in weights of the seed are the starting point; requiring gradients makes the model's
     // forward record autograd history.
     model::ParameterStore parameters = model::ParameterStore::random(model::ModelLoader::parameterSpecs(architecture), options.seed);
+    if (!m_options.initialWeights.empty()) {
+        const model::SafetensorsFile file(m_options.initialWeights);
+        const model::ParameterStore seededStore = parameters; // shares the tensors; set() below replaces entries
+        for (const auto& [name, seeded] : seededStore.tensors()) {
+            if (!file.contains(name) || file.tensor(name).sizes() != seeded.sizes()) {
+                continue;
+            }
+            at::Tensor copied = file.tensor(name).to(at::kFloat).clone();
+            if (name.ends_with("layernorm.weight") || name == "model.norm.weight") {
+                copied += m_options.normWeightOffset;
+            }
+            parameters.set(name, copied);
+            ++m_initializedTensors;
+        }
+        if (m_initializedTensors == 0) {
+            throw TrainingError("the initial weights `" + m_options.initialWeights.string() +
+                                "` share no tensor (same name and shape) with the model of `" + config.modelType + "`");
+        }
+    }
     for (const auto& [name, tensor] : parameters.tensors()) {
         tensor.requires_grad_(true);
     }

@@ -2,6 +2,7 @@
 #include "kvscope/config/ModelConfig.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
+#include "kvscope/model/SafetensorsWriter.h"
 #include "kvscope/training/ModelTrainer.h"
 #include "kvscope/training/TextCorpus.h"
 #include "kvscope/training/TrainingError.h"
@@ -146,5 +147,40 @@ TEST(ModelTrainerTest, RefusesEncoderDecodersAndBadOptions) {
         FAIL() << "a batch of 0 was accepted";
     } catch (const TrainingError& error) {
         EXPECT_NE(std::string(error.what()).find("--batch must be at least 1"), std::string::npos) << error.what();
+    }
+}
+
+TEST(ModelTrainerTest, AWarmStartCopiesTheTensorsOfTheSameNameAndShape) {
+    kvscope::testing::TemporaryDirectory directory("kvscope-trainer");
+    const auto llama = kvscope::testing::presetConfig("llama");
+    TrainingOptions options = quickOptions();
+    options.steps = 3;
+    ModelTrainer first(llama, options);
+    first.train(repetitiveCorpus(), nullptr);
+    first.save(directory.path() / "llama.safetensors", at::kFloat, {});
+
+    // mistral has llama's tensors (only its attention window differs): every tensor is copied.
+    options.initialWeights = directory.path() / "llama.safetensors";
+    const ModelTrainer mistral(kvscope::testing::presetConfig("mistral"), options);
+    EXPECT_EQ(mistral.initializedTensors(), static_cast<int64_t>(first.parameters().tensors().size()));
+    for (const auto& [name, tensor] : first.parameters().tensors()) {
+        EXPECT_TRUE(at::equal(mistral.parameters().get(name), tensor)) << name;
+    }
+    // gemma3 scales its norms by 1 + w: the offset keeps a copied norm's effect.
+    options.normWeightOffset = -1.0;
+    const ModelTrainer gemma(kvscope::testing::presetConfig("gemma3"), options);
+    EXPECT_GT(gemma.initializedTensors(), 0);
+    EXPECT_TRUE(at::allclose(gemma.parameters().get("model.norm.weight") + 1.0, first.parameters().get("model.norm.weight")));
+    EXPECT_TRUE(at::equal(gemma.parameters().get("model.layers.0.mlp.up_proj.weight"),
+                          first.parameters().get("model.layers.0.mlp.up_proj.weight")));
+
+    kvscope::model::SafetensorsWriter::writeFile(directory.path() / "unrelated.safetensors",
+                                                 {{"encoder.conv1.weight", at::zeros({2, 2})}}, at::kFloat);
+    options.initialWeights = directory.path() / "unrelated.safetensors";
+    try {
+        ModelTrainer(llama, options);
+        FAIL() << "weights sharing no tensor were accepted";
+    } catch (const TrainingError& error) {
+        EXPECT_NE(std::string(error.what()).find("share no tensor"), std::string::npos) << error.what();
     }
 }

@@ -36,6 +36,12 @@ struct TrainingOptions {
     int64_t evaluateEvery = 200; ///< held-out loss every this many steps (and after the last)
     int64_t heldOutWindows = 64; ///< held-out windows of sequenceLength bytes per evaluation
     uint64_t seed = 0;           ///< initial weights (the built-in ones of this seed) and batches
+    /// Warm start: a .safetensors file (another preset's trained weights) whose tensors of the same name
+    /// and shape replace the seeded ones. Empty: the seeded weights alone.
+    std::filesystem::path initialWeights;
+    /// Added to the copied RMSNorm weights: 1 when the file's model scales by w and this one by 1 + w
+    /// (Gemma), -1 the other way round, so that a copied norm keeps its effect.
+    double normWeightOffset = 0.0;
 
     /// Throws TrainingError naming the first option out of range and what is allowed.
     void validate() const;
@@ -60,9 +66,13 @@ public:
         double heldOutBitsPerByte = 0.0; ///< of the weights as they stand after the last step
     };
 
-    /// Refuses encoder-decoder models and bad options with a TrainingError.
+    /// Refuses encoder-decoder models, bad options and initial weights that share no tensor with the
+    /// model with a TrainingError.
     ModelTrainer(const config::ModelConfig& config, TrainingOptions options);
     ~ModelTrainer();
+
+    /// How many tensors the initial weights gave (0 without a warm start).
+    int64_t initializedTensors() const { return m_initializedTensors; }
 
     /// Runs the steps, calling `onStep` after each; checks `stop` (when given) before each step, so an
     /// interrupt keeps the weights of the last finished step.
@@ -86,6 +96,7 @@ private:
     TrainingOptions m_options;
     std::unique_ptr<model::LanguageModel> m_model;
     std::unique_ptr<Optimizer> m_optimizer;
+    int64_t m_initializedTensors = 0;
 };
 
 } // namespace kvscope::training
