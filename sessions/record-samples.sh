@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Re-records the sample sessions from the built-in presets (run from the repository root after a
-# build). Same prompt everywhere, so any two can be compared in the inspector's compare mode; the two
-# llama sessions are the classic pair: full precision against a 2-bit quantized cache.
+# build), with their trained weights (resources/presets/<preset>.safetensors; whisper's are random), so
+# that the sessions' tokens read as words. Same prompt everywhere, so any two can be compared in the
+# inspector's compare mode; the two llama sessions are the classic pair: full precision against a
+# 2-bit quantized cache.
 set -euo pipefail
 cli=${1:-build/dev/engine/cli/kvscope-cli}
 prompt="The key-value cache keeps what attention has already seen"

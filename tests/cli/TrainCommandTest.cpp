@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 using kvscope::cli::TrainCommand;
