@@ -42,7 +42,7 @@ base() {
 }
 # Steps per preset (8 windows of 256 bytes each) and where it starts: a few minutes to half an hour
 # of one CPU thread each.
-declare -A steps=([llama]=900 [mistral]=120 [llama4]=120 [gemma2]=200 [gemma3]=200 [gemma3n]=200 [qwen3-next]=120)
+declare -A steps=([llama]=900 [mistral]=60 [llama4]=60 [gemma2]=200 [gemma3]=200 [gemma3n]=150 [qwen3-next]=100)
 declare -A start=([llama]="" [mistral]=resources/presets/llama.safetensors [llama4]=resources/presets/llama.safetensors
                   [gemma2]=$work/llama-base.safetensors [gemma3]=$work/llama-base.safetensors
                   [gemma3n]=$work/llama-base.safetensors [qwen3-next]=$work/llama-base.safetensors)
