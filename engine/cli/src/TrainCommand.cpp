@@ -94,7 +94,6 @@ nlohmann::json TrainCommand::run(const TrainOptions& options, std::ostream& prog
     const at::ScalarType dtype = dtypeOf(options.dtype);
     const runtime::PresetCatalog catalog;
     const config::ModelConfig config = catalog.load(options.preset);
-    const training::TextCorpus corpus = training::TextCorpus::fromFiles(options.corpus, options.heldOut);
     at::set_num_threads(options.threads);
 
     training::TrainingOptions trainingOptions = options.training;
@@ -108,7 +107,9 @@ nlohmann::json TrainCommand::run(const TrainOptions& options, std::ostream& prog
             trainingOptions.normWeightOffset = (sourceAddsOne ? 1.0 : 0.0) - (targetAddsOne ? 1.0 : 0.0);
         }
     }
+    // The model is checked (and refused: an encoder-decoder) before the corpus is read.
     training::ModelTrainer trainer(config, trainingOptions);
+    const training::TextCorpus corpus = training::TextCorpus::fromFiles(options.corpus, options.heldOut);
     nlohmann::json evaluations = nlohmann::json::array();
     const auto start = Clock::now();
     const auto result = trainer.train(
