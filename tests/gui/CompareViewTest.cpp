@@ -5,6 +5,8 @@
 #include "kvscope/gui/session/ViewSelection.h"
 
 #include <cmath>
+#include <string>
+#include <utility>
 
 namespace kvscope::gui {
 namespace {
@@ -42,6 +44,53 @@ TEST(CompareViewTest, MarksTheFirstDivergenceAndKeepsStepsInSync) {
     EXPECT_FALSE(view.comparison()[2].top1Agrees);
     a.setCurrentStep(3);
     EXPECT_EQ(b.currentStep(), 3);
+}
+
+// A session whose steps produce the given tokens (id and piece).
+std::vector<trace::Event> words(const std::vector<std::pair<std::int64_t, std::string>>& produced) {
+    std::vector<trace::Event> events;
+    for (std::size_t step = 0; step < produced.size(); ++step) {
+        const auto s = static_cast<std::int64_t>(step);
+        events.push_back({s, -1, 0, trace::StepBeginEvent{}});
+        events.push_back({s, 0, 0, trace::UpdateEvent{1, s + 3, s + 3, -1, s + 3, 64}});
+        events.push_back({s, -1, 0, trace::StepEndEvent{produced[step].first, produced[step].second, 1}});
+    }
+    return events;
+}
+
+TEST(CompareViewTest, ShowsBothTextsAsWordsWithTheFirstDivergenceMarked) {
+    SessionController a;
+    SessionController b;
+    ViewSelection selection;
+    CompareView view(a, b, selection);
+    trace::SessionMetadata metadata;
+    metadata.prompt = "The key-value";
+    metadata.promptPieces = {"<bos>", "The", " key", "-value"};
+    a.setRecordedSession(metadata, words({{1, " cache"}, {2, " holds"}, {3, " past"}, {4, " keys"}}), "A");
+    b.setRecordedSession(metadata, words({{1, " cache"}, {2, " holds"}, {5, " <new>"}, {6, " keys\n"}}), "B");
+    ASSERT_EQ(view.firstDivergentStep(), 2);
+    const QString texts = view.texts();
+    const QStringList lines = texts.split(QStringLiteral("<br>"));
+    ASSERT_EQ(lines.size(), 2) << texts.toStdString();
+    // The pieces are joined into words: the prompt, then what each session generated.
+    EXPECT_TRUE(lines[0].contains("&lt;bos&gt;The key-value")) << lines[0].toStdString();
+    EXPECT_TRUE(lines[0].contains(" cache holds")) << lines[0].toStdString();
+    // The first divergent token is marked in colour and named by its step, in both texts.
+    EXPECT_TRUE(lines[0].contains("<span style='background:#cb4b16;color:white'> past</span>"
+                                  "<sup style='color:#cb4b16'>step 2</sup>"))
+        << lines[0].toStdString();
+    EXPECT_TRUE(lines[1].contains("<span style='background:#cb4b16;color:white'> &lt;new&gt;</span>"
+                                  "<sup style='color:#cb4b16'>step 2</sup>"))
+        << lines[1].toStdString();
+    EXPECT_FALSE(lines[0].left(lines[0].indexOf("<span style='background")).contains("#cb4b16"))
+        << "nothing before it is marked";
+    EXPECT_TRUE(lines[1].contains("<span style='color:#cb4b16'> keys\u21b5</span>")) << "after it: coloured, "
+                                                                                       "newline shown as ↵";
+
+    // Identical texts: nothing is marked.
+    b.setRecordedSession(metadata, words({{1, " cache"}, {2, " holds"}, {3, " past"}, {4, " keys"}}), "B");
+    EXPECT_EQ(view.firstDivergentStep(), -1);
+    EXPECT_FALSE(view.texts().contains("step ")) << view.texts().toStdString();
 }
 
 } // namespace
