@@ -11,21 +11,33 @@
 namespace kvscope::gui {
 namespace {
 
-// A session whose steps produce the given tokens, each with a two-token distribution.
-std::vector<trace::Event> tokens(const std::vector<std::int64_t>& produced, double confidence) {
+// A session whose steps produce the given tokens (id, piece) after `promptLength` prompt tokens, each
+// with a two-token distribution.
+std::vector<trace::Event> produce(const std::vector<std::pair<std::int64_t, std::string>>& produced,
+                                  double confidence = 0.9, std::int64_t promptLength = 0) {
     std::vector<trace::Event> events;
     for (std::size_t step = 0; step < produced.size(); ++step) {
         const auto s = static_cast<std::int64_t>(step);
+        const std::int64_t seq = promptLength + s + 1;
         events.push_back({s, -1, 0, trace::StepBeginEvent{}});
-        events.push_back({s, 0, 0, trace::UpdateEvent{1, s + 1, s + 1, -1, s + 1, 64}});
+        events.push_back({s, 0, 0, trace::UpdateEvent{1, seq, seq, -1, seq, 64}});
         trace::LogitsEvent logits;
-        logits.tokenIds = {produced[step], 999};
+        logits.tokenIds = {produced[step].first, 999};
         logits.logProbs = {static_cast<float>(std::log(confidence)), static_cast<float>(std::log(1 - confidence))};
         logits.complete = false;
         events.push_back({s, -1, 0, logits});
-        events.push_back({s, -1, 0, trace::StepEndEvent{produced[step], std::string(1, char('a' + produced[step] % 26)), 1}});
+        events.push_back({s, -1, 0, trace::StepEndEvent{produced[step].first, produced[step].second, 1}});
     }
     return events;
+}
+
+// Tokens named by a letter each.
+std::vector<trace::Event> tokens(const std::vector<std::int64_t>& ids, double confidence) {
+    std::vector<std::pair<std::int64_t, std::string>> produced;
+    for (const std::int64_t id : ids) {
+        produced.emplace_back(id, std::string(1, static_cast<char>('a' + id % 26)));
+    }
+    return produce(produced, confidence);
 }
 
 TEST(CompareViewTest, MarksTheFirstDivergenceAndKeepsStepsInSync) {
@@ -46,18 +58,6 @@ TEST(CompareViewTest, MarksTheFirstDivergenceAndKeepsStepsInSync) {
     EXPECT_EQ(b.currentStep(), 3);
 }
 
-// A session whose steps produce the given tokens (id and piece).
-std::vector<trace::Event> words(const std::vector<std::pair<std::int64_t, std::string>>& produced) {
-    std::vector<trace::Event> events;
-    for (std::size_t step = 0; step < produced.size(); ++step) {
-        const auto s = static_cast<std::int64_t>(step);
-        events.push_back({s, -1, 0, trace::StepBeginEvent{}});
-        events.push_back({s, 0, 0, trace::UpdateEvent{1, s + 3, s + 3, -1, s + 3, 64}});
-        events.push_back({s, -1, 0, trace::StepEndEvent{produced[step].first, produced[step].second, 1}});
-    }
-    return events;
-}
-
 TEST(CompareViewTest, ShowsBothTextsAsWordsWithTheFirstDivergenceMarked) {
     SessionController a;
     SessionController b;
@@ -66,8 +66,9 @@ TEST(CompareViewTest, ShowsBothTextsAsWordsWithTheFirstDivergenceMarked) {
     trace::SessionMetadata metadata;
     metadata.prompt = "The key-value";
     metadata.promptPieces = {"<bos>", "The", " key", "-value"};
-    a.setRecordedSession(metadata, words({{1, " cache"}, {2, " holds"}, {3, " past"}, {4, " keys"}}), "A");
-    b.setRecordedSession(metadata, words({{1, " cache"}, {2, " holds"}, {5, " <new>"}, {6, " keys\n"}}), "B");
+    a.setRecordedSession(metadata, produce({{1, " cache"}, {2, " holds"}, {3, " past"}, {4, " keys"}}, 0.9, 4), "A");
+    b.setRecordedSession(metadata, produce({{1, " cache"}, {2, " holds"}, {5, " <new>"}, {6, " keys\n"}}, 0.9, 4),
+                         "B");
     ASSERT_EQ(view.firstDivergentStep(), 2);
     const QString texts = view.texts();
     const QStringList lines = texts.split(QStringLiteral("<br>"));
@@ -88,7 +89,7 @@ TEST(CompareViewTest, ShowsBothTextsAsWordsWithTheFirstDivergenceMarked) {
                                                                                        "newline shown as ↵";
 
     // Identical texts: nothing is marked.
-    b.setRecordedSession(metadata, words({{1, " cache"}, {2, " holds"}, {3, " past"}, {4, " keys"}}), "B");
+    b.setRecordedSession(metadata, produce({{1, " cache"}, {2, " holds"}, {3, " past"}, {4, " keys"}}, 0.9, 4), "B");
     EXPECT_EQ(view.firstDivergentStep(), -1);
     EXPECT_FALSE(view.texts().contains("step ")) << view.texts().toStdString();
 }
