@@ -114,21 +114,22 @@ std::vector<ColumnLabel> OccupancyMapView::columnLabels() const {
     if (m_session.metadata().promptPieces.empty()) {
         return {};
     }
-    const double mapWidth = std::max(1, width() - kLabelWidth - 10);
-    return OccupancyGeometry::columnLabels(span(), mapWidth, QFontMetrics(mapFont(font())).height());
+    return OccupancyGeometry::columnLabels(span(), mapWidth(), QFontMetrics(mapFont(font())).height());
 }
+
+int OccupancyMapView::mapWidth() const { return std::max(1, width() - kLabelWidth - 10); }
 
 QRect OccupancyMapView::columnLabelRect() const {
     if (columnLabels().empty()) {
         return {};
     }
-    return QRect(kLabelWidth, kLegendHeight + 4, std::max(1, width() - kLabelWidth - 10), kColumnLabelHeight - 4);
+    return QRect(kLabelWidth, kLegendHeight + 4, mapWidth(), kColumnLabelHeight - 4);
 }
 
 QRect OccupancyMapView::mapRect() const {
     const QRect labels = columnLabelRect();
     const int top = labels.isEmpty() ? kLegendHeight + 4 : labels.bottom() + 5;
-    return QRect(kLabelWidth, top, std::max(1, width() - kLabelWidth - 10),
+    return QRect(kLabelWidth, top, mapWidth(),
                  std::max(1, height() - top - kAxisHeight - kTokenStripHeight - 4));
 }
 

@@ -57,6 +57,8 @@ protected:
 
 private:
     QRect mapRect() const;
+    /// The map's width, the same with or without column labels.
+    int mapWidth() const;
     /// The band above the rows holding the column labels; empty while none fits.
     QRect columnLabelRect() const;
     void paintColumnLabels(QPainter& painter, const PositionSpan& span);
