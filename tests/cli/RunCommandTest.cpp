@@ -139,6 +139,44 @@ TEST(RunCommandTest, ACheckpointSpeaksThroughItsOwnTokenizer) {
     EXPECT_NE(refused.find("1001 ids but the model's vocabulary has 300"), std::string::npos) << refused;
 }
 
+TEST(RunCommandTest, ATokenizerPairsWithAPresetOrAConfigOfItsVocabulary) {
+    kvscope::testing::TemporaryDirectory directory("kvscope-run-tokenizer");
+    const auto tokenizerFile = directory.path() / "tokenizer.json";
+    std::ofstream(tokenizerFile)
+        << kvscope::tokenizer::testing::TokenizerTestJson::byteLevel({"h e", "l l", "he ll"}).dump();
+    const auto configFile = directory.path() / "config.json";
+    std::ofstream(configFile) << nlohmann::json{{"model_type", "qwen2"},       {"hidden_size", 32},
+                                                {"num_hidden_layers", 2},       {"num_attention_heads", 2},
+                                                {"intermediate_size", 48},      {"vocab_size", 1001}}
+                                     .dump();
+    RunOptions options = quick("");
+    options.run.configPath = configFile.string();
+    options.run.tokenizerPath = tokenizerFile.string();
+    options.run.prompt = "hello hello";
+    options.check = false;
+    options.progress = false;
+    options.out = (directory.path() / "paired.kvsess").string();
+    std::ostringstream progress;
+    const nlohmann::json summary = RunCommand::run(options, progress);
+    EXPECT_EQ(summary.at("tokenizer"), options.run.tokenizerPath);
+    EXPECT_EQ(summary.at("model").at("source").at("tokenizer"), options.run.tokenizerPath);
+    EXPECT_LT(summary.at("prompt_tokens").get<std::size_t>(), std::string("hello hello").size())
+        << "the prompt went through the tokenizer's merges, not one token per byte";
+    const auto contents = kvscope::trace::SessionReader::read(options.out);
+    EXPECT_EQ(contents.metadata.tokenizer, options.run.tokenizerPath);
+    ASSERT_FALSE(contents.metadata.promptPieces.empty());
+    EXPECT_EQ(contents.metadata.promptPieces.front(), "hell");
+
+    // A preset has 259 ids (bytes and three specials): the tokenizer's 1001 do not fit, and both sizes are said.
+    options = quick("llama");
+    options.run.tokenizerPath = directory.path().string(); // a folder with tokenizer.json
+    const std::string refused = refusal([&] { RunCommand::run(options, progress); });
+    EXPECT_NE(refused.find("has 1001 ids but the model's vocabulary has 259"), std::string::npos) << refused;
+
+    options.run.tokenizerPath = (directory.path() / "missing").string();
+    EXPECT_NE(refusal([&] { RunCommand::run(options, progress); }).find("missing"), std::string::npos);
+}
+
 TEST(RunCommandTest, RefusesWhatItCannotDo) {
     std::ostringstream sink;
     RunOptions options = quick("llama");
@@ -190,4 +228,16 @@ TEST(RunCommandTest, ParsesTheCommandLine) {
     RunCommand::addSubcommand(other, clash);
     const char* both[] = {"kvscope-cli", "run", "--preset", "llama", "--checkpoint", "dir"};
     EXPECT_THROW(other.parse(6, both), CLI::ParseError);
+
+    CLI::App paired;
+    RunOptions withTokenizer;
+    RunCommand::addSubcommand(paired, withTokenizer);
+    const char* tokenizer[] = {"kvscope-cli", "run", "--config", "c.json", "--tokenizer", "tok"};
+    paired.parse(6, tokenizer);
+    EXPECT_EQ(withTokenizer.run.tokenizerPath, "tok");
+    CLI::App clashing;
+    RunOptions clashingOptions;
+    RunCommand::addSubcommand(clashing, clashingOptions);
+    const char* ownTokenizer[] = {"kvscope-cli", "run", "--checkpoint", "dir", "--tokenizer", "tok"};
+    EXPECT_THROW(clashing.parse(6, ownTokenizer), CLI::ParseError) << "a checkpoint brings its own tokenizer";
 }

@@ -37,6 +37,11 @@ TEST(AppLauncherTest, ParsesTheDocumentedForms) {
     EXPECT_EQ(options.screenshot, "out.png");
     EXPECT_EQ(options.step, 4);
     EXPECT_EQ(options.size, QSize(1600, 1000));
+
+    const auto paired =
+        AppLauncher::parse({"kvscope", "--config", "c.json", "--tokenizer", "/models/tok"}, capabilities());
+    ASSERT_TRUE(std::holds_alternative<LaunchOptions>(paired)) << std::get<QString>(paired).toStdString();
+    EXPECT_EQ(std::get<LaunchOptions>(paired).live.tokenizerPath, "/models/tok");
 }
 
 TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
@@ -49,6 +54,7 @@ TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
     EXPECT_TRUE(parseError({"--cache", "quantized", "--nbits", "3"}).contains("allowed: 2, 4, 8"));
     EXPECT_TRUE(parseError({"--cache", "quantized", "--backend", "hqq", "--nbits", "3"}).isEmpty());
     EXPECT_TRUE(parseError({"--preset", "llama", "--checkpoint", "/x"}).contains("one model source"));
+    EXPECT_TRUE(parseError({"--checkpoint", "/x", "--tokenizer", "/t"}).contains("a checkpoint folder brings its own"));
     EXPECT_TRUE(parseError({"--device", "cuda"}).contains("not available"));
     EXPECT_TRUE(parseError({"--step", "3"}).contains("--screenshot"));
     EXPECT_TRUE(parseError({"--screenshot", "x.png", "--step", "-1"}).contains("non-negative"));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <c10/core/Device.h>
+#include "kvscope/config/RunSettings.h"
 #include "kvscope/runtime/TextCodec.h"
 
 #include <nlohmann/json.hpp>
@@ -18,21 +19,24 @@ class LanguageModel;
 namespace kvscope::runtime {
 
 /// Loads the model a run names: a checkpoint folder, a config.json with built-in weights, or a preset
-/// (the default preset when none is given). The CLI's `run` and the GUI's live sessions share it.
+/// (the default preset when none is given), and the text it speaks through. The CLI's `run` and the
+/// GUI's live sessions share it.
 class ModelSource {
 public:
     struct Loaded {
         std::unique_ptr<model::LanguageModel> model;
         std::string name;                 ///< the checkpoint folder, the config path or the preset name
-        nlohmann::json source; ///< as a session file records it: {"preset"|"config"|"checkpoint", "weight_seed"}
-        /// The checkpoint's own tokenizer where its folder brings one, else the byte tokenizer.
+        /// As a session file records it: {"preset"|"config"|"checkpoint", "weight_seed", "tokenizer"}.
+        nlohmann::json source;
+        /// The checkpoint's own tokenizer where its folder brings one, the settings' tokenizerPath for a
+        /// preset or config.json, else the byte tokenizer.
         std::unique_ptr<TextCodec> text;
     };
 
-    /// At most one of `checkpointDir` and `configPath` is set; with neither, the preset is used. A
-    /// checkpoint's tokenizer with more ids than the model's vocabulary is refused, naming both sizes.
-    static Loaded load(const std::string& preset, const std::string& configPath, const std::string& checkpointDir,
-                       std::uint64_t weightSeed, const at::Device& device);
+    /// The model source of `settings` (config::validate has accepted them): a checkpoint folder, else a
+    /// config.json, else the preset. A tokenizer with more ids than the model's vocabulary is refused,
+    /// naming both sizes (fewer is fine: checkpoints pad their embeddings).
+    static Loaded load(const config::RunSettings& settings, const at::Device& device);
 };
 
 } // namespace kvscope::runtime
