@@ -195,7 +195,9 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& document) {
             config.ropeScaling = ropeScalingOf(global, "rope_parameters");
         }
         if (auto local = it->find("sliding_attention"); perLayerType && local != it->end() && local->is_object()) {
-            config.ropeLocalBaseFreq = optionalNumber(*local, "rope_theta");
+            if (auto theta = optionalNumber(*local, "rope_theta")) {
+                config.ropeLocalBaseFreq = theta;
+            }
         }
     }
     // Qwen2-style configs carry a `sliding_window` that only applies with `use_sliding_window`;

@@ -195,6 +195,13 @@ TEST(ModelConfigTest, RopeScalingIsReadFromEitherPlace) {
     EXPECT_EQ(nested.ropeScaling->type, "linear");
     EXPECT_EQ(nested.ropeTheta, 1000000.0);
     EXPECT_EQ(nested.ropeLocalBaseFreq, 10000.0);
+    // Gemma 3's released configs keep both bases at the top and only the types per layer type.
+    const ModelConfig released = ModelConfig::fromJson(nlohmann::json::parse(R"({"rope_theta": 1000000.0,
+        "rope_local_base_freq": 100.0, "rope_parameters": {"full_attention": {"factor": 8.0, "rope_type": "linear"},
+        "sliding_attention": {"rope_type": "default"}}})"));
+    EXPECT_EQ(released.ropeScaling->factor, 8.0);
+    EXPECT_EQ(released.ropeTheta, 1000000.0);
+    EXPECT_EQ(released.ropeLocalBaseFreq, 100.0);
     EXPECT_TRUE(refusedConfig(nlohmann::json::parse(R"({"rope_scaling": "linear"})"), {"`rope_scaling`"}));
     EXPECT_TRUE(refusedConfig(nlohmann::json::parse(R"({"rope_scaling": {"type": "linear", "factor": "x"}})"),
                               {"`factor`"}));

@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hf_families  # noqa: E402
 
 BASE = {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 3, "num_attention_heads": 4,
-        "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 160, "rms_norm_eps": 1e-6,
+        "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 260, "rms_norm_eps": 1e-6,
         "rope_theta": 10000.0, "max_position_embeddings": 256}
 
 # Each case sets what its family's checkpoints carry, with values chosen to make every feature
