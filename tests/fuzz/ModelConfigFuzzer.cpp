@@ -3,19 +3,20 @@
 // architecture built on it) or give a config whose layer types, JSON round trip and architecture come
 // out without crashing, hanging or throwing anything else.
 // Build: CC=clang CXX=clang++ cmake --preset dev -B build/fuzz && ninja -C build/fuzz ModelConfigFuzzer
-// Run:   build/fuzz/tests/fuzz/ModelConfigFuzzer -max_len=4096 -rss_limit_mb=2048 tests/fuzz/model-config-seeds
+// Run:   build/fuzz/tests/fuzz/ModelConfigFuzzer -max_len=4096 -rss_limit_mb=2048
+// tests/fuzz/model-config-seeds
 #include "kvscope/config/ConfigError.h"
 #include "kvscope/config/ModelConfig.h"
 #include "kvscope/model/Architecture.h"
 #include "kvscope/model/ModelError.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    const nlohmann::json document = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
+    const nlohmann::json document =
+        nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
     if (document.is_discarded()) {
         return 0;
     }

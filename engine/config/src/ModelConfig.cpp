@@ -65,7 +65,8 @@ template <typename T> void readIfPresent(const nlohmann::json& doc, const char* 
 /// A `rope_scaling` object; "default" (no rescaling) reads as absent.
 std::optional<RopeScaling> ropeScalingOf(const nlohmann::json& object, const char* field) {
     if (!object.is_object()) {
-        throw ConfigError(std::string("config field `") + field + "` must be an object or null, got " + object.dump());
+        throw ConfigError(std::string("config field `") + field + "` must be an object or null, got " +
+                          object.dump());
     }
     RopeScaling scaling;
     for (const char* key : {"rope_type", "type"}) {
@@ -74,7 +75,8 @@ std::optional<RopeScaling> ropeScalingOf(const nlohmann::json& object, const cha
             continue;
         }
         if (!it->is_string()) {
-            throw ConfigError(std::string("config field `") + field + "." + key + "` must be a string, got " + it->dump());
+            throw ConfigError(std::string("config field `") + field + "." + key + "` must be a string, got " +
+                              it->dump());
         }
         scaling.type = it->get<std::string>();
         break;
@@ -98,7 +100,8 @@ std::optional<RopeScaling> ropeScalingOf(const nlohmann::json& object, const cha
 /// The layer types the reference's config classes derive when config.json has no `layer_types`
 /// (Gemma 2's alternation, Gemma 3's sliding-window pattern, Qwen's `max_window_layers`); empty
 /// where the reference leaves the cache to infer them.
-std::optional<std::vector<std::string>> familyLayerTypes(const nlohmann::json& doc, const ModelConfig& config) {
+std::optional<std::vector<std::string>> familyLayerTypes(const nlohmann::json& doc,
+                                                         const ModelConfig& config) {
     const std::string& type = config.modelType;
     const bool derives = type == "gemma2" || type == "gemma3" || type == "gemma3_text" ||
                          ((type == "qwen2" || type == "qwen3") && config.slidingWindow);
@@ -109,7 +112,8 @@ std::optional<std::vector<std::string>> familyLayerTypes(const nlohmann::json& d
     constexpr int64_t maxLayers = 1 << 16;
     if (config.numHiddenLayers > maxLayers) {
         throw ConfigError("config field `num_hidden_layers` is " + std::to_string(config.numHiddenLayers) +
-                          "; at most " + std::to_string(maxLayers) + " layers can be given without `layer_types`");
+                          "; at most " + std::to_string(maxLayers) +
+                          " layers can be given without `layer_types`");
     }
     const auto layers = static_cast<size_t>(config.numHiddenLayers);
     std::vector<std::string> types;
@@ -124,11 +128,13 @@ std::optional<std::vector<std::string>> familyLayerTypes(const nlohmann::json& d
                 }
             }
             if (pattern <= 0) {
-                throw ConfigError("config field `sliding_window_pattern` must be > 0, got " + std::to_string(pattern));
+                throw ConfigError("config field `sliding_window_pattern` must be > 0, got " +
+                                  std::to_string(pattern));
             }
         }
         for (size_t layer = 0; layer < layers; ++layer) {
-            types.push_back((layer + 1) % static_cast<size_t>(pattern) != 0 ? "sliding_attention" : "full_attention");
+            types.push_back((layer + 1) % static_cast<size_t>(pattern) != 0 ? "sliding_attention"
+                                                                            : "full_attention");
         }
         return types;
     }
@@ -194,7 +200,8 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& document) {
         if (global.contains("rope_type") || global.contains("type")) {
             config.ropeScaling = ropeScalingOf(global, "rope_parameters");
         }
-        if (auto local = it->find("sliding_attention"); perLayerType && local != it->end() && local->is_object()) {
+        if (auto local = it->find("sliding_attention");
+            perLayerType && local != it->end() && local->is_object()) {
             if (auto theta = optionalNumber(*local, "rope_theta")) {
                 config.ropeLocalBaseFreq = theta;
             }

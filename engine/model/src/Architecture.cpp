@@ -11,12 +11,22 @@ namespace {
 
 ModelFamily familyOf(const std::string& modelType) {
     static const std::map<std::string, ModelFamily> families = {
-        {"", ModelFamily::Llama},           {"llama", ModelFamily::Llama},         {"mistral", ModelFamily::Llama},
-        {"llama4", ModelFamily::Llama},     {"llama4_text", ModelFamily::Llama},   {"qwen3_next", ModelFamily::Llama},
-        {"qwen2", ModelFamily::Qwen2},      {"qwen3", ModelFamily::Qwen3},         {"phi3", ModelFamily::Phi3},
-        {"gemma", ModelFamily::Gemma},         {"gemma2", ModelFamily::Gemma},
-        {"gemma3", ModelFamily::Gemma},     {"gemma3_text", ModelFamily::Gemma},   {"gemma3n", ModelFamily::Gemma},
-        {"gemma3n_text", ModelFamily::Gemma}, {"whisper", ModelFamily::Whisper},
+        {"", ModelFamily::Llama},
+        {"llama", ModelFamily::Llama},
+        {"mistral", ModelFamily::Llama},
+        {"llama4", ModelFamily::Llama},
+        {"llama4_text", ModelFamily::Llama},
+        {"qwen3_next", ModelFamily::Llama},
+        {"qwen2", ModelFamily::Qwen2},
+        {"qwen3", ModelFamily::Qwen3},
+        {"phi3", ModelFamily::Phi3},
+        {"gemma", ModelFamily::Gemma},
+        {"gemma2", ModelFamily::Gemma},
+        {"gemma3", ModelFamily::Gemma},
+        {"gemma3_text", ModelFamily::Gemma},
+        {"gemma3n", ModelFamily::Gemma},
+        {"gemma3n_text", ModelFamily::Gemma},
+        {"whisper", ModelFamily::Whisper},
     };
     auto it = families.find(modelType);
     if (it == families.end()) {
@@ -75,7 +85,8 @@ void requirePositive(int64_t value, const char* field) {
 
 void requirePositive(double value, const char* field) {
     if (!(value > 0.0)) {
-        throw ModelError(std::string("config field `") + field + "` must be > 0, got " + std::to_string(value));
+        throw ModelError(std::string("config field `") + field + "` must be > 0, got " +
+                         std::to_string(value));
     }
 }
 
@@ -86,8 +97,8 @@ void checkRopeScaling(const std::optional<config::RopeScaling>& scaling) {
     }
     const std::string& type = scaling->type;
     if (type != "linear" && type != "llama3") {
-        throw ModelError("rope_scaling type `" + type + "` is not supported (allowed: " +
-                         Architecture::allowedRopeScalings() + ")");
+        throw ModelError("rope_scaling type `" + type +
+                         "` is not supported (allowed: " + Architecture::allowedRopeScalings() + ")");
     }
     if (!scaling->factor) {
         throw ModelError("rope_scaling type `" + type + "` needs a `factor`");
@@ -99,10 +110,12 @@ void checkRopeScaling(const std::optional<config::RopeScaling>& scaling) {
                              "`original_max_position_embeddings`");
         }
         requirePositive(*scaling->lowFreqFactor, "rope_scaling.low_freq_factor");
-        requirePositive(*scaling->originalMaxPositionEmbeddings, "rope_scaling.original_max_position_embeddings");
+        requirePositive(*scaling->originalMaxPositionEmbeddings,
+                        "rope_scaling.original_max_position_embeddings");
         if (!(*scaling->highFreqFactor > *scaling->lowFreqFactor)) {
             throw ModelError("rope_scaling.high_freq_factor (" + std::to_string(*scaling->highFreqFactor) +
-                             ") must be greater than low_freq_factor (" + std::to_string(*scaling->lowFreqFactor) + ")");
+                             ") must be greater than low_freq_factor (" +
+                             std::to_string(*scaling->lowFreqFactor) + ")");
         }
     }
 }
@@ -119,8 +132,10 @@ int64_t rotaryDimOf(const config::ModelConfig& config, ModelFamily family, int64
     const double factor = *config.partialRotaryFactor;
     const auto dim = static_cast<int64_t>(static_cast<double>(headDim) * factor);
     if (!(factor > 0.0 && factor <= 1.0) || dim <= 0 || dim % 2 != 0) {
-        throw ModelError("config field `partial_rotary_factor` must be in (0, 1] and give an even number of rotating "
-                         "channels (head_dim " + std::to_string(headDim) + " x " + std::to_string(factor) + ")");
+        throw ModelError(
+            "config field `partial_rotary_factor` must be in (0, 1] and give an even number of rotating "
+            "channels (head_dim " +
+            std::to_string(headDim) + " x " + std::to_string(factor) + ")");
     }
     return dim;
 }
@@ -128,11 +143,14 @@ int64_t rotaryDimOf(const config::ModelConfig& config, ModelFamily family, int64
 } // namespace
 
 const char* Architecture::allowedModelTypes() {
-    return "llama, mistral, llama4, llama4_text, qwen2, qwen3, qwen3_next, phi3, gemma, gemma2, gemma3, gemma3_text, "
+    return "llama, mistral, llama4, llama4_text, qwen2, qwen3, qwen3_next, phi3, gemma, gemma2, gemma3, "
+           "gemma3_text, "
            "gemma3n, gemma3n_text, whisper (or none)";
 }
 
-const char* Architecture::allowedRopeScalings() { return "default, linear, llama3"; }
+const char* Architecture::allowedRopeScalings() {
+    return "default, linear, llama3";
+}
 
 bool Architecture::usesLocalRotary(int64_t layer) const {
     return m_localRopeTheta > 0.0 && attentionKind(layer) == AttentionKind::SlidingAttention;
@@ -163,7 +181,8 @@ Architecture::Architecture(config::ModelConfig config) : m_config(std::move(conf
     }
 
     if (m_family == ModelFamily::Phi3 && c.attentionBias.value_or(false)) {
-        throw ModelError("model_type phi3 has no attention biases (config field `attention_bias` must be false or absent)");
+        throw ModelError("model_type phi3 has no attention biases (config field `attention_bias` must be "
+                         "false or absent)");
     }
     m_qkvBias = m_family == ModelFamily::Qwen2 || c.attentionBias.value_or(false);
     m_outputBias = c.attentionBias.value_or(false);

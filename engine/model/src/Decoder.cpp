@@ -156,11 +156,13 @@ at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, 
     } else {
         positions = (at::arange(pass.length, ids.options()) + pass.queryOffset).unsqueeze(0);
     }
-    std::tie(pass.cos, pass.sin) = ops::rotary(
-        positions, ops::inverseFrequencies(arch.rotaryDim(), config().ropeTheta, config().ropeScaling, m_device));
+    std::tie(pass.cos, pass.sin) =
+        ops::rotary(positions, ops::inverseFrequencies(arch.rotaryDim(), config().ropeTheta,
+                                                       config().ropeScaling, m_device));
     if (arch.localRopeTheta() > 0.0) {
         std::tie(pass.localCos, pass.localSin) =
-            ops::rotary(positions, ops::inverseFrequencies(arch.rotaryDim(), arch.localRopeTheta(), std::nullopt, m_device));
+            ops::rotary(positions, ops::inverseFrequencies(arch.rotaryDim(), arch.localRopeTheta(),
+                                                           std::nullopt, m_device));
     }
 
     at::Tensor x = at::embedding(weight("model.embed_tokens.weight"), ids);
@@ -181,9 +183,11 @@ at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, 
         }
         if (arch.sandwichNorms()) {
             // Gemma 2/3: post_attention_layernorm norms the attention output, the MLP has its own pair.
-            x = x + ops::rmsNorm(mixed, weight(p + "post_attention_layernorm.weight"), eps, arch.normAddsOne());
+            x = x +
+                ops::rmsNorm(mixed, weight(p + "post_attention_layernorm.weight"), eps, arch.normAddsOne());
             normed = ops::rmsNorm(x, weight(p + "pre_feedforward_layernorm.weight"), eps, arch.normAddsOne());
-            x = x + ops::rmsNorm(mlp(layer, normed), weight(p + "post_feedforward_layernorm.weight"), eps, arch.normAddsOne());
+            x = x + ops::rmsNorm(mlp(layer, normed), weight(p + "post_feedforward_layernorm.weight"), eps,
+                                 arch.normAddsOne());
             continue;
         }
         x = x + mixed;
@@ -205,30 +209,8 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
     const bool local = arch.usesLocalRotary(layer);
     const at::Tensor& cos = local ? pass.localCos : pass.cos;
     const at::Tensor& sin = local ? pass.localSin : pass.sin;
-    const double eps = config().rmsNormEps;
     const bool ownStates = arch.kvSourceLayer(layer) == layer;
-    at::Tensor query;
-    at::Tensor keys;
-    at::Tensor values;
-    if (arch.fusedProjections()) {
-        // Phi-3's qkv_proj: query, key and value rows stacked in that order.
-        const int64_t queryWidth = arch.numHeads() * arch.headDim();
-        const int64_t kvWidth = arch.numKvHeads() * arch.headDim();
-        at::Tensor fused = ops::linear(hidden, weight(p + "qkv_proj.weight"));
-        query = fused.narrow(-1, 0, queryWidth);
-        keys = fused.narrow(-1, queryWidth, kvWidth);
-        values = fused.narrow(-1, queryWidth + kvWidth, kvWidth);
-    } else {
-        query = ops::linear(hidden, weight(p + "q_proj.weight"), optional(p + "q_proj.bias"));
-        if (ownStates) {
-            keys = ops::linear(hidden, weight(p + "k_proj.weight"), optional(p + "k_proj.bias"));
-            values = ops::linear(hidden, weight(p + "v_proj.weight"), optional(p + "v_proj.bias"));
-        }
-    }
-    query = ops::splitHeads(query, arch.numHeads());
-    if (arch.queryKeyNorms()) {
-        query = ops::rmsNorm(query, weight(p + "q_norm.weight"), eps, arch.normAddsOne());
-    }
+    auto [query, keys, values] = project(layer, hidden, ownStates);
     query = ops::applyRotary(query, cos, sin);
 
     AttendedStates states;
@@ -241,11 +223,6 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
         }
         states = it->second;
     } else {
-        keys = ops::splitHeads(keys, arch.numKvHeads());
-        values = ops::splitHeads(values, arch.numKvHeads());
-        if (arch.queryKeyNorms()) {
-            keys = ops::rmsNorm(keys, weight(p + "k_norm.weight"), eps, arch.normAddsOne());
-        }
         keys = ops::applyRotary(keys, cos, sin);
         cache::MaskSizes sizes{pass.length, 0};
         if (pass.cache != nullptr) {
@@ -276,6 +253,44 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
     const double softcap = config().attnLogitSoftcapping.value_or(0.0);
     at::Tensor attended = ops::attend(query, states.keys, states.values, states.mask, arch.attentionScale(), softcap);
     return ops::linear(attended, weight(p + "o_proj.weight"), optional(p + "o_proj.bias"));
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> Decoder::project(int64_t layer, const at::Tensor& hidden,
+                                                                bool ownStates) const {
+    const Architecture& arch = m_architecture;
+    const std::string p = layerPrefix(layer) + "self_attn.";
+    at::Tensor query;
+    at::Tensor keys;
+    at::Tensor values;
+    if (arch.fusedProjections()) {
+        // Phi-3's qkv_proj: query, key and value rows stacked in that order.
+        const int64_t queryWidth = arch.numHeads() * arch.headDim();
+        const int64_t kvWidth = arch.numKvHeads() * arch.headDim();
+        at::Tensor fused = ops::linear(hidden, weight(p + "qkv_proj.weight"));
+        query = fused.narrow(-1, 0, queryWidth);
+        keys = fused.narrow(-1, queryWidth, kvWidth);
+        values = fused.narrow(-1, queryWidth + kvWidth, kvWidth);
+    } else {
+        query = ops::linear(hidden, weight(p + "q_proj.weight"), optional(p + "q_proj.bias"));
+        if (ownStates) {
+            keys = ops::linear(hidden, weight(p + "k_proj.weight"), optional(p + "k_proj.bias"));
+            values = ops::linear(hidden, weight(p + "v_proj.weight"), optional(p + "v_proj.bias"));
+        }
+    }
+    query = ops::splitHeads(query, arch.numHeads());
+    const double eps = config().rmsNormEps;
+    if (arch.queryKeyNorms()) {
+        query = ops::rmsNorm(query, weight(p + "q_norm.weight"), eps, arch.normAddsOne());
+    }
+    if (!ownStates) {
+        return {query, at::Tensor(), at::Tensor()};
+    }
+    keys = ops::splitHeads(keys, arch.numKvHeads());
+    values = ops::splitHeads(values, arch.numKvHeads());
+    if (arch.queryKeyNorms()) {
+        keys = ops::rmsNorm(keys, weight(p + "k_norm.weight"), eps, arch.normAddsOne());
+    }
+    return {query, keys, values};
 }
 
 at::Tensor Decoder::linearAttention(int64_t layer, const at::Tensor& hidden, Pass& pass) const {

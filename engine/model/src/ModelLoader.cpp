@@ -9,7 +9,6 @@
 #include "kvscope/model/SafetensorsCheckpoint.h"
 
 #include <ATen/ATen.h>
-
 #include <set>
 
 namespace kvscope::model {
@@ -52,8 +51,8 @@ std::unique_ptr<LanguageModel> ModelLoader::fromCheckpoint(const std::filesystem
         throw ModelError(std::string("checkpoint `") + directory.string() + "`: " + error.what());
     }
     const std::string& type = config.modelType;
-    static const std::set<std::string> loadable = {"llama", "mistral", "qwen2", "qwen3",
-                                                   "gemma", "gemma2", "gemma3_text", "phi3"};
+    static const std::set<std::string> loadable = {"llama", "mistral", "qwen2",       "qwen3",
+                                                   "gemma", "gemma2",  "gemma3_text", "phi3"};
     if (!loadable.count(type)) {
         throw ModelError("checkpoint `" + directory.string() + "` has model_type `" + type +
                          "`; kvscope loads checkpoints of these families: " + checkpointModelTypes());
@@ -64,12 +63,14 @@ std::unique_ptr<LanguageModel> ModelLoader::fromCheckpoint(const std::filesystem
         // Transformers ties the output layer to the embedding, whatever a stored lm_head holds.
         ignored.insert("lm_head.weight");
     } else if (!checkpoint.contains("lm_head.weight")) {
-        throw ModelError("checkpoint `" + directory.string() + "` has no `lm_head.weight` but its config unties the "
+        throw ModelError("checkpoint `" + directory.string() +
+                         "` has no `lm_head.weight` but its config unties the "
                          "output layer from the embedding (tie_word_embeddings is " +
                          (config.tieWordEmbeddings ? "false" : "absent, and false by default for " + type) +
                          "); set tie_word_embeddings to true if the output layer is the embedding");
     }
-    ParameterStore parameters = ParameterStore::fromCheckpoint(parameterSpecs(architecture), checkpoint, ignored);
+    ParameterStore parameters =
+        ParameterStore::fromCheckpoint(parameterSpecs(architecture), checkpoint, ignored);
     return fromParameters(config, std::move(parameters), device);
 }
 

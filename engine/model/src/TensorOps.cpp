@@ -2,7 +2,6 @@
 #include "TensorOps.h"
 
 #include <ATen/ATen.h>
-
 #include <cmath>
 #include <limits>
 
@@ -33,8 +32,8 @@ at::Tensor activate(const at::Tensor& input, Activation activation) {
     return input;
 }
 
-at::Tensor inverseFrequencies(int64_t rotaryDim, double theta, const std::optional<config::RopeScaling>& scaling,
-                              const at::Device& device) {
+at::Tensor inverseFrequencies(int64_t rotaryDim, double theta,
+                              const std::optional<config::RopeScaling>& scaling, const at::Device& device) {
     const auto floats = at::TensorOptions().dtype(at::kFloat).device(device);
     // inv_freq = 1 / theta ** (arange(0, dim, 2) / dim), as the reference's default rope init.
     at::Tensor exponents =
@@ -57,7 +56,8 @@ at::Tensor inverseFrequencies(int64_t rotaryDim, double theta, const std::option
     at::Tensor scaled = at::where(wavelength > lowFreqWavelength, inverse / factor, inverse);
     at::Tensor smooth = (context / wavelength - low) / (high - low);
     at::Tensor smoothed = (1.0 - smooth) * scaled / factor + smooth * scaled;
-    at::Tensor medium = (wavelength < highFreqWavelength).logical_not() & (wavelength > lowFreqWavelength).logical_not();
+    at::Tensor medium =
+        (wavelength < highFreqWavelength).logical_not() & (wavelength > lowFreqWavelength).logical_not();
     return at::where(medium, smoothed, scaled);
 }
 
@@ -71,7 +71,8 @@ at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Ten
     const int64_t rotaryDim = cos.size(-1);
     if (rotaryDim < x.size(-1)) {
         at::Tensor rotating = x.narrow(-1, 0, rotaryDim);
-        return at::cat({applyRotary(rotating, cos, sin), x.narrow(-1, rotaryDim, x.size(-1) - rotaryDim)}, -1);
+        return at::cat({applyRotary(rotating, cos, sin), x.narrow(-1, rotaryDim, x.size(-1) - rotaryDim)},
+                       -1);
     }
     const int64_t half = x.size(-1) / 2;
     at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);

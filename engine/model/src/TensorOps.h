@@ -4,7 +4,6 @@
 #include "kvscope/model/Architecture.h"
 
 #include <ATen/core/Tensor.h>
-
 #include <optional>
 #include <utility>
 
@@ -19,8 +18,8 @@ at::Tensor layerNorm(const at::Tensor& input, const at::Tensor& weight, const at
 at::Tensor activate(const at::Tensor& input, Activation activation);
 /// The rotary inverse frequencies [rotaryDim / 2] for base `theta`, rescaled as `scaling` says
 /// (modeling_rope_utils' default, linear and llama3 computations; Architecture refuses other types).
-at::Tensor inverseFrequencies(int64_t rotaryDim, double theta, const std::optional<config::RopeScaling>& scaling,
-                              const at::Device& device);
+at::Tensor inverseFrequencies(int64_t rotaryDim, double theta,
+                              const std::optional<config::RopeScaling>& scaling, const at::Device& device);
 /// cos and sin [batch, 1, tokens, rotaryDim] of the rotary embedding at `positions` [batch, tokens].
 std::pair<at::Tensor, at::Tensor> rotary(const at::Tensor& positions, const at::Tensor& inverseFrequencies);
 /// `x * cos + rotate_half(x) * sin` for x [batch, heads, tokens, headDim]; when cos is narrower than

@@ -151,11 +151,14 @@ TEST(ModelConfigTest, DynamicLayerTypesInference) {
 }
 
 TEST(ModelConfigTest, FamilyConfigClassesDeriveLayerTypes) {
-    auto types = [](const char* json) { return *ModelConfig::fromJson(nlohmann::json::parse(json)).layerTypes; };
+    auto types = [](const char* json) {
+        return *ModelConfig::fromJson(nlohmann::json::parse(json)).layerTypes;
+    };
     const std::string s = "sliding_attention";
     const std::string f = "full_attention";
     // Gemma 2 alternates from a sliding layer; Gemma 3 repeats `sliding_window_pattern` (default 6).
-    EXPECT_EQ(types(R"({"model_type": "gemma2", "num_hidden_layers": 3, "sliding_window": 4})"), (Types{s, f, s}));
+    EXPECT_EQ(types(R"({"model_type": "gemma2", "num_hidden_layers": 3, "sliding_window": 4})"),
+              (Types{s, f, s}));
     EXPECT_EQ(types(R"({"model_type": "gemma3_text", "num_hidden_layers": 7, "sliding_window": 4})"),
               (Types{s, s, s, s, s, f, s}));
     EXPECT_EQ(types(R"({"model_type": "gemma3_text", "num_hidden_layers": 4, "sliding_window_pattern": 2})"),
@@ -164,15 +167,18 @@ TEST(ModelConfigTest, FamilyConfigClassesDeriveLayerTypes) {
     EXPECT_EQ(types(R"({"model_type": "qwen3", "num_hidden_layers": 3, "sliding_window": 4,
                         "use_sliding_window": true, "max_window_layers": 1})"),
               (Types{f, s, s}));
-    const ModelConfig off = ModelConfig::fromJson(nlohmann::json::parse(
-        R"({"model_type": "qwen3", "num_hidden_layers": 3, "sliding_window": 4})"));
+    const ModelConfig off = ModelConfig::fromJson(
+        nlohmann::json::parse(R"({"model_type": "qwen3", "num_hidden_layers": 3, "sliding_window": 4})"));
     EXPECT_FALSE(off.slidingWindow);
     EXPECT_FALSE(off.layerTypes);
     // Given layer types win.
-    EXPECT_EQ(types(R"({"model_type": "gemma2", "num_hidden_layers": 2, "layer_types": ["full_attention", "full_attention"]})"),
-              (Types{f, f}));
-    EXPECT_TRUE(refusedConfig(nlohmann::json::parse(R"({"model_type": "gemma2", "num_hidden_layers": 100000000})"),
-                              {"`num_hidden_layers`", "layer_types"}));
+    EXPECT_EQ(
+        types(
+            R"({"model_type": "gemma2", "num_hidden_layers": 2, "layer_types": ["full_attention", "full_attention"]})"),
+        (Types{f, f}));
+    EXPECT_TRUE(
+        refusedConfig(nlohmann::json::parse(R"({"model_type": "gemma2", "num_hidden_layers": 100000000})"),
+                      {"`num_hidden_layers`", "layer_types"}));
 }
 
 TEST(ModelConfigTest, RopeScalingIsReadFromEitherPlace) {
@@ -184,10 +190,12 @@ TEST(ModelConfigTest, RopeScalingIsReadFromEitherPlace) {
     EXPECT_EQ(llama3.ropeScaling->factor, 8.0);
     EXPECT_EQ(llama3.ropeScaling->originalMaxPositionEmbeddings, 8192);
     // The older `type` key, and "default" meaning none.
-    EXPECT_EQ(ModelConfig::fromJson(nlohmann::json::parse(R"({"rope_scaling": {"type": "yarn", "factor": 4}})"))
-                  .ropeScaling->type,
-              "yarn");
-    EXPECT_FALSE(ModelConfig::fromJson(nlohmann::json::parse(R"({"rope_scaling": {"rope_type": "default"}})")).ropeScaling);
+    EXPECT_EQ(
+        ModelConfig::fromJson(nlohmann::json::parse(R"({"rope_scaling": {"type": "yarn", "factor": 4}})"))
+            .ropeScaling->type,
+        "yarn");
+    EXPECT_FALSE(ModelConfig::fromJson(nlohmann::json::parse(R"({"rope_scaling": {"rope_type": "default"}})"))
+                     .ropeScaling);
     // Newer configs: rope_parameters, per layer type for Gemma 3.
     const ModelConfig nested = ModelConfig::fromJson(nlohmann::json::parse(R"({"rope_parameters": {
         "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},

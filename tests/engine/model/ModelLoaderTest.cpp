@@ -3,22 +3,21 @@
 // bf16 (single file and sharded), load to the logits of the built-in model with the same weights;
 // random checkpoints of every family, written by the Python reference (reference/), give the logits
 // of its independent forward pass, recomputed and through a cache.
-#include "kvscope/cache/DynamicCache.h"
-#include "kvscope/cache/StaticCache.h"
-#include "kvscope/model/ModelCache.h"
-#include "kvscope/model/ModelError.h"
 #include "kvscope/model/ModelLoader.h"
 
 #include "ModelTestHelpers.h"
 #include "SafetensorsTestWriter.h"
+#include "kvscope/cache/DynamicCache.h"
+#include "kvscope/cache/StaticCache.h"
+#include "kvscope/model/ModelCache.h"
+#include "kvscope/model/ModelError.h"
 
 #include <ATen/ATen.h>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include <cstdlib>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 using kvscope::config::ModelConfig;
 using kvscope::model::ModelError;
@@ -59,12 +58,16 @@ std::string referencePython() {
     return "";
 }
 
-/// Runs the reference's checkpoint writer for `family` into `folder`; false when it fails.
-bool writeReferenceCheckpoint(const std::string& python, const std::string& family,
-                              const std::filesystem::path& folder) {
-    const std::filesystem::path script =
-        std::filesystem::path(KVSCOPE_SOURCE_DIR) / "tests" / "engine" / "model" / "reference" / "write_checkpoint.py";
-    return std::system((python + " '" + script.string() + "' " + family + " '" + folder.string() + "'").c_str()) == 0;
+/// Runs the reference's checkpoint writer for `cases` into `folder`/<case>; false when it fails.
+bool writeReferenceCheckpoints(const std::string& python, const std::vector<std::string>& cases,
+                               const std::filesystem::path& folder) {
+    const std::filesystem::path script = std::filesystem::path(KVSCOPE_SOURCE_DIR) / "tests" / "engine" /
+                                         "model" / "reference" / "write_checkpoint.py";
+    std::string command = python + " '" + script.string() + "' '" + folder.string() + "'";
+    for (const std::string& name : cases) {
+        command += " " + name;
+    }
+    return std::system(command.c_str()) == 0;
 }
 
 /// A [1, tokens] or [1, tokens, vocab] tensor from the nested lists of reference.json.
@@ -140,11 +143,13 @@ TEST(ModelLoaderTest, FamiliesMatchTheirHuggingFaceReference) {
         GTEST_SKIP() << "no python3 with torch (Debian: python3-torch) for the reference forward pass";
     }
     TemporaryDirectory directory("kvscope-families");
-    for (const std::string family : {"llama-llama3-tied", "mistral-linear", "qwen2-tied", "qwen3", "qwen3-untied-sliding",
-                                     "gemma", "gemma2", "gemma3_text", "phi3"}) {
+    const std::vector<std::string> families = {"llama-llama3-tied", "mistral-linear", "qwen2-tied",
+                                               "qwen3",             "qwen3-untied-sliding", "gemma",
+                                               "gemma2",            "gemma3_text",          "phi3"};
+    ASSERT_TRUE(writeReferenceCheckpoints(python, families, directory.path()));
+    for (const std::string& family : families) {
         SCOPED_TRACE(family);
         const auto folder = directory.path() / family;
-        ASSERT_TRUE(writeReferenceCheckpoint(python, family, folder));
         std::ifstream in(folder / "reference.json");
         const nlohmann::json reference = nlohmann::json::parse(in);
         const at::Tensor ids = tensorOf(reference.at("input_ids"), at::kLong);
@@ -154,18 +159,19 @@ TEST(ModelLoaderTest, FamiliesMatchTheirHuggingFaceReference) {
         const double recomputed = kvscope::testing::maxAbsDifference(model->forward(ids, nullptr), expected);
         // Token by token through a dynamic cache, then a prefill and chunks through a static one.
         kvscope::model::ModelCache dynamic(std::make_unique<kvscope::cache::DynamicCache>(model->config()));
-        const double stepped =
-            kvscope::testing::maxAbsDifference(kvscope::testing::cachedLogits(*model, dynamic, ids, 1, 1), expected);
-        kvscope::model::ModelCache fixed(std::make_unique<kvscope::cache::StaticCache>(model->config(), ids.size(1)));
-        const double chunked =
-            kvscope::testing::maxAbsDifference(kvscope::testing::cachedLogits(*model, fixed, ids, 4, 3), expected);
+        const double stepped = kvscope::testing::maxAbsDifference(
+            kvscope::testing::cachedLogits(*model, dynamic, ids, 1, 1), expected);
+        kvscope::model::ModelCache fixed(
+            std::make_unique<kvscope::cache::StaticCache>(model->config(), ids.size(1)));
+        const double chunked = kvscope::testing::maxAbsDifference(
+            kvscope::testing::cachedLogits(*model, fixed, ids, 4, 3), expected);
         EXPECT_LE(recomputed, 1e-4);
         EXPECT_LE(stepped, 1e-4);
         EXPECT_LE(chunked, 1e-4);
         // The logits are not vanishing: the tolerance is small next to them.
         EXPECT_GT(expected.abs().max().item<double>(), 0.5);
-        std::cout << family << ": max |logit - reference| recomputed " << recomputed << ", token by token " << stepped
-                  << ", static cache in chunks " << chunked << "\n";
+        std::cout << family << ": max |logit - reference| recomputed " << recomputed << ", token by token "
+                  << stepped << ", static cache in chunks " << chunked << "\n";
     }
 }
 
@@ -175,7 +181,8 @@ TEST(ModelLoaderTest, RopeScalingsOtherThanLinearAndLlama3AreRefusedByName) {
     const auto builtin = ModelLoader::builtin(ModelConfig::fromJson(json));
     for (const std::string type : {"yarn", "dynamic", "longrope", "su"}) {
         json["rope_scaling"] = {{"rope_type", type}, {"factor", 4.0}};
-        SafetensorsTestWriter::writeCheckpoint(directory.path() / type, json, builtin->parameters().tensors(), at::kFloat);
+        SafetensorsTestWriter::writeCheckpoint(directory.path() / type, json, builtin->parameters().tensors(),
+                                               at::kFloat);
         const std::string message = loadRefusal(directory.path() / type);
         EXPECT_NE(message.find("`" + type + "`"), std::string::npos) << message;
         EXPECT_NE(message.find("default, linear, llama3"), std::string::npos) << message;
@@ -184,11 +191,13 @@ TEST(ModelLoaderTest, RopeScalingsOtherThanLinearAndLlama3AreRefusedByName) {
     nlohmann::json phi3 = familyConfig("llama");
     phi3["model_type"] = "phi3";
     phi3["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0, 1.0}}, {"long_factor", {2.0, 2.0}}};
-    SafetensorsTestWriter::writeCheckpoint(directory.path() / "phi3", phi3, builtin->parameters().tensors(), at::kFloat);
+    SafetensorsTestWriter::writeCheckpoint(directory.path() / "phi3", phi3, builtin->parameters().tensors(),
+                                           at::kFloat);
     EXPECT_NE(loadRefusal(directory.path() / "phi3").find("`longrope`"), std::string::npos);
 
     json["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
-    SafetensorsTestWriter::writeCheckpoint(directory.path() / "llama3", json, builtin->parameters().tensors(), at::kFloat);
+    SafetensorsTestWriter::writeCheckpoint(directory.path() / "llama3", json, builtin->parameters().tensors(),
+                                           at::kFloat);
     EXPECT_NE(loadRefusal(directory.path() / "llama3").find("low_freq_factor"), std::string::npos);
 }
 
@@ -204,11 +213,13 @@ TEST(ModelLoaderTest, TiedOutputLayersUseTheEmbeddingAndUntiedOnesNeedTheirOwn) 
     tensors["lm_head.weight"] = at::randn({300, 32});
     SafetensorsTestWriter::writeCheckpoint(directory.path() / "tied", json, tensors, at::kFloat);
     const auto loaded = ModelLoader::fromCheckpoint(directory.path() / "tied");
-    EXPECT_LE(kvscope::testing::maxAbsDifference(loaded->forward(sampleIds(), nullptr), builtin->forward(sampleIds(), nullptr)),
+    EXPECT_LE(kvscope::testing::maxAbsDifference(loaded->forward(sampleIds(), nullptr),
+                                                 builtin->forward(sampleIds(), nullptr)),
               1e-6);
 
     json.erase("tie_word_embeddings");
-    SafetensorsTestWriter::writeCheckpoint(directory.path() / "untied", json, builtin->parameters().tensors(), at::kFloat);
+    SafetensorsTestWriter::writeCheckpoint(directory.path() / "untied", json, builtin->parameters().tensors(),
+                                           at::kFloat);
     const std::string message = loadRefusal(directory.path() / "untied");
     EXPECT_NE(message.find("no `lm_head.weight`"), std::string::npos) << message;
     EXPECT_NE(message.find("tie_word_embeddings is absent"), std::string::npos) << message;
@@ -239,7 +250,8 @@ TEST(ModelLoaderTest, RefusesCheckpointsThatDoNotFit) {
     nlohmann::json llama4 = json;
     llama4["model_type"] = "llama4_text";
     SafetensorsTestWriter::writeCheckpoint(directory.path() / "llama4", llama4, tensors, at::kFloat);
-    EXPECT_NE(loadRefusal(directory.path() / "llama4").find("qwen3, gemma, gemma2, gemma3_text, phi3"), std::string::npos);
+    EXPECT_NE(loadRefusal(directory.path() / "llama4").find("qwen3, gemma, gemma2, gemma3_text, phi3"),
+              std::string::npos);
 
     // A Gemma 2 checkpoint without its feed-forward norms (a Gemma one relabelled) names them.
     nlohmann::json gemma2 = familyConfig("gemma");
@@ -247,7 +259,8 @@ TEST(ModelLoaderTest, RefusesCheckpointsThatDoNotFit) {
     gemma2["model_type"] = "gemma2";
     gemma2["sliding_window"] = 4;
     gemma2["query_pre_attn_scalar"] = 16;
-    SafetensorsTestWriter::writeCheckpoint(directory.path() / "gemma2", gemma2, gemma->parameters().tensors(), at::kFloat);
+    SafetensorsTestWriter::writeCheckpoint(directory.path() / "gemma2", gemma2, gemma->parameters().tensors(),
+                                           at::kFloat);
     EXPECT_NE(loadRefusal(directory.path() / "gemma2").find("pre_feedforward_layernorm"), std::string::npos);
 
     nlohmann::json partial = json;

@@ -148,10 +148,8 @@ class Family:
         default_tied = self.gemma
         self.tied = config.get("tie_word_embeddings", default_tied)
         act = config.get("hidden_activation") or config.get("hidden_act", "silu")
-        if self.gemma or act == "gelu_pytorch_tanh":
-            self.act = lambda x: F.gelu(x, approximate="tanh")
-        else:
-            self.act = F.silu
+        self.act = {"silu": F.silu, "gelu": F.gelu,
+                    "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh")}[act]
         if kind in ("gemma2", "gemma3_text"):
             self.scaling = config["query_pre_attn_scalar"] ** -0.5
         else:

@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Writes a small random Hugging Face checkpoint of one family case and the reference's logits.
+"""Writes small random Hugging Face checkpoints of family cases and the reference's logits.
 
-    python3 write_checkpoint.py CASE OUT_DIR
+    python3 write_checkpoint.py OUT_DIR CASE...
 
-OUT_DIR receives config.json, model.safetensors (tensors under the family's Hugging Face names,
-float32) and reference.json ({"input_ids": [[...]], "logits": [[[...]]]}), the logits of
-hf_families.forward. `python3 write_checkpoint.py --list` names the cases.
+OUT_DIR/CASE receives config.json, model.safetensors (tensors under the family's Hugging Face
+names, float32) and reference.json ({"input_ids": [[...]], "logits": [[[...]]]}), the logits of
+hf_families.forward. `python3 write_checkpoint.py --list` names the cases. One call writes many
+cases, so that torch is imported once.
 """
 
 import json
@@ -38,7 +39,7 @@ CASES = {
               "sliding_window": None, "attention_bias": False, "hidden_act": "silu"},
     "qwen3-untied-sliding": {"model_type": "qwen3", "tie_word_embeddings": False, "use_sliding_window": True,
                              "sliding_window": 4, "max_window_layers": 1},
-    "gemma": {"model_type": "gemma", "hidden_act": "gelu", "num_key_value_heads": 1},
+    "gemma": {"model_type": "gemma", "hidden_activation": "gelu_pytorch_tanh", "num_key_value_heads": 1},
     "gemma2": {"model_type": "gemma2", "hidden_activation": "gelu_pytorch_tanh", "sliding_window": 4,
                "query_pre_attn_scalar": 24, "attn_logit_softcapping": 2.0, "final_logit_softcapping": 5.0,
                "num_hidden_layers": 4},
@@ -135,14 +136,7 @@ def write_safetensors(path, tensors):
             out.write(chunk)
 
 
-def main(argv):
-    if len(argv) == 2 and argv[1] == "--list":
-        print("\n".join(CASES))
-        return 0
-    if len(argv) != 3 or argv[1] not in CASES:
-        sys.stderr.write("usage: write_checkpoint.py CASE OUT_DIR (cases: %s)\n" % ", ".join(CASES))
-        return 2
-    case, out = argv[1], argv[2]
+def write_case(case, out):
     config = config_of(case)
     weights = random_weights(config, seed=sorted(CASES).index(case) + 1)
     generator = torch.Generator().manual_seed(99)
@@ -155,6 +149,18 @@ def main(argv):
     write_safetensors(os.path.join(out, "model.safetensors"), weights)
     with open(os.path.join(out, "reference.json"), "w") as handle:
         json.dump({"input_ids": input_ids.tolist(), "logits": logits.tolist()}, handle)
+
+
+def main(argv):
+    if len(argv) == 2 and argv[1] == "--list":
+        print("\n".join(CASES))
+        return 0
+    unknown = [case for case in argv[2:] if case not in CASES]
+    if len(argv) < 3 or unknown:
+        sys.stderr.write("usage: write_checkpoint.py OUT_DIR CASE... (cases: %s)\n" % ", ".join(CASES))
+        return 2
+    for case in argv[2:]:
+        write_case(case, os.path.join(argv[1], case))
     return 0
 
 

@@ -14,10 +14,10 @@ namespace kvscope::config {
 /// A config's `rope_scaling` (or `rope_parameters`): how the rotary frequencies are rescaled.
 /// Fields the type does not use stay empty; which types a model accepts is model::Architecture's call.
 struct RopeScaling {
-    std::string type;                                    ///< `rope_type` (or the older `type`)
-    std::optional<double> factor;                        ///< `factor`
-    std::optional<double> lowFreqFactor;                 ///< `low_freq_factor` (llama3)
-    std::optional<double> highFreqFactor;                ///< `high_freq_factor` (llama3)
+    std::string type;                                     ///< `rope_type` (or the older `type`)
+    std::optional<double> factor;                         ///< `factor`
+    std::optional<double> lowFreqFactor;                  ///< `low_freq_factor` (llama3)
+    std::optional<double> highFreqFactor;                 ///< `high_freq_factor` (llama3)
     std::optional<int64_t> originalMaxPositionEmbeddings; ///< `original_max_position_embeddings` (llama3)
 };
 

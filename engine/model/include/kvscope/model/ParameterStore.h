@@ -2,7 +2,6 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
-
 #include <cstdint>
 #include <map>
 #include <set>
@@ -34,7 +33,8 @@ public:
     /// The specs' tensors from a checkpoint (f32, f16 or bf16, converted to float32). Refuses a
     /// missing tensor or a wrong shape, and checkpoint tensors no spec names, listing them, except
     /// those in `ignored` (which are not loaded).
-    static ParameterStore fromCheckpoint(const std::vector<ParameterSpec>& specs, const SafetensorsCheckpoint& checkpoint,
+    static ParameterStore fromCheckpoint(const std::vector<ParameterSpec>& specs,
+                                         const SafetensorsCheckpoint& checkpoint,
                                          const std::set<std::string>& ignored = {});
 
     /// Throws ModelError unless every spec is present with its shape.
