@@ -8,6 +8,7 @@ report a layer's own operation inside a cache operation (crop, offload, prefetch
 without a cache. A wrapper reached again for the same object (a `super()` call) passes through.
 """
 
+import contextlib
 import inspect
 import math
 import time
@@ -75,6 +76,21 @@ def _flush_error(layer, before, tokens_in, returned):
     relative = math.sqrt(totals[2] / totals[3]) if totals[3] > 0 else 0.0
     return moved, totals[0], mean, relative
 
+@contextlib.contextmanager
+def _inside(rec, obj, context=None):
+    """Marks `obj` as being recorded while its original runs, so that its super() calls pass through;
+    with a `context`, the layer wrappers it reaches see that cache operation."""
+    outer = rec._context
+    if context is not None:
+        rec._context = context
+    rec._inside.add(id(obj))
+    try:
+        yield
+    finally:
+        rec._inside.discard(id(obj))
+        rec._context = outer
+
+
 # --- cache wrappers: one operation of a whole cache ---------------------------------------------
 
 def _cache_update(original):
@@ -91,15 +107,10 @@ def _cache_update(original):
         before = tracer.probe(layer) if layer is not None else EMPTY
         quantized_before = getattr(layer, "_quantized_keys", None)
         context = Context(self, tracer, "update", index)
-        outer, rec._context = rec._context, context
-        rec._inside.add(id(self))
         offloading = bool(getattr(self, "offloading", False))
         start = time.perf_counter_ns() if offloading else 0
-        try:
+        with _inside(rec, self, context):
             returned = original(self, key_states, value_states, layer_idx, *args, **kwargs)
-        finally:
-            rec._inside.discard(id(self))
-            rec._context = outer
         end = time.perf_counter_ns() if offloading else 0
         if layer_idx < 0:
             index = layer_idx + len(self.layers)
@@ -148,13 +159,8 @@ def _cache_op(op):
             facts = rec.facts
             batch_before = facts.batch_size(self.layers) if op in ("batch_repeat_interleave",
                                                                    "batch_select_indices") else 0
-            outer, rec._context = rec._context, Context(self, tracer, op)
-            rec._inside.add(id(self))
-            try:
+            with _inside(rec, self, Context(self, tracer, op)):
                 result = original(self, *args, **kwargs)
-            finally:
-                rec._inside.discard(id(self))
-                rec._context = outer
             argument = args[0] if args else next(iter(kwargs.values()), None)
             if op == "crop":
                 tracer.emit_totals_if_changed()  # the layers reported themselves
@@ -212,11 +218,8 @@ def _layer_update(original):
         tracer, index, _ = rec._layer_place(self)
         before = tracer.probe(self)
         quantized_before = getattr(self, "_quantized_keys", None)
-        rec._inside.add(id(self))
-        try:
+        with _inside(rec, self):
             returned = original(self, key_states, value_states, *args, **kwargs)
-        finally:
-            rec._inside.discard(id(self))
         record_update(rec, tracer, index, self, before, quantized_before, key_states, value_states, returned)
         return returned
     return update
@@ -230,11 +233,8 @@ def _layer_crop(original):
         rec._ensure_step()
         tracer, index, context = rec._layer_place(self)
         before = tracer.probe(self)
-        rec._inside.add(id(self))
-        try:
+        with _inside(rec, self):
             result = original(self, max_length, *args, **kwargs)
-        finally:
-            rec._inside.discard(id(self))
         tracer.emit_crop(index, self, before, int(max_length))
         tracer.emit_memory(index, self, tracer.is_on_host(index))
         if context is None:
@@ -253,11 +253,8 @@ def _layer_op(op):
             rec._ensure_step()
             tracer, index, _ = rec._layer_place(self)
             batch_before = rec.facts.batch_size([self])
-            rec._inside.add(id(self))
-            try:
+            with _inside(rec, self):
                 result = original(self, *args, **kwargs)
-            finally:
-                rec._inside.discard(id(self))
             argument = args[0] if args else next(iter(kwargs.values()), None)
             if op == "reset":
                 rec._emit(ev.RESET, index, ())
@@ -282,12 +279,9 @@ def _layer_offload(original):
         if context is None or context.op != "update" or id(self) in rec._inside:
             return original(self, *args, **kwargs)
         tracer, index, _ = rec._layer_place(self)
-        rec._inside.add(id(self))
         begin = time.perf_counter_ns()
-        try:
+        with _inside(rec, self):
             result = original(self, *args, **kwargs)
-        finally:
-            rec._inside.discard(id(self))
         end = time.perf_counter_ns()
         while len(tracer.on_host) <= index:
             tracer.on_host.append(False)
@@ -306,12 +300,9 @@ def _layer_prefetch(original):
             return original(self, *args, **kwargs)
         tracer, index, _ = rec._layer_place(self)
         moves = tracer.is_on_host(index)
-        rec._inside.add(id(self))
         begin = time.perf_counter_ns()
-        try:
+        with _inside(rec, self):
             result = original(self, *args, **kwargs)
-        finally:
-            rec._inside.discard(id(self))
         end = time.perf_counter_ns()
         context.prefetch_end = end
         if moves:

@@ -139,6 +139,91 @@ TEST(RunCommandTest, ACheckpointSpeaksThroughItsOwnTokenizer) {
     EXPECT_NE(refused.find("1001 ids but the model's vocabulary has 300"), std::string::npos) << refused;
 }
 
+TEST(RunCommandTest, EveryCheckpointFamilySpeaksThroughItsTokenizer) {
+    // A checkpoint of each family, under its Hugging Face tensor names, with a tokenizer beside it:
+    // `run --checkpoint` encodes through the tokenizer's merges and prints text decoded by it.
+    kvscope::testing::TemporaryDirectory directory("kvscope-run-families");
+    const std::vector<nlohmann::json> families = {
+        {{"model_type", "llama"}, {"tie_word_embeddings", true},
+         {"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                           {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 64}}}},
+        {{"model_type", "mistral"}, {"sliding_window", 4}, {"rope_scaling", {{"type", "linear"}, {"factor", 2.0}}}},
+        {{"model_type", "qwen2"}, {"use_sliding_window", false}},
+        {{"model_type", "qwen3"}, {"head_dim", 16}},
+        {{"model_type", "gemma"}, {"head_dim", 16}, {"hidden_activation", "gelu_pytorch_tanh"}},
+        {{"model_type", "gemma2"}, {"head_dim", 16}, {"sliding_window", 4}, {"query_pre_attn_scalar", 16},
+         {"attn_logit_softcapping", 50.0}, {"final_logit_softcapping", 30.0}},
+        {{"model_type", "gemma3_text"}, {"head_dim", 16}, {"sliding_window", 4}, {"sliding_window_pattern", 2},
+         {"query_pre_attn_scalar", 16}, {"rope_local_base_freq", 100.0}},
+        {{"model_type", "phi3"}, {"partial_rotary_factor", 0.5}},
+    };
+    for (nlohmann::json config : families) {
+        const std::string family = config.at("model_type");
+        SCOPED_TRACE(family);
+        config.update({{"hidden_size", 32}, {"num_hidden_layers", 2}, {"num_attention_heads", 2},
+                       {"num_key_value_heads", 1}, {"intermediate_size", 48}, {"vocab_size", 1024}});
+        auto model = kvscope::model::ModelLoader::builtin(kvscope::config::ModelConfig::fromJson(config));
+        const auto folder = directory.path() / family;
+        kvscope::testing::SafetensorsTestWriter::writeCheckpoint(folder, config, model->parameters().tensors(),
+                                                                at::kFloat);
+        std::ofstream(folder / "tokenizer.json")
+            << kvscope::tokenizer::testing::TokenizerTestJson::byteLevel({"h e", "l l", "he ll"}).dump();
+        RunOptions options = quick("");
+        options.run.checkpointDir = folder.string();
+        options.run.prompt = "hello hello";
+        options.run.ignoreEos = true;
+        options.progress = false;
+        std::ostringstream progress;
+        const nlohmann::json summary = RunCommand::run(options, progress);
+        EXPECT_EQ(summary.at("model").at("model_type"), family);
+        EXPECT_EQ(summary.at("tokenizer"), options.run.checkpointDir);
+        // 'hell', 'o', 'Ġ', 'hell', 'o': merged by the tokenizer (no merge joins 'Ġ' and 'h'), no bos; not 11 bytes.
+        EXPECT_EQ(summary.at("prompt_tokens"), 5u);
+        EXPECT_TRUE(summary.at("check_passed").get<bool>());
+        EXPECT_EQ(summary.at("new_tokens"), 6u);
+        EXPECT_EQ(summary.at("pieces").size(), 6u);
+        EXPECT_FALSE(summary.at("text").get<std::string>().empty());
+    }
+}
+
+TEST(RunCommandTest, ATokenizerPairsWithAPresetOrAConfigOfItsVocabulary) {
+    kvscope::testing::TemporaryDirectory directory("kvscope-run-tokenizer");
+    const auto tokenizerFile = directory.path() / "tokenizer.json";
+    std::ofstream(tokenizerFile)
+        << kvscope::tokenizer::testing::TokenizerTestJson::byteLevel({"h e", "l l", "he ll"}).dump();
+    const auto configFile = directory.path() / "config.json";
+    std::ofstream(configFile) << nlohmann::json{{"model_type", "qwen2"},       {"hidden_size", 32},
+                                                {"num_hidden_layers", 2},       {"num_attention_heads", 2},
+                                                {"intermediate_size", 48},      {"vocab_size", 1001}}
+                                     .dump();
+    RunOptions options = quick("");
+    options.run.configPath = configFile.string();
+    options.run.tokenizerPath = tokenizerFile.string();
+    options.run.prompt = "hello hello";
+    options.check = false;
+    options.progress = false;
+    options.out = (directory.path() / "paired.kvsess").string();
+    std::ostringstream progress;
+    const nlohmann::json summary = RunCommand::run(options, progress);
+    EXPECT_EQ(summary.at("tokenizer"), options.run.tokenizerPath);
+    EXPECT_EQ(summary.at("model").at("source").at("tokenizer"), options.run.tokenizerPath);
+    EXPECT_LT(summary.at("prompt_tokens").get<std::size_t>(), std::string("hello hello").size())
+        << "the prompt went through the tokenizer's merges, not one token per byte";
+    const auto contents = kvscope::trace::SessionReader::read(options.out);
+    EXPECT_EQ(contents.metadata.tokenizer, options.run.tokenizerPath);
+    ASSERT_FALSE(contents.metadata.promptPieces.empty());
+    EXPECT_EQ(contents.metadata.promptPieces.front(), "hell");
+
+    // A preset has 259 ids (bytes and three specials): the tokenizer's 1001 do not fit, and both sizes are said.
+    options = quick("llama");
+    options.run.tokenizerPath = directory.path().string(); // a folder with tokenizer.json
+    const std::string refused = refusal([&] { RunCommand::run(options, progress); });
+    EXPECT_NE(refused.find("has 1001 ids but the model's vocabulary has 259"), std::string::npos) << refused;
+
+    options.run.tokenizerPath = (directory.path() / "missing").string();
+    EXPECT_NE(refusal([&] { RunCommand::run(options, progress); }).find("missing"), std::string::npos);
+}
+
 TEST(RunCommandTest, RefusesWhatItCannotDo) {
     std::ostringstream sink;
     RunOptions options = quick("llama");
@@ -190,4 +275,16 @@ TEST(RunCommandTest, ParsesTheCommandLine) {
     RunCommand::addSubcommand(other, clash);
     const char* both[] = {"kvscope-cli", "run", "--preset", "llama", "--checkpoint", "dir"};
     EXPECT_THROW(other.parse(6, both), CLI::ParseError);
+
+    CLI::App paired;
+    RunOptions withTokenizer;
+    RunCommand::addSubcommand(paired, withTokenizer);
+    const char* tokenizer[] = {"kvscope-cli", "run", "--config", "c.json", "--tokenizer", "tok"};
+    paired.parse(6, tokenizer);
+    EXPECT_EQ(withTokenizer.run.tokenizerPath, "tok");
+    CLI::App clashing;
+    RunOptions clashingOptions;
+    RunCommand::addSubcommand(clashing, clashingOptions);
+    const char* ownTokenizer[] = {"kvscope-cli", "run", "--checkpoint", "dir", "--tokenizer", "tok"};
+    EXPECT_THROW(clashing.parse(6, ownTokenizer), CLI::ParseError) << "a checkpoint brings its own tokenizer";
 }

@@ -31,6 +31,8 @@ expect "run --cache paged" "unknown value \`paged\` (allowed: dynamic, static, q
 expect "run --backend int4" "(allowed: min-max, quanto (= min-max), hqq)" run --backend int4
 expect "run --nbits 3" "nbits 3 is not supported by the min-max quantizer (allowed: 2, 4, 8)" \
     run --cache quantized --nbits 3 --no-progress
+expect "run --tokenizer without one" "$empty/none" run --tokenizer "$empty/none" --no-progress
+expect "run --tokenizer bytes-only folder" "$empty" run --tokenizer "$empty" --no-progress
 expect "bench cache --layers 0" "--layers: must be a whole number at least 1" bench cache --layers 0
 expect "bench cache --type paged" "dynamic_sliding" bench cache --type paged
 expect "replay --step -1" "--step: must be a whole number at least 0" replay /dev/null --step -1

@@ -42,6 +42,11 @@ TEST(AppLauncherTest, ParsesTheDocumentedForms) {
     const auto seeded = AppLauncher::parse({"kvscope", "--preset", "llama", "--weight-seed", "5"}, capabilities());
     ASSERT_TRUE(std::holds_alternative<LaunchOptions>(seeded)) << std::get<QString>(seeded).toStdString();
     EXPECT_EQ(std::get<LaunchOptions>(seeded).live.weightSeed, std::optional<std::uint64_t>(5));
+
+    const auto paired =
+        AppLauncher::parse({"kvscope", "--config", "c.json", "--tokenizer", "/models/tok"}, capabilities());
+    ASSERT_TRUE(std::holds_alternative<LaunchOptions>(paired)) << std::get<QString>(paired).toStdString();
+    EXPECT_EQ(std::get<LaunchOptions>(paired).live.tokenizerPath, "/models/tok");
 }
 
 TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
@@ -54,6 +59,7 @@ TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
     EXPECT_TRUE(parseError({"--cache", "quantized", "--nbits", "3"}).contains("allowed: 2, 4, 8"));
     EXPECT_TRUE(parseError({"--cache", "quantized", "--backend", "hqq", "--nbits", "3"}).isEmpty());
     EXPECT_TRUE(parseError({"--preset", "llama", "--checkpoint", "/x"}).contains("one model source"));
+    EXPECT_TRUE(parseError({"--checkpoint", "/x", "--tokenizer", "/t"}).contains("a checkpoint folder brings its own"));
     EXPECT_TRUE(parseError({"--device", "cuda"}).contains("not available"));
     EXPECT_TRUE(parseError({"--step", "3"}).contains("--screenshot"));
     EXPECT_TRUE(parseError({"--screenshot", "x.png", "--step", "-1"}).contains("non-negative"));

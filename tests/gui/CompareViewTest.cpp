@@ -5,25 +5,39 @@
 #include "kvscope/gui/session/ViewSelection.h"
 
 #include <cmath>
+#include <string>
+#include <utility>
 
 namespace kvscope::gui {
 namespace {
 
-// A session whose steps produce the given tokens, each with a two-token distribution.
-std::vector<trace::Event> tokens(const std::vector<std::int64_t>& produced, double confidence) {
+// A session whose steps produce the given tokens (id, piece) after `promptLength` prompt tokens, each
+// with a two-token distribution.
+std::vector<trace::Event> produce(const std::vector<std::pair<std::int64_t, std::string>>& produced,
+                                  double confidence = 0.9, std::int64_t promptLength = 0) {
     std::vector<trace::Event> events;
     for (std::size_t step = 0; step < produced.size(); ++step) {
         const auto s = static_cast<std::int64_t>(step);
+        const std::int64_t seq = promptLength + s + 1;
         events.push_back({s, -1, 0, trace::StepBeginEvent{}});
-        events.push_back({s, 0, 0, trace::UpdateEvent{1, s + 1, s + 1, -1, s + 1, 64}});
+        events.push_back({s, 0, 0, trace::UpdateEvent{1, seq, seq, -1, seq, 64}});
         trace::LogitsEvent logits;
-        logits.tokenIds = {produced[step], 999};
+        logits.tokenIds = {produced[step].first, 999};
         logits.logProbs = {static_cast<float>(std::log(confidence)), static_cast<float>(std::log(1 - confidence))};
         logits.complete = false;
         events.push_back({s, -1, 0, logits});
-        events.push_back({s, -1, 0, trace::StepEndEvent{produced[step], std::string(1, char('a' + produced[step] % 26)), 1}});
+        events.push_back({s, -1, 0, trace::StepEndEvent{produced[step].first, produced[step].second, 1}});
     }
     return events;
+}
+
+// Tokens named by a letter each.
+std::vector<trace::Event> tokens(const std::vector<std::int64_t>& ids, double confidence) {
+    std::vector<std::pair<std::int64_t, std::string>> produced;
+    for (const std::int64_t id : ids) {
+        produced.emplace_back(id, std::string(1, static_cast<char>('a' + id % 26)));
+    }
+    return produce(produced, confidence);
 }
 
 TEST(CompareViewTest, MarksTheFirstDivergenceAndKeepsStepsInSync) {
@@ -42,6 +56,42 @@ TEST(CompareViewTest, MarksTheFirstDivergenceAndKeepsStepsInSync) {
     EXPECT_FALSE(view.comparison()[2].top1Agrees);
     a.setCurrentStep(3);
     EXPECT_EQ(b.currentStep(), 3);
+}
+
+TEST(CompareViewTest, ShowsBothTextsAsWordsWithTheFirstDivergenceMarked) {
+    SessionController a;
+    SessionController b;
+    ViewSelection selection;
+    CompareView view(a, b, selection);
+    trace::SessionMetadata metadata;
+    metadata.prompt = "The key-value";
+    metadata.promptPieces = {"<bos>", "The", " key", "-value"};
+    a.setRecordedSession(metadata, produce({{1, " cache"}, {2, " holds"}, {3, " past"}, {4, " keys"}}, 0.9, 4), "A");
+    b.setRecordedSession(metadata, produce({{1, " cache"}, {2, " holds"}, {5, " <new>"}, {6, " keys\n"}}, 0.9, 4),
+                         "B");
+    ASSERT_EQ(view.firstDivergentStep(), 2);
+    const QString texts = view.texts();
+    const QStringList lines = texts.split(QStringLiteral("<br>"));
+    ASSERT_EQ(lines.size(), 2) << texts.toStdString();
+    // The pieces are joined into words: the prompt, then what each session generated.
+    EXPECT_TRUE(lines[0].contains("&lt;bos&gt;The key-value")) << lines[0].toStdString();
+    EXPECT_TRUE(lines[0].contains(" cache holds")) << lines[0].toStdString();
+    // The first divergent token is marked in colour and named by its step, in both texts.
+    EXPECT_TRUE(lines[0].contains("<span style='background:#cb4b16;color:white'> past</span>"
+                                  "<sup style='color:#cb4b16'>step 2</sup>"))
+        << lines[0].toStdString();
+    EXPECT_TRUE(lines[1].contains("<span style='background:#cb4b16;color:white'> &lt;new&gt;</span>"
+                                  "<sup style='color:#cb4b16'>step 2</sup>"))
+        << lines[1].toStdString();
+    EXPECT_FALSE(lines[0].left(lines[0].indexOf("<span style='background")).contains("#cb4b16"))
+        << "nothing before it is marked";
+    EXPECT_TRUE(lines[1].contains("<span style='color:#cb4b16'> keys\u21b5</span>")) << "after it: coloured, "
+                                                                                       "newline shown as ↵";
+
+    // Identical texts: nothing is marked.
+    b.setRecordedSession(metadata, produce({{1, " cache"}, {2, " holds"}, {3, " past"}, {4, " keys"}}, 0.9, 4), "B");
+    EXPECT_EQ(view.firstDivergentStep(), -1);
+    EXPECT_FALSE(view.texts().contains("step ")) << view.texts().toStdString();
 }
 
 } // namespace

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+#include <vector>
+
 namespace kvscope::gui {
 namespace {
 
@@ -46,6 +50,60 @@ TEST(EventExplainerTest, ReasonsNameTheCause) {
     const QString flushWhy = EventExplainer::why(flush, state);
     EXPECT_TRUE(flushWhy.contains("residual had grown to 9 tokens")) << flushWhy.toStdString();
     EXPECT_TRUE(flushWhy.contains("2.34%")) << flushWhy.toStdString();
+}
+
+// A session's text: "The key-value cache holds" as pieces, position by position.
+EventExplainer::TokenLookup sentence() {
+    static const std::vector<std::string> pieces = {"<bos>", "The", " key", "-value", " cache", " holds", "\n"};
+    return [](std::int64_t position) -> std::optional<std::string> {
+        if (position < 0 || position >= static_cast<std::int64_t>(pieces.size())) {
+            return std::nullopt;
+        }
+        return pieces[static_cast<std::size_t>(position)];
+    };
+}
+
+TEST(EventExplainerTest, QuotesTheTokensAnEventConcerns) {
+    const trace::StepState state;
+    // Positions 1..4 left a window that now starts at 5 (evicted 1: position 4).
+    const trace::Event slide{12, 3, 4, trace::WindowSlideEvent{1, 5, 7, 2}};
+    const QString slid = EventExplainer::why(slide, state, sentence());
+    EXPECT_TRUE(slid.contains("the window slid past ' cache'")) << slid.toStdString();
+    const trace::Event slideTwo{12, 3, 4, trace::WindowSlideEvent{2, 5, 7, 2}};
+    EXPECT_TRUE(EventExplainer::why(slideTwo, state, sentence()).contains("slid past '-value', ' cache'"));
+
+    // A crop from 7 to 3 tokens cut positions 3..6: four tokens, named by the first and the last.
+    const trace::Event crop{9, 0, 4, trace::CropEvent{3, 7, 3}};
+    const QString cropped = EventExplainer::why(crop, state, sentence());
+    EXPECT_TRUE(cropped.contains("tail tokens ('-value' … '\\n')")) << cropped.toStdString();
+    EXPECT_TRUE(cropped.contains("resumes from position 3")) << cropped.toStdString();
+
+    // A flush that moved 3 tokens into a store of 4: positions 1..3.
+    const trace::Event flush{8, 1, 4, trace::QuantizeFlushEvent{3, 3, 0, 4, 4096, 1024, 0.1, 0.01, 0.02}};
+    const QString flushed = EventExplainer::why(flush, state, sentence());
+    EXPECT_TRUE(flushed.contains("quantized ('The', ' key', '-value') into")) << flushed.toStdString();
+    EXPECT_TRUE(flushed.contains("2.00%")) << flushed.toStdString();
+
+    // A decoding update names the token it stored (seq 6: position 5).
+    const trace::Event update{14, 0, 5, trace::UpdateEvent{1, 6, 6, -1, 6, 4096}};
+    const QString stored = EventExplainer::why(update, state, sentence());
+    EXPECT_TRUE(stored.contains("key and value (' holds')")) << stored.toStdString();
+
+    // Unknown tokens (past the session's text, or no text at all) leave the sentence as it was.
+    const trace::Event beyond{20, 3, 4, trace::WindowSlideEvent{1, 40, 42, 2}};
+    EXPECT_FALSE(EventExplainer::why(beyond, state, sentence()).contains("slid past"));
+    EXPECT_EQ(EventExplainer::why(slide, state), EventExplainer::why(slide, state, {}));
+    EXPECT_FALSE(EventExplainer::why(slide, state).contains("'"));
+}
+
+TEST(EventExplainerTest, TokenTextIsNeverTakenForAPlaceholder) {
+    // A piece that looks like a placeholder stays as it is, whatever comes after it in the sentence.
+    const EventExplainer::TokenLookup percent = [](std::int64_t) { return std::optional<std::string>("%1"); };
+    const trace::Event slide{12, 3, 4, trace::WindowSlideEvent{1, 5, 7, 2}};
+    const QString why = EventExplainer::why(slide, trace::StepState{}, percent);
+    EXPECT_TRUE(why.contains("slid past '%1', so attention now starts at position 5")) << why.toStdString();
+    const trace::Event end{3, -1, 0, trace::StepEndEvent{66, "%2", 1000}};
+    EXPECT_EQ(EventExplainer::summary(end), "produced 66 '%2' in 1.0 µs");
 }
 
 TEST(EventExplainerTest, FormatsBytes) {

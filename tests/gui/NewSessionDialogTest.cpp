@@ -2,7 +2,11 @@
 #include "kvscope/gui/window/NewSessionDialog.h"
 
 #include <QApplication>
+#include <QTemporaryDir>
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 namespace kvscope::gui {
 namespace {
@@ -53,6 +57,46 @@ TEST(NewSessionDialogTest, RefusesWhatCannotRun) {
     config.configPath = "/no/such/config.json";
     NewSessionDialog missing(capabilities(false), config);
     EXPECT_TRUE(missing.validate().contains("/no/such/config.json"));
+}
+
+TEST(NewSessionDialogTest, ShowsTheTokenizerASourceBrings) {
+    QTemporaryDir checkpoint;
+    std::vector<std::string> asked;
+    EngineCapabilities engine = capabilities(false);
+    // The engine reads the tokenizer (LiveSession::describeTokenizer); here it answers per path.
+    engine.describeTokenizer = [&](const std::string& path) {
+        asked.push_back(path);
+        return path == checkpoint.path().toStdString() ? std::string("BPE tokenizer, 1001 ids (tokenizer.json)")
+                                                       : std::string("Unigram tokenizer, 32000 ids (tokenizer.model)");
+    };
+    NewSessionDialog presetDialog(engine, kvscope::config::RunSettings{});
+    EXPECT_TRUE(presetDialog.tokenizerDescription().startsWith("bytes")) << "a preset alone speaks bytes";
+    EXPECT_TRUE(asked.empty()) << "nothing to read";
+
+    kvscope::config::RunSettings fromCheckpoint;
+    fromCheckpoint.checkpointDir = checkpoint.path().toStdString();
+    NewSessionDialog dialog(engine, fromCheckpoint);
+    EXPECT_EQ(dialog.tokenizerDescription(), "BPE tokenizer, 1001 ids (tokenizer.json)");
+    EXPECT_EQ(asked.back(), fromCheckpoint.checkpointDir);
+    EXPECT_EQ(dialog.settings(), fromCheckpoint);
+    EXPECT_EQ(dialog.validate(), QString());
+
+    // A preset paired with a tokenizer file: the settings carry it and the dialog describes it.
+    kvscope::config::RunSettings paired;
+    paired.preset = "mistral";
+    paired.tokenizerPath = "/models/tokenizer.model";
+    dialog.setSettings(paired);
+    EXPECT_EQ(dialog.settings(), paired);
+    EXPECT_EQ(dialog.tokenizerDescription(), "Unigram tokenizer, 32000 ids (tokenizer.model)");
+    EXPECT_EQ(asked.back(), paired.tokenizerPath);
+    EXPECT_TRUE(dialog.validate().contains("Tokenizer not found: \"/models/tokenizer.model\""))
+        << dialog.validate().toStdString();
+
+    // Back to the checkpoint: its own tokenizer again, and no paired one in the settings.
+    fromCheckpoint.tokenizerPath.clear();
+    dialog.setSettings(fromCheckpoint);
+    EXPECT_EQ(dialog.tokenizerDescription(), "BPE tokenizer, 1001 ids (tokenizer.json)");
+    EXPECT_TRUE(dialog.settings().tokenizerPath.empty());
 }
 
 } // namespace

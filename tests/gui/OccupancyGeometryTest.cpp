@@ -65,23 +65,95 @@ TEST(OccupancyGeometryTest, StateAtAndExtent) {
 
 TEST(OccupancyGeometryTest, PositionPixelMapping) {
     struct Case {
-        std::int64_t position, extent;
+        std::int64_t position;
+        PositionSpan span;
         double width, x;
     };
-    for (const Case& test : std::vector<Case>{{0, 100, 500, 0}, {50, 100, 500, 250}, {100, 100, 500, 500},
-                                              {1, 32768, 1024, 1.0 / 32.0}, {5, 0, 100, 0}}) {
-        EXPECT_DOUBLE_EQ(OccupancyGeometry::positionToX(test.position, test.extent, test.width), test.x);
+    for (const Case& test : std::vector<Case>{{0, {0, 100}, 500, 0},
+                                              {50, {0, 100}, 500, 250},
+                                              {100, {0, 100}, 500, 500},
+                                              {1, {0, 32768}, 1024, 1.0 / 32.0},
+                                              {5, {0, 0}, 100, 0},
+                                              {30, {20, 10}, 500, 500}, // zoomed: the span's end
+                                              {25, {20, 10}, 500, 250},
+                                              {10, {20, 10}, 500, -500}}) { // left of the span
+        EXPECT_DOUBLE_EQ(OccupancyGeometry::positionToX(test.position, test.span, test.width), test.x);
     }
     struct Back {
         double x;
-        std::int64_t extent;
+        PositionSpan span;
         double width;
         std::int64_t position;
     };
-    for (const Back& test : std::vector<Back>{{0, 100, 500, 0}, {4.99, 100, 500, 0}, {5, 100, 500, 1},
-                                              {499.9, 100, 500, 99}, {800, 100, 500, 99}, {-3, 100, 500, 0}}) {
-        EXPECT_EQ(OccupancyGeometry::xToPosition(test.x, test.extent, test.width), test.position) << test.x;
+    for (const Back& test : std::vector<Back>{{0, {0, 100}, 500, 0},     {4.99, {0, 100}, 500, 0},
+                                              {5, {0, 100}, 500, 1},     {499.9, {0, 100}, 500, 99},
+                                              {800, {0, 100}, 500, 99},  {-3, {0, 100}, 500, 0},
+                                              {0, {20, 10}, 500, 20},    {260, {20, 10}, 500, 25},
+                                              {900, {20, 10}, 500, 29},  {-9, {20, 10}, 500, 20}}) {
+        EXPECT_EQ(OccupancyGeometry::xToPosition(test.x, test.span, test.width), test.position) << test.x;
     }
+}
+
+TEST(OccupancyGeometryTest, ZoomKeepsThePositionUnderThePointer) {
+    struct Case {
+        const char* what;
+        PositionSpan span;
+        double factor, x;
+        std::int64_t extent, minCount;
+        PositionSpan expected;
+    };
+    const std::vector<Case> cases = {
+        {"in at the left edge", {0, 100}, 0.5, 0, 100, 8, {0, 50}},
+        {"in at the centre", {0, 100}, 0.5, 500, 100, 8, {25, 50}},
+        {"in at the right edge", {0, 100}, 0.5, 999, 100, 8, {50, 50}},
+        {"in, not past the minimum", {40, 10}, 0.1, 500, 100, 8, {41, 8}},
+        {"out from a zoomed span", {40, 20}, 2.0, 500, 100, 8, {30, 40}},
+        {"out, clamped to the extent", {10, 80}, 2.0, 500, 100, 8, {0, 100}},
+        {"out near the end", {90, 10}, 2.0, 999, 100, 8, {80, 20}},
+        {"out at the end, shifted back", {90, 10}, 2.0, 500, 100, 8, {80, 20}},
+        {"a small span still grows", {3, 2}, 1.1, 0, 100, 1, {3, 3}},
+        {"a small span still shrinks", {3, 3}, 0.9, 0, 100, 1, {3, 2}},
+        {"an extent under the minimum", {0, 5}, 0.5, 500, 5, 8, {0, 5}},
+    };
+    for (const Case& test : cases) {
+        const PositionSpan zoomed =
+            OccupancyGeometry::zoomed(test.span, test.factor, test.x, 1000, test.extent, test.minCount);
+        EXPECT_EQ(zoomed, test.expected) << test.what;
+    }
+    // Many zooms in a row about one pixel keep its position exactly: no rounding drift.
+    PositionSpan span{0, 5000};
+    const std::int64_t under = OccupancyGeometry::xToPosition(377, span, 1000);
+    for (int notch = 0; notch < 40; ++notch) {
+        span = OccupancyGeometry::zoomed(span, 0.8, 377, 1000, 5000, 4);
+        ASSERT_EQ(OccupancyGeometry::xToPosition(377, span, 1000), under) << notch;
+    }
+    EXPECT_EQ(span.count, 4);
+}
+
+TEST(OccupancyGeometryTest, ClampedSpansLieInsideTheExtent) {
+    EXPECT_EQ(OccupancyGeometry::clamped({90, 20}, 100), (PositionSpan{80, 20}));
+    EXPECT_EQ(OccupancyGeometry::clamped({-5, 20}, 100), (PositionSpan{0, 20}));
+    EXPECT_EQ(OccupancyGeometry::clamped({10, 500}, 100), (PositionSpan{0, 100}));
+    EXPECT_EQ(OccupancyGeometry::clamped({10, 0}, 100), (PositionSpan{10, 1}));
+    EXPECT_EQ(OccupancyGeometry::clamped({10, 20}, 0), (PositionSpan{0, 1}));
+}
+
+TEST(OccupancyGeometryTest, ColumnsAreLabelledOnlyWhereALabelFits) {
+    struct Case {
+        PositionSpan span;
+        double width, labelWidth;
+        std::size_t labels;
+    };
+    for (const Case& test : std::vector<Case>{{{0, 100}, 1000, 12, 0},   // 10 px columns: too narrow
+                                              {{0, 80}, 1000, 12, 80},   // 12.5 px: every column
+                                              {{40, 20}, 1000, 12, 20},  // zoomed in
+                                              {{0, 0}, 1000, 12, 0}}) {
+        EXPECT_EQ(OccupancyGeometry::columnLabels(test.span, test.width, test.labelWidth).size(), test.labels)
+            << test.span.first << "+" << test.span.count;
+    }
+    const std::vector<ColumnLabel> labels = OccupancyGeometry::columnLabels({40, 20}, 1000, 12);
+    EXPECT_EQ(labels.front(), (ColumnLabel{40, 0, 50}));
+    EXPECT_EQ(labels.back(), (ColumnLabel{59, 950, 1000}));
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 #include <QMouseEvent>
 #include <QSignalSpy>
 #include <QTest>
+#include <QWheelEvent>
 
 namespace kvscope::gui {
 namespace {
@@ -80,6 +81,64 @@ TEST(OccupancyMapViewTest, TheTokenStripAndHoverNameTheTokenAtAPosition) {
     const std::int64_t produced = SessionTokens::producedPosition(session.metadata(), session.currentStep());
     EXPECT_EQ(produced, static_cast<std::int64_t>(prompt.size()) + session.currentStep());
     EXPECT_FALSE(view.describe(0, produced).contains(QStringLiteral("\u201c\u201d")));
+}
+
+TEST(OccupancyMapViewTest, ZoomedInTheMapLabelsColumnsWithTokens) {
+    SessionController session;
+    ViewSelection selection;
+    OccupancyMapView view(session, selection);
+    view.resize(900, 400);
+    const auto options = testing::smallSession(200);
+    testing::loadSynthetic(session, options);
+    session.goToEnd();
+    const PositionSpan all = view.span();
+    EXPECT_EQ(all.first, 0);
+    EXPECT_GT(all.count, 200);
+    EXPECT_TRUE(view.columnLabels().empty()) << "a few pixels per position: no label fits";
+    const QImage unlabelled = view.grab().toImage();
+
+    // Wheel notches over the middle of the map zoom in about the position there.
+    const int middle = 112 + (900 - 112 - 10) / 2;
+    const double mapWidth = 900 - 112 - 10;
+    const std::int64_t middlePosition = OccupancyGeometry::xToPosition(middle - 112, all, mapWidth);
+    for (int notch = 0; notch < 12; ++notch) {
+        QWheelEvent wheel(QPointF(middle, 200), view.mapToGlobal(QPointF(middle, 200)), {}, QPoint(0, 120),
+                          Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(&view, &wheel);
+    }
+    const PositionSpan zoomed = view.span();
+    EXPECT_LT(zoomed.count, 60);
+    EXPECT_GT(zoomed.first, 0);
+    EXPECT_EQ(OccupancyGeometry::xToPosition(middle - 112, zoomed, mapWidth), middlePosition)
+        << "the position under the pointer stays there";
+    const std::vector<ColumnLabel> labels = view.columnLabels();
+    ASSERT_EQ(static_cast<std::int64_t>(labels.size()), zoomed.count) << "every column labelled";
+    EXPECT_EQ(labels.front().position, zoomed.first);
+    // Each label sits over its column: hovering there names the same token.
+    const ColumnLabel& label = labels[labels.size() / 2];
+    const int x = 112 + static_cast<int>((label.x0 + label.x1) / 2);
+    const std::optional<std::string> piece =
+        SessionTokens::pieceAt(session.metadata(), session.timeline(), label.position);
+    ASSERT_TRUE(piece);
+    EXPECT_EQ(view.tokenAt(x).toStdString(), *piece);
+    EXPECT_NE(view.grab().toImage(), unlabelled);
+
+    // A double click shows every position again, without labels.
+    QTest::mouseDClick(&view, Qt::LeftButton, {}, QPoint(middle, 200));
+    EXPECT_EQ(view.span(), all);
+    EXPECT_TRUE(view.columnLabels().empty());
+}
+
+TEST(OccupancyMapViewTest, ASessionWithoutTextsHasNoColumnLabels) {
+    SessionController session;
+    ViewSelection selection;
+    OccupancyMapView view(session, selection);
+    view.resize(4000, 300);
+    trace::SessionMetadata metadata; // format 1.0: no prompt pieces
+    std::vector<trace::Event> events = {{0, 0, 0, trace::UpdateEvent{5, 5, 5, -1, 5, 64}},
+                                        {0, -1, 1, trace::StepEndEvent{65, "A", 1}}};
+    session.setRecordedSession(metadata, events, "old");
+    EXPECT_TRUE(view.columnLabels().empty());
 }
 
 } // namespace

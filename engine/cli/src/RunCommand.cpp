@@ -87,6 +87,10 @@ CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
         run->add_option("--checkpoint", settings.checkpointDir, "A folder with config.json and *.safetensors");
     preset->excludes(config)->excludes(checkpoint);
     config->excludes(checkpoint);
+    run->add_option("--tokenizer", settings.tokenizerPath,
+                    "A tokenizer for --preset or --config: folder, tokenizer.json or tokenizer.model (as many ids as "
+                    "the model's vocabulary at most)")
+        ->excludes(checkpoint);
     OptionChecks::addEnum(*run, "--cache", settings.cache.kind, &config::cacheKindFromString,
                           config::allowedCacheKinds(), "Cache kind");
     OptionChecks::addEnum(*run, "--backend", settings.cache.backend, &config::quantizerBackendFromString,
@@ -99,8 +103,9 @@ CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
         ->check(OptionChecks::integerAtLeast(1));
     run->add_option("--max-cache-len", settings.cache.maxCacheLen, "Static cache length (0 = prompt + tokens)")
         ->check(OptionChecks::integerAtLeast(0));
-    CLI::Option* prompt = run->add_option("--prompt", settings.prompt,
-                                          "Prompt text (the checkpoint's tokenizer, else byte tokens after a bos)");
+    CLI::Option* prompt = run->add_option(
+        "--prompt", settings.prompt,
+        "Prompt text (the checkpoint's or --tokenizer's tokenizer, else byte tokens after a bos)");
     run->add_option("--prompt-file", options.promptFile, "Read the prompt from this file")
         ->check(CLI::ExistingFile)
         ->excludes(prompt);
@@ -136,8 +141,7 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     const at::Device device = model::ModelLoader::device(settings.device);
 
     const auto loadStart = Clock::now();
-    runtime::ModelSource::Loaded loaded =
-        runtime::ModelSource::load(settings.preset, settings.configPath, settings.checkpointDir, settings.weightSeed, device);
+    runtime::ModelSource::Loaded loaded = runtime::ModelSource::load(settings, device);
     model::LanguageModel& languageModel = *loaded.model;
     const double loadMs = millisecondsSince(loadStart);
     const model::Architecture& architecture = languageModel.architecture();

@@ -62,6 +62,89 @@ template <typename T> void readIfPresent(const nlohmann::json& doc, const char* 
     }
 }
 
+/// A `rope_scaling` object; "default" (no rescaling) reads as absent.
+std::optional<RopeScaling> ropeScalingOf(const nlohmann::json& object, const char* field) {
+    if (!object.is_object()) {
+        throw ConfigError(std::string("config field `") + field + "` must be an object or null, got " +
+                          object.dump());
+    }
+    RopeScaling scaling;
+    for (const char* key : {"rope_type", "type"}) {
+        auto it = object.find(key);
+        if (it == object.end() || it->is_null()) {
+            continue;
+        }
+        if (!it->is_string()) {
+            throw ConfigError(std::string("config field `") + field + "." + key + "` must be a string, got " +
+                              it->dump());
+        }
+        scaling.type = it->get<std::string>();
+        break;
+    }
+    if (scaling.type.empty()) {
+        if (object.contains("factor")) {
+            throw ConfigError(std::string("config field `") + field + "` sets a factor but no `rope_type`");
+        }
+        return std::nullopt;
+    }
+    if (scaling.type == "default") {
+        return std::nullopt;
+    }
+    scaling.factor = optionalNumber(object, "factor");
+    scaling.lowFreqFactor = optionalNumber(object, "low_freq_factor");
+    scaling.highFreqFactor = optionalNumber(object, "high_freq_factor");
+    scaling.originalMaxPositionEmbeddings = optionalInt(object, "original_max_position_embeddings");
+    return scaling;
+}
+
+/// The layer types the reference's config classes derive when config.json has no `layer_types`
+/// (Gemma 2's alternation, Gemma 3's sliding-window pattern, Qwen's `max_window_layers`); empty
+/// where the reference leaves the cache to infer them.
+std::optional<std::vector<std::string>> familyLayerTypes(const nlohmann::json& doc,
+                                                         const ModelConfig& config) {
+    const std::string& type = config.modelType;
+    const bool derives = type == "gemma2" || type == "gemma3" || type == "gemma3_text" ||
+                         ((type == "qwen2" || type == "qwen3") && config.slidingWindow);
+    if (!derives) {
+        return std::nullopt;
+    }
+    // A bound on the list built here, so that a hostile config cannot make it exhaust memory.
+    constexpr int64_t maxLayers = 1 << 16;
+    if (config.numHiddenLayers > maxLayers) {
+        throw ConfigError("config field `num_hidden_layers` is " + std::to_string(config.numHiddenLayers) +
+                          "; at most " + std::to_string(maxLayers) +
+                          " layers can be given without `layer_types`");
+    }
+    const auto layers = static_cast<size_t>(config.numHiddenLayers);
+    std::vector<std::string> types;
+    if (type == "gemma2" || type == "gemma3" || type == "gemma3_text") {
+        int64_t pattern = 2;
+        if (type != "gemma2") {
+            pattern = 6;
+            for (const char* key : {"sliding_window_pattern", "_sliding_window_pattern"}) {
+                if (auto value = optionalInt(doc, key)) {
+                    pattern = *value;
+                    break;
+                }
+            }
+            if (pattern <= 0) {
+                throw ConfigError("config field `sliding_window_pattern` must be > 0, got " +
+                                  std::to_string(pattern));
+            }
+        }
+        for (size_t layer = 0; layer < layers; ++layer) {
+            types.push_back((layer + 1) % static_cast<size_t>(pattern) != 0 ? "sliding_attention"
+                                                                            : "full_attention");
+        }
+        return types;
+    }
+    const int64_t firstSliding = optionalInt(doc, "max_window_layers").value_or(28);
+    for (size_t layer = 0; layer < layers; ++layer) {
+        types.push_back(static_cast<int64_t>(layer) >= firstSliding ? "sliding_attention" : "full_attention");
+    }
+    return types;
+}
+
 } // namespace
 
 ModelConfig ModelConfig::fromJson(const nlohmann::json& document) {
@@ -103,14 +186,36 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& document) {
     readIfPresent(doc, "max_position_embeddings", config.maxPositionEmbeddings);
     readIfPresent(doc, "rms_norm_eps", config.rmsNormEps);
     readIfPresent(doc, "rope_theta", config.ropeTheta);
-    // Newer configs nest the rotary base in `rope_parameters`.
+    config.ropeLocalBaseFreq = optionalNumber(doc, "rope_local_base_freq");
+    config.partialRotaryFactor = optionalNumber(doc, "partial_rotary_factor");
+    if (auto it = doc.find("rope_scaling"); it != doc.end() && !it->is_null()) {
+        config.ropeScaling = ropeScalingOf(*it, "rope_scaling");
+    }
+    // Newer configs nest the rotary base and scaling in `rope_parameters`, Gemma 3's per layer type.
     if (auto it = doc.find("rope_parameters"); it != doc.end() && it->is_object()) {
-        readIfPresent(*it, "rope_theta", config.ropeTheta);
+        const auto full = it->find("full_attention");
+        const bool perLayerType = full != it->end() && full->is_object();
+        const nlohmann::json& global = perLayerType ? *full : *it;
+        readIfPresent(global, "rope_theta", config.ropeTheta);
+        if (global.contains("rope_type") || global.contains("type")) {
+            config.ropeScaling = ropeScalingOf(global, "rope_parameters");
+        }
+        if (auto local = it->find("sliding_attention");
+            perLayerType && local != it->end() && local->is_object()) {
+            if (auto theta = optionalNumber(*local, "rope_theta")) {
+                config.ropeLocalBaseFreq = theta;
+            }
+        }
     }
     // Qwen2-style configs carry a `sliding_window` that only applies with `use_sliding_window`;
     // the reference's config class drops it otherwise.
-    if (auto use = optionalBool(doc, "use_sliding_window"); use && !*use) {
+    // Qwen2's and Qwen3's config classes default `use_sliding_window` to false.
+    const bool qwen = config.modelType == "qwen2" || config.modelType == "qwen3";
+    if (auto use = optionalBool(doc, "use_sliding_window"); use ? !*use : qwen) {
         config.slidingWindow.reset();
+    }
+    if (!config.layerTypes) {
+        config.layerTypes = familyLayerTypes(doc, config);
     }
 
     for (const char* key : {"hidden_activation", "hidden_act", "activation_function"}) {
@@ -198,6 +303,22 @@ nlohmann::json ModelConfig::toJson() const {
     doc["max_position_embeddings"] = maxPositionEmbeddings;
     doc["rms_norm_eps"] = rmsNormEps;
     doc["rope_theta"] = ropeTheta;
+    if (ropeScaling) {
+        nlohmann::json scaling = {{"rope_type", ropeScaling->type}};
+        if (ropeScaling->factor) {
+            scaling["factor"] = *ropeScaling->factor;
+        }
+        if (ropeScaling->lowFreqFactor) {
+            scaling["low_freq_factor"] = *ropeScaling->lowFreqFactor;
+        }
+        if (ropeScaling->highFreqFactor) {
+            scaling["high_freq_factor"] = *ropeScaling->highFreqFactor;
+        }
+        if (ropeScaling->originalMaxPositionEmbeddings) {
+            scaling["original_max_position_embeddings"] = *ropeScaling->originalMaxPositionEmbeddings;
+        }
+        doc["rope_scaling"] = scaling;
+    }
     if (hiddenAct) {
         doc["hidden_act"] = *hiddenAct;
     }
@@ -216,6 +337,8 @@ nlohmann::json ModelConfig::toJson() const {
     putNumber("query_pre_attn_scalar", queryPreAttnScalar);
     putNumber("attn_logit_softcapping", attnLogitSoftcapping);
     putNumber("final_logit_softcapping", finalLogitSoftcapping);
+    putNumber("rope_local_base_freq", ropeLocalBaseFreq);
+    putNumber("partial_rotary_factor", partialRotaryFactor);
     doc["linear_conv_kernel_dim"] = linearConvKernelDim;
     putOptional("linear_num_key_heads", linearNumKeyHeads);
     putOptional("linear_num_value_heads", linearNumValueHeads);

@@ -30,6 +30,10 @@ void validate(const RunSettings& settings) {
     if (sources > 1) {
         throw ConfigError("give one model source: a preset, a config.json or a checkpoint folder");
     }
+    if (!settings.tokenizerPath.empty() && !settings.checkpointDir.empty()) {
+        throw ConfigError("a tokenizer pairs with a preset or a config.json; a checkpoint folder brings its own "
+                          "(its tokenizer.json or tokenizer.model)");
+    }
     requireAtLeast(settings.tokens, 1, "tokens");
     requireAtLeast(settings.beams, 1, "beams");
     requireAtLeast(settings.topK, 0, "top-k");

@@ -11,11 +11,22 @@ namespace {
 
 ModelFamily familyOf(const std::string& modelType) {
     static const std::map<std::string, ModelFamily> families = {
-        {"", ModelFamily::Llama},           {"llama", ModelFamily::Llama},         {"mistral", ModelFamily::Llama},
-        {"llama4", ModelFamily::Llama},     {"llama4_text", ModelFamily::Llama},   {"qwen3_next", ModelFamily::Llama},
-        {"qwen2", ModelFamily::Qwen2},      {"gemma", ModelFamily::Gemma},         {"gemma2", ModelFamily::Gemma},
-        {"gemma3", ModelFamily::Gemma},     {"gemma3_text", ModelFamily::Gemma},   {"gemma3n", ModelFamily::Gemma},
-        {"gemma3n_text", ModelFamily::Gemma}, {"whisper", ModelFamily::Whisper},
+        {"", ModelFamily::Llama},
+        {"llama", ModelFamily::Llama},
+        {"mistral", ModelFamily::Llama},
+        {"llama4", ModelFamily::Llama},
+        {"llama4_text", ModelFamily::Llama},
+        {"qwen3_next", ModelFamily::Llama},
+        {"qwen2", ModelFamily::Qwen2},
+        {"qwen3", ModelFamily::Qwen3},
+        {"phi3", ModelFamily::Phi3},
+        {"gemma", ModelFamily::Gemma},
+        {"gemma2", ModelFamily::Gemma},
+        {"gemma3", ModelFamily::Gemma},
+        {"gemma3_text", ModelFamily::Gemma},
+        {"gemma3n", ModelFamily::Gemma},
+        {"gemma3n_text", ModelFamily::Gemma},
+        {"whisper", ModelFamily::Whisper},
     };
     auto it = families.find(modelType);
     if (it == families.end()) {
@@ -72,11 +83,77 @@ void requirePositive(int64_t value, const char* field) {
     }
 }
 
+void requirePositive(double value, const char* field) {
+    if (!(value > 0.0)) {
+        throw ModelError(std::string("config field `") + field + "` must be > 0, got " +
+                         std::to_string(value));
+    }
+}
+
+/// Refuses a RoPE scaling kvscope does not compute, or one that lacks what its type needs.
+void checkRopeScaling(const std::optional<config::RopeScaling>& scaling) {
+    if (!scaling) {
+        return;
+    }
+    const std::string& type = scaling->type;
+    if (type != "linear" && type != "llama3") {
+        throw ModelError("rope_scaling type `" + type +
+                         "` is not supported (allowed: " + Architecture::allowedRopeScalings() + ")");
+    }
+    if (!scaling->factor) {
+        throw ModelError("rope_scaling type `" + type + "` needs a `factor`");
+    }
+    requirePositive(*scaling->factor, "rope_scaling.factor");
+    if (type == "llama3") {
+        if (!scaling->lowFreqFactor || !scaling->highFreqFactor || !scaling->originalMaxPositionEmbeddings) {
+            throw ModelError("rope_scaling type `llama3` needs `low_freq_factor`, `high_freq_factor` and "
+                             "`original_max_position_embeddings`");
+        }
+        requirePositive(*scaling->lowFreqFactor, "rope_scaling.low_freq_factor");
+        requirePositive(*scaling->originalMaxPositionEmbeddings,
+                        "rope_scaling.original_max_position_embeddings");
+        if (!(*scaling->highFreqFactor > *scaling->lowFreqFactor)) {
+            throw ModelError("rope_scaling.high_freq_factor (" + std::to_string(*scaling->highFreqFactor) +
+                             ") must be greater than low_freq_factor (" +
+                             std::to_string(*scaling->lowFreqFactor) + ")");
+        }
+    }
+}
+
+/// The rotating channels of a head: all of them, or Phi-3's `partial_rotary_factor` share.
+int64_t rotaryDimOf(const config::ModelConfig& config, ModelFamily family, int64_t headDim) {
+    if (!config.partialRotaryFactor || *config.partialRotaryFactor == 1.0) {
+        return headDim;
+    }
+    if (family != ModelFamily::Phi3) {
+        throw ModelError("config field `partial_rotary_factor` is supported for model_type phi3 only (got " +
+                         std::to_string(*config.partialRotaryFactor) + " for `" + config.modelType + "`)");
+    }
+    const double factor = *config.partialRotaryFactor;
+    const auto dim = static_cast<int64_t>(static_cast<double>(headDim) * factor);
+    if (!(factor > 0.0 && factor <= 1.0) || dim <= 0 || dim % 2 != 0) {
+        throw ModelError(
+            "config field `partial_rotary_factor` must be in (0, 1] and give an even number of rotating "
+            "channels (head_dim " +
+            std::to_string(headDim) + " x " + std::to_string(factor) + ")");
+    }
+    return dim;
+}
+
 } // namespace
 
 const char* Architecture::allowedModelTypes() {
-    return "llama, mistral, llama4, llama4_text, qwen2, qwen3_next, gemma, gemma2, gemma3, gemma3_text, gemma3n, "
-           "gemma3n_text, whisper (or none)";
+    return "llama, mistral, llama4, llama4_text, qwen2, qwen3, qwen3_next, phi3, gemma, gemma2, gemma3, "
+           "gemma3_text, "
+           "gemma3n, gemma3n_text, whisper (or none)";
+}
+
+const char* Architecture::allowedRopeScalings() {
+    return "default, linear, llama3";
+}
+
+bool Architecture::usesLocalRotary(int64_t layer) const {
+    return m_localRopeTheta > 0.0 && attentionKind(layer) == AttentionKind::SlidingAttention;
 }
 
 Architecture::Architecture(config::ModelConfig config) : m_config(std::move(config)) {
@@ -103,11 +180,25 @@ Architecture::Architecture(config::ModelConfig config) : m_config(std::move(conf
         throw ModelError("head_dim must be even for rotary positions, got " + std::to_string(m_headDim));
     }
 
+    if (m_family == ModelFamily::Phi3 && c.attentionBias.value_or(false)) {
+        throw ModelError("model_type phi3 has no attention biases (config field `attention_bias` must be "
+                         "false or absent)");
+    }
     m_qkvBias = m_family == ModelFamily::Qwen2 || c.attentionBias.value_or(false);
     m_outputBias = c.attentionBias.value_or(false);
     m_tiedEmbeddings =
         c.tieWordEmbeddings.value_or(m_family == ModelFamily::Gemma || m_family == ModelFamily::Whisper);
     m_attentionScale = 1.0 / std::sqrt(c.queryPreAttnScalar ? *c.queryPreAttnScalar : static_cast<double>(m_headDim));
+    const bool gemma3 = c.modelType == "gemma3" || c.modelType == "gemma3_text";
+    m_sandwichNorms = gemma3 || c.modelType == "gemma2";
+    m_queryKeyNorms = gemma3 || m_family == ModelFamily::Qwen3;
+    if (gemma3) {
+        // Gemma3TextConfig's default local base.
+        m_localRopeTheta = c.ropeLocalBaseFreq.value_or(10000.0);
+        requirePositive(m_localRopeTheta, "rope_local_base_freq");
+    }
+    checkRopeScaling(c.ropeScaling);
+    m_rotaryDim = rotaryDimOf(c, m_family, m_headDim);
 
     const auto layers = static_cast<size_t>(c.numHiddenLayers);
     if (c.layerTypes) {

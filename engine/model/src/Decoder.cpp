@@ -38,6 +38,9 @@ struct Decoder::Pass {
     at::Tensor paddingMask;
     at::Tensor cos;
     at::Tensor sin;
+    /// Gemma 3's sliding layers: the rotary table of `rope_local_base_freq`.
+    at::Tensor localCos;
+    at::Tensor localSin;
     /// Masks built in this pass, by (kind, kvLength, kvOffset): layers of one kind share them.
     std::map<std::tuple<int, int64_t, int64_t>, at::Tensor> masks;
     std::map<int64_t, AttendedStates> shared;
@@ -68,7 +71,10 @@ std::vector<ParameterSpec> Decoder::parameterSpecs(const Architecture& arch) {
     for (int64_t layer = 0; layer < arch.numLayers(); ++layer) {
         const std::string p = layerPrefix(layer);
         specs.push_back(norm(p + "input_layernorm.weight", hidden));
-        if (arch.hasAttention(layer)) {
+        if (arch.hasAttention(layer) && arch.fusedProjections()) {
+            specs.push_back({p + "self_attn.qkv_proj.weight", {queryWidth + 2 * kvWidth, hidden}});
+            specs.push_back({p + "self_attn.o_proj.weight", {hidden, queryWidth}});
+        } else if (arch.hasAttention(layer)) {
             specs.push_back({p + "self_attn.q_proj.weight", {queryWidth, hidden}});
             if (arch.qkvBias()) {
                 specs.push_back(bias(p + "self_attn.q_proj.bias", queryWidth));
@@ -86,6 +92,12 @@ std::vector<ParameterSpec> Decoder::parameterSpecs(const Architecture& arch) {
                 specs.push_back(bias(p + "self_attn.o_proj.bias", hidden));
             }
         }
+        if (arch.hasAttention(layer) && arch.queryKeyNorms()) {
+            specs.push_back(norm(p + "self_attn.q_norm.weight", arch.headDim()));
+            if (!arch.isKvShared(layer)) {
+                specs.push_back(norm(p + "self_attn.k_norm.weight", arch.headDim()));
+            }
+        }
         if (arch.hasLinearAttention(layer)) {
             const int64_t keyWidth = arch.linearKeyHeads() * arch.linearKeyDim();
             const int64_t valueWidth = arch.linearValueHeads() * arch.linearValueDim();
@@ -98,8 +110,16 @@ std::vector<ParameterSpec> Decoder::parameterSpecs(const Architecture& arch) {
             specs.push_back({p + "linear_attn.out_proj.weight", {hidden, valueWidth}});
         }
         specs.push_back(norm(p + "post_attention_layernorm.weight", hidden));
-        specs.push_back({p + "mlp.gate_proj.weight", {arch.intermediateSize(), hidden}});
-        specs.push_back({p + "mlp.up_proj.weight", {arch.intermediateSize(), hidden}});
+        if (arch.sandwichNorms()) {
+            specs.push_back(norm(p + "pre_feedforward_layernorm.weight", hidden));
+            specs.push_back(norm(p + "post_feedforward_layernorm.weight", hidden));
+        }
+        if (arch.fusedProjections()) {
+            specs.push_back({p + "mlp.gate_up_proj.weight", {2 * arch.intermediateSize(), hidden}});
+        } else {
+            specs.push_back({p + "mlp.gate_proj.weight", {arch.intermediateSize(), hidden}});
+            specs.push_back({p + "mlp.up_proj.weight", {arch.intermediateSize(), hidden}});
+        }
         specs.push_back({p + "mlp.down_proj.weight", {hidden, arch.intermediateSize()}});
     }
     specs.push_back(norm("model.norm.weight", hidden));
@@ -137,7 +157,14 @@ at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, 
     } else {
         positions = (at::arange(pass.length, ids.options()) + pass.queryOffset).unsqueeze(0);
     }
-    std::tie(pass.cos, pass.sin) = ops::rotary(positions, arch.headDim(), config().ropeTheta);
+    std::tie(pass.cos, pass.sin) =
+        ops::rotary(positions, ops::inverseFrequencies(arch.rotaryDim(), config().ropeTheta,
+                                                       config().ropeScaling, m_device));
+    if (arch.localRopeTheta() > 0.0) {
+        std::tie(pass.localCos, pass.localSin) =
+            ops::rotary(positions, ops::inverseFrequencies(arch.rotaryDim(), arch.localRopeTheta(),
+                                                           std::nullopt, m_device));
+    }
 
     at::Tensor x = at::embedding(weight("model.embed_tokens.weight"), ids);
     if (arch.scalesEmbeddings()) {
@@ -155,6 +182,15 @@ at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, 
             at::Tensor linear = linearAttention(layer, normed, pass);
             mixed = mixed.defined() ? mixed + linear : linear;
         }
+        if (arch.sandwichNorms()) {
+            // Gemma 2/3: post_attention_layernorm norms the attention output, the MLP has its own pair.
+            x = x +
+                ops::rmsNorm(mixed, weight(p + "post_attention_layernorm.weight"), eps, arch.normAddsOne());
+            normed = ops::rmsNorm(x, weight(p + "pre_feedforward_layernorm.weight"), eps, arch.normAddsOne());
+            x = x + ops::rmsNorm(mlp(layer, normed), weight(p + "post_feedforward_layernorm.weight"), eps,
+                                 arch.normAddsOne());
+            continue;
+        }
         x = x + mixed;
         normed = ops::rmsNorm(x, weight(p + "post_attention_layernorm.weight"), eps, arch.normAddsOne());
         x = x + mlp(layer, normed);
@@ -171,13 +207,16 @@ at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, 
 at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pass) const {
     const Architecture& arch = m_architecture;
     const std::string p = layerPrefix(layer) + "self_attn.";
-    at::Tensor query = ops::splitHeads(ops::linear(hidden, weight(p + "q_proj.weight"), optional(p + "q_proj.bias")),
-                                       arch.numHeads());
-    query = ops::applyRotary(query, pass.cos, pass.sin);
+    const bool local = arch.usesLocalRotary(layer);
+    const at::Tensor& cos = local ? pass.localCos : pass.cos;
+    const at::Tensor& sin = local ? pass.localSin : pass.sin;
+    const bool ownStates = arch.kvSourceLayer(layer) == layer;
+    auto [query, keys, values] = project(layer, hidden, ownStates);
+    query = ops::applyRotary(query, cos, sin);
 
     AttendedStates states;
     const int64_t source = arch.kvSourceLayer(layer);
-    if (source != layer) {
+    if (!ownStates) {
         auto it = pass.shared.find(source);
         if (it == pass.shared.end()) {
             throw ModelError("shared-KV layer " + std::to_string(layer) + " found no keys/values from layer " +
@@ -185,11 +224,7 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
         }
         states = it->second;
     } else {
-        at::Tensor keys = ops::splitHeads(
-            ops::linear(hidden, weight(p + "k_proj.weight"), optional(p + "k_proj.bias")), arch.numKvHeads());
-        at::Tensor values = ops::splitHeads(
-            ops::linear(hidden, weight(p + "v_proj.weight"), optional(p + "v_proj.bias")), arch.numKvHeads());
-        keys = ops::applyRotary(keys, pass.cos, pass.sin);
+        keys = ops::applyRotary(keys, cos, sin);
         cache::MaskSizes sizes{pass.length, 0};
         if (pass.cache != nullptr) {
             // Mask sizes first: they describe the states the update is about to return.
@@ -224,6 +259,44 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
         m_attentionObserver(layer, probabilities);
     }
     return ops::linear(attended, weight(p + "o_proj.weight"), optional(p + "o_proj.bias"));
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> Decoder::project(int64_t layer, const at::Tensor& hidden,
+                                                                bool ownStates) const {
+    const Architecture& arch = m_architecture;
+    const std::string p = layerPrefix(layer) + "self_attn.";
+    at::Tensor query;
+    at::Tensor keys;
+    at::Tensor values;
+    if (arch.fusedProjections()) {
+        // Phi-3's qkv_proj: query, key and value rows stacked in that order.
+        const int64_t queryWidth = arch.numHeads() * arch.headDim();
+        const int64_t kvWidth = arch.numKvHeads() * arch.headDim();
+        at::Tensor fused = ops::linear(hidden, weight(p + "qkv_proj.weight"));
+        query = fused.narrow(-1, 0, queryWidth);
+        keys = fused.narrow(-1, queryWidth, kvWidth);
+        values = fused.narrow(-1, queryWidth + kvWidth, kvWidth);
+    } else {
+        query = ops::linear(hidden, weight(p + "q_proj.weight"), optional(p + "q_proj.bias"));
+        if (ownStates) {
+            keys = ops::linear(hidden, weight(p + "k_proj.weight"), optional(p + "k_proj.bias"));
+            values = ops::linear(hidden, weight(p + "v_proj.weight"), optional(p + "v_proj.bias"));
+        }
+    }
+    query = ops::splitHeads(query, arch.numHeads());
+    const double eps = config().rmsNormEps;
+    if (arch.queryKeyNorms()) {
+        query = ops::rmsNorm(query, weight(p + "q_norm.weight"), eps, arch.normAddsOne());
+    }
+    if (!ownStates) {
+        return {query, at::Tensor(), at::Tensor()};
+    }
+    keys = ops::splitHeads(keys, arch.numKvHeads());
+    values = ops::splitHeads(values, arch.numKvHeads());
+    if (arch.queryKeyNorms()) {
+        keys = ops::rmsNorm(keys, weight(p + "k_norm.weight"), eps, arch.normAddsOne());
+    }
+    return {query, keys, values};
 }
 
 at::Tensor Decoder::linearAttention(int64_t layer, const at::Tensor& hidden, Pass& pass) const {
@@ -317,8 +390,19 @@ at::Tensor Decoder::linearAttention(int64_t layer, const at::Tensor& hidden, Pas
 
 at::Tensor Decoder::mlp(int64_t layer, const at::Tensor& hidden) const {
     const std::string p = layerPrefix(layer) + "mlp.";
-    at::Tensor gate = ops::activate(ops::linear(hidden, weight(p + "gate_proj.weight")), m_architecture.activation());
-    return ops::linear(gate * ops::linear(hidden, weight(p + "up_proj.weight")), weight(p + "down_proj.weight"));
+    at::Tensor gate;
+    at::Tensor up;
+    if (m_architecture.fusedProjections()) {
+        // Phi-3's gate_up_proj: gate rows first, then up rows.
+        at::Tensor fused = ops::linear(hidden, weight(p + "gate_up_proj.weight"));
+        gate = fused.narrow(-1, 0, m_architecture.intermediateSize());
+        up = fused.narrow(-1, m_architecture.intermediateSize(), m_architecture.intermediateSize());
+    } else {
+        gate = ops::linear(hidden, weight(p + "gate_proj.weight"));
+        up = ops::linear(hidden, weight(p + "up_proj.weight"));
+    }
+    // Phi-3 computes up * act(gate), the others act(gate) * up: the same product.
+    return ops::linear(ops::activate(gate, m_architecture.activation()) * up, weight(p + "down_proj.weight"));
 }
 
 } // namespace kvscope::model

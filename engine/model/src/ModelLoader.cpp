@@ -9,10 +9,13 @@
 #include "kvscope/model/SafetensorsCheckpoint.h"
 
 #include <ATen/ATen.h>
+#include <set>
 
 namespace kvscope::model {
 
-const char* ModelLoader::checkpointModelTypes() { return "llama, mistral, qwen2, gemma"; }
+const char* ModelLoader::checkpointModelTypes() {
+    return "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3";
+}
 
 std::vector<ParameterSpec> ModelLoader::parameterSpecs(const Architecture& architecture) {
     return architecture.isEncoderDecoder() ? EncoderDecoderModel::parameterSpecs(architecture)
@@ -48,12 +51,26 @@ std::unique_ptr<LanguageModel> ModelLoader::fromCheckpoint(const std::filesystem
         throw ModelError(std::string("checkpoint `") + directory.string() + "`: " + error.what());
     }
     const std::string& type = config.modelType;
-    if (type != "llama" && type != "mistral" && type != "qwen2" && type != "gemma") {
+    static const std::set<std::string> loadable = {"llama", "mistral", "qwen2",       "qwen3",
+                                                   "gemma", "gemma2",  "gemma3_text", "phi3"};
+    if (!loadable.count(type)) {
         throw ModelError("checkpoint `" + directory.string() + "` has model_type `" + type +
                          "`; kvscope loads checkpoints of these families: " + checkpointModelTypes());
     }
     Architecture architecture(config);
-    ParameterStore parameters = ParameterStore::fromCheckpoint(parameterSpecs(architecture), checkpoint);
+    std::set<std::string> ignored;
+    if (architecture.tiedEmbeddings()) {
+        // Transformers ties the output layer to the embedding, whatever a stored lm_head holds.
+        ignored.insert("lm_head.weight");
+    } else if (!checkpoint.contains("lm_head.weight")) {
+        throw ModelError("checkpoint `" + directory.string() +
+                         "` has no `lm_head.weight` but its config unties the "
+                         "output layer from the embedding (tie_word_embeddings is " +
+                         (config.tieWordEmbeddings ? "false" : "absent, and false by default for " + type) +
+                         "); set tie_word_embeddings to true if the output layer is the embedding");
+    }
+    ParameterStore parameters =
+        ParameterStore::fromCheckpoint(parameterSpecs(architecture), checkpoint, ignored);
     return fromParameters(config, std::move(parameters), device);
 }
 

@@ -2,10 +2,10 @@
 #include "kvscope/model/ParameterStore.h"
 
 #include "kvscope/model/ModelError.h"
+#include "kvscope/model/ModelLoader.h"
 #include "kvscope/model/SafetensorsCheckpoint.h"
 
 #include <ATen/ATen.h>
-
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -49,7 +49,8 @@ ParameterStore ParameterStore::random(const std::vector<ParameterSpec>& specs, u
 }
 
 ParameterStore ParameterStore::fromCheckpoint(const std::vector<ParameterSpec>& specs,
-                                              const SafetensorsCheckpoint& checkpoint) {
+                                              const SafetensorsCheckpoint& checkpoint,
+                                              const std::set<std::string>& ignored) {
     ParameterStore store;
     std::set<std::string> wanted;
     std::vector<std::string> missing;
@@ -77,7 +78,8 @@ ParameterStore ParameterStore::fromCheckpoint(const std::vector<ParameterSpec>& 
     }
     std::vector<std::string> unused;
     for (const std::string& name : checkpoint.names()) {
-        if (!wanted.count(name) && name.find("rotary_emb.inv_freq") == std::string::npos) {
+        if (!wanted.count(name) && !ignored.count(name) &&
+            name.find("rotary_emb.inv_freq") == std::string::npos) {
             unused.push_back(name);
         }
     }
@@ -86,10 +88,11 @@ ParameterStore ParameterStore::fromCheckpoint(const std::vector<ParameterSpec>& 
         for (size_t i = 0; i < unused.size() && i < 5; ++i) {
             names += (i ? ", `" : "`") + unused[i] + "`";
         }
-        throw ModelError("checkpoint `" + checkpoint.directory().string() + "` has " + std::to_string(unused.size()) +
+        throw ModelError("checkpoint `" + checkpoint.directory().string() + "` has " +
+                         std::to_string(unused.size()) +
                          " tensor(s) kvscope's decoder for this config does not use: " + names +
                          (unused.size() > 5 ? ", ..." : "") +
-                         " (supported checkpoint families: llama, mistral, qwen2, gemma)");
+                         " (supported checkpoint families: " + ModelLoader::checkpointModelTypes() + ")");
     }
     return store;
 }

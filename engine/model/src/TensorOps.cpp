@@ -2,7 +2,7 @@
 #include "TensorOps.h"
 
 #include <ATen/ATen.h>
-
+#include <cmath>
 #include <limits>
 
 namespace kvscope::model::ops {
@@ -32,17 +32,48 @@ at::Tensor activate(const at::Tensor& input, Activation activation) {
     return input;
 }
 
-std::pair<at::Tensor, at::Tensor> rotary(const at::Tensor& positions, int64_t headDim, double theta) {
-    const auto floats = at::TensorOptions().dtype(at::kFloat).device(positions.device());
+at::Tensor inverseFrequencies(int64_t rotaryDim, double theta,
+                              const std::optional<config::RopeScaling>& scaling, const at::Device& device) {
+    const auto floats = at::TensorOptions().dtype(at::kFloat).device(device);
     // inv_freq = 1 / theta ** (arange(0, dim, 2) / dim), as the reference's default rope init.
-    at::Tensor exponents = at::arange(0, headDim, 2, floats.dtype(at::kLong)).to(at::kFloat) / static_cast<double>(headDim);
+    at::Tensor exponents =
+        at::arange(0, rotaryDim, 2, floats.dtype(at::kLong)).to(at::kFloat) / static_cast<double>(rotaryDim);
     at::Tensor inverse = 1.0 / at::pow(theta, exponents);
-    at::Tensor freqs = positions.to(at::kFloat).unsqueeze(-1) * inverse.view({1, 1, -1});
+    if (!scaling) {
+        return inverse;
+    }
+    const double factor = *scaling->factor;
+    if (scaling->type == "linear") {
+        return inverse / factor;
+    }
+    // llama3: long wavelengths slow down by `factor`, short ones stay, the band between is blended.
+    const double low = *scaling->lowFreqFactor;
+    const double high = *scaling->highFreqFactor;
+    const auto context = static_cast<double>(*scaling->originalMaxPositionEmbeddings);
+    const double lowFreqWavelength = context / low;
+    const double highFreqWavelength = context / high;
+    at::Tensor wavelength = 2.0 * M_PI / inverse;
+    at::Tensor scaled = at::where(wavelength > lowFreqWavelength, inverse / factor, inverse);
+    at::Tensor smooth = (context / wavelength - low) / (high - low);
+    at::Tensor smoothed = (1.0 - smooth) * scaled / factor + smooth * scaled;
+    at::Tensor medium =
+        (wavelength < highFreqWavelength).logical_not() & (wavelength > lowFreqWavelength).logical_not();
+    return at::where(medium, smoothed, scaled);
+}
+
+std::pair<at::Tensor, at::Tensor> rotary(const at::Tensor& positions, const at::Tensor& inverseFrequencies) {
+    at::Tensor freqs = positions.to(at::kFloat).unsqueeze(-1) * inverseFrequencies.view({1, 1, -1});
     at::Tensor embedding = at::cat({freqs, freqs}, -1);
     return {embedding.cos().unsqueeze(1), embedding.sin().unsqueeze(1)};
 }
 
 at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+    const int64_t rotaryDim = cos.size(-1);
+    if (rotaryDim < x.size(-1)) {
+        at::Tensor rotating = x.narrow(-1, 0, rotaryDim);
+        return at::cat({applyRotary(rotating, cos, sin), x.narrow(-1, rotaryDim, x.size(-1) - rotaryDim)},
+                       -1);
+    }
     const int64_t half = x.size(-1) / 2;
     at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
     return x * cos + rotated * sin;

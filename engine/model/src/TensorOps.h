@@ -4,7 +4,7 @@
 #include "kvscope/model/Architecture.h"
 
 #include <ATen/core/Tensor.h>
-
+#include <optional>
 #include <utility>
 
 // The building blocks of the built-in models, written as Transformers' modelling code computes
@@ -16,9 +16,14 @@ at::Tensor linear(const at::Tensor& input, const at::Tensor& weight, const at::T
 at::Tensor rmsNorm(const at::Tensor& input, const at::Tensor& weight, double eps, bool addOne);
 at::Tensor layerNorm(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias, double eps = 1e-5);
 at::Tensor activate(const at::Tensor& input, Activation activation);
-/// cos and sin [batch, 1, tokens, headDim] of the rotary embedding at `positions` [batch, tokens].
-std::pair<at::Tensor, at::Tensor> rotary(const at::Tensor& positions, int64_t headDim, double theta);
-/// `x * cos + rotate_half(x) * sin` for x [batch, heads, tokens, headDim].
+/// The rotary inverse frequencies [rotaryDim / 2] for base `theta`, rescaled as `scaling` says
+/// (modeling_rope_utils' default, linear and llama3 computations; Architecture refuses other types).
+at::Tensor inverseFrequencies(int64_t rotaryDim, double theta,
+                              const std::optional<config::RopeScaling>& scaling, const at::Device& device);
+/// cos and sin [batch, 1, tokens, rotaryDim] of the rotary embedding at `positions` [batch, tokens].
+std::pair<at::Tensor, at::Tensor> rotary(const at::Tensor& positions, const at::Tensor& inverseFrequencies);
+/// `x * cos + rotate_half(x) * sin` for x [batch, heads, tokens, headDim]; when cos is narrower than
+/// the head (partial rotary), only the leading channels rotate and the rest pass through.
 at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 /// Eager attention: q [B, Hq, T, D] against k/v [B, Hkv, KV, D] (grouped heads repeated), masked
 /// with the dtype's lowest value where `mask` [B|1, 1, T, KV] is false. Returns [B, T, Hq * D];

@@ -76,4 +76,6 @@ bool HuggingFaceTextCodec::known(std::int64_t id) const {
 
 std::int64_t HuggingFaceTextCodec::vocabSize() const { return static_cast<std::int64_t>(m_tokenizer->vocabSize()); }
 
+std::string HuggingFaceTextCodec::modelType() const { return m_tokenizer->modelType(); }
+
 } // namespace kvscope::runtime

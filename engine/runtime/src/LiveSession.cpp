@@ -6,9 +6,12 @@
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
+#include "kvscope/runtime/HuggingFaceTextCodec.h"
 #include "kvscope/runtime/ModelSource.h"
 #include "kvscope/runtime/PresetCatalog.h"
 #include "kvscope/runtime/RunMetadata.h"
+
+#include <filesystem>
 
 namespace kvscope::runtime {
 
@@ -26,7 +29,7 @@ LiveSession::LiveSession(config::RunSettings settings) : m_impl(std::make_unique
     impl.settings = std::move(settings);
     const config::RunSettings& s = impl.settings;
     const at::Device device = model::ModelLoader::device(s.device);
-    impl.loaded = ModelSource::load(s.preset, s.configPath, s.checkpointDir, s.weightSeed, device);
+    impl.loaded = ModelSource::load(s, device);
     impl.promptIds = impl.loaded.text->encode(s.prompt);
     impl.createdUnixNs = RunMetadata::nowUnixNs();
 }
@@ -38,6 +41,23 @@ std::vector<std::string> LiveSession::presetNames() { return PresetCatalog().nam
 std::string LiveSession::defaultPreset() { return PresetCatalog::defaultPreset(); }
 
 bool LiveSession::cudaAvailable() { return cache::DeviceSupport::refusal(config::ComputeDevice::Cuda).empty(); }
+
+std::string LiveSession::describeTokenizer(const std::string& path) {
+    const std::filesystem::path location(path);
+    if (std::filesystem::is_directory(location) && !HuggingFaceTextCodec::folderHasTokenizer(location)) {
+        return "bytes (the folder brings no tokenizer.json or tokenizer.model: one token per byte)";
+    }
+    try {
+        const auto text = HuggingFaceTextCodec::fromPath(location);
+        const std::filesystem::path file = !std::filesystem::is_directory(location) ? location.filename()
+                                           : std::filesystem::is_regular_file(location / "tokenizer.json")
+                                               ? std::filesystem::path("tokenizer.json")
+                                               : std::filesystem::path("tokenizer.model");
+        return text->modelType() + " tokenizer, " + std::to_string(text->vocabSize()) + " ids (" + file.string() + ")";
+    } catch (const std::exception& error) {
+        return "cannot read the tokenizer of " + path + ": " + error.what();
+    }
+}
 
 void LiveSession::start(trace::EventSink& sink) {
     if (m_impl->generator) {

@@ -11,40 +11,51 @@
 
 namespace kvscope::runtime {
 
-ModelSource::Loaded ModelSource::load(const std::string& preset, const std::string& configPath,
-                                      const std::string& checkpointDir, std::optional<std::uint64_t> weightSeed,
-                                      const at::Device& device) {
+namespace {
+
+/// The tokenizer at `path` for a model of `vocabulary` ids; refused when the tokenizer has more ids.
+std::unique_ptr<TextCodec> pairedTokenizer(const std::string& path, std::int64_t vocabulary) {
+    auto text = HuggingFaceTextCodec::fromPath(path);
+    if (text->vocabSize() > vocabulary) {
+        throw GenerationError("the tokenizer of " + path + " has " + std::to_string(text->vocabSize()) +
+                              " ids but the model's vocabulary has " + std::to_string(vocabulary) +
+                              ": they do not belong together");
+    }
+    return text;
+}
+
+} // namespace
+
+ModelSource::Loaded ModelSource::load(const config::RunSettings& settings, const at::Device& device) {
     Loaded loaded;
-    if (!checkpointDir.empty()) {
-        loaded.model = model::ModelLoader::fromCheckpoint(checkpointDir, device);
-        loaded.name = checkpointDir;
+    if (!settings.checkpointDir.empty()) {
+        loaded.model = model::ModelLoader::fromCheckpoint(settings.checkpointDir, device);
+        loaded.name = settings.checkpointDir;
         loaded.source = {{"checkpoint", loaded.name}};
-        if (HuggingFaceTextCodec::folderHasTokenizer(checkpointDir)) {
-            auto text = HuggingFaceTextCodec::fromPath(checkpointDir);
-            const std::int64_t vocabulary = loaded.model->architecture().vocabSize();
-            if (text->vocabSize() > vocabulary) {
-                throw GenerationError("the tokenizer of " + checkpointDir + " has " + std::to_string(text->vocabSize()) +
-                                      " ids but the model's vocabulary has " + std::to_string(vocabulary) +
-                                      ": they do not belong together");
-            }
-            loaded.text = std::move(text);
+        if (HuggingFaceTextCodec::folderHasTokenizer(settings.checkpointDir)) {
+            loaded.text = pairedTokenizer(settings.checkpointDir, loaded.model->architecture().vocabSize());
         }
-    } else if (!configPath.empty()) {
-        const std::uint64_t seed = weightSeed.value_or(0);
-        loaded.model = model::ModelLoader::builtin(config::ModelConfig::fromFile(configPath), seed, device);
-        loaded.name = configPath;
-        loaded.source = {{"config", loaded.name}, {"weight_seed", seed}};
     } else {
-        const PresetCatalog catalog;
-        loaded.name = preset.empty() ? PresetCatalog::defaultPreset() : preset;
-        const std::filesystem::path trained = catalog.weightsPath(loaded.name);
-        if (!weightSeed && !trained.empty()) {
-            loaded.model = model::ModelLoader::fromWeightsFile(catalog.load(loaded.name), trained, device);
-            loaded.source = {{"preset", loaded.name}, {"weights", trained.filename().string()}};
+        const std::uint64_t seed = settings.weightSeed.value_or(0);
+        if (!settings.configPath.empty()) {
+            loaded.model = model::ModelLoader::builtin(config::ModelConfig::fromFile(settings.configPath), seed, device);
+            loaded.name = settings.configPath;
+            loaded.source = {{"config", loaded.name}, {"weight_seed", seed}};
         } else {
-            const std::uint64_t seed = weightSeed.value_or(0);
-            loaded.model = model::ModelLoader::builtin(catalog.load(loaded.name), seed, device);
-            loaded.source = {{"preset", loaded.name}, {"weight_seed", seed}};
+            const PresetCatalog catalog;
+            loaded.name = settings.preset.empty() ? PresetCatalog::defaultPreset() : settings.preset;
+            const std::filesystem::path trained = catalog.weightsPath(loaded.name);
+            if (!settings.weightSeed && !trained.empty()) {
+                loaded.model = model::ModelLoader::fromWeightsFile(catalog.load(loaded.name), trained, device);
+                loaded.source = {{"preset", loaded.name}, {"weights", trained.filename().string()}};
+            } else {
+                loaded.model = model::ModelLoader::builtin(catalog.load(loaded.name), seed, device);
+                loaded.source = {{"preset", loaded.name}, {"weight_seed", seed}};
+            }
+        }
+        if (!settings.tokenizerPath.empty()) {
+            loaded.text = pairedTokenizer(settings.tokenizerPath, loaded.model->architecture().vocabSize());
+            loaded.source["tokenizer"] = settings.tokenizerPath;
         }
     }
     if (!loaded.text) {

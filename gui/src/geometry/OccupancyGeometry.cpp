@@ -53,19 +53,52 @@ std::int64_t OccupancyGeometry::positionExtent(const trace::StepState& state) {
     return extent;
 }
 
-double OccupancyGeometry::positionToX(std::int64_t position, std::int64_t extent, double width) {
-    if (extent <= 0) {
+double OccupancyGeometry::positionToX(std::int64_t position, const PositionSpan& span, double width) {
+    if (span.count <= 0) {
         return 0.0;
     }
-    return static_cast<double>(position) * width / static_cast<double>(extent);
+    return static_cast<double>(position - span.first) * width / static_cast<double>(span.count);
 }
 
-std::int64_t OccupancyGeometry::xToPosition(double x, std::int64_t extent, double width) {
-    if (extent <= 0 || width <= 0) {
-        return 0;
+std::int64_t OccupancyGeometry::xToPosition(double x, const PositionSpan& span, double width) {
+    if (span.count <= 0 || width <= 0) {
+        return span.first;
     }
-    const auto position = static_cast<std::int64_t>(std::floor(x * static_cast<double>(extent) / width));
-    return std::clamp<std::int64_t>(position, 0, extent - 1);
+    const auto offset = static_cast<std::int64_t>(std::floor(x * static_cast<double>(span.count) / width));
+    return span.first + std::clamp<std::int64_t>(offset, 0, span.count - 1);
+}
+
+PositionSpan OccupancyGeometry::clamped(PositionSpan span, std::int64_t extent) {
+    extent = std::max<std::int64_t>(extent, 1);
+    span.count = std::clamp<std::int64_t>(span.count, 1, extent);
+    span.first = std::clamp<std::int64_t>(span.first, 0, extent - span.count);
+    return span;
+}
+
+PositionSpan OccupancyGeometry::zoomed(const PositionSpan& span, double factor, double x, double width,
+                                       std::int64_t extent, std::int64_t minCount) {
+    if (width <= 0 || !(factor > 0)) {
+        return clamped(span, extent);
+    }
+    const std::int64_t anchor = xToPosition(x, span, width);
+    std::int64_t count = std::llround(static_cast<double>(span.count) * factor);
+    // Every zoom changes the span by at least one position, so that small spans do not get stuck.
+    count = factor > 1 ? std::max(count, span.count + 1) : factor < 1 ? std::min(count, span.count - 1) : count;
+    count = std::clamp<std::int64_t>(count, std::min(minCount, extent), std::max<std::int64_t>(extent, 1));
+    // The first position that puts the anchor under x again (floor, as xToPosition counts).
+    const auto first = anchor - static_cast<std::int64_t>(std::floor(x * static_cast<double>(count) / width));
+    return clamped({first, count}, extent);
+}
+
+std::vector<ColumnLabel> OccupancyGeometry::columnLabels(const PositionSpan& span, double width, double labelWidth) {
+    std::vector<ColumnLabel> labels;
+    if (span.count <= 0 || width / static_cast<double>(span.count) < labelWidth) {
+        return labels;
+    }
+    for (std::int64_t position = span.first; position < span.first + span.count; ++position) {
+        labels.push_back({position, positionToX(position, span, width), positionToX(position + 1, span, width)});
+    }
+    return labels;
 }
 
 } // namespace kvscope::gui

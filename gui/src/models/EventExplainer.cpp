@@ -37,16 +37,50 @@ QString idList(const std::vector<std::int64_t>& ids) {
 
 QString microseconds(std::int64_t ns) { return QString::number(static_cast<double>(ns) / 1000.0, 'f', 1) + " µs"; }
 
+/// A token's text in single quotes, newlines written \n so that a row stays one line.
+QString quoted(const std::string& text) {
+    QString shown = QString::fromUtf8(text);
+    shown.replace(QLatin1Char('\n'), QStringLiteral("\\n"));
+    return QStringLiteral("'%1'").arg(shown);
+}
+
 QString tokenLabel(std::int64_t id, const std::string& text) {
     if (id < 0) {
         return tr("(prompt)");
     }
-    QString shown = QString::fromUtf8(text.data(), static_cast<int>(text.size()));
-    shown.replace(QLatin1Char('\n'), QStringLiteral("\\n"));
-    return QStringLiteral("%1 '%2'").arg(id).arg(shown);
+    return QStringLiteral("%1 %2").arg(id).arg(quoted(text));
+}
+
+/// " (' the', ' cache')" after a count, or nothing where the tokens are unknown.
+QString inParentheses(const QString& quotes) {
+    return quotes.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(quotes);
 }
 
 } // namespace
+
+QString EventExplainer::quoteTokens(const TokenLookup& tokens, std::int64_t begin, std::int64_t end) {
+    if (!tokens || end <= begin) {
+        return {};
+    }
+    // Three tokens read as a phrase; more are named by the first and the last.
+    std::vector<std::int64_t> positions;
+    if (end - begin <= 3) {
+        for (std::int64_t position = begin; position < end; ++position) {
+            positions.push_back(position);
+        }
+    } else {
+        positions = {begin, end - 1};
+    }
+    QStringList parts;
+    for (const std::int64_t position : positions) {
+        const std::optional<std::string> piece = tokens(position);
+        if (!piece) {
+            return {};
+        }
+        parts << quoted(*piece);
+    }
+    return parts.join(end - begin <= 3 ? QStringLiteral(", ") : QStringLiteral(" … "));
+}
 
 QString EventExplainer::formatBytes(double bytes) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -122,7 +156,8 @@ QString EventExplainer::summary(const trace::Event& event) {
             } else if constexpr (std::is_same_v<T, StepBeginEvent>) {
                 return tr("input %1").arg(tokenLabel(payload.tokenId, payload.text));
             } else if constexpr (std::is_same_v<T, StepEndEvent>) {
-                return tr("produced %1 in %2").arg(tokenLabel(payload.tokenId, payload.text)).arg(microseconds(payload.wallNs));
+                return tr("produced %1 in %2")
+                    .arg(tokenLabel(payload.tokenId, payload.text), microseconds(payload.wallNs));
             } else if constexpr (std::is_same_v<T, ComputeEvent>) {
                 return tr("attention update for %1 (%2)")
                     .arg(microseconds(payload.endNs - payload.beginNs))
@@ -137,21 +172,23 @@ QString EventExplainer::summary(const trace::Event& event) {
         event.payload);
 }
 
-QString EventExplainer::why(const trace::Event& event, const trace::StepState& state) {
+QString EventExplainer::why(const trace::Event& event, const trace::StepState& state, const TokenLookup& tokens) {
     using namespace trace;
     const QString layer = layerName(event);
     return std::visit(
         [&](const auto& payload) -> QString {
             using T = std::decay_t<decltype(payload)>;
             if constexpr (std::is_same_v<T, UpdateEvent>) {
+                const QString stored =
+                    inParentheses(quoteTokens(tokens, payload.seqLength - payload.tokensIn, payload.seqLength));
                 if (event.step == 0) {
-                    return tr("%1 (%2) stored the prompt's keys and values during prefill, so later tokens "
+                    return tr("%1 (%2) stored the prompt's keys and values%3 during prefill, so later tokens "
                               "need not recompute them.")
-                        .arg(layer, kindName(event, state));
+                        .arg(layer, kindName(event, state), stored);
                 }
-                return tr("%1 (%2) appended the new token's key and value: attention over the context "
+                return tr("%1 (%2) appended the new token's key and value%3: attention over the context "
                           "reads the cache instead of recomputing past tokens.")
-                    .arg(layer, kindName(event, state));
+                    .arg(layer, kindName(event, state), stored);
             } else if constexpr (std::is_same_v<T, MaskSizesEvent>) {
                 return tr("The model asked %1 how many keys its mask spans: %2 columns starting at position "
                           "%3, because %4.")
@@ -161,20 +198,24 @@ QString EventExplainer::why(const trace::Event& event, const trace::StepState& s
                     .arg(payload.kvOffset > 0 ? tr("positions before %1 are no longer held").arg(payload.kvOffset)
                                               : tr("every position since the start is still held"));
             } else if constexpr (std::is_same_v<T, WindowSlideEvent>) {
+                // The evicted tokens are the ones just before the window's new start.
+                const QString left = quoteTokens(tokens, payload.windowStart - payload.positionsEvicted,
+                                                 payload.windowStart);
                 return tr("%1 keeps only the last %2 tokens (its sliding window); the new token pushed the "
-                          "oldest %3 out, so attention now starts at position %4.")
-                    .arg(layer)
-                    .arg(payload.windowSize)
-                    .arg(payload.positionsEvicted)
-                    .arg(payload.windowStart);
+                          "oldest %3 out%4, so attention now starts at position %5.")
+                    .arg(layer, QString::number(payload.windowSize), QString::number(payload.positionsEvicted),
+                         left.isEmpty() ? QString() : tr(": the window slid past %1").arg(left),
+                         QString::number(payload.windowStart));
             } else if constexpr (std::is_same_v<T, QuantizeFlushEvent>) {
+                // The store holds the oldest tokens from position 0: the moved ones end it.
+                const QString moved = inParentheses(quoteTokens(
+                    tokens, payload.quantizedTokensAfter - payload.tokensMoved, payload.quantizedTokensAfter));
                 return tr("%1's full-precision residual had grown to %2 tokens, past the residual length, so "
-                          "they were quantized into the compact store (%3 → %4), at a relative error of %5%.")
-                    .arg(layer)
-                    .arg(payload.residualBefore)
-                    .arg(formatBytes(static_cast<double>(payload.bytesBefore)))
-                    .arg(formatBytes(static_cast<double>(payload.bytesAfter)))
-                    .arg(payload.relativeError * 100.0, 0, 'f', 2);
+                          "they were quantized%3 into the compact store (%4 → %5), at a relative error of %6%.")
+                    .arg(layer, QString::number(payload.residualBefore), moved,
+                         formatBytes(static_cast<double>(payload.bytesBefore)),
+                         formatBytes(static_cast<double>(payload.bytesAfter)),
+                         QString::number(payload.relativeError * 100.0, 'f', 2));
             } else if constexpr (std::is_same_v<T, TransferEvent>) {
                 if (payload.direction == TransferDirection::Offload) {
                     return tr("%1 is done for this step, so the offloading cache moved its keys and values to "
@@ -186,9 +227,10 @@ QString EventExplainer::why(const trace::Event& event, const trace::StepState& s
                           "stream while the previous layer computed, hiding the copy. Times are %2.")
                     .arg(layer, QString::fromUtf8(toString(payload.timing)));
             } else if constexpr (std::is_same_v<T, CropEvent>) {
-                return tr("The generator rewound: cropping drops the tail tokens so generation resumes from "
-                          "position %1.")
-                    .arg(payload.seqLengthAfter);
+                return tr("The generator rewound: cropping drops the tail tokens%1 so generation resumes from "
+                          "position %2.")
+                    .arg(inParentheses(quoteTokens(tokens, payload.seqLengthAfter, payload.seqLengthBefore)),
+                         QString::number(payload.seqLengthAfter));
             } else if constexpr (std::is_same_v<T, ReorderEvent>) {
                 return tr("Beam search kept the best beams: each cache row now holds the history of the beam "
                           "it continues.");

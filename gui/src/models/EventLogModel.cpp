@@ -25,6 +25,13 @@ void EventLogModel::setFilter(std::optional<trace::EventKind> kind, int layer, c
     endResetModel();
 }
 
+void EventLogModel::setTokens(EventExplainer::TokenLookup tokens) {
+    beginResetModel();
+    m_tokens = std::move(tokens);
+    applyFilter();
+    endResetModel();
+}
+
 bool EventLogModel::accepts(const trace::Event& event) const {
     if (m_kind && event.kind() != *m_kind) {
         return false;
@@ -37,7 +44,7 @@ bool EventLogModel::accepts(const trace::Event& event) const {
     }
     return QString::fromUtf8(trace::toString(event.kind())).contains(m_text, Qt::CaseInsensitive) ||
            EventExplainer::summary(event).contains(m_text, Qt::CaseInsensitive) ||
-           EventExplainer::why(event, *m_state).contains(m_text, Qt::CaseInsensitive);
+           EventExplainer::why(event, *m_state, m_tokens).contains(m_text, Qt::CaseInsensitive);
 }
 
 void EventLogModel::applyFilter() {
@@ -68,7 +75,7 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
         return static_cast<int>(event.kind());
     }
     if (role == Qt::ToolTipRole && (index.column() == Why || index.column() == Summary)) {
-        return EventExplainer::why(event, *m_state);
+        return EventExplainer::why(event, *m_state, m_tokens);
     }
     if (role != Qt::DisplayRole) {
         return {};
@@ -83,7 +90,7 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
     case Summary:
         return EventExplainer::summary(event);
     case Why:
-        return EventExplainer::why(event, *m_state);
+        return EventExplainer::why(event, *m_state, m_tokens);
     default:
         return {};
     }

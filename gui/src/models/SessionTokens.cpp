@@ -21,6 +21,18 @@ std::optional<std::string> SessionTokens::pieceAt(const trace::SessionMetadata& 
     return std::nullopt;
 }
 
+std::vector<std::string> SessionTokens::producedPieces(const trace::Timeline& timeline) {
+    std::vector<std::string> pieces(static_cast<std::size_t>(timeline.stepCount()));
+    for (std::int64_t step = 0; step < timeline.stepCount(); ++step) {
+        for (const trace::Event& event : timeline.eventsOfStep(step)) {
+            if (const auto* end = std::get_if<trace::StepEndEvent>(&event.payload)) {
+                pieces[static_cast<std::size_t>(step)] = end->text;
+            }
+        }
+    }
+    return pieces;
+}
+
 std::int64_t SessionTokens::producedPosition(const trace::SessionMetadata& metadata, std::int64_t step) {
     return metadata.promptPieces.empty() ? -1 : static_cast<std::int64_t>(metadata.promptPieces.size()) + step;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/views/CompareView.h"
 
+#include "kvscope/gui/models/SessionTokens.h"
 #include "kvscope/gui/views/CursorPlot.h"
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/PlotStyle.h"
@@ -25,6 +26,26 @@ QString describe(const SessionController& session) {
     return QStringLiteral("%1 — %2, %3 cache").arg(session.name().toHtmlEscaped(),
                                                 QString::fromStdString(metadata.model).toHtmlEscaped(),
                                                 QString::fromStdString(metadata.cacheKind).toHtmlEscaped());
+}
+
+std::string joined(const std::vector<std::string>& pieces) {
+    std::string text;
+    for (const std::string& piece : pieces) {
+        text += piece;
+    }
+    return text;
+}
+
+/// UTF-8 text as words, HTML-escaped: a newline as ↵, other control characters and bytes that are not
+/// UTF-8 on their own (a byte tokenizer's pieces) as a middle dot.
+QString readable(const std::string& text) {
+    QString shown;
+    for (const QChar c : QString::fromUtf8(text)) {
+        shown += c == QLatin1Char('\n') ? QChar(0x21B5)
+                 : c.category() == QChar::Other_Control || c == QChar::ReplacementCharacter ? QChar(0x00B7)
+                                                                                            : c;
+    }
+    return shown.toHtmlEscaped();
 }
 
 } // namespace
@@ -91,30 +112,28 @@ CompareView::CompareView(SessionController& a, SessionController& b, ViewSelecti
     recompute();
 }
 
-QString CompareView::tokensText(const SessionController& session) const {
-    QString text;
-    const trace::Timeline& timeline = session.timeline();
-    for (std::int64_t step = 0; step < timeline.stepCount(); ++step) {
-        for (const trace::Event& event : timeline.eventsOfStep(step)) {
-            if (const auto* end = std::get_if<trace::StepEndEvent>(&event.payload)) {
-                // Built-in weights produce arbitrary bytes: show printable ASCII, a dot for the rest.
-                QString token;
-                for (const char byte : end->text) {
-                    const auto code = static_cast<unsigned char>(byte);
-                    token += code >= 0x20 && code < 0x7f ? QChar(code) : QChar(0x00B7);
-                }
-                token = token.toHtmlEscaped();
-                if (step == m_firstDivergence) {
-                    token = QStringLiteral("<span style='background:#cb4b16;color:white'>%1</span>").arg(token);
-                } else if (m_firstDivergence >= 0 && step > m_firstDivergence) {
-                    token = QStringLiteral("<span style='color:#cb4b16'>%1</span>").arg(token);
-                }
-                text += token;
-            }
+QString CompareView::wordsOf(const SessionController& session) const {
+    QString text = QStringLiteral("<span style='color:#808088'>%1</span>")
+                       .arg(readable(session.metadata().promptPieces.empty()
+                                         ? session.metadata().prompt
+                                         : joined(session.metadata().promptPieces)));
+    const std::vector<std::string> pieces = SessionTokens::producedPieces(session.timeline());
+    for (std::size_t index = 0; index < pieces.size(); ++index) {
+        const auto step = static_cast<std::int64_t>(index);
+        const QString token = readable(pieces[index]);
+        if (step == m_firstDivergence) {
+            text += tr("<span style='background:#cb4b16;color:white'>%1</span><sup style='color:#cb4b16'>step %2</sup>")
+                        .arg(token, QString::number(step));
+        } else if (m_firstDivergence >= 0 && step > m_firstDivergence) {
+            text += QStringLiteral("<span style='color:#cb4b16'>%1</span>").arg(token);
+        } else {
+            text += token;
         }
     }
     return text;
 }
+
+QString CompareView::texts() const { return m_texts->text(); }
 
 void CompareView::recompute() {
     m_comparison = LogitsComparison::compare(m_a.timeline(), m_b.timeline());
@@ -161,7 +180,9 @@ void CompareView::recompute() {
                                          .arg(agreeing)
                                          .arg(withLogits)));
     // The texts cost a pass over both sessions: only worth it once there is something to compare.
-    m_texts->setText(ready ? tr("<b>A</b> %1<br><b>B</b> %2").arg(tokensText(m_a), tokensText(m_b)) : QString());
+    m_texts->setText(ready ? tr("<p style='white-space:pre-wrap'><b>A</b> %1<br><b>B</b> %2</p>")
+                                 .arg(wordsOf(m_a), wordsOf(m_b))
+                           : QString());
     moveCursor();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

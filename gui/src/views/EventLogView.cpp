@@ -2,6 +2,7 @@
 #include "kvscope/gui/views/EventLogView.h"
 
 #include "kvscope/gui/models/EventLogModel.h"
+#include "kvscope/gui/models/SessionTokens.h"
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/views/TextCellDelegate.h"
 #include "kvscope/gui/session/ViewSelection.h"
@@ -33,6 +34,9 @@ EventLogView::EventLogView(SessionController& session, ViewSelection& selection,
     filters->addWidget(m_kind);
     filters->addWidget(m_layerOnly);
     filters->addWidget(m_count);
+    m_model->setTokens([this](std::int64_t position) {
+        return SessionTokens::pieceAt(m_session.metadata(), m_session.timeline(), position);
+    });
     m_table->setModel(m_model);
     m_table->setItemDelegate(new TextCellDelegate(-1, m_table));
     m_table->setAlternatingRowColors(true);

@@ -10,6 +10,7 @@
 #include "kvscope/trace/LayerKind.h"
 
 #include <QMouseEvent>
+#include <QWheelEvent>
 #include <QPainter>
 #include <QToolTip>
 
@@ -23,6 +24,17 @@ constexpr int kLabelWidth = 112;
 constexpr int kLegendHeight = 22;
 constexpr int kAxisHeight = 20;
 constexpr int kTokenStripHeight = 20;
+constexpr int kColumnLabelHeight = 64;
+/// A wheel notch zooms by this factor; the zoom stops at this many positions.
+constexpr double kZoomStep = 0.8;
+constexpr std::int64_t kMinimumZoomPositions = 4;
+
+/// The map's labels: smaller than the widget's font.
+QFont mapFont(const QFont& base) {
+    QFont font = base;
+    font.setPointSizeF(8.5);
+    return font;
+}
 
 QString shortKind(trace::LayerKind kind) {
     switch (kind) {
@@ -78,9 +90,47 @@ std::int64_t OccupancyMapView::extent() const {
                     OccupancyGeometry::positionExtent(*m_session.state()));
 }
 
+PositionSpan OccupancyMapView::span() const {
+    const std::int64_t positions = extent();
+    return m_zoom ? OccupancyGeometry::clamped(*m_zoom, positions) : PositionSpan{0, positions};
+}
+
+void OccupancyMapView::zoom(double factor, int x) {
+    const QRect map = mapRect();
+    const std::int64_t positions = extent();
+    const PositionSpan zoomed =
+        OccupancyGeometry::zoomed(span(), factor, x - map.left(), map.width(), positions, kMinimumZoomPositions);
+    // Zoomed all the way out: follow the session as it grows again.
+    m_zoom = zoomed.count >= positions ? std::nullopt : std::optional(zoomed);
+    update();
+}
+
+void OccupancyMapView::resetZoom() {
+    m_zoom.reset();
+    update();
+}
+
+std::vector<ColumnLabel> OccupancyMapView::columnLabels() const {
+    if (m_session.metadata().promptPieces.empty()) {
+        return {};
+    }
+    return OccupancyGeometry::columnLabels(span(), mapWidth(), QFontMetrics(mapFont(font())).height());
+}
+
+int OccupancyMapView::mapWidth() const { return std::max(1, width() - kLabelWidth - 10); }
+
+QRect OccupancyMapView::columnLabelRect() const {
+    if (columnLabels().empty()) {
+        return {};
+    }
+    return QRect(kLabelWidth, kLegendHeight + 4, mapWidth(), kColumnLabelHeight - 4);
+}
+
 QRect OccupancyMapView::mapRect() const {
-    return QRect(kLabelWidth, kLegendHeight + 4, std::max(1, width() - kLabelWidth - 10),
-                 std::max(1, height() - kLegendHeight - kAxisHeight - kTokenStripHeight - 8));
+    const QRect labels = columnLabelRect();
+    const int top = labels.isEmpty() ? kLegendHeight + 4 : labels.bottom() + 5;
+    return QRect(kLabelWidth, top, mapWidth(),
+                 std::max(1, height() - top - kAxisHeight - kTokenStripHeight - 4));
 }
 
 QRect OccupancyMapView::tokenStripRect() const {
@@ -96,7 +146,7 @@ int OccupancyMapView::stripLayer() const {
 
 QString OccupancyMapView::tokenAt(int x) const {
     const QRect map = mapRect();
-    const std::int64_t position = OccupancyGeometry::xToPosition(x - map.left(), extent(), map.width());
+    const std::int64_t position = OccupancyGeometry::xToPosition(x - map.left(), span(), map.width());
     const std::optional<std::string> piece = SessionTokens::pieceAt(m_session.metadata(), m_session.timeline(), position);
     return piece ? QString::fromStdString(*piece) : QString();
 }
@@ -116,7 +166,36 @@ QString OccupancyMapView::describe(int layer, std::int64_t position) const {
         .arg(token, slot ? PlotStyle::slotName(*slot) : tr("not allocated"));
 }
 
-void OccupancyMapView::paintTokenStrip(QPainter& painter, std::int64_t positions) {
+void OccupancyMapView::paintColumnLabels(QPainter& painter, const PositionSpan& span) {
+    const QRect band = columnLabelRect();
+    if (band.isEmpty()) {
+        return;
+    }
+    const trace::SessionMetadata& metadata = m_session.metadata();
+    const std::int64_t produced = SessionTokens::producedPosition(metadata, m_session.currentStep());
+    const QFontMetrics metrics(painter.font());
+    const double lineHeight = metrics.height();
+    for (const ColumnLabel& label : OccupancyGeometry::columnLabels(span, band.width(), lineHeight)) {
+        const std::optional<std::string> piece =
+            label.position <= produced ? SessionTokens::pieceAt(metadata, m_session.timeline(), label.position)
+                                       : std::nullopt;
+        if (!piece) {
+            continue;
+        }
+        const QString text = metrics.elidedText(QString::fromStdString(SessionTokens::visible(*piece)), Qt::ElideRight,
+                                                band.height() - 4);
+        // Written upwards from the band's bottom, centred on the column.
+        painter.save();
+        painter.translate(band.left() + (label.x0 + label.x1) / 2.0, band.bottom());
+        painter.rotate(-90);
+        painter.setPen(label.position == produced ? PlotStyle::cursorColour() : QColor(40, 40, 50));
+        painter.drawText(QRectF(2, -lineHeight / 2.0, band.height() - 4, lineHeight), Qt::AlignLeft | Qt::AlignVCenter,
+                         text);
+        painter.restore();
+    }
+}
+
+void OccupancyMapView::paintTokenStrip(QPainter& painter, const PositionSpan& span) {
     const QRect strip = tokenStripRect();
     const int layer = stripLayer();
     const trace::SessionMetadata& metadata = m_session.metadata();
@@ -133,7 +212,7 @@ void OccupancyMapView::paintTokenStrip(QPainter& painter, std::int64_t positions
         layer >= 0 ? &m_session.state()->layers[static_cast<std::size_t>(layer)] : nullptr;
     const std::int64_t produced = SessionTokens::producedPosition(metadata, m_session.currentStep());
     const double width = strip.width();
-    const double cell = width / static_cast<double>(std::max<std::int64_t>(positions, 1));
+    const double cell = width / static_cast<double>(std::max<std::int64_t>(span.count, 1));
     const auto colourAt = [&](std::int64_t position) {
         const std::optional<SlotState> slot =
             layerState != nullptr ? OccupancyGeometry::stateAt(*layerState, position) : std::nullopt;
@@ -143,15 +222,16 @@ void OccupancyMapView::paintTokenStrip(QPainter& painter, std::int64_t positions
     if (cell < 1.0) {
         // More tokens than pixels: one colour per pixel column, no text.
         for (int px = 0; px < strip.width(); ++px) {
-            const std::int64_t position = OccupancyGeometry::xToPosition(px, positions, width);
+            const std::int64_t position = OccupancyGeometry::xToPosition(px, span, width);
             if (position <= produced) {
                 painter.fillRect(QRectF(strip.left() + px, strip.top(), 1, strip.height()), colourAt(position));
             }
         }
     } else {
         const QFontMetrics metrics(painter.font());
-        for (std::int64_t position = 0; position <= std::min(produced, positions - 1); ++position) {
-            const double x0 = strip.left() + OccupancyGeometry::positionToX(position, positions, width);
+        for (std::int64_t position = span.first; position <= std::min(produced, span.first + span.count - 1);
+             ++position) {
+            const double x0 = strip.left() + OccupancyGeometry::positionToX(position, span, width);
             const QRectF box(x0, strip.top(), std::max(cell - (cell >= 4 ? 1.0 : 0.0), 1.0), strip.height());
             painter.fillRect(box, colourAt(position));
             if (cell >= 7) {
@@ -165,9 +245,9 @@ void OccupancyMapView::paintTokenStrip(QPainter& painter, std::int64_t positions
             }
         }
     }
-    if (produced >= 0 && produced < positions) {
+    if (produced >= span.first && produced < span.first + span.count) {
         // The token this step produced: not in the cache yet, fed to the next step.
-        const double x0 = strip.left() + OccupancyGeometry::positionToX(produced, positions, width);
+        const double x0 = strip.left() + OccupancyGeometry::positionToX(produced, span, width);
         painter.setPen(QPen(PlotStyle::cursorColour(), 2));
         painter.setBrush(Qt::NoBrush);
         painter.drawRect(QRectF(x0, strip.top(), std::max(cell, 2.0), strip.height()));
@@ -182,8 +262,7 @@ int OccupancyMapView::layerAt(int y) const {
 void OccupancyMapView::paintEvent(QPaintEvent*) {
     QPainter painter(this);
     painter.fillRect(rect(), PlotStyle::backgroundColour());
-    QFont font = this->font();
-    font.setPointSizeF(8.5);
+    const QFont font = mapFont(this->font());
     QFont bold = font;
     bold.setBold(true);
     m_texts.setFont(font);
@@ -223,8 +302,10 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
                              : tr("Waiting for the first step…"));
         return;
     }
-    const std::int64_t positions = extent();
+    const PositionSpan shown = span();
     const double width = map.width();
+    painter.setFont(font);
+    paintColumnLabels(painter, shown);
     const bool labelRows = map.height() / layers >= metrics.height() - 3;
 
     for (int layer = 0; layer < layers; ++layer) {
@@ -234,18 +315,20 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
         if (static_cast<std::size_t>(layer) >= state.layers.size()) {
             continue;
         }
+        // Zoomed in, segments and window brackets reach past the map: cut at its edges.
+        painter.setClipRect(QRectF(map.left(), row.top() - 1, width, row.height() + 2));
         const trace::LayerState& layerState = state.layers[static_cast<std::size_t>(layer)];
         for (const SlotSegment& segment : OccupancyGeometry::segmentsOf(layerState)) {
-            const double x0 = map.left() + OccupancyGeometry::positionToX(segment.begin, positions, width);
-            const double x1 = map.left() + OccupancyGeometry::positionToX(segment.end, positions, width);
+            const double x0 = map.left() + OccupancyGeometry::positionToX(segment.begin, shown, width);
+            const double x1 = map.left() + OccupancyGeometry::positionToX(segment.end, shown, width);
             painter.fillRect(QRectF(x0, row.top(), std::max(x1 - x0, 1.0), row.height()),
                              PlotStyle::slotColour(segment.state));
         }
         if (trace::isSlidingWindow(layerState.kind) && layerState.seqLength > 0) {
             // The window bracket: the positions attention can still reach.
             const double x0 = map.left() + OccupancyGeometry::positionToX(layerState.seqLength - layerState.storedTokens,
-                                                                           positions, width);
-            const double x1 = map.left() + OccupancyGeometry::positionToX(layerState.seqLength, positions, width);
+                                                                           shown, width);
+            const double x1 = map.left() + OccupancyGeometry::positionToX(layerState.seqLength, shown, width);
             painter.setPen(QPen(QColor(20, 20, 20), 1.5));
             const double top = row.top() + 0.5;
             const double bottom = row.bottom() - 0.5;
@@ -256,6 +339,7 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
             painter.drawLine(QPointF(x1, top), QPointF(std::max(x1 - 4, x0), top));
             painter.drawLine(QPointF(x1, bottom), QPointF(std::max(x1 - 4, x0), bottom));
         }
+        painter.setClipping(false);
         if (labelRows || layer % std::max(1, layers / 8) == 0) {
             painter.setPen(layer == m_selection.selectedLayer() ? PlotStyle::cursorColour() : QColor(60, 60, 70));
             const QString label = labelRows ? QStringLiteral("L%1 %2").arg(layer).arg(shortKind(layerState.kind))
@@ -271,15 +355,16 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
         painter.drawRect(QRectF(map.left() - 1, lane.top, width + 2, std::max(lane.height, 2.0)));
     }
 
-    paintTokenStrip(painter, positions);
+    paintTokenStrip(painter, shown);
 
     // Position axis.
     painter.setPen(QColor(120, 120, 130));
     const int axisY = tokenStripRect().bottom() + 3;
     painter.drawLine(map.left(), axisY, map.right(), axisY);
-    const std::int64_t step = tickStep(positions, map.width());
-    for (std::int64_t position = 0; position <= positions; position += step) {
-        const double px = map.left() + OccupancyGeometry::positionToX(position, positions, width);
+    const std::int64_t step = tickStep(shown.count, map.width());
+    for (std::int64_t position = (shown.first + step - 1) / step * step; position <= shown.first + shown.count;
+         position += step) {
+        const double px = map.left() + OccupancyGeometry::positionToX(position, shown, width);
         painter.drawLine(QPointF(px, axisY), QPointF(px, axisY + 4));
         m_texts.draw(painter, QRectF(px - 40, axisY + 4, 80, 14), Qt::AlignHCenter | Qt::AlignTop, QString::number(position));
     }
@@ -303,8 +388,21 @@ void OccupancyMapView::mouseMoveEvent(QMouseEvent* event) {
         QToolTip::hideText();
         return;
     }
-    const std::int64_t position = OccupancyGeometry::xToPosition(point.x() - map.left(), extent(), map.width());
+    const std::int64_t position = OccupancyGeometry::xToPosition(point.x() - map.left(), span(), map.width());
     QToolTip::showText(event->globalPosition().toPoint(), describe(layer, position), this);
+}
+
+void OccupancyMapView::mouseDoubleClickEvent(QMouseEvent*) { resetZoom(); }
+
+void OccupancyMapView::wheelEvent(QWheelEvent* event) {
+    // 120 units are one notch of a mouse wheel; touchpads send fractions of one.
+    const double notches = event->angleDelta().y() / 120.0;
+    if (notches == 0.0) {
+        event->ignore();
+        return;
+    }
+    zoom(std::pow(kZoomStep, notches), static_cast<int>(event->position().x()));
+    event->accept();
 }
 
 } // namespace kvscope::gui

@@ -30,8 +30,6 @@ std::optional<std::int64_t> toInteger(const QString& text, std::int64_t minimum)
     return value;
 }
 
-QString fromStd(std::string_view text) { return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())); }
-
 /// An enum option through its name table: the value, or a message naming the option and what is allowed.
 template <typename Enum>
 std::variant<Enum, QString> enumOption(const QCommandLineParser& parser, const QCommandLineOption& option,
@@ -64,12 +62,19 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     const QCommandLineOption checkpoint(QStringLiteral("checkpoint"),
                                         QStringLiteral("A checkpoint folder (config.json + safetensors) to run live"),
                                         QStringLiteral("DIR"));
+    const QCommandLineOption tokenizer(QStringLiteral("tokenizer"),
+                                       QStringLiteral("A tokenizer for --preset or --config (folder, tokenizer.json or "
+                                                      "tokenizer.model; as many ids as the model's vocabulary at most)"),
+                                       QStringLiteral("PATH"));
     const config::RunSettings defaults;
-    const QCommandLineOption cache(QStringLiteral("cache"), QStringLiteral("Cache kind: ") + fromStd(config::allowedCacheKinds()),
-                                   QStringLiteral("KIND"), fromStd(config::toString(defaults.cache.kind)));
+    const QCommandLineOption cache(QStringLiteral("cache"),
+                                   QStringLiteral("Cache kind: ") + QString::fromStdString(config::allowedCacheKinds()),
+                                   QStringLiteral("KIND"), QString::fromUtf8(config::toString(defaults.cache.kind)));
     const QCommandLineOption backend(QStringLiteral("backend"),
-                                     QStringLiteral("Quantizer: ") + fromStd(config::allowedQuantizerBackends()),
-                                     QStringLiteral("NAME"), fromStd(config::toString(defaults.cache.backend)));
+                                     QStringLiteral("Quantizer: ") +
+                                         QString::fromStdString(config::allowedQuantizerBackends()),
+                                     QStringLiteral("NAME"),
+                                     QString::fromUtf8(config::toString(defaults.cache.backend)));
     const QCommandLineOption nbits(QStringLiteral("nbits"), QStringLiteral("Quantized cache bits"), QStringLiteral("N"),
                                    QStringLiteral("4"));
     const QCommandLineOption residual(QStringLiteral("residual"), QStringLiteral("Quantized cache residual length"),
@@ -83,8 +88,9 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     const QCommandLineOption weightSeed(QStringLiteral("weight-seed"),
                                         QStringLiteral("Random built-in weights of this seed (default: a preset's trained weights)"),
                                         QStringLiteral("S"));
-    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("Device: ") + fromStd(config::allowedComputeDevices()),
-                                    QStringLiteral("DEVICE"), fromStd(config::toString(defaults.device)));
+    const QCommandLineOption device(QStringLiteral("device"),
+                                    QStringLiteral("Device: ") + QString::fromStdString(config::allowedComputeDevices()),
+                                    QStringLiteral("DEVICE"), QString::fromUtf8(config::toString(defaults.device)));
     const QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                         QStringLiteral("Render the window to a PNG offscreen and exit"),
                                         QStringLiteral("OUT.png"));
@@ -97,8 +103,8 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     const QCommandLineOption synthetic(QStringLiteral("synthetic"),
                                        QStringLiteral("Open a model-free synthetic session of that size"),
                                        QStringLiteral("LAYERSxTOKENS"));
-    parser.addOptions({preset, config, checkpoint, cache, backend, nbits, residual, prompt, tokens, seed, weightSeed, device,
-                       screenshot, step, size, compare, synthetic});
+    parser.addOptions({preset, config, checkpoint, tokenizer, cache, backend, nbits, residual, prompt, tokens, seed,
+                       weightSeed, device, screenshot, step, size, compare, synthetic});
     if (!parser.parse(arguments)) {
         return parser.errorText();
     }
@@ -117,13 +123,14 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
         }
     }
     if (!options.file.isEmpty() && (parser.isSet(preset) || parser.isSet(config) || parser.isSet(checkpoint) ||
-                                    parser.isSet(synthetic))) {
+                                    parser.isSet(tokenizer) || parser.isSet(synthetic))) {
         return QStringLiteral("give either a session FILE to replay or a model to run, not both");
     }
     config::RunSettings& live = options.live;
     live.preset = parser.value(preset).toStdString();
     live.configPath = parser.value(config).toStdString();
     live.checkpointDir = parser.value(checkpoint).toStdString();
+    live.tokenizerPath = parser.value(tokenizer).toStdString();
     live.prompt = parser.value(prompt).toStdString();
     const auto kind = enumOption(parser, cache, &config::cacheKindFromString, config::allowedCacheKinds());
     const auto quantizer = enumOption(parser, backend, &config::quantizerBackendFromString, config::allowedQuantizerBackends());

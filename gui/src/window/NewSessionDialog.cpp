@@ -8,19 +8,30 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QLabel>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
+
+#include <functional>
 
 namespace kvscope::gui {
 namespace {
 
-QString fromStd(std::string_view text) { return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())); }
+/// Lists an enum's names from its name table, the enum value as item data; `note` may add to a name.
+template <typename Enum>
+void addEnumItems(QComboBox* combo, const std::function<QString(Enum)>& note = {}) {
+    for (int value = 0; value <= static_cast<int>(Enum::Last); ++value) {
+        const auto item = static_cast<Enum>(value);
+        combo->addItem(QString::fromUtf8(config::toString(item)) + (note ? note(item) : QString()), value);
+    }
+}
 
 QWidget* withBrowse(QLineEdit* edit, QPushButton* browse) {
     auto* row = new QWidget;
@@ -44,7 +55,8 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
                                    QWidget* parent)
     : QDialog(parent), m_capabilities(capabilities), m_usePreset(new QRadioButton(tr("Preset"))),
       m_useConfig(new QRadioButton(tr("config.json"))), m_useCheckpoint(new QRadioButton(tr("Checkpoint folder"))),
-      m_preset(new QComboBox), m_configPath(new QLineEdit), m_checkpointDir(new QLineEdit), m_cacheKind(new QComboBox),
+      m_preset(new QComboBox), m_configPath(new QLineEdit), m_checkpointDir(new QLineEdit),
+      m_tokenizerPath(new QLineEdit), m_tokenizer(new QLabel), m_cacheKind(new QComboBox),
       m_backend(new QComboBox), m_nbits(spin(1, 8, 4)), m_group(spin(0, 4096, 0)), m_residual(spin(1, 1 << 20, 128)),
       m_maxCacheLen(spin(0, 1 << 20, 0)), m_prompt(new QLineEdit), m_tokens(spin(1, 1 << 20, 32)),
       m_seed(spin(0, 1 << 30, 0)), m_device(new QComboBox) {
@@ -54,8 +66,12 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     }
     m_configPath->setPlaceholderText(tr("a Hugging Face config.json (built-in weights)"));
     m_checkpointDir->setPlaceholderText(tr("a folder with config.json and *.safetensors"));
+    m_tokenizerPath->setPlaceholderText(tr("for a preset or config.json: tokenizer.json, tokenizer.model or a folder"));
+    m_tokenizer->setWordWrap(true);
+    m_tokenizer->setTextInteractionFlags(Qt::TextSelectableByMouse);
     auto* browseConfig = new QPushButton(tr("Browse…"));
     auto* browseCheckpoint = new QPushButton(tr("Browse…"));
+    auto* browseTokenizer = new QPushButton(tr("Browse…"));
     connect(browseConfig, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Model config"), {}, tr("config.json (*.json)"));
         if (!path.isEmpty()) {
@@ -68,22 +84,32 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
         if (!path.isEmpty()) {
             m_checkpointDir->setText(path);
             m_useCheckpoint->setChecked(true);
+            describeTokenizer();
         }
     });
+    connect(browseTokenizer, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Tokenizer"), {}, tr("Tokenizers (tokenizer.json tokenizer.model *.json *.model)"));
+        if (!path.isEmpty()) {
+            m_tokenizerPath->setText(path);
+            describeTokenizer();
+        }
+    });
+    // Reading a tokenizer takes a moment: described once a path is chosen, not per keystroke.
+    for (QLineEdit* edit : {m_checkpointDir, m_tokenizerPath}) {
+        connect(edit, &QLineEdit::editingFinished, this, &NewSessionDialog::describeTokenizer);
+    }
 
     auto* model = new QGroupBox(tr("Model"));
     auto* modelLayout = new QFormLayout(model);
     modelLayout->addRow(m_usePreset, m_preset);
     modelLayout->addRow(m_useConfig, withBrowse(m_configPath, browseConfig));
     modelLayout->addRow(m_useCheckpoint, withBrowse(m_checkpointDir, browseCheckpoint));
+    modelLayout->addRow(tr("Tokenizer"), withBrowse(m_tokenizerPath, browseTokenizer));
+    modelLayout->addRow(tr("Text"), m_tokenizer);
 
-    // Each combo lists its enum's names from the name table, the enum value as item data.
-    for (int kind = 0; kind <= static_cast<int>(config::CacheKind::Last); ++kind) {
-        m_cacheKind->addItem(fromStd(config::toString(static_cast<config::CacheKind>(kind))), kind);
-    }
-    for (int backend = 0; backend <= static_cast<int>(config::QuantizerBackend::Last); ++backend) {
-        m_backend->addItem(fromStd(config::toString(static_cast<config::QuantizerBackend>(backend))), backend);
-    }
+    addEnumItems<config::CacheKind>(m_cacheKind);
+    addEnumItems<config::QuantizerBackend>(m_backend);
     m_group->setSpecialValueText(tr("head dim"));
     m_maxCacheLen->setSpecialValueText(tr("prompt + tokens"));
     auto* cache = new QGroupBox(tr("Cache"));
@@ -95,11 +121,10 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     cacheLayout->addRow(tr("Residual length"), m_residual);
     cacheLayout->addRow(tr("Static length"), m_maxCacheLen);
 
-    for (int device = 0; device <= static_cast<int>(config::ComputeDevice::Last); ++device) {
-        const auto value = static_cast<config::ComputeDevice>(device);
-        const bool unavailable = value == config::ComputeDevice::Cuda && !capabilities.cudaAvailable;
-        m_device->addItem(fromStd(config::toString(value)) + (unavailable ? tr(" (not available)") : QString()), device);
-    }
+    addEnumItems<config::ComputeDevice>(m_device, [&](config::ComputeDevice device) {
+        const bool unavailable = device == config::ComputeDevice::Cuda && !capabilities.cudaAvailable;
+        return unavailable ? tr(" (not available)") : QString();
+    });
     auto* run = new QGroupBox(tr("Run"));
     auto* runLayout = new QFormLayout(run);
     runLayout->addRow(tr("Prompt"), m_prompt);
@@ -119,12 +144,21 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
 
     for (QRadioButton* radio : {m_usePreset, m_useConfig, m_useCheckpoint}) {
         connect(radio, &QRadioButton::toggled, this, &NewSessionDialog::updateEnabled);
+        connect(radio, &QRadioButton::toggled, this, [this](bool on) {
+            if (on) {
+                describeTokenizer();
+            }
+        });
     }
     connect(m_cacheKind, &QComboBox::currentIndexChanged, this, &NewSessionDialog::updateEnabled);
     setSettings(initial);
 }
 
 void NewSessionDialog::setSettings(const config::RunSettings& settings) {
+    // Enabled states and the tokenizer are brought up to date once, below, not per toggled radio.
+    const QSignalBlocker presetSignals(m_usePreset);
+    const QSignalBlocker configSignals(m_useConfig);
+    const QSignalBlocker checkpointSignals(m_useCheckpoint);
     if (!settings.checkpointDir.empty()) {
         m_useCheckpoint->setChecked(true);
     } else if (!settings.configPath.empty()) {
@@ -137,6 +171,7 @@ void NewSessionDialog::setSettings(const config::RunSettings& settings) {
     m_preset->setCurrentIndex(std::max(0, m_preset->findText(preset)));
     m_configPath->setText(QString::fromStdString(settings.configPath));
     m_checkpointDir->setText(QString::fromStdString(settings.checkpointDir));
+    m_tokenizerPath->setText(QString::fromStdString(settings.tokenizerPath));
     m_cacheKind->setCurrentIndex(std::max(0, m_cacheKind->findData(static_cast<int>(settings.cache.kind))));
     m_backend->setCurrentIndex(std::max(0, m_backend->findData(static_cast<int>(settings.cache.backend))));
     m_nbits->setValue(settings.cache.nbits);
@@ -148,6 +183,7 @@ void NewSessionDialog::setSettings(const config::RunSettings& settings) {
     m_seed->setValue(static_cast<int>(settings.seed));
     m_device->setCurrentIndex(std::max(0, m_device->findData(static_cast<int>(settings.device))));
     updateEnabled();
+    describeTokenizer();
 }
 
 config::RunSettings NewSessionDialog::settings() const {
@@ -158,6 +194,9 @@ config::RunSettings NewSessionDialog::settings() const {
         settings.configPath = m_configPath->text().trimmed().toStdString();
     } else {
         settings.checkpointDir = m_checkpointDir->text().trimmed().toStdString();
+    }
+    if (!m_useCheckpoint->isChecked()) {
+        settings.tokenizerPath = m_tokenizerPath->text().trimmed().toStdString();
     }
     settings.cache.kind = static_cast<config::CacheKind>(m_cacheKind->currentData().toInt());
     settings.cache.backend = static_cast<config::QuantizerBackend>(m_backend->currentData().toInt());
@@ -184,6 +223,10 @@ QString NewSessionDialog::validate() const {
         return tr("Checkpoint folder not found: \"%1\"; choose a folder with config.json and *.safetensors")
             .arg(QString::fromStdString(settings.checkpointDir));
     }
+    if (!settings.tokenizerPath.empty() && !QFileInfo::exists(QString::fromStdString(settings.tokenizerPath))) {
+        return tr("Tokenizer not found: \"%1\"; choose a tokenizer.json, a tokenizer.model or a folder with one")
+            .arg(QString::fromStdString(settings.tokenizerPath));
+    }
     try {
         config::validate(settings);
     } catch (const config::ConfigError& error) {
@@ -204,10 +247,24 @@ void NewSessionDialog::accept() {
     QDialog::accept();
 }
 
+QString NewSessionDialog::tokenizerDescription() const { return m_tokenizer->text(); }
+
+void NewSessionDialog::describeTokenizer() {
+    const QString path = (m_useCheckpoint->isChecked() ? m_checkpointDir : m_tokenizerPath)->text().trimmed();
+    if (path.isEmpty()) {
+        m_tokenizer->setText(m_useCheckpoint->isChecked() ? QString() : tr("bytes (built-in: one token per byte)"));
+    } else {
+        m_tokenizer->setText(m_capabilities.describeTokenizer
+                                 ? QString::fromStdString(m_capabilities.describeTokenizer(path.toStdString()))
+                                 : QString());
+    }
+}
+
 void NewSessionDialog::updateEnabled() {
     m_preset->setEnabled(m_usePreset->isChecked());
     m_configPath->setEnabled(m_useConfig->isChecked());
     m_checkpointDir->setEnabled(m_useCheckpoint->isChecked());
+    m_tokenizerPath->setEnabled(!m_useCheckpoint->isChecked());
     const auto kind = static_cast<config::CacheKind>(m_cacheKind->currentData().toInt());
     for (QWidget* widget : std::initializer_list<QWidget*>{m_backend, m_nbits, m_group, m_residual}) {
         widget->setEnabled(kind == config::CacheKind::Quantized);

@@ -150,6 +150,75 @@ TEST(ModelConfigTest, DynamicLayerTypesInference) {
     EXPECT_EQ(config.dynamicLayerTypes(), (Types{"full_attention", "chunked_attention", "linear_attention"}));
 }
 
+TEST(ModelConfigTest, FamilyConfigClassesDeriveLayerTypes) {
+    auto types = [](const char* json) {
+        return *ModelConfig::fromJson(nlohmann::json::parse(json)).layerTypes;
+    };
+    const std::string s = "sliding_attention";
+    const std::string f = "full_attention";
+    // Gemma 2 alternates from a sliding layer; Gemma 3 repeats `sliding_window_pattern` (default 6).
+    EXPECT_EQ(types(R"({"model_type": "gemma2", "num_hidden_layers": 3, "sliding_window": 4})"),
+              (Types{s, f, s}));
+    EXPECT_EQ(types(R"({"model_type": "gemma3_text", "num_hidden_layers": 7, "sliding_window": 4})"),
+              (Types{s, s, s, s, s, f, s}));
+    EXPECT_EQ(types(R"({"model_type": "gemma3_text", "num_hidden_layers": 4, "sliding_window_pattern": 2})"),
+              (Types{s, f, s, f}));
+    // Qwen2/3: sliding from `max_window_layers` on, and only with use_sliding_window.
+    EXPECT_EQ(types(R"({"model_type": "qwen3", "num_hidden_layers": 3, "sliding_window": 4,
+                        "use_sliding_window": true, "max_window_layers": 1})"),
+              (Types{f, s, s}));
+    const ModelConfig off = ModelConfig::fromJson(
+        nlohmann::json::parse(R"({"model_type": "qwen3", "num_hidden_layers": 3, "sliding_window": 4})"));
+    EXPECT_FALSE(off.slidingWindow);
+    EXPECT_FALSE(off.layerTypes);
+    // Given layer types win.
+    EXPECT_EQ(
+        types(
+            R"({"model_type": "gemma2", "num_hidden_layers": 2, "layer_types": ["full_attention", "full_attention"]})"),
+        (Types{f, f}));
+    EXPECT_TRUE(
+        refusedConfig(nlohmann::json::parse(R"({"model_type": "gemma2", "num_hidden_layers": 100000000})"),
+                      {"`num_hidden_layers`", "layer_types"}));
+}
+
+TEST(ModelConfigTest, RopeScalingIsReadFromEitherPlace) {
+    const ModelConfig llama3 = ModelConfig::fromJson(nlohmann::json::parse(R"({"rope_scaling": {
+        "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192}})"));
+    ASSERT_TRUE(llama3.ropeScaling);
+    EXPECT_EQ(llama3.ropeScaling->type, "llama3");
+    EXPECT_EQ(llama3.ropeScaling->factor, 8.0);
+    EXPECT_EQ(llama3.ropeScaling->originalMaxPositionEmbeddings, 8192);
+    // The older `type` key, and "default" meaning none.
+    EXPECT_EQ(
+        ModelConfig::fromJson(nlohmann::json::parse(R"({"rope_scaling": {"type": "yarn", "factor": 4}})"))
+            .ropeScaling->type,
+        "yarn");
+    EXPECT_FALSE(ModelConfig::fromJson(nlohmann::json::parse(R"({"rope_scaling": {"rope_type": "default"}})"))
+                     .ropeScaling);
+    // Newer configs: rope_parameters, per layer type for Gemma 3.
+    const ModelConfig nested = ModelConfig::fromJson(nlohmann::json::parse(R"({"rope_parameters": {
+        "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}})"));
+    EXPECT_EQ(nested.ropeScaling->type, "linear");
+    EXPECT_EQ(nested.ropeTheta, 1000000.0);
+    EXPECT_EQ(nested.ropeLocalBaseFreq, 10000.0);
+    // Gemma 3's released configs keep both bases at the top and only the types per layer type.
+    const ModelConfig released = ModelConfig::fromJson(nlohmann::json::parse(R"({"rope_theta": 1000000.0,
+        "rope_local_base_freq": 100.0, "rope_parameters": {"full_attention": {"factor": 8.0, "rope_type": "linear"},
+        "sliding_attention": {"rope_type": "default"}}})"));
+    EXPECT_EQ(released.ropeScaling->factor, 8.0);
+    EXPECT_EQ(released.ropeTheta, 1000000.0);
+    EXPECT_EQ(released.ropeLocalBaseFreq, 100.0);
+    EXPECT_TRUE(refusedConfig(nlohmann::json::parse(R"({"rope_scaling": "linear"})"), {"`rope_scaling`"}));
+    EXPECT_TRUE(refusedConfig(nlohmann::json::parse(R"({"rope_scaling": {"type": "linear", "factor": "x"}})"),
+                              {"`factor`"}));
+    EXPECT_TRUE(refusedConfig(nlohmann::json::parse(R"({"rope_scaling": {"factor": 2.0}})"), {"rope_type"}));
+    // Round trip.
+    const ModelConfig back = ModelConfig::fromJson(llama3.toJson());
+    EXPECT_EQ(back.ropeScaling->highFreqFactor, 4.0);
+}
+
 TEST(ModelConfigTest, StaticLayerTypesInference) {
     ModelConfig config;
     config.numHiddenLayers = 2;

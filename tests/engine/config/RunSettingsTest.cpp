@@ -70,6 +70,9 @@ TEST(RunSettingsTest, RefusalsNameTheSettingAndWhatIsAllowed) {
     };
     const Case cases[] = {
         {"two sources", [](RunSettings& s) { s.preset = "llama"; s.checkpointDir = "/x"; }, "give one model source"},
+        {"checkpoint and tokenizer",
+         [](RunSettings& s) { s.checkpointDir = "/x"; s.tokenizerPath = "/t"; },
+         "a tokenizer pairs with a preset or a config.json; a checkpoint folder brings its own"},
         {"zero tokens", [](RunSettings& s) { s.tokens = 0; }, "tokens must be at least 1, got 0"},
         {"zero beams", [](RunSettings& s) { s.beams = 0; }, "beams must be at least 1, got 0"},
         {"negative top-k", [](RunSettings& s) { s.topK = -1; }, "top-k must be at least 0, got -1"},
@@ -92,6 +95,12 @@ TEST(RunSettingsTest, RefusalsNameTheSettingAndWhatIsAllowed) {
         const std::string message = refusal(changed(c.change));
         EXPECT_NE(message.find(c.message), std::string::npos) << c.what << ": " << message;
     }
+}
+
+TEST(RunSettingsTest, ATokenizerPairsWithAPresetOrAConfig) {
+    EXPECT_EQ(refusal(changed([](RunSettings& s) { s.tokenizerPath = "/t"; })), "") << "the default preset";
+    EXPECT_EQ(refusal(changed([](RunSettings& s) { s.preset = "llama"; s.tokenizerPath = "/t"; })), "");
+    EXPECT_EQ(refusal(changed([](RunSettings& s) { s.configPath = "/c.json"; s.tokenizerPath = "/t"; })), "");
 }
 
 TEST(RunSettingsTest, BitWidthsMatterOnlyForQuantizedCaches) {

@@ -72,6 +72,52 @@ TEST(ArchitectureTest, FamilyConventions) {
     EXPECT_EQ(Architecture(parse(R"({"model_type": "gemma", "hidden_act": "gelu"})")).activation(), Activation::GeluTanh);
 }
 
+TEST(ArchitectureTest, CheckpointFamilyFeatures) {
+    const Architecture qwen3(
+        parse(R"({"model_type": "qwen3", "hidden_size": 32, "num_attention_heads": 2})"));
+    EXPECT_TRUE(qwen3.queryKeyNorms());
+    EXPECT_FALSE(qwen3.qkvBias()); // unlike Qwen2
+    EXPECT_FALSE(qwen3.normAddsOne());
+    EXPECT_FALSE(qwen3.sandwichNorms());
+
+    const Architecture gemma2(kvscope::testing::presetConfig("gemma2"));
+    EXPECT_TRUE(gemma2.sandwichNorms());
+    EXPECT_FALSE(gemma2.queryKeyNorms());
+    EXPECT_FALSE(gemma2.usesLocalRotary(0));
+
+    const Architecture gemma3(
+        parse(R"({"model_type": "gemma3_text", "num_hidden_layers": 2, "sliding_window": 4,
+                                        "sliding_window_pattern": 2, "rope_local_base_freq": 100.0})"));
+    EXPECT_TRUE(gemma3.sandwichNorms());
+    EXPECT_TRUE(gemma3.queryKeyNorms());
+    EXPECT_TRUE(gemma3.usesLocalRotary(0));
+    EXPECT_FALSE(gemma3.usesLocalRotary(1));
+    EXPECT_DOUBLE_EQ(gemma3.localRopeTheta(), 100.0);
+
+    const Architecture phi3(parse(R"({"model_type": "phi3", "hidden_size": 64, "num_attention_heads": 4,
+                                      "partial_rotary_factor": 0.75})"));
+    EXPECT_TRUE(phi3.fusedProjections());
+    EXPECT_EQ(phi3.rotaryDim(), 12);
+    EXPECT_FALSE(phi3.tiedEmbeddings());
+    EXPECT_EQ(Architecture(parse(R"({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4})"))
+                  .rotaryDim(),
+              16);
+
+    EXPECT_NE(refusal(R"({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}})")
+                  .find("`yarn` is not supported (allowed: "
+                        "default, linear, llama3)"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"({"rope_scaling": {"rope_type": "linear"}})").find("factor"), std::string::npos);
+    EXPECT_NE(refusal(R"({"rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 4,
+                          "high_freq_factor": 1, "original_max_position_embeddings": 64}})")
+                  .find("greater than low_freq_factor"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"({"model_type": "llama", "partial_rotary_factor": 0.5})").find("phi3 only"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"({"model_type": "phi3", "attention_bias": true})").find("attention_bias"),
+              std::string::npos);
+}
+
 TEST(ArchitectureTest, DefaultLayerKindsFollowWindowAndChunk) {
     EXPECT_EQ(Architecture(parse(R"({"num_hidden_layers": 2, "sliding_window": 4})")).attentionKind(1),
               AttentionKind::SlidingAttention);

@@ -2,6 +2,7 @@
 #include "kvscope/runtime/LiveSession.h"
 
 #include "ModelTestHelpers.h"
+#include "TokenizerTestJson.h"
 #include "kvscope/trace/RecordingSink.h"
 #include "kvscope/trace/Timeline.h"
 
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <stdexcept>
 
 namespace kvscope::runtime {
@@ -22,6 +24,25 @@ TEST(LiveSessionTest, ListsPresets) {
     const std::vector<std::string> names = LiveSession::presetNames();
     EXPECT_NE(std::find(names.begin(), names.end(), "llama"), names.end());
     EXPECT_EQ(LiveSession::defaultPreset(), "llama");
+}
+
+TEST(LiveSessionTest, DescribesTheTokenizerAFolderOrFileBrings) {
+    testing::TemporaryDirectory directory("kvscope-describe-tokenizer");
+    EXPECT_EQ(LiveSession::describeTokenizer(directory.path().string()).rfind("bytes (the folder brings no", 0), 0u);
+    std::ofstream(directory.path() / "tokenizer.json")
+        << tokenizer::testing::TokenizerTestJson::byteLevel({"h e", "l l"}).dump();
+    EXPECT_EQ(LiveSession::describeTokenizer(directory.path().string()), "BPE tokenizer, 1001 ids (tokenizer.json)");
+    EXPECT_EQ(LiveSession::describeTokenizer((directory.path() / "tokenizer.json").string()),
+              "BPE tokenizer, 1001 ids (tokenizer.json)");
+    std::ofstream(directory.path() / "broken.json") << "{";
+    const std::string broken = LiveSession::describeTokenizer((directory.path() / "broken.json").string());
+    EXPECT_EQ(broken.rfind("cannot read the tokenizer of ", 0), 0u) << broken;
+
+    // A preset's 259 ids cannot hold the tokenizer's 1001: the live session says both sizes.
+    config::RunSettings settings;
+    settings.preset = "llama";
+    settings.tokenizerPath = directory.path().string();
+    EXPECT_NE(refusal(settings).find("1001 ids but the model's vocabulary has 259"), std::string::npos);
 }
 
 TEST(LiveSessionTest, PrefillsThenStepsToTheTokenCount) {

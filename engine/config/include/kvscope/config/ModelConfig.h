@@ -11,6 +11,16 @@
 
 namespace kvscope::config {
 
+/// A config's `rope_scaling` (or `rope_parameters`): how the rotary frequencies are rescaled.
+/// Fields the type does not use stay empty; which types a model accepts is model::Architecture's call.
+struct RopeScaling {
+    std::string type;                                     ///< `rope_type` (or the older `type`)
+    std::optional<double> factor;                         ///< `factor`
+    std::optional<double> lowFreqFactor;                  ///< `low_freq_factor` (llama3)
+    std::optional<double> highFreqFactor;                 ///< `high_freq_factor` (llama3)
+    std::optional<int64_t> originalMaxPositionEmbeddings; ///< `original_max_position_embeddings` (llama3)
+};
+
 /// The decoder text configuration of a model, as Hugging Face's config.json gives it.
 ///
 /// Optional fields stay empty when the file does not set them (or sets them to null), because the
@@ -33,6 +43,12 @@ struct ModelConfig {
     int64_t maxPositionEmbeddings = 4096;
     double rmsNormEps = 1e-6;
     double ropeTheta = 10000.0;
+    /// Absent, or a `rope_type` other than "default".
+    std::optional<RopeScaling> ropeScaling;
+    /// `rope_local_base_freq`: the rotary base of Gemma 3's sliding layers.
+    std::optional<double> ropeLocalBaseFreq;
+    /// `partial_rotary_factor`: the share of each head's channels that rotate (Phi-3).
+    std::optional<double> partialRotaryFactor;
 
     /// Conventions of the built-in decoder and of checkpoints (absent = the family's default).
     std::optional<std::string> hiddenAct;          ///< `hidden_activation`, else `hidden_act`/`activation_function`

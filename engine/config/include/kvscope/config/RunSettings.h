@@ -25,11 +25,15 @@ struct CacheSettings {
 
 /// What a run is asked to do, torch-free so that the CLI, the GUI's New session dialog and the engine's
 /// LiveSession share one definition: one model source (preset, config.json or checkpoint folder; all
-/// empty = the default preset), the cache, the prompt, how many tokens, decoding, seeds and the device.
+/// empty = the default preset), the tokenizer paired with a preset or config.json, the cache, the prompt,
+/// how many tokens, decoding, seeds and the device.
 struct RunSettings {
     std::string preset;
     std::string configPath;
     std::string checkpointDir;
+    /// A Hugging Face tokenizer (folder, tokenizer.json or tokenizer.model) for a preset or config.json;
+    /// empty = the byte tokenizer. A checkpoint folder brings its own.
+    std::string tokenizerPath;
     CacheSettings cache;
     std::string prompt = "The key-value cache";
     std::int64_t tokens = 32;
@@ -46,9 +50,10 @@ struct RunSettings {
 };
 
 /// The one check of a run's settings before anything is built (the CLI's run, the GUI launcher and
-/// LiveSession): at most one model source, at least one token and one beam, a bit width the
-/// backend supports, no negative size, temperature or top-k. Throws ConfigError naming the setting
-/// and what is allowed. Whether the device is usable here is the engine's check (DeviceSupport).
+/// LiveSession): at most one model source, a tokenizer only with a preset or config.json, at least one
+/// token and one beam, a bit width the backend supports, no negative size, temperature or top-k. Throws
+/// ConfigError naming the setting and what is allowed. Whether the device is usable here is the
+/// engine's check (DeviceSupport).
 void validate(const RunSettings& settings);
 
 } // namespace kvscope::config

@@ -14,7 +14,7 @@ namespace kvscope::model {
 enum class AttentionKind { FullAttention, SlidingAttention, ChunkedAttention, LinearAttention, Hybrid };
 
 /// Conventions shared by a family of checkpoints: norms, embedding scale, biases, block layout.
-enum class ModelFamily { Llama, Qwen2, Gemma, Whisper };
+enum class ModelFamily { Llama, Qwen2, Qwen3, Gemma, Phi3, Whisper };
 
 enum class Activation { Silu, Gelu, GeluTanh };
 
@@ -35,6 +35,20 @@ public:
     bool qkvBias() const { return m_qkvBias; }
     bool outputBias() const { return m_outputBias; }
     bool tiedEmbeddings() const { return m_tiedEmbeddings; }
+    /// Gemma 2 and 3: the attention output is normed before the residual add, and the MLP sits between
+    /// `pre_feedforward_layernorm` and `post_feedforward_layernorm`.
+    bool sandwichNorms() const { return m_sandwichNorms; }
+    /// Qwen3 and Gemma 3: RMSNorm over each query and key head (`q_norm`, `k_norm`) before rotation.
+    bool queryKeyNorms() const { return m_queryKeyNorms; }
+    /// Phi-3: one `qkv_proj` and one `gate_up_proj` instead of separate projections.
+    bool fusedProjections() const { return m_family == ModelFamily::Phi3; }
+    /// Channels of each head that rotate (`partial_rotary_factor` of head_dim; Phi-3 only).
+    int64_t rotaryDim() const { return m_rotaryDim; }
+    /// Gemma 3's sliding layers rotate with `rope_local_base_freq` and without rope scaling.
+    bool usesLocalRotary(int64_t layer) const;
+    double localRopeTheta() const { return m_localRopeTheta; }
+    /// The RoPE scaling types kvscope applies.
+    static const char* allowedRopeScalings();
     double attentionScale() const { return m_attentionScale; }
     bool isEncoderDecoder() const { return m_family == ModelFamily::Whisper; }
 
@@ -83,6 +97,10 @@ private:
     bool m_qkvBias = false;
     bool m_outputBias = false;
     bool m_tiedEmbeddings = false;
+    bool m_sandwichNorms = false;
+    bool m_queryKeyNorms = false;
+    int64_t m_rotaryDim = 0;
+    double m_localRopeTheta = 0.0;
     double m_attentionScale = 1.0;
     int64_t m_headDim = 0;
     std::vector<AttentionKind> m_attentionKinds;

@@ -4,12 +4,13 @@
 #include "kvscope/model/LanguageModel.h"
 
 #include <functional>
+#include <tuple>
 #include <vector>
 
 namespace kvscope::model {
 
-/// A decoder-only transformer (Llama, Mistral, Qwen2 and Gemma conventions): embeddings, RMSNorm,
-/// rotary positions, grouped-query attention over a cache (full, sliding or chunked masks built from
+/// A decoder-only transformer (Llama, Mistral, Qwen2/3, Gemma 1-3 and Phi-3 conventions): embeddings,
+/// RMSNorm, rotary positions, grouped-query attention over a cache (full, sliding or chunked masks built from
 /// the cache's mask sizes), a gated MLP; linear-attention layers (short causal convolution plus a
 /// gated delta-rule recurrence, state in the cache), hybrid layers (both, summed) and shared-KV
 /// layers (Gemma 3n: the last layers reuse an earlier layer's keys/values).
@@ -34,6 +35,10 @@ private:
     struct Pass;
 
     at::Tensor attention(int64_t layer, const at::Tensor& hidden, Pass& pass) const;
+    /// Query, keys and values of a layer [batch, heads, tokens, headDim], q/k-normed where the family
+    /// norms them, not yet rotated; keys and values undefined for a layer that reuses another's.
+    std::tuple<at::Tensor, at::Tensor, at::Tensor> project(int64_t layer, const at::Tensor& hidden,
+                                                           bool ownStates) const;
     at::Tensor linearAttention(int64_t layer, const at::Tensor& hidden, Pass& pass) const;
     at::Tensor mlp(int64_t layer, const at::Tensor& hidden) const;
     const at::Tensor& weight(const std::string& name) const { return m_parameters.get(name); }

@@ -26,7 +26,7 @@ public:
                                                   const at::Device& device = at::Device(at::kCPU));
     static std::unique_ptr<LanguageModel> fromParameters(const config::ModelConfig& config, ParameterStore parameters,
                                                          const at::Device& device = at::Device(at::kCPU));
-    /// Loads a Llama, Mistral, Qwen2 or Gemma checkpoint (f32, f16 or bf16; single or sharded).
+    /// Loads a checkpoint of one of checkpointModelTypes() (f32, f16 or bf16; single or sharded).
     static std::unique_ptr<LanguageModel> fromCheckpoint(const std::filesystem::path& directory,
                                                          const at::Device& device = at::Device(at::kCPU));
     /// `config`'s model with the weights of one .safetensors file (a preset's trained weights), read and

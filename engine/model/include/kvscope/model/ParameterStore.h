@@ -2,9 +2,9 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
-
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,8 +31,11 @@ public:
     /// Built-in weights: drawn in spec order from one CPU generator seeded with `seed`.
     static ParameterStore random(const std::vector<ParameterSpec>& specs, uint64_t seed);
     /// The specs' tensors from a checkpoint (f32, f16 or bf16, converted to float32). Refuses a
-    /// missing tensor or a wrong shape, and checkpoint tensors no spec names, listing them.
-    static ParameterStore fromCheckpoint(const std::vector<ParameterSpec>& specs, const SafetensorsCheckpoint& checkpoint);
+    /// missing tensor or a wrong shape, and checkpoint tensors no spec names, listing them, except
+    /// those in `ignored` (which are not loaded).
+    static ParameterStore fromCheckpoint(const std::vector<ParameterSpec>& specs,
+                                         const SafetensorsCheckpoint& checkpoint,
+                                         const std::set<std::string>& ignored = {});
 
     /// Throws ModelError unless every spec is present with its shape.
     void check(const std::vector<ParameterSpec>& specs) const;

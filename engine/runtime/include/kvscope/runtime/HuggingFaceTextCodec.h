@@ -33,6 +33,8 @@ public:
     std::int64_t padId() const override { return eosId().value_or(0); }
     /// The tokenizer's ids: its vocabulary plus added tokens.
     std::int64_t vocabSize() const;
+    /// "BPE", "Unigram" or "SentencePiece".
+    std::string modelType() const;
 
 private:
     HuggingFaceTextCodec(std::unique_ptr<tokenizer::Tokenizer> tokenizer, std::string name);

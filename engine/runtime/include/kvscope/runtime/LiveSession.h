@@ -31,6 +31,10 @@ public:
     static std::string defaultPreset();
     /// Whether `device = "cuda"` can run here (a CUDA LibTorch and a visible GPU).
     static bool cudaAvailable();
+    /// What a checkpoint folder or a tokenizer path gives a run to speak through, for the New session
+    /// dialog: "BPE tokenizer, 128256 ids (tokenizer.json)", "bytes (...)" for a folder without one,
+    /// or "cannot read ...: <why>".
+    static std::string describeTokenizer(const std::string& path);
 
     /// Prefills the prompt (step 0), reporting to `sink`, which must outlive the session. Once only.
     void start(trace::EventSink& sink);

@@ -28,6 +28,21 @@ struct SlotSegment {
     bool operator==(const SlotSegment&) const = default;
 };
 
+/// The token positions the map shows: [first, first + count).
+struct PositionSpan {
+    std::int64_t first = 0;
+    std::int64_t count = 1;
+    bool operator==(const PositionSpan&) const = default;
+};
+
+/// A column label: the position it names and its column's pixel edges from the map's left.
+struct ColumnLabel {
+    std::int64_t position = 0;
+    double x0 = 0.0;
+    double x1 = 0.0;
+    bool operator==(const ColumnLabel&) const = default;
+};
+
 /// Pure geometry of the occupancy map (layers x token positions). A layer's positions form at most
 /// four runs, so the map costs O(layers) rectangles at any session length.
 class OccupancyGeometry {
@@ -40,10 +55,22 @@ public:
     static std::optional<SlotState> stateAt(const trace::LayerState& layer, std::int64_t position);
     /// Positions the map spans: the largest end of any layer's segments (at least 1).
     static std::int64_t positionExtent(const trace::StepState& state);
-    /// Left pixel edge of a position in a map `width` pixels wide spanning `extent` positions.
-    static double positionToX(std::int64_t position, std::int64_t extent, double width);
-    /// The position under pixel x (clamped to [0, extent - 1]).
-    static std::int64_t xToPosition(double x, std::int64_t extent, double width);
+    /// Left pixel edge of a position in a map `width` pixels wide showing `span` (outside the span:
+    /// outside [0, width]).
+    static double positionToX(std::int64_t position, const PositionSpan& span, double width);
+    /// The position under pixel x (clamped to the span).
+    static std::int64_t xToPosition(double x, const PositionSpan& span, double width);
+    /// `span` inside [0, extent): shifted left where it runs past the end, shortened to the extent,
+    /// at least one position.
+    static PositionSpan clamped(PositionSpan span, std::int64_t extent);
+    /// The span after zooming by `factor` (below 1 zooms in) about pixel x: the position under x stays
+    /// under x (unless the span meets an end of [0, extent)); at least `minCount` positions (or the
+    /// whole extent).
+    static PositionSpan zoomed(const PositionSpan& span, double factor, double x, double width, std::int64_t extent,
+                               std::int64_t minCount);
+    /// A label per column of the span when columns are at least `labelWidth` pixels wide (a label
+    /// fits); none otherwise.
+    static std::vector<ColumnLabel> columnLabels(const PositionSpan& span, double width, double labelWidth);
 };
 
 } // namespace kvscope::gui

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/gui/models/EventExplainer.h"
 #include "kvscope/trace/Event.h"
 #include "kvscope/trace/StepState.h"
 
@@ -28,6 +29,8 @@ public:
     /// Shows only events of that kind (nullopt: all), of that layer or cache-wide (-1: all layers), and
     /// whose kind, summary or explanation contains the text (case-insensitive).
     void setFilter(std::optional<trace::EventKind> kind, int layer, const QString& text);
+    /// Where explanations find the text of the tokens an event concerns (quoted in the Why column).
+    void setTokens(EventExplainer::TokenLookup tokens);
     const trace::Event* eventAt(int row) const;
     std::size_t totalCount() const { return m_events.size(); }
 
@@ -46,6 +49,7 @@ private:
     int m_layer = -1;
     QString m_text;
     std::shared_ptr<const trace::StepState> m_state;
+    EventExplainer::TokenLookup m_tokens;
 };
 
 } // namespace kvscope::gui

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kvscope::gui {
 
@@ -18,6 +19,9 @@ public:
     /// step not reached yet).
     static std::optional<std::string> pieceAt(const trace::SessionMetadata& metadata, const trace::Timeline& timeline,
                                               std::int64_t position);
+    /// The text of the token each step produced (its step_end event), step by step; "" for a step
+    /// without one.
+    static std::vector<std::string> producedPieces(const trace::Timeline& timeline);
     /// The position of the token step `step` produced (prompt length + step); -1 without prompt pieces.
     static std::int64_t producedPosition(const trace::SessionMetadata& metadata, std::int64_t step);
     /// A piece as a strip shows it: spaces as '·', newlines as '↵', tabs as '→', so that a token made

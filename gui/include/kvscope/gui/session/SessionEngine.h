@@ -42,6 +42,10 @@ struct EngineCapabilities {
     std::vector<std::string> presets;
     std::string defaultPreset;
     bool cudaAvailable = false;
+    /// What a checkpoint folder or tokenizer path gives a run to speak through ("BPE tokenizer, 1001 ids
+    /// (tokenizer.json)", "bytes (...)"); empty where the engine cannot tell (reading takes a moment:
+    /// call it when a path is chosen, not per keystroke).
+    std::function<std::string(const std::string& path)> describeTokenizer;
 };
 
 } // namespace kvscope::gui

@@ -19,8 +19,9 @@ class SessionController;
 class ViewSelection;
 
 /// Compare mode: two sessions on the same prompt side by side (their occupancy maps), steps in sync
-/// (B follows A's step), the generated texts with the first divergent token marked, and per step the
-/// KL divergence KL(A || B) and top-1 agreement of their next-token distributions (Logits events).
+/// (B follows A's step), both texts as words (the prompt, then the generated tokens' pieces joined) with
+/// the first divergent token marked and its step named, and per step the KL divergence KL(A || B) and
+/// top-1 agreement of their next-token distributions (Logits events).
 class CompareView : public QWidget {
     Q_OBJECT
 public:
@@ -28,11 +29,13 @@ public:
 
     const std::vector<StepComparison>& comparison() const { return m_comparison; }
     std::int64_t firstDivergentStep() const { return m_firstDivergence; }
+    /// The two texts as shown (rich text): A's line, then B's.
+    QString texts() const;
 
 private:
     void recompute();
     void moveCursor();
-    QString tokensText(const SessionController& session) const;
+    QString wordsOf(const SessionController& session) const;
 
     SessionController& m_a;
     SessionController& m_b;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/gui/geometry/OccupancyGeometry.h"
 #include "kvscope/gui/views/StaticTextCache.h"
 
 #include <QWidget>
@@ -8,6 +9,8 @@
 class QPainter;
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 namespace kvscope::gui {
 
@@ -19,7 +22,9 @@ class ViewSelection;
 /// bracketed. Clicking a row selects the layer. The position axis spans the session's final extent, so
 /// stepping shows the cache fill up. Under the map, a strip of the session's tokens aligned to their
 /// positions, coloured by their state in the selected layer, the token this step produced outlined;
-/// hovering a cell or a token names it.
+/// hovering a cell or a token names it. The wheel zooms the position axis about the pointer (a double
+/// click shows every position again); zoomed in until a token's label fits its column, the map labels
+/// its columns with their tokens, written upwards above the rows.
 class OccupancyMapView : public QWidget {
     Q_OBJECT
 public:
@@ -32,6 +37,14 @@ public:
     QString tokenAt(int x) const;
     /// What hovering says about one position of one layer: its token and what holds it.
     QString describe(int layer, std::int64_t position) const;
+    /// The positions shown: every one, or the zoomed span.
+    PositionSpan span() const;
+    /// Zooms the position axis by `factor` (below 1 zooms in) about widget x; never below a few positions.
+    void zoom(double factor, int x);
+    /// Shows every position again.
+    void resetZoom();
+    /// The columns labelled with their tokens at the current zoom and width (none while they do not fit).
+    std::vector<ColumnLabel> columnLabels() const;
     QSize sizeHint() const override { return {640, 320}; }
     QSize minimumSizeHint() const override { return {240, 120}; }
 
@@ -39,18 +52,27 @@ protected:
     void paintEvent(QPaintEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
 
 private:
     QRect mapRect() const;
+    /// The map's width, the same with or without column labels.
+    int mapWidth() const;
+    /// The band above the rows holding the column labels; empty while none fits.
+    QRect columnLabelRect() const;
+    void paintColumnLabels(QPainter& painter, const PositionSpan& span);
     QRect tokenStripRect() const;
     /// The layer whose states colour the token strip: the selected one, else the first.
     int stripLayer() const;
-    void paintTokenStrip(QPainter& painter, std::int64_t positions);
+    void paintTokenStrip(QPainter& painter, const PositionSpan& span);
     int layerCount() const;
     std::int64_t extent() const;
 
     SessionController& m_session;
     ViewSelection& m_selection;
+    /// The zoomed span of positions; nullopt shows every position (and follows a growing session).
+    std::optional<PositionSpan> m_zoom;
     /// Labels, legend and ticks repeat from paint to paint: laid out once.
     StaticTextCache m_texts;
     StaticTextCache m_boldTexts;

@@ -7,15 +7,17 @@
 #include <QDialog>
 
 class QComboBox;
+class QLabel;
 class QLineEdit;
 class QRadioButton;
 class QSpinBox;
 
 namespace kvscope::gui {
 
-/// Asks for a live session: model source (preset, config.json or checkpoint folder), cache kind and its
-/// options, prompt, tokens, seed and device. Accepting checks the input and says what is wrong, e.g.
-/// that CUDA is not available here.
+/// Asks for a live session: model source (preset, config.json or checkpoint folder), the tokenizer (a
+/// checkpoint's own, shown once its folder is chosen, or one paired with a preset or config.json), cache
+/// kind and its options, prompt, tokens, seed and device. Accepting checks the input and says what is
+/// wrong, e.g. that CUDA is not available here.
 class NewSessionDialog : public QDialog {
     Q_OBJECT
 public:
@@ -25,11 +27,14 @@ public:
     void setSettings(const config::RunSettings& settings);
     /// Empty when the settings can run, else the reason (naming the allowed values).
     QString validate() const;
+    /// The tokenizer the chosen source speaks through, as the engine describes it ("bytes" without one).
+    QString tokenizerDescription() const;
 
     void accept() override;
 
 private:
     void updateEnabled();
+    void describeTokenizer();
 
     EngineCapabilities m_capabilities;
     QRadioButton* m_usePreset;
@@ -38,6 +43,8 @@ private:
     QComboBox* m_preset;
     QLineEdit* m_configPath;
     QLineEdit* m_checkpointDir;
+    QLineEdit* m_tokenizerPath;
+    QLabel* m_tokenizer;
     QComboBox* m_cacheKind;
     QComboBox* m_backend;
     QSpinBox* m_nbits;
