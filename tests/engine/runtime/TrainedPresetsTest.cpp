@@ -16,6 +16,7 @@
 
 #include <cctype>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <set>
 #include <string>
@@ -25,6 +26,15 @@ using kvscope::runtime::ModelSource;
 using kvscope::runtime::PresetCatalog;
 
 namespace {
+
+/// The run settings of `preset` (empty: the default), with random weights of `weightSeed` when given.
+kvscope::config::RunSettings presetSettings(const std::string& preset, std::optional<std::uint64_t> weightSeed) {
+    kvscope::config::RunSettings settings;
+    settings.preset = preset;
+    settings.weightSeed = weightSeed;
+    return settings;
+}
+
 
 const char* const kDictionary = "/usr/share/dict/words";
 
@@ -128,7 +138,7 @@ TEST(TrainedPresetsTest, GreedyAndSampledTextIsMostlyEnglishWords) {
         if (catalog.weightsPath(name).empty()) {
             continue; // EveryTrainedPresetHasItsWeights names it
         }
-        auto loaded = ModelSource::load(name, "", "", std::nullopt, at::Device(at::kCPU));
+        auto loaded = ModelSource::load(presetSettings(name, std::nullopt), at::Device(at::kCPU));
         for (const double temperature : {0.0, 0.8}) {
             const std::string text = generate(*loaded.model, temperature);
             const std::vector<std::string> words = wordsOf(text);
@@ -153,8 +163,8 @@ TEST(TrainedPresetsTest, DISABLED_TrainedAttentionSinksOnTheFirstToken) {
     if (catalog.weightsPath("llama").empty()) {
         GTEST_SKIP() << "llama has no trained weights";
     }
-    auto trained = ModelSource::load("llama", "", "", std::nullopt, at::Device(at::kCPU));
-    auto random = ModelSource::load("llama", "", "", 0, at::Device(at::kCPU));
+    auto trained = ModelSource::load(presetSettings("llama", std::nullopt), at::Device(at::kCPU));
+    auto random = ModelSource::load(presetSettings("llama", 0), at::Device(at::kCPU));
     const int64_t last = trained.model->architecture().numLayers() - 1;
     const double trainedRatio = sinkRatio(*trained.model, last);
     const double randomRatio = sinkRatio(*random.model, last);
