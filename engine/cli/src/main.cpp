@@ -18,8 +18,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace {
 
@@ -42,12 +44,19 @@ int runConform(const std::string& directory, kvscope::config::ComputeDevice devi
         return 2;
     }
     size_t passed = 0;
+    std::optional<double> scoreDeviation;
     for (const auto& result : results) {
         if (result.passed) {
             ++passed;
         } else {
             std::cout << result.file << ": " << result.failure << "\n";
         }
+        if (result.scoreDeviation) {
+            scoreDeviation = std::max(scoreDeviation.value_or(0.0), *result.scoreDeviation);
+        }
+    }
+    if (scoreDeviation) {
+        std::cout << "press scores: largest relative deviation from kvpress " << *scoreDeviation << "\n";
     }
     std::cout << passed << " passed, " << results.size() - passed << " failed" << std::endl;
     bool recorded = true;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "TensorOps.h"
+#include "kvscope/model/TensorOps.h"
 
 #include <ATen/ATen.h>
 
