@@ -7,6 +7,7 @@
 #include "kvscope/cli/ConformanceRunner.h"
 #include "kvscope/cli/OptionChecks.h"
 #include "kvscope/cli/PresetsCommand.h"
+#include "kvscope/cli/PressesCommand.h"
 #include "kvscope/cli/RunCommand.h"
 #include "kvscope/cli/SessionCommands.h"
 #include "kvscope/cli/TokenizeCommand.h"
@@ -118,6 +119,7 @@ int main(int argc, char** argv) {
         ->check(OptionChecks::numberAtLeast(0.0));
 
     CLI::App* presets = kvscope::cli::PresetsCommand::addSubcommand(app);
+    CLI::App* presses = kvscope::cli::PressesCommand::addSubcommand(app);
     kvscope::cli::RunOptions runOptions;
     CLI::App* run = kvscope::cli::RunCommand::addSubcommand(app, runOptions);
     kvscope::cli::SessionCommands::Options sessionOptions;
@@ -145,6 +147,9 @@ int main(int argc, char** argv) {
         }
         if (*presets) {
             return kvscope::cli::PresetsCommand::execute(std::cout);
+        }
+        if (*presses) {
+            return kvscope::cli::PressesCommand::execute(std::cout);
         }
         if (*run) {
             return kvscope::cli::RunCommand::execute(runOptions, std::cout, std::cerr);
