@@ -49,7 +49,7 @@ at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Ten
 }
 
 at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values, const at::Tensor& mask,
-                  double scale, double softcap) {
+                  double scale, double softcap, at::Tensor* probabilities) {
     at::Tensor k = keys;
     at::Tensor v = values;
     const int64_t groups = query.size(1) / keys.size(1);
@@ -65,8 +65,11 @@ at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Ten
         // Eager attention's `finfo(dtype).min`, not -inf: a row with no allowed key stays finite.
         scores = scores.masked_fill(mask.logical_not(), std::numeric_limits<float>::lowest());
     }
-    at::Tensor probabilities = at::softmax(scores, -1);
-    at::Tensor output = at::matmul(probabilities, v); // [B, Hq, T, D]
+    at::Tensor weights = at::softmax(scores, -1);
+    if (probabilities != nullptr) {
+        *probabilities = weights;
+    }
+    at::Tensor output = at::matmul(weights, v); // [B, Hq, T, D]
     return output.transpose(1, 2).reshape({query.size(0), query.size(2), -1});
 }
 

@@ -36,7 +36,7 @@ PressSelection Press::select(const PressInputs& inputs, double ratio) const {
 
 at::Tensor Press::queries(const PressInputs& inputs, int64_t rows) {
     const at::Tensor hidden = inputs.hiddenStates.narrow(1, inputs.hiddenStates.size(1) - rows, rows);
-    return model::ops::splitHeads(model::ops::linear(hidden, inputs.queryWeight), inputs.numHeads);
+    return model::ops::splitHeads(model::ops::linear(hidden, inputs.queryWeight, inputs.queryBias), inputs.numHeads);
 }
 
 at::Tensor Press::groupMean(const at::Tensor& perHead, int64_t numKeyValueHeads) {

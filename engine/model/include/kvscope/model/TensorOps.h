@@ -21,9 +21,10 @@ std::pair<at::Tensor, at::Tensor> rotary(const at::Tensor& positions, int64_t he
 /// `x * cos + rotate_half(x) * sin` for x [batch, heads, tokens, headDim].
 at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 /// Eager attention: q [B, Hq, T, D] against k/v [B, Hkv, KV, D] (grouped heads repeated), masked
-/// with the dtype's lowest value where `mask` [B|1, 1, T, KV] is false. Returns [B, T, Hq * D].
+/// with the dtype's lowest value where `mask` [B|1, 1, T, KV] is false. Returns [B, T, Hq * D]; with
+/// `probabilities`, also the attention weights [B, Hq, T, KV] (for presses that read them).
 at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values, const at::Tensor& mask,
-                  double scale, double softcap = 0.0);
+                  double scale, double softcap = 0.0, at::Tensor* probabilities = nullptr);
 /// [B, T, heads * dim] -> [B, heads, T, dim].
 at::Tensor splitHeads(const at::Tensor& x, int64_t heads);
 

@@ -15,8 +15,9 @@ struct PressInputs {
     at::Tensor values;
     /// The attention input [B, t, hidden]: the prefill rows, or the buffered decoding rows.
     at::Tensor hiddenStates;
-    /// q_proj's weight [H * D, hidden] (no bias).
+    /// q_proj's weight [H * D, hidden] and bias (undefined without one; kvpress's models have none).
     at::Tensor queryWeight;
+    at::Tensor queryBias;
     /// Rotary rows [1 | B, n, D] of the hidden rows' positions; a single row is broadcast to every query.
     at::Tensor cos;
     at::Tensor sin;
