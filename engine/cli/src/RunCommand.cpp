@@ -211,9 +211,16 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     // have been accepted, and removed if the prefill refuses them, so bad input leaves no file.
     std::unique_ptr<trace::SessionWriter> session;
     if (!options.out.empty()) {
-        session = std::make_unique<trace::SessionWriter>(
-            options.out,
-            runtime::RunMetadata::build(loaded, settings, text, prompt, runtime::RunMetadata::nowUnixNs()));
+        trace::SessionMetadata metadata =
+            runtime::RunMetadata::build(loaded, settings, text, prompt, runtime::RunMetadata::nowUnixNs());
+        if (press) {
+            // The press's settings travel with the cache's (sessions/FORMAT.md 1.2).
+            nlohmann::json cacheSettings = nlohmann::json::parse(metadata.cacheSettingsJson);
+            const nlohmann::json summary = pressSummary(*press);
+            cacheSettings["press"] = {{"name", summary["name"]}, {"ratio", summary["ratio"]}, {"options", summary["options"]}};
+            metadata.cacheSettingsJson = cacheSettings.dump();
+        }
+        session = std::make_unique<trace::SessionWriter>(options.out, std::move(metadata));
         sinks.addSink(session.get());
     }
 

@@ -7,6 +7,7 @@
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/press/TopKSelection.h"
 #include "kvscope/runtime/GenerationError.h"
+#include "kvscope/trace/EventEmitter.h"
 
 #include <ATen/ATen.h>
 
@@ -144,7 +145,37 @@ void CachePressHook::apply(const model::AttentionPass& pass, const at::Tensor& k
     }
     positions = press::TopKSelection::gather(positions, kept);
     decision.keptPositions = positions.cpu();
+    trace::EventEmitter& emitter = pass.cache->selfAttention().eventEmitter();
+    if (emitter.enabled()) {
+        emitter.emit(static_cast<std::int32_t>(pass.layer), eventOf(decision));
+    }
     m_decisions.push_back(std::move(decision));
+}
+
+trace::CompressionEvent CachePressHook::eventOf(const PressDecision& decision) {
+    trace::CompressionEvent event;
+    const at::Tensor kept = decision.keptPositions[0].contiguous(); // batch row 0: [heads, after]
+    event.lengthBefore = static_cast<std::int32_t>(decision.before);
+    event.lengthAfter = static_cast<std::int32_t>(decision.after);
+    event.heads = static_cast<std::int32_t>(kept.size(0));
+    event.droppedCount = static_cast<std::int32_t>(decision.before - decision.after);
+    if (kept.numel() <= trace::kCompressionKeptLimit) {
+        event.keptRecorded = static_cast<std::int32_t>(kept.numel());
+        event.positions.assign(kept.data_ptr<int64_t>(), kept.data_ptr<int64_t>() + kept.numel());
+    }
+    // Every k-th dropped token per head, so that a large eviction stays a small record.
+    const int64_t perHead = std::max<int64_t>(1, trace::kCompressionDroppedLimit / std::max<int64_t>(event.heads, 1));
+    const int64_t stride = (event.droppedCount + perHead - 1) / perHead;
+    if (event.droppedCount > 0) {
+        const at::Tensor dropped = decision.droppedPositions[0].slice(1, 0, event.droppedCount, stride).contiguous();
+        event.positions.insert(event.positions.end(), dropped.data_ptr<int64_t>(),
+                               dropped.data_ptr<int64_t>() + dropped.numel());
+        if (decision.droppedScores.defined()) {
+            const at::Tensor scores = decision.droppedScores[0].slice(1, 0, event.droppedCount, stride).contiguous();
+            event.droppedScores.assign(scores.data_ptr<float>(), scores.data_ptr<float>() + scores.numel());
+        }
+    }
+    return event;
 }
 
 } // namespace kvscope::runtime

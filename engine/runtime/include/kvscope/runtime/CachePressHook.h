@@ -4,6 +4,7 @@
 #include "kvscope/config/RunSettings.h"
 #include "kvscope/model/AttentionObserver.h"
 #include "kvscope/press/PressCatalog.h"
+#include "kvscope/trace/Event.h"
 
 #include <map>
 #include <memory>
@@ -63,6 +64,8 @@ public:
 private:
     press::PressInputs inputsOf(const model::AttentionPass& pass) const;
     void apply(const model::AttentionPass& pass, const at::Tensor& kept, const at::Tensor& scores);
+    /// The trace record of a decision (sessions/FORMAT.md, kind 15), lists downsampled when large.
+    static trace::CompressionEvent eventOf(const PressDecision& decision);
 
     const model::Architecture& m_architecture;
     PressSettings m_settings;
