@@ -9,6 +9,7 @@
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
+#include "kvscope/trace/RecordingSink.h"
 
 #include "ModelTestHelpers.h"
 
@@ -85,6 +86,39 @@ TEST(CachePressHookTest, PrefillPressKeepsExactlyTheChosenTokensOfEveryLayer) {
     }
     EXPECT_EQ(pressed.cache().seqLength(), kept);
     EXPECT_EQ(pressed.cache().evictedTokens(0), length - kept);
+}
+
+TEST(CachePressHookTest, EveryCompressionIsATraceEvent) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"knorm", 0.25, {}});
+    Attached attached(*model, hook);
+    kvscope::trace::RecordingSink sink;
+    Generator generator(*model, dynamic, tokens(2), &sink);
+    generator.prefill(kPrompt);
+    std::vector<kvscope::trace::Event> compressions;
+    for (const kvscope::trace::Event& event : sink.events()) {
+        if (std::holds_alternative<kvscope::trace::CompressionEvent>(event.payload)) {
+            compressions.push_back(event);
+        }
+    }
+    ASSERT_EQ(compressions.size(), hook.decisions().size());
+    for (size_t index = 0; index < compressions.size(); ++index) {
+        const auto& event = std::get<kvscope::trace::CompressionEvent>(compressions[index].payload);
+        const auto& decision = hook.decisions()[index];
+        EXPECT_EQ(compressions[index].layer, decision.layer);
+        EXPECT_EQ(compressions[index].step, 0);
+        EXPECT_EQ(event.lengthBefore, decision.before);
+        EXPECT_EQ(event.lengthAfter, decision.after);
+        EXPECT_EQ(event.droppedCount, decision.before - decision.after);
+        ASSERT_EQ(event.keptRecorded, event.heads * decision.after);
+        const at::Tensor kept = decision.keptPositions[0].contiguous();
+        EXPECT_EQ(std::vector<int64_t>(event.positions.begin(), event.positions.begin() + event.keptRecorded),
+                  std::vector<int64_t>(kept.data_ptr<int64_t>(), kept.data_ptr<int64_t>() + kept.numel()));
+        // Few tokens dropped: every dropped position and its score is recorded.
+        EXPECT_EQ(event.positions.size(), static_cast<size_t>(event.keptRecorded + event.heads * event.droppedCount));
+        EXPECT_EQ(event.droppedScores.size(), static_cast<size_t>(event.heads * event.droppedCount));
+    }
 }
 
 TEST(CachePressHookTest, NewTokensContinueFromTheOriginalLength) {
