@@ -3,6 +3,8 @@
 
 #include <ATen/ATen.h>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <gtest/gtest.h>
 
 using kvscope::cli::ConformanceRunner;
@@ -49,6 +51,44 @@ TEST(ConformanceRunnerTest, CudaRunnerPassesEveryFixture) {
         ConformanceRunner(c10::Device(c10::kCUDA)).runDirectory(kFixtures);
     EXPECT_EQ(results.size(), 360u);
     EXPECT_EQ(failures(results), "");
+}
+
+} // namespace
+
+namespace {
+
+const std::filesystem::path kPressFixtures = std::filesystem::path(KVSCOPE_TEST_DATA_DIR) / "press_conformance";
+
+nlohmann::json pressFixture(const char* name) {
+    std::ifstream in(kPressFixtures / name);
+    return nlohmann::json::parse(in);
+}
+
+TEST(ConformanceRunnerTest, PressFixturesPassWithTheirScoreDeviation) {
+    const ConformanceRunner runner;
+    for (const char* name : {"seed1_press_009_adakv_snapkv.json", "seed1_press_013_decoding_snapkv.json",
+                             "seed2_press_006_expected_attention.json", "seed1_press_007_random.json"}) {
+        const FixtureResult result = runner.runFile(kPressFixtures / name);
+        EXPECT_TRUE(result.passed) << name << ": " << result.failure;
+        ASSERT_TRUE(result.scoreDeviation.has_value()) << name;
+        EXPECT_LE(*result.scoreDeviation, 1e-5) << name;
+    }
+}
+
+TEST(ConformanceRunnerTest, PressFixturesFailOnADifferentScoreOrKeptToken) {
+    const ConformanceRunner runner;
+    nlohmann::json scores = pressFixture("seed1_press_001_knorm.json");
+    scores["cases"][0]["scores"]["data"][3] = scores["cases"][0]["scores"]["data"][3].get<double>() * 1.0001;
+    const FixtureResult scored = runner.runFixture(scores, "scores");
+    EXPECT_FALSE(scored.passed);
+    EXPECT_NE(scored.failure.find("scores: element 3"), std::string::npos) << scored.failure;
+
+    nlohmann::json kept = pressFixture("seed1_press_002_snapkv.json");
+    auto& indices = kept["cases"][1]["kept_indices_canonical"]["data"];
+    std::swap(indices[0], indices[1]);
+    const FixtureResult swapped = runner.runFixture(kept, "kept");
+    EXPECT_FALSE(swapped.passed);
+    EXPECT_NE(swapped.failure.find("kept (canonical)"), std::string::npos) << swapped.failure;
 }
 
 } // namespace

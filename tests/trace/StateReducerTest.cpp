@@ -155,6 +155,23 @@ TEST(StateReducerTest, CropRemovesTokensFromTheTail) {
     EXPECT_EQ(quantized.residualTokens, 0);
 }
 
+TEST(StateReducerTest, CompressionKeepsThePressedTokens) {
+    LayerState dynamic = layerOfKind(LayerKind::Dynamic);
+    dynamic.seqLength = dynamic.storedTokens = 20;
+    dynamic = folded(dynamic, 0, CompressionEvent{20, 8, 2, 12, 0, {}, {}});
+    EXPECT_EQ(dynamic.seqLength, 8);
+    EXPECT_EQ(dynamic.storedTokens, 8);
+    EXPECT_EQ(dynamic.evictedTokens, 12);
+
+    LayerState quantized = layerOfKind(LayerKind::Quantized);
+    quantized.seqLength = quantized.storedTokens = 20;
+    quantized.quantizedTokens = 16;
+    quantized.residualTokens = 4;
+    quantized = folded(quantized, 0, CompressionEvent{20, 10, 2, 10, 0, {}, {}});
+    EXPECT_EQ(quantized.quantizedTokens, 10);
+    EXPECT_EQ(quantized.residualTokens, 0);
+}
+
 TEST(StateReducerTest, ReorderChangesNothingAndBatchOpsSetBatchSize) {
     LayerState layer = folded(LayerState{}, 1, UpdateEvent{.tokensIn = 3, .seqLength = 3, .storedTokens = 3});
     EXPECT_EQ(folded(layer, 2, ReorderEvent{{1, 0}}), layer);

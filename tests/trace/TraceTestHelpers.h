@@ -68,6 +68,8 @@ inline std::vector<Event> everyKindSession(std::int64_t tokens = 40, std::int32_
         events.push_back(event);
     }
     using namespace std::string_literals;
+    events.push_back(Event{lastStep, 0, 0,
+                           CompressionEvent{5, 3, 2, 2, 6, {0, 3, 4, 1, 3, 4, 1, 2, 0, 2}, {0.25F, 0.5F, 0.125F, 0.75F}}});
     events.push_back(Event{lastStep, -1, 0, StepBeginEvent{-1, "non-ASCII \xc3\xa9 and \0 inside"s}});
     for (std::size_t i = 0; i < events.size(); ++i) {
         events[i].sequence = i;

@@ -107,6 +107,15 @@ void DynamicLayer::batchSelectIndices(const at::Tensor& indices) {
     m_values.assign(m_values.view().index_select(0, index));
 }
 
+void DynamicLayer::keepTokens(const at::Tensor& indices) {
+    if (!m_initialized || !m_keys.hasShape()) {
+        throw CacheError(ErrorKind::Runtime, typeName() + " holds no states yet: there is nothing to keep");
+    }
+    const at::Tensor rows = indices.to(m_keys.storage().device()).unsqueeze(-1);
+    m_keys.assign(m_keys.view().gather(2, rows.expand({-1, -1, -1, m_keys.view().size(3)})));
+    m_values.assign(m_values.view().gather(2, rows.expand({-1, -1, -1, m_values.view().size(3)})));
+}
+
 void DynamicLayer::offload() {
     if (m_initialized) {
         m_keys.moveTo(at::kCPU, /*nonBlocking=*/true);

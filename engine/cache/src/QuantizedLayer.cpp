@@ -121,6 +121,24 @@ at::Tensor QuantizedLayer::values() const {
     return const_cast<QuantizedSequence&>(m_values).residual();
 }
 
+void QuantizedLayer::keepTokens(const at::Tensor& indices) {
+    if (!m_keys.hasShape()) {
+        throw CacheError(ErrorKind::Runtime, typeName() + " holds no states yet: there is nothing to keep");
+    }
+    // As kvpress on a QuantizedCache: dequantize store and residual, keep the tokens, quantize them all
+    // again with an empty residual.
+    KeyValueStates states = dequantizedStore();
+    if (m_residualShaped) {
+        states.keys = at::cat({states.keys, keys()}, 2);
+        states.values = at::cat({states.values, values()}, 2);
+    }
+    const at::Tensor rows = indices.to(states.keys.device()).unsqueeze(-1);
+    m_keys.initialize(states.keys.gather(2, rows.expand({-1, -1, -1, states.keys.size(3)})));
+    m_values.initialize(states.values.gather(2, rows.expand({-1, -1, -1, states.values.size(3)})));
+    m_cumulativeLength = indices.size(2);
+    m_residualShaped = false;
+}
+
 KeyValueStates QuantizedLayer::dequantizedStore() {
     if (!m_keys.hasShape()) {
         return {};

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/ConformanceRunner.h"
 
+#include "kvscope/cli/PressConformanceRunner.h"
+
 #include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/CacheError.h"
 #include "kvscope/cache/DynamicCache.h"
@@ -28,13 +30,6 @@ struct Mismatch {
     std::string what;
 };
 
-at::Tensor tensorFromJson(const json& value) {
-    std::vector<int64_t> shape = value.at("shape").get<std::vector<int64_t>>();
-    std::vector<double> data = value.at("data").get<std::vector<double>>();
-    std::vector<float> values(data.begin(), data.end());
-    return at::tensor(values, at::kFloat).reshape(shape);
-}
-
 std::string shapeText(const at::Tensor& tensor) {
     std::ostringstream out;
     out << tensor.sizes();
@@ -42,7 +37,7 @@ std::string shapeText(const at::Tensor& tensor) {
 }
 
 void expectTensor(const at::Tensor& actual, const json& expected, double tolerance, const std::string& what) {
-    at::Tensor reference = tensorFromJson(expected);
+    at::Tensor reference = ConformanceRunner::tensorOf(expected);
     if (!actual.defined()) {
         throw Mismatch{what + ": the engine has no tensor, the reference has " + shapeText(reference)};
     }
@@ -105,7 +100,7 @@ public:
 
     double tolerance() const { return m_tolerance; }
     /// A fixture's input tensor, on the device under test.
-    at::Tensor input(const json& value) const { return tensorFromJson(value).to(m_device); }
+    at::Tensor input(const json& value) const { return ConformanceRunner::tensorOf(value).to(m_device); }
 
     AttentionLayer& attention(const json& op) {
         CacheLayer& target = layerFor(op);
@@ -258,6 +253,13 @@ void runOp(Subject& subject, const json& op) {
 
 } // namespace
 
+at::Tensor ConformanceRunner::tensorOf(const json& value) {
+    std::vector<int64_t> shape = value.at("shape").get<std::vector<int64_t>>();
+    std::vector<double> data = value.at("data").get<std::vector<double>>();
+    std::vector<float> values(data.begin(), data.end());
+    return at::tensor(values, at::kFloat).reshape(shape);
+}
+
 std::unique_ptr<Cache> ConformanceRunner::cacheOf(const json& spec) {
     const config::ModelConfig config = config::ModelConfig::fromJson(spec.at("config"));
     const std::string type = spec.at("type").get<std::string>();
@@ -271,7 +273,10 @@ std::unique_ptr<Cache> ConformanceRunner::cacheOf(const json& spec) {
 }
 
 FixtureResult ConformanceRunner::runFixture(const json& fixture, const std::string& name) const {
-    FixtureResult result{name, false, {}};
+    if (PressConformanceRunner::isPressFixture(fixture)) {
+        return PressConformanceRunner(m_device).runFixture(fixture, name);
+    }
+    FixtureResult result{name, false, {}, std::nullopt};
     std::unique_ptr<Subject> subject;
     try {
         subject = std::make_unique<Subject>(fixture, m_device);
@@ -321,13 +326,13 @@ FixtureResult ConformanceRunner::runFixture(const json& fixture, const std::stri
 FixtureResult ConformanceRunner::runFile(const std::filesystem::path& path) const {
     std::ifstream in(path);
     if (!in) {
-        return {path.filename().string(), false, "cannot open the file"};
+        return {path.filename().string(), false, "cannot open the file", std::nullopt};
     }
     json fixture;
     try {
         fixture = json::parse(in);
     } catch (const json::exception& error) {
-        return {path.filename().string(), false, std::string("not valid JSON: ") + error.what()};
+        return {path.filename().string(), false, std::string("not valid JSON: ") + error.what(), std::nullopt};
     }
     return runFixture(fixture, path.filename().string());
 }

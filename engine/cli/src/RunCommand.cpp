@@ -10,6 +10,8 @@
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/model/ModelLoader.h"
+#include "kvscope/press/PressCatalog.h"
+#include "kvscope/runtime/CachePressHook.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/runtime/ModelSource.h"
@@ -125,7 +127,56 @@ CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
     run->add_option("--out", options.out, "Session file to record, written step by step (sessions/FORMAT.md)");
     run->add_flag("--check", options.check, "Recompute every step without a cache and report the difference");
     run->add_flag("!--no-progress", options.progress, "No progress bar on stderr");
+    run->add_option("--press", options.press, "Cache press (kvscope-cli presses): " + press::PressCatalog::allowedNames());
+    run->add_option("--ratio", options.ratio, "Share of each layer's prefill cache a prefill press removes, in [0, 1)")
+        ->check(CLI::Range(0.0, 0.999999));
+    run->add_option("--press-option", options.pressOptions, "A press option key=value (repeatable)");
+    run->add_option("--interval", options.interval, "Decoding press: forward passes between compressions")
+        ->check(OptionChecks::integerAtLeast(1));
+    run->add_option("--target-size", options.targetSize, "Decoding press: tokens per KV head after a compression")
+        ->check(OptionChecks::integerAtLeast(1));
     return run;
+}
+
+std::unique_ptr<runtime::CachePressHook> RunCommand::pressHook(const RunOptions& options,
+                                                              const model::Architecture& architecture) {
+    if (options.press.empty()) {
+        if (!options.pressOptions.empty() || options.interval > 0 || options.targetSize > 0 || options.ratio > 0.0) {
+            throw runtime::GenerationError("--ratio, --press-option, --interval and --target-size need --press NAME (" +
+                                           press::PressCatalog::allowedNames() + ")");
+        }
+        return nullptr;
+    }
+    runtime::PressSettings settings{options.press, options.ratio, {}};
+    for (const std::string& option : options.pressOptions) {
+        const size_t equals = option.find('=');
+        if (equals == std::string::npos || equals == 0) {
+            throw runtime::GenerationError("--press-option `" + option + "`: expected key=value");
+        }
+        settings.options[option.substr(0, equals)] = option.substr(equals + 1);
+    }
+    if (options.interval > 0) {
+        settings.options["compression_interval"] = std::to_string(options.interval);
+    }
+    if (options.targetSize > 0) {
+        settings.options["target_size"] = std::to_string(options.targetSize);
+    }
+    return std::make_unique<runtime::CachePressHook>(architecture, options.run.cache, options.run.beams, settings);
+}
+
+nlohmann::json RunCommand::pressSummary(const runtime::CachePressHook& hook) {
+    nlohmann::json decisions = nlohmann::json::array();
+    for (const runtime::PressDecision& decision : hook.decisions()) {
+        decisions.push_back({{"step", decision.step},
+                             {"layer", decision.layer},
+                             {"before", decision.before},
+                             {"after", decision.after}});
+    }
+    return {{"name", hook.settings().name},
+            {"ratio", hook.settings().ratio},
+            {"options", hook.settings().options},
+            {"compressions", decisions},
+            {"notices", hook.notices()}};
 }
 
 nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress) {
@@ -146,6 +197,14 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     const double loadMs = millisecondsSince(loadStart);
     const model::Architecture& architecture = languageModel.architecture();
 
+    const std::unique_ptr<runtime::CachePressHook> press = pressHook(options, architecture);
+    // The model calls the hook only during this run.
+    struct ObserverGuard {
+        model::LanguageModel& model;
+        ~ObserverGuard() { model.setAttentionObserver(nullptr); }
+    } observerGuard{languageModel};
+    languageModel.setAttentionObserver(press.get());
+
     trace::FanOutSink sinks;
     const runtime::TextCodec& text = *loaded.text;
     const std::vector<int64_t> prompt = text.encode(settings.prompt);
@@ -156,9 +215,16 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     // have been accepted, and removed if the prefill refuses them, so bad input leaves no file.
     std::unique_ptr<trace::SessionWriter> session;
     if (!options.out.empty()) {
-        session = std::make_unique<trace::SessionWriter>(
-            options.out,
-            runtime::RunMetadata::build(loaded, settings, text, prompt, runtime::RunMetadata::nowUnixNs()));
+        trace::SessionMetadata metadata =
+            runtime::RunMetadata::build(loaded, settings, text, prompt, runtime::RunMetadata::nowUnixNs());
+        if (press) {
+            // The press's settings travel with the cache's (sessions/FORMAT.md 1.2).
+            nlohmann::json cacheSettings = nlohmann::json::parse(metadata.cacheSettingsJson);
+            const nlohmann::json summary = pressSummary(*press);
+            cacheSettings["press"] = {{"name", summary["name"]}, {"ratio", summary["ratio"]}, {"options", summary["options"]}};
+            metadata.cacheSettingsJson = cacheSettings.dump();
+        }
+        session = std::make_unique<trace::SessionWriter>(options.out, std::move(metadata));
         sinks.addSink(session.get());
     }
 
@@ -246,6 +312,9 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
         cacheSummary["cross_attention"] = cacheBytes(*caches[1]);
     }
     summary["cache"] = cacheSummary;
+    if (press) {
+        summary["press"] = pressSummary(*press);
+    }
     summary["timings"] = {{"load_ms", loadMs},
                           {"prefill_ms", prefillMs},
                           {"decode_ms", decodeSeconds * 1000.0},

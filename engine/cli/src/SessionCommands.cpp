@@ -11,8 +11,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <ostream>
+#include <variant>
 
 namespace kvscope::cli {
 namespace {
@@ -79,6 +81,35 @@ Json stateJson(const trace::StepState& state) {
                   {"device_quantized", state.memoryDeviceQuantized},
                   {"host", state.memoryHost}}},
                 {"layers", std::move(layers)}};
+}
+
+/// Adds to each pressed layer of `json` (a stateJson) the last compression at or before its step: the press,
+/// lengths and the positions each KV head kept (batch row 0). Sessions without presses are unchanged.
+void addCompressions(Json& json, const trace::Timeline& timeline) {
+    const std::int64_t step = json.at("step").get<std::int64_t>();
+    for (std::int64_t earlier = 0; earlier <= step && earlier < timeline.stepCount(); ++earlier) {
+        for (const trace::Event& event : timeline.eventsOfStep(earlier)) {
+            const auto* compression = std::get_if<trace::CompressionEvent>(&event.payload);
+            if (compression == nullptr || event.layer < 0 ||
+                static_cast<std::size_t>(event.layer) >= json["layers"].size()) {
+                continue;
+            }
+            Json kept = Json::array();
+            const auto heads = static_cast<std::size_t>(std::max<std::int32_t>(compression->heads, 1));
+            const std::size_t perHead = static_cast<std::size_t>(compression->keptRecorded) / heads;
+            for (std::size_t head = 0; head < heads && perHead > 0; ++head) {
+                std::vector<std::int64_t> positions(compression->positions.begin() + head * perHead,
+                                                    compression->positions.begin() + (head + 1) * perHead);
+                std::sort(positions.begin(), positions.end());
+                kept.push_back(positions);
+            }
+            json["layers"][static_cast<std::size_t>(event.layer)]["compression"] = {
+                {"step", earlier},
+                {"before", compression->lengthBefore},
+                {"after", compression->lengthAfter},
+                {"kept_positions", kept}};
+        }
+    }
 }
 
 void print(std::ostream& out, const Json& json) {
@@ -154,6 +185,7 @@ int SessionCommands::replay(const Options& options, std::ostream& out, std::ostr
             Json states = Json::array();
             for (std::int64_t step = 0; step < timeline.stepCount(); ++step) {
                 Json json = stateJson(timeline.stateAt(step));
+                addCompressions(json, timeline);
                 json["file"] = options.file;
                 states.push_back(std::move(json));
             }
@@ -164,10 +196,13 @@ int SessionCommands::replay(const Options& options, std::ostream& out, std::ostr
         if (options.step) {
             // Seeks through the index footer: reads the nearest snapshot and the steps after it.
             state = trace::SessionReader::stateAt(options.file, *options.step);
-        } else {
-            const trace::SessionContents contents = trace::SessionReader::read(options.file);
+        }
+        const trace::SessionContents contents = trace::SessionReader::read(options.file);
+        if (!options.step) {
             warnDamage(err, "replay", contents);
-            const trace::Timeline timeline = timelineOf(contents);
+        }
+        const trace::Timeline timeline = timelineOf(contents);
+        if (!options.step) {
             if (timeline.stepCount() == 0) {
                 err << "kvscope-cli replay: " << options.file << " holds no intact step\n";
                 return 2;
@@ -175,6 +210,7 @@ int SessionCommands::replay(const Options& options, std::ostream& out, std::ostr
             state = timeline.stateAt(timeline.stepCount() - 1);
         }
         Json json = stateJson(state);
+        addCompressions(json, timeline);
         json["file"] = options.file;
         print(out, json);
         return 0;

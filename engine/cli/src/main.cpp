@@ -7,6 +7,7 @@
 #include "kvscope/cli/ConformanceRunner.h"
 #include "kvscope/cli/OptionChecks.h"
 #include "kvscope/cli/PresetsCommand.h"
+#include "kvscope/cli/PressesCommand.h"
 #include "kvscope/cli/RunCommand.h"
 #include "kvscope/cli/SessionCommands.h"
 #include "kvscope/cli/TokenizeCommand.h"
@@ -19,8 +20,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace {
 
@@ -43,12 +46,19 @@ int runConform(const std::string& directory, kvscope::config::ComputeDevice devi
         return 2;
     }
     size_t passed = 0;
+    std::optional<double> scoreDeviation;
     for (const auto& result : results) {
         if (result.passed) {
             ++passed;
         } else {
             std::cout << result.file << ": " << result.failure << "\n";
         }
+        if (result.scoreDeviation) {
+            scoreDeviation = std::max(scoreDeviation.value_or(0.0), *result.scoreDeviation);
+        }
+    }
+    if (scoreDeviation) {
+        std::cout << "press scores: largest relative deviation from kvpress " << *scoreDeviation << "\n";
     }
     std::cout << passed << " passed, " << results.size() - passed << " failed" << std::endl;
     bool recorded = true;
@@ -110,6 +120,7 @@ int main(int argc, char** argv) {
         ->check(OptionChecks::numberAtLeast(0.0));
 
     CLI::App* presets = kvscope::cli::PresetsCommand::addSubcommand(app);
+    CLI::App* presses = kvscope::cli::PressesCommand::addSubcommand(app);
     kvscope::cli::RunOptions runOptions;
     CLI::App* run = kvscope::cli::RunCommand::addSubcommand(app, runOptions);
     kvscope::cli::SessionCommands::Options sessionOptions;
@@ -139,6 +150,9 @@ int main(int argc, char** argv) {
         }
         if (*presets) {
             return kvscope::cli::PresetsCommand::execute(std::cout);
+        }
+        if (*presses) {
+            return kvscope::cli::PressesCommand::execute(std::cout);
         }
         if (*run) {
             return kvscope::cli::RunCommand::execute(runOptions, std::cout, std::cerr);

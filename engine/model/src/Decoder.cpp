@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/model/Decoder.h"
 
-#include "TensorOps.h"
+#include "kvscope/model/TensorOps.h"
+#include "kvscope/model/AttentionObserver.h"
 #include "kvscope/cache/Cache.h"
 #include "kvscope/cache/LinearAttentionLayer.h"
 #include "kvscope/model/MaskBuilder.h"
@@ -35,7 +36,11 @@ struct Decoder::Pass {
     int64_t batch = 0;
     int64_t length = 0;
     int64_t queryOffset = 0;
+    /// A press removed tokens: full-attention masks then start at each layer's own cached count.
+    bool pressed = false;
+    ModelCache* modelCache = nullptr;
     at::Tensor paddingMask;
+    at::Tensor positions;
     at::Tensor cos;
     at::Tensor sin;
     /// Gemma 3's sliding layers: the rotary table of `rope_local_base_freq`.
@@ -145,8 +150,11 @@ at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, 
     pass.cache = modelCache != nullptr ? &modelCache->selfAttention() : nullptr;
     pass.batch = ids.size(0);
     pass.length = ids.size(1);
-    // masking_utils' q_offset: the tokens seen before this forward (layer 0's count).
-    pass.queryOffset = pass.cache != nullptr ? pass.cache->seqLength(0) : 0;
+    // masking_utils' q_offset: the tokens seen before this forward (layer 0's count, plus any tokens a
+    // press removed from it: kept tokens keep their positions, new ones continue from the original length).
+    pass.modelCache = modelCache;
+    pass.pressed = modelCache != nullptr && modelCache->pressed();
+    pass.queryOffset = pass.cache != nullptr ? pass.cache->seqLength(0) + modelCache->evictedTokens(0) : 0;
     pass.paddingMask = checkedAttentionMask(attentionMask, pass.batch, pass.queryOffset + pass.length);
 
     at::Tensor positions;
@@ -157,6 +165,7 @@ at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, 
     } else {
         positions = (at::arange(pass.length, ids.options()) + pass.queryOffset).unsqueeze(0);
     }
+    pass.positions = positions;
     std::tie(pass.cos, pass.sin) =
         ops::rotary(positions, ops::inverseFrequencies(arch.rotaryDim(), config().ropeTheta,
                                                        config().ropeScaling, m_device));
@@ -238,11 +247,14 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
                              " key rows but its mask sizes promised " + std::to_string(sizes.kvLength));
         }
         const AttentionKind kind = arch.attentionKind(layer) == AttentionKind::Hybrid ? AttentionKind::FullAttention : arch.attentionKind(layer);
+        // A pressed full-attention layer holds fewer slots than positions: its new tokens follow its own slots.
+        const int64_t queryOffset = pass.pressed && kind == AttentionKind::FullAttention ? sizes.kvLength - pass.length
+                                                                                           : pass.queryOffset;
         const auto key = std::make_tuple(static_cast<int>(kind), sizes.kvLength, sizes.kvOffset);
         auto found = pass.masks.find(key);
         if (found == pass.masks.end()) {
             found = pass.masks
-                        .emplace(key, MaskBuilder::build(kind, arch.window(layer), pass.length, pass.queryOffset, sizes,
+                        .emplace(key, MaskBuilder::build(kind, arch.window(layer), pass.length, queryOffset, sizes,
                                                          pass.paddingMask, m_device))
                         .first;
         }
@@ -252,11 +264,31 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
         }
     }
     const double softcap = config().attnLogitSoftcapping.value_or(0.0);
-    at::Tensor probabilities;
-    at::Tensor attended = ops::attend(query, states.keys, states.values, states.mask, arch.attentionScale(), softcap,
-                                      m_attentionObserver ? &probabilities : nullptr);
-    if (m_attentionObserver) {
-        m_attentionObserver(layer, probabilities);
+    const bool observed = m_observer != nullptr && source == layer;
+    at::Tensor weights;
+    at::Tensor attended =
+        ops::attend(query, states.keys, states.values, states.mask, arch.attentionScale(), softcap,
+                    observed && m_observer->wantsAttentionWeights(layer, pass.length) ? &weights : nullptr);
+    if (observed) {
+        AttentionPass seen;
+        seen.layer = layer;
+        seen.queryLength = pass.length;
+        seen.hiddenStates = hidden;
+        if (arch.fusedProjections()) {
+            // Phi-3: the query's rows of qkv_proj.
+            seen.queryWeight = weight(p + "qkv_proj.weight").narrow(0, 0, arch.numHeads() * arch.headDim());
+        } else {
+            seen.queryWeight = weight(p + "q_proj.weight");
+            seen.queryBias = optional(p + "q_proj.bias");
+        }
+        seen.positions = pass.positions;
+        seen.keys = states.keys;
+        seen.values = states.values;
+        seen.cos = cos.squeeze(1);
+        seen.sin = sin.squeeze(1);
+        seen.attentionWeights = weights;
+        seen.cache = pass.modelCache;
+        m_observer->afterAttention(seen);
     }
     return ops::linear(attended, weight(p + "o_proj.weight"), optional(p + "o_proj.bias"));
 }

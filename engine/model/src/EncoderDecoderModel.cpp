@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/model/EncoderDecoderModel.h"
 
-#include "TensorOps.h"
+#include "kvscope/model/TensorOps.h"
 #include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/Cache.h"
 #include "kvscope/cache/EncoderDecoderCache.h"

@@ -42,6 +42,13 @@ std::vector<const cache::Cache*> ModelCache::caches() const {
 
 int64_t ModelCache::seqLength() const { return selfAttention().seqLength(0); }
 
+int64_t ModelCache::evictedTokens(int64_t layer) const {
+    const auto found = m_evicted.find(layer);
+    return found == m_evicted.end() ? 0 : found->second;
+}
+
+void ModelCache::addEvictedTokens(int64_t layer, int64_t tokens) { m_evicted[layer] += tokens; }
+
 void ModelCache::reorder(const at::Tensor& beamIdx) {
     if (m_encoderDecoder) {
         m_encoderDecoder->reorder(beamIdx);
@@ -75,6 +82,7 @@ void ModelCache::batchRepeatInterleave(int64_t repeats) {
 }
 
 void ModelCache::reset() {
+    m_evicted.clear();
     if (m_encoderDecoder) {
         m_encoderDecoder->reset();
     } else {
@@ -106,6 +114,9 @@ std::string ModelCache::batchResizeRefusal() const {
 }
 
 std::string ModelCache::cropRefusal(int64_t /*maxLength*/) const {
+    if (pressed()) {
+        return "a cache press removed tokens, so cache slots no longer match positions and cannot be cut back";
+    }
     const cache::Cache& self = selfAttention();
     if (m_encoderDecoder && self.typeName() != "DynamicCache") {
         return "an encoder-decoder cache can crop only a DynamicCache (the reference's rule); this one holds a " +

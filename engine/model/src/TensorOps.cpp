@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "TensorOps.h"
+#include "kvscope/model/TensorOps.h"
 
 #include <ATen/ATen.h>
 #include <cmath>
@@ -80,7 +80,7 @@ at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Ten
 }
 
 at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values, const at::Tensor& mask,
-                  double scale, double softcap, at::Tensor* probabilitiesOut) {
+                  double scale, double softcap, at::Tensor* probabilities) {
     at::Tensor k = keys;
     at::Tensor v = values;
     const int64_t groups = query.size(1) / keys.size(1);
@@ -96,11 +96,11 @@ at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Ten
         // Eager attention's `finfo(dtype).min`, not -inf: a row with no allowed key stays finite.
         scores = scores.masked_fill(mask.logical_not(), std::numeric_limits<float>::lowest());
     }
-    at::Tensor probabilities = at::softmax(scores, -1);
-    if (probabilitiesOut != nullptr) {
-        *probabilitiesOut = probabilities;
+    at::Tensor weights = at::softmax(scores, -1);
+    if (probabilities != nullptr) {
+        *probabilities = weights;
     }
-    at::Tensor output = at::matmul(probabilities, v); // [B, Hq, T, D]
+    at::Tensor output = at::matmul(weights, v); // [B, Hq, T, D]
     return output.transpose(1, 2).reshape({query.size(0), query.size(2), -1});
 }
 

@@ -10,7 +10,7 @@ namespace {
 constexpr std::array<std::string_view, kEventKindCount> kEventKindNames{
     "update",       "mask_sizes",   "window_slide", "quantize_flush", "transfer",   "crop",     "reorder",
     "batch_repeat", "batch_select", "reset",        "memory",         "step_begin", "step_end",
-    "compute",      "logits",
+    "compute",      "logits",       "compression",
 };
 
 } // namespace

@@ -50,6 +50,9 @@ KVSCOPE_EVENT_FIELDS(StepBeginEvent, &StepBeginEvent::tokenId, &StepBeginEvent::
 KVSCOPE_EVENT_FIELDS(StepEndEvent, &StepEndEvent::tokenId, &StepEndEvent::text, &StepEndEvent::wallNs);
 KVSCOPE_EVENT_FIELDS(ComputeEvent, &ComputeEvent::timing, &ComputeEvent::beginNs, &ComputeEvent::endNs);
 KVSCOPE_EVENT_FIELDS(LogitsEvent, &LogitsEvent::tokenIds, &LogitsEvent::logProbs, &LogitsEvent::complete);
+KVSCOPE_EVENT_FIELDS(CompressionEvent, &CompressionEvent::lengthBefore, &CompressionEvent::lengthAfter,
+                     &CompressionEvent::heads, &CompressionEvent::droppedCount, &CompressionEvent::keptRecorded,
+                     &CompressionEvent::positions, &CompressionEvent::droppedScores);
 KVSCOPE_EVENT_FIELDS(LayerState, &LayerState::initialized, &LayerState::kind, &LayerState::seqLength,
                      &LayerState::storedTokens, &LayerState::capacity, &LayerState::returnedTokens,
                      &LayerState::lastUpdateStep, &LayerState::queryLength, &LayerState::kvLength,

@@ -108,6 +108,17 @@ struct LayerFolder {
     void operator()(const StepEndEvent&) const {}
     void operator()(const ComputeEvent&) const {}
     void operator()(const LogitsEvent&) const {}
+
+    void operator()(const CompressionEvent& e) const {
+        layer.seqLength = e.lengthAfter;
+        layer.storedTokens = e.lengthAfter;
+        layer.evictedTokens += e.lengthBefore - e.lengthAfter;
+        if (layer.kind == LayerKind::Quantized) {
+            // The kept tokens are quantized again as a whole, leaving an empty residual.
+            layer.quantizedTokens = e.lengthAfter;
+            layer.residualTokens = 0;
+        }
+    }
 };
 
 } // namespace

@@ -166,6 +166,11 @@ QString EventExplainer::summary(const trace::Event& event) {
                 return tr("%1 log-probabilities%2")
                     .arg(payload.logProbs.size())
                     .arg(payload.complete ? tr(" (whole vocabulary)") : tr(" (top tokens)"));
+            } else if constexpr (std::is_same_v<T, CompressionEvent>) {
+                return tr("press kept %1 of %2 tokens per head (%3 heads)")
+                    .arg(payload.lengthAfter)
+                    .arg(payload.lengthBefore)
+                    .arg(payload.heads);
             }
             return {};
         },
@@ -257,6 +262,11 @@ QString EventExplainer::why(const trace::Event& event, const trace::StepState& s
                     .arg(layer);
             } else if constexpr (std::is_same_v<T, LogitsEvent>) {
                 return tr("Kept so that compare mode can measure how far two caches' predictions drift.");
+            } else if constexpr (std::is_same_v<T, CompressionEvent>) {
+                return tr("A cache press scored %1's tokens and evicted the %2 it ranked lowest per head; the kept "
+                          "tokens keep their positions, so the cache now holds fewer tokens than were seen.")
+                    .arg(layer.toLower())
+                    .arg(payload.droppedCount);
             }
             return {};
         },

@@ -4,7 +4,6 @@
 // sink of trained transformers, which the random weights lack.
 #include "kvscope/config/RunSettings.h"
 #include "kvscope/model/ByteTokenizer.h"
-#include "kvscope/model/Decoder.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/runtime/ByteTextCodec.h"
 #include "kvscope/runtime/Generator.h"
@@ -94,30 +93,6 @@ std::string generate(kvscope::model::LanguageModel& model, double temperature) {
     return kvscope::runtime::ByteTextCodec().decode(generator.generatedTokens());
 }
 
-/// How much more attention the first token (the bos) receives at `layer` than an even share: the mean
-/// over heads and query positions t >= 8 of p(t -> 0) * (t + 1).
-double sinkRatio(kvscope::model::LanguageModel& model, int64_t layer) {
-    auto* decoder = dynamic_cast<kvscope::model::Decoder*>(&model);
-    if (decoder == nullptr) {
-        throw std::runtime_error("not a decoder");
-    }
-    at::Tensor observed;
-    decoder->observeAttention([&](int64_t at, const at::Tensor& probabilities) {
-        if (at == layer) {
-            observed = probabilities;
-        }
-    });
-    const std::string text = "The key-value cache keeps what attention has already seen, so that each new word "
-                             "looks back at every word before it without computing them again.";
-    const auto ids = kvscope::model::ByteTokenizer::encode(text, true);
-    model.forward(at::tensor(ids, at::kLong).view({1, -1}), nullptr);
-    decoder->observeAttention(nullptr);
-    const int64_t length = observed.size(-1);
-    const at::Tensor positions = at::arange(8, length, at::kDouble);
-    const at::Tensor first = observed.select(-1, 0).narrow(-1, 8, length - 8).to(at::kDouble); // [1, H, T - 8]
-    return (first * (positions + 1)).mean().item<double>();
-}
-
 } // namespace
 
 TEST(TrainedPresetsTest, EveryTrainedPresetHasItsWeights) {
@@ -153,23 +128,4 @@ TEST(TrainedPresetsTest, GreedyAndSampledTextIsMostlyEnglishWords) {
             EXPECT_GE(share, requiredShare(name)) << name << " T=" << temperature << " wrote: " << text;
         }
     }
-}
-
-// Disabled: the committed llama shows no first-token sink yet. Its last layer gives the bos 0.78 times an
-// even share of attention (random weights: 0.65); the strongest head anywhere is layer 0's first head
-// (7.3 times). Sinks emerge with longer training than these weights had.
-TEST(TrainedPresetsTest, DISABLED_TrainedAttentionSinksOnTheFirstToken) {
-    const PresetCatalog catalog(PresetCatalog::builtinDirectory());
-    if (catalog.weightsPath("llama").empty()) {
-        GTEST_SKIP() << "llama has no trained weights";
-    }
-    auto trained = ModelSource::load(presetSettings("llama", std::nullopt), at::Device(at::kCPU));
-    auto random = ModelSource::load(presetSettings("llama", 0), at::Device(at::kCPU));
-    const int64_t last = trained.model->architecture().numLayers() - 1;
-    const double trainedRatio = sinkRatio(*trained.model, last);
-    const double randomRatio = sinkRatio(*random.model, last);
-    std::cout << "llama's last layer gives the first token " << trainedRatio << " times an even share of attention "
-              << "(random weights: " << randomRatio << ")\n";
-    EXPECT_GT(trainedRatio, 5.0);
-    EXPECT_GT(trainedRatio, 4.0 * randomRatio);
 }

@@ -36,6 +36,9 @@ public:
     virtual std::optional<int64_t> maxBatchSize() const { return std::nullopt; }
     /// Preallocated length, where the reference defines `max_cache_len`.
     virtual std::optional<int64_t> maxCacheLen() const { return std::nullopt; }
+    /// Keeps only the tokens at `indices` [batch, heads, kept] (per head, in that order): a cache press's
+    /// eviction. The layer then holds `kept` tokens. Layers that cannot refuse with a CacheError saying why.
+    virtual void keepTokens(const at::Tensor& indices);
 };
 
 } // namespace kvscope::cache

@@ -39,6 +39,7 @@ public:
     void crop(int64_t maxLength) override;
     void batchRepeatInterleave(int64_t repeats) override;
     void batchSelectIndices(const at::Tensor& indices) override;
+    void keepTokens(const at::Tensor& indices) override;
     void offload() override;
     void prefetch() override;
     /// Quantized store (packed codes, scales, offsets) plus the full-precision residual.

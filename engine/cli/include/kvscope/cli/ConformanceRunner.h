@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <nlohmann/json_fwd.hpp>
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,8 @@ struct FixtureResult {
     bool passed = false;
     /// For a failure: the op index, the op and what differed.
     std::string failure;
+    /// Press fixtures: the largest relative score deviation from the reference, |port - ref| / |ref|.
+    std::optional<double> scoreDeviation;
 };
 
 /// Replays golden fixtures written by the oracle's make_fixtures.py (format: oracle/FORMAT.md)
@@ -37,6 +41,8 @@ public:
     /// The cache a cache-level fixture's "cache" spec names (DynamicCache or StaticCache of its config);
     /// std::runtime_error naming the allowed types otherwise. Shared with ConformanceRecorder.
     static std::unique_ptr<cache::Cache> cacheOf(const nlohmann::json& spec);
+    /// A fixture tensor ({"shape", "data"}) as float32 on the CPU; shared with PressConformanceRunner.
+    static at::Tensor tensorOf(const nlohmann::json& value);
 
 private:
     c10::Device m_device;

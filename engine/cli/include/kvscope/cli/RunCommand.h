@@ -7,10 +7,20 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
+}
+
+namespace kvscope::model {
+class Architecture;
+}
+
+namespace kvscope::runtime {
+class CachePressHook;
 }
 
 namespace kvscope::cli {
@@ -23,6 +33,13 @@ struct RunOptions {
     std::string promptFile; ///< read the prompt from this file instead of the settings' prompt
     bool check = false;
     bool progress = true;
+    /// --press NAME (empty: none), --ratio, --press-option key=value, and for decoding presses
+    /// --interval / --target-size (compression_interval / target_size).
+    std::string press;
+    double ratio = 0.0;
+    std::vector<std::string> pressOptions;
+    int64_t interval = 0;
+    int64_t targetSize = 0;
 };
 
 /// `kvscope-cli run`: generates token by token with the chosen model and cache, shows progress on
@@ -37,6 +54,11 @@ public:
     /// Runs, prints the summary on `out`; returns 0, or 1 when --check found a difference above the
     /// cache's tolerance. Bad input throws (the caller exits 2).
     static int execute(const RunOptions& options, std::ostream& out, std::ostream& err);
+    /// The press hook the options ask for (null without --press); refuses bad press options.
+    static std::unique_ptr<runtime::CachePressHook> pressHook(const RunOptions& options,
+                                                              const model::Architecture& architecture);
+    /// {"name", "ratio", "options", "compressions": [{"step", "layer", "before", "after"}], "notices"}.
+    static nlohmann::json pressSummary(const runtime::CachePressHook& hook);
 };
 
 } // namespace kvscope::cli

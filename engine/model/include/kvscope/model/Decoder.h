@@ -3,7 +3,6 @@
 
 #include "kvscope/model/LanguageModel.h"
 
-#include <functional>
 #include <tuple>
 #include <vector>
 
@@ -23,11 +22,6 @@ public:
     at::Tensor forward(const at::Tensor& inputIds, ModelCache* cache,
                        const at::Tensor& attentionMask = at::Tensor()) override;
 
-    /// Receives each attention layer's probabilities [batch, heads, queries, keys] during forward().
-    using AttentionObserver = std::function<void(int64_t layer, const at::Tensor& probabilities)>;
-    /// Hands every later forward's attention probabilities to `observer` (an empty one stops it).
-    void observeAttention(AttentionObserver observer) { m_attentionObserver = std::move(observer); }
-
     /// Every parameter, with Hugging Face names (model.layers.N.self_attn.q_proj.weight, ...).
     static std::vector<ParameterSpec> parameterSpecs(const Architecture& architecture);
 
@@ -44,8 +38,6 @@ private:
     const at::Tensor& weight(const std::string& name) const { return m_parameters.get(name); }
     /// The named tensor, or an undefined one when the parameter does not exist (optional biases).
     at::Tensor optional(const std::string& name) const;
-
-    AttentionObserver m_attentionObserver;
 };
 
 } // namespace kvscope::model

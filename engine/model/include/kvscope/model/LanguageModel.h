@@ -8,6 +8,8 @@
 
 namespace kvscope::model {
 
+class AttentionObserver;
+
 class ModelCache;
 
 /// A model the generator drives: token ids in, logits out, keys/values through a cache; all parameters
@@ -32,6 +34,9 @@ public:
     /// [batch, cached + tokens] marks real tokens (nonzero) and left padding (0); undefined = no padding.
     virtual at::Tensor forward(const at::Tensor& inputIds, ModelCache* cache,
                                const at::Tensor& attentionMask = at::Tensor()) = 0;
+    /// Sees each attention layer after its forward pass (null: none); it must outlive its use. Only the
+    /// decoder-only model calls it.
+    void setAttentionObserver(AttentionObserver* observer) { m_observer = observer; }
 
 protected:
     LanguageModel(Architecture architecture, ParameterStore parameters);
@@ -45,6 +50,7 @@ protected:
     ParameterStore m_parameters;
     at::Device m_device;
     bool m_trainable = false;
+    AttentionObserver* m_observer = nullptr;
 };
 
 } // namespace kvscope::model

@@ -4,6 +4,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,8 +36,14 @@ public:
     /// Self-attention first, then cross-attention where there is one.
     std::vector<const cache::Cache*> caches() const;
 
-    /// Tokens the decoder has seen (the reference's `get_seq_length()`, layer 0).
+    /// Tokens the decoder's layer 0 holds (the reference's `get_seq_length()`).
     int64_t seqLength() const;
+    /// Tokens a cache press removed from `layer` (kvpress: kept tokens keep their positions, so the next
+    /// token's position is seqLength() + evictedTokens(0)).
+    int64_t evictedTokens(int64_t layer = 0) const;
+    void addEvictedTokens(int64_t layer, int64_t tokens);
+    /// Whether a press removed tokens from any layer.
+    bool pressed() const { return !m_evicted.empty(); }
     void reorder(const at::Tensor& beamIdx);
     void crop(int64_t maxLength);
     void batchRepeatInterleave(int64_t repeats);
@@ -51,6 +58,7 @@ public:
 private:
     std::unique_ptr<cache::Cache> m_decoder;
     std::unique_ptr<cache::EncoderDecoderCache> m_encoderDecoder;
+    std::map<int64_t, int64_t> m_evicted;
 };
 
 } // namespace kvscope::model

@@ -165,10 +165,30 @@ struct LogitsEvent {
 inline constexpr std::int64_t kLogitsFullVocabularyLimit = 1024;
 inline constexpr std::int64_t kLogitsTopCount = 256;
 
+/// A cache press compressed one layer (format 1.2; the press and its options are in the metadata's
+/// cache_settings). Every KV head keeps lengthAfter tokens and drops droppedCount. positions holds, for
+/// batch row 0 head after head, first the keptRecorded kept positions (heads x lengthAfter, or none when
+/// that exceeds kCompressionKeptLimit), then the dropped positions, every k-th per head when a head dropped
+/// more than kCompressionDroppedLimit / heads; droppedScores are those dropped tokens' scores (empty where
+/// the press ranks by no single score). Small fields keep Event small.
+struct CompressionEvent {
+    std::int32_t lengthBefore = 0;
+    std::int32_t lengthAfter = 0;
+    std::int32_t heads = 0;
+    std::int32_t droppedCount = 0;
+    std::int32_t keptRecorded = 0;
+    std::vector<std::int64_t> positions;
+    std::vector<float> droppedScores;
+    bool operator==(const CompressionEvent&) const = default;
+};
+inline constexpr std::int64_t kCompressionKeptLimit = 8192;
+inline constexpr std::int64_t kCompressionDroppedLimit = 1024;
+
 /// The variant index is the kind's number in session files: append new payloads at the end only.
 using EventPayload = std::variant<UpdateEvent, MaskSizesEvent, WindowSlideEvent, QuantizeFlushEvent,
                                   TransferEvent, CropEvent, ReorderEvent, BatchRepeatEvent, BatchSelectEvent,
-                                  ResetEvent, MemoryEvent, StepBeginEvent, StepEndEvent, ComputeEvent, LogitsEvent>;
+                                  ResetEvent, MemoryEvent, StepBeginEvent, StepEndEvent, ComputeEvent, LogitsEvent,
+                                  CompressionEvent>;
 
 /// Names the alternative held by an EventPayload; equal to its variant index.
 enum class EventKind : std::uint8_t {
@@ -187,9 +207,10 @@ enum class EventKind : std::uint8_t {
     StepEnd = 12,
     Compute = 13,
     Logits = 14,
+    Compression = 15,
 };
 inline constexpr std::size_t kEventKindCount = std::variant_size_v<EventPayload>;
-static_assert(static_cast<std::size_t>(EventKind::Logits) + 1 == kEventKindCount,
+static_assert(static_cast<std::size_t>(EventKind::Compression) + 1 == kEventKindCount,
               "EventKind must list every EventPayload alternative in order");
 
 /// One cache or generation operation as recorded by the trace.

@@ -33,6 +33,9 @@ namespace kvscope::trace {
 ///   Memory        layer -1: cache-wide totals; layer >= 0: that layer's bytes per tier.
 ///   StepBegin/End the step's input token / produced token and wall time.
 ///   Compute, Logits  nothing: timelines and comparisons read them from the events themselves.
+///   Compression   a press kept lengthAfter tokens: seqLength and storedTokens = lengthAfter;
+///                 evictedTokens grows by lengthBefore - lengthAfter; a quantized layer holds them all
+///                 quantized (residual 0).
 /// Layer-level payloads with layer -1 apply to every layer the state knows at that moment.
 class StateReducer {
 public:

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace kvscope::model {
+
+class ModelCache;
+
+/// What one attention layer saw in one forward pass (kvpress's forward_hook arguments), after attention.
+struct AttentionPass {
+    int64_t layer = 0;
+    /// Tokens of this pass (1 while decoding).
+    int64_t queryLength = 0;
+    /// The attention input [B, t, hidden] (after the input norm).
+    at::Tensor hiddenStates;
+    /// q_proj's weight [H * D, hidden] and bias (undefined without one).
+    at::Tensor queryWeight;
+    at::Tensor queryBias;
+    /// Positions [B | 1, t] of this pass's tokens.
+    at::Tensor positions;
+    /// The keys and values the layer attended with [B, Hkv, KV, D]: its whole cache, this pass included.
+    at::Tensor keys;
+    at::Tensor values;
+    /// Rotary rows [B, t, D] of this pass's positions.
+    at::Tensor cos;
+    at::Tensor sin;
+    /// Attention weights [B, H, t, KV], only when the observer asked for them.
+    at::Tensor attentionWeights;
+    /// The cache the layer updated (null without a cache).
+    ModelCache* cache = nullptr;
+};
+
+} // namespace kvscope::model

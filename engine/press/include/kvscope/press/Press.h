@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "kvscope/press/PressInputs.h"
+#include "kvscope/press/PressReads.h"
+#include "kvscope/press/PressSelection.h"
+
+#include <string>
+
+namespace kvscope::press {
+
+/// A scorer press (kvpress's ScorerPress): scores every cached token of a layer, then keeps the
+/// `keptCount` best per KV head. Subclasses compute the scores only.
+class Press {
+public:
+    virtual ~Press() = default;
+    /// The catalogue name (`snapkv`).
+    virtual std::string name() const = 0;
+    /// kvpress's class name (`SnapKVPress`).
+    virtual std::string referenceName() const = 0;
+    virtual PressReads reads() const = 0;
+    /// Scores [B, Hkv, T] (higher is kept). `keptCount` is the budget the scores are for (StreamingLLM).
+    virtual at::Tensor score(const PressInputs& inputs, int64_t keptCount) const = 0;
+    /// Tokens kept of `length` at `ratio`: kvpress's `int(T * (1 - ratio))`.
+    virtual int64_t keptCount(int64_t length, double ratio, const PressInputs& inputs) const;
+    /// Scores and selects at `ratio` (0 <= ratio < 1). At ratio 0 kvpress keeps the cache unchanged and
+    /// computes no scores: the selection then keeps every slot in order and has no scores.
+    PressSelection select(const PressInputs& inputs, double ratio) const;
+
+protected:
+    /// Queries [B, H, rows, D] before RoPE of the last `rows` hidden rows (q = hidden q_proj^T).
+    static at::Tensor queries(const PressInputs& inputs, int64_t rows);
+    /// [B, H, ...] -> [B, Hkv, ...]: the mean over each KV head's query heads.
+    static at::Tensor groupMean(const at::Tensor& perHead, int64_t numKeyValueHeads);
+    /// `scores` with `count` pads (the global max + 1, kvpress's forced keep) before or after the tokens.
+    static at::Tensor withPads(const at::Tensor& scores, int64_t count, bool before);
+    /// Refuses inputs the press needs but did not get, naming them.
+    static void require(const at::Tensor& tensor, const char* what, const std::string& press);
+};
+
+} // namespace kvscope::press

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "kvscope/press/ExpectedAttentionPress.h"
+
+#include "kvscope/model/TensorOps.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace kvscope::press {
+
+ExpectedAttentionPress::ExpectedAttentionPress(int64_t futurePositions, int64_t sinkCount, bool useCovariance,
+                                               bool useValueNorm, double epsilon)
+    : m_futurePositions(futurePositions), m_sinkCount(sinkCount), m_useCovariance(useCovariance),
+      m_useValueNorm(useValueNorm), m_epsilon(epsilon) {}
+
+at::Tensor ExpectedAttentionPress::score(const PressInputs& inputs, int64_t) const {
+    require(inputs.hiddenStates, "hidden states", name());
+    require(inputs.queryWeight, "query projection", name());
+    const int64_t length = inputs.keys.size(2);
+    const int64_t rows = inputs.hiddenStates.size(1);
+    if (length <= m_sinkCount || rows <= m_sinkCount) {
+        throw std::invalid_argument("expected_attention needs more tokens (" + std::to_string(length) +
+                                    ") than n_sink (" + std::to_string(m_sinkCount) + ")");
+    }
+    const int64_t dim = inputs.headDim;
+    // Statistics of the pre-RoPE queries after the sinks.
+    const at::Tensor query = queries(inputs, rows - m_sinkCount); // [B, H, N, D]
+    const at::Tensor mean = query.mean(2);                         // [B, H, D]
+    const at::Tensor centered = query - mean.unsqueeze(2);
+    const at::Tensor covariance = at::matmul(centered.transpose(2, 3), centered) / static_cast<double>(rows - m_sinkCount);
+
+    // The average rotation over the next positions: R = mean_p diag(cos_p) + P diag(sin_p).
+    const auto longs = inputs.keys.options().dtype(at::kLong);
+    const auto [cos, sin] = model::ops::rotary(at::arange(rows, rows + m_futurePositions, longs).unsqueeze(0), dim,
+                                               inputs.ropeTheta); // [1, 1, F, D]
+    const at::Tensor identity = at::eye(dim, cos.options());
+    at::Tensor swap = at::zeros({dim, dim}, cos.options());
+    const int64_t half = dim / 2;
+    swap.narrow(0, half, half).narrow(1, 0, half).copy_(at::eye(half, cos.options()));
+    swap.narrow(0, 0, half).narrow(1, half, half).copy_(-at::eye(half, cos.options()));
+    const at::Tensor rotation =
+        (cos[0][0].unsqueeze(1) * identity + sin[0][0].unsqueeze(1) * swap).mean(0).to(query.scalar_type());
+    const at::Tensor rotatedMean = at::matmul(mean, rotation.t());
+
+    at::Tensor keys = inputs.keys.narrow(2, m_sinkCount, length - m_sinkCount);
+    const int64_t groups = inputs.numHeads / inputs.numKeyValueHeads;
+    if (groups > 1) {
+        keys = keys.repeat_interleave(groups, 1);
+    }
+    at::Tensor scores = at::matmul(keys, rotatedMean.unsqueeze(-1)).squeeze(-1) / std::sqrt(static_cast<double>(dim));
+    if (m_useCovariance) {
+        const at::Tensor rotatedCovariance = at::matmul(rotation, at::matmul(covariance, rotation.t()));
+        scores = scores + (at::matmul(keys, rotatedCovariance) * keys).sum(-1) / static_cast<double>(dim) / 2.0;
+    }
+    scores = groupMean(at::softmax(scores, -1), inputs.numKeyValueHeads);
+    if (m_useValueNorm) {
+        require(inputs.values, "values", name());
+        scores = (scores + m_epsilon) * inputs.values.narrow(2, m_sinkCount, length - m_sinkCount).norm(2, -1);
+    }
+    return withPads(scores, m_sinkCount, /*before=*/true);
+}
+
+} // namespace kvscope::press

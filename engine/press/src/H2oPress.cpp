@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "kvscope/press/H2oPress.h"
+
+#include "kvscope/press/TopKSelection.h"
+
+#include <ATen/ATen.h>
+
+#include <stdexcept>
+
+namespace kvscope::press {
+
+H2oPress::H2oPress(int64_t budget, int64_t recentWindow) : m_budget(budget), m_recentWindow(recentWindow) {
+    if (budget < 1 || recentWindow < 0 || recentWindow > budget) {
+        throw std::invalid_argument("h2o: budget must be >= 1 and 0 <= recent_window <= budget (got budget " +
+                                    std::to_string(budget) + ", recent_window " + std::to_string(recentWindow) + ")");
+    }
+}
+
+at::Tensor H2oPress::step(int64_t layerIndex, const at::Tensor& attentions, int64_t numKeyValueHeads) {
+    const int64_t batch = attentions.size(0);
+    const int64_t length = attentions.size(-1);
+    // Attention received this pass: summed over the queries, averaged over each KV head's query heads.
+    const at::Tensor received =
+        attentions.to(at::kFloat).sum(2).reshape({batch, numKeyValueHeads, -1, length}).mean(2);
+    at::Tensor& scores = m_scores[layerIndex];
+    if (!scores.defined()) {
+        scores = at::zeros({batch, numKeyValueHeads, 0}, received.options());
+    }
+    if (scores.size(2) > length) {
+        throw std::invalid_argument("h2o: the layer holds " + std::to_string(scores.size(2)) +
+                                    " scored slots but the attention covers only " + std::to_string(length));
+    }
+    scores = at::cat({scores, at::zeros({batch, numKeyValueHeads, length - scores.size(2)}, received.options())}, 2) +
+             received;
+    if (length <= m_budget) {
+        return {};
+    }
+    const int64_t older = length - m_recentWindow;
+    const at::Tensor heavy = TopKSelection::largest(scores.narrow(2, 0, older), m_budget - m_recentWindow);
+    const auto longs = scores.options().dtype(at::kLong);
+    const at::Tensor recent = at::arange(older, length, longs).expand({batch, numKeyValueHeads, m_recentWindow});
+    const at::Tensor kept = std::get<0>(at::sort(at::cat({heavy, recent}, 2), -1));
+    scores = scores.gather(2, kept);
+    return kept;
+}
+
+at::Tensor H2oPress::accumulated(int64_t layerIndex) const {
+    const auto found = m_scores.find(layerIndex);
+    return found == m_scores.end() ? at::Tensor() : found->second;
+}
+
+} // namespace kvscope::press

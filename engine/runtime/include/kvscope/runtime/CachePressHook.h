@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "kvscope/config/RunSettings.h"
+#include "kvscope/model/AttentionObserver.h"
+#include "kvscope/press/PressCatalog.h"
+#include "kvscope/trace/Event.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvscope::model {
+class Architecture;
+}
+
+namespace kvscope::runtime {
+
+/// A press and how hard it compresses, as `kvscope-cli run --press` asks for it.
+struct PressSettings {
+    std::string name;
+    double ratio = 0.0;
+    /// `key=value` options (PressCatalog's option names; for adakv and decoding also the base press's).
+    std::map<std::string, std::string> options;
+};
+
+/// One compression of one layer's cache.
+struct PressDecision {
+    /// The generation step (0 = prefill) and layer.
+    int64_t step = 0;
+    int64_t layer = 0;
+    std::string press;
+    /// Tokens per KV head before and after.
+    int64_t before = 0;
+    int64_t after = 0;
+    /// Positions [B, Hkv, after] now cached, per head.
+    at::Tensor keptPositions;
+    /// Positions and scores [B, Hkv, before - after] of the evicted tokens (scores undefined for H2O's
+    /// first eviction or where the press computes none).
+    at::Tensor droppedPositions;
+    at::Tensor droppedScores;
+};
+
+/// Applies a cache press to a real generation, as kvpress's forward hooks do: a scorer press compresses
+/// each layer right after the prefill's attention, DecodingPress and H2O compress while decoding. Kept
+/// tokens keep their positions (ModelCache::evictedTokens); sliding-window layers are left alone.
+class CachePressHook : public model::AttentionObserver {
+public:
+    /// Refuses unknown presses and options, naming the allowed ones, and caches a press cannot shrink.
+    CachePressHook(const model::Architecture& architecture, const config::CacheSettings& cache, int64_t beams,
+                   PressSettings settings);
+    ~CachePressHook() override;
+
+    bool wantsAttentionWeights(int64_t layer, int64_t queryLength) const override;
+    void afterAttention(const model::AttentionPass& pass) override;
+
+    const std::vector<PressDecision>& decisions() const { return m_decisions; }
+    /// What the press left alone and why (one line per layer).
+    const std::vector<std::string>& notices() const { return m_notices; }
+    const PressSettings& settings() const { return m_settings; }
+
+private:
+    press::PressInputs inputsOf(const model::AttentionPass& pass) const;
+    void apply(const model::AttentionPass& pass, const at::Tensor& kept, const at::Tensor& scores);
+    /// The trace record of a decision (sessions/FORMAT.md, kind 15), lists downsampled when large.
+    static trace::CompressionEvent eventOf(const PressDecision& decision);
+
+    const model::Architecture& m_architecture;
+    PressSettings m_settings;
+    std::shared_ptr<const press::Press> m_scorer;
+    std::unique_ptr<press::DecodingPress> m_decoding;
+    std::unique_ptr<press::H2oPress> m_h2o;
+    /// Per layer: the positions of its cached slots [B, Hkv, L] and the passes it has seen.
+    std::map<int64_t, at::Tensor> m_positions;
+    std::map<int64_t, int64_t> m_passes;
+    std::vector<PressDecision> m_decisions;
+    std::vector<std::string> m_notices;
+};
+
+} // namespace kvscope::runtime
