@@ -29,7 +29,8 @@ press::PressInputs layerInputs(int64_t tokens) {
     inputs.values = at::randn({1, kKeyValueHeads, tokens, kHeadDim});
     inputs.hiddenStates = at::randn({1, tokens, kHidden});
     inputs.queryWeight = at::randn({kHeads * kHeadDim, kHidden}) / std::sqrt(static_cast<double>(kHidden));
-    const auto [cos, sin] = model::ops::rotary(at::arange(tokens).unsqueeze(0), kHeadDim, 10000.0);
+    const auto [cos, sin] = model::ops::rotary(
+        at::arange(tokens).unsqueeze(0), model::ops::inverseFrequencies(kHeadDim, 10000.0, std::nullopt, at::kCPU));
     inputs.cos = cos.squeeze(1);
     inputs.sin = sin.squeeze(1);
     inputs.numHeads = kHeads;

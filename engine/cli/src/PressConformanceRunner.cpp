@@ -101,7 +101,9 @@ std::string catalogueName(const std::string& referenceName) {
 std::pair<at::Tensor, at::Tensor> rotaryRows(const std::vector<int64_t>& positions, const json& model,
                                              const at::Device& device) {
     const at::Tensor ids = at::tensor(positions, at::kLong).unsqueeze(0).to(device);
-    const auto [cos, sin] = model::ops::rotary(ids, model.at("head_dim").get<int64_t>(), model.at("rope_theta").get<double>());
+    const auto [cos, sin] = model::ops::rotary(
+        ids, model::ops::inverseFrequencies(model.at("head_dim").get<int64_t>(), model.at("rope_theta").get<double>(),
+                                            std::nullopt, device));
     return {cos.squeeze(1), sin.squeeze(1)};
 }
 

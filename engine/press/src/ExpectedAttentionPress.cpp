@@ -33,8 +33,9 @@ at::Tensor ExpectedAttentionPress::score(const PressInputs& inputs, int64_t) con
 
     // The average rotation over the next positions: R = mean_p diag(cos_p) + P diag(sin_p).
     const auto longs = inputs.keys.options().dtype(at::kLong);
-    const auto [cos, sin] = model::ops::rotary(at::arange(rows, rows + m_futurePositions, longs).unsqueeze(0), dim,
-                                               inputs.ropeTheta); // [1, 1, F, D]
+    const auto [cos, sin] = model::ops::rotary(
+        at::arange(rows, rows + m_futurePositions, longs).unsqueeze(0),
+        model::ops::inverseFrequencies(dim, inputs.ropeTheta, std::nullopt, inputs.keys.device())); // [1, 1, F, D]
     const at::Tensor identity = at::eye(dim, cos.options());
     at::Tensor swap = at::zeros({dim, dim}, cos.options());
     const int64_t half = dim / 2;
