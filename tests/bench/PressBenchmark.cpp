@@ -72,6 +72,33 @@ void PrefillAttention(benchmark::State& state) {
 }
 BENCHMARK(PrefillAttention)->Arg(4096)->Unit(benchmark::kMillisecond);
 
+/// The layer's own work in one decode step at a 4096-token cache: one token's q/k/v projections, RoPE and
+/// attention over the cache. DecodingPressPerStep's time per item is measured against this one.
+void DecodeStepAttention(benchmark::State& state) {
+    at::set_num_threads(1);
+    const int64_t tokens = state.range(0);
+    const press::PressInputs inputs = layerInputs(tokens + 1);
+    const at::Tensor keyWeight = at::randn({kKeyValueHeads * kHeadDim, kHidden});
+    const at::Tensor valueWeight = at::randn({kKeyValueHeads * kHeadDim, kHidden});
+    const at::Tensor hidden = inputs.hiddenStates.narrow(1, tokens, 1);
+    const at::Tensor cos = inputs.cos.narrow(1, tokens, 1).unsqueeze(1);
+    const at::Tensor sin = inputs.sin.narrow(1, tokens, 1).unsqueeze(1);
+    const at::Tensor cachedKeys = inputs.keys.narrow(2, 0, tokens);
+    const at::Tensor cachedValues = inputs.values.narrow(2, 0, tokens);
+    const at::Tensor mask = at::ones({1, 1, 1, tokens + 1}, at::kBool);
+    for (auto _ : state) {
+        const at::Tensor query =
+            model::ops::applyRotary(model::ops::splitHeads(model::ops::linear(hidden, inputs.queryWeight), kHeads), cos, sin);
+        const at::Tensor key = model::ops::applyRotary(
+            model::ops::splitHeads(model::ops::linear(hidden, keyWeight), kKeyValueHeads), cos, sin);
+        const at::Tensor value = model::ops::splitHeads(model::ops::linear(hidden, valueWeight), kKeyValueHeads);
+        const at::Tensor keys = at::cat({cachedKeys, key}, 2);
+        const at::Tensor values = at::cat({cachedValues, value}, 2);
+        benchmark::DoNotOptimize(model::ops::attend(query, keys, values, mask, 1.0 / std::sqrt(double(kHeadDim))));
+    }
+}
+BENCHMARK(DecodeStepAttention)->Arg(4096)->Unit(benchmark::kMillisecond);
+
 /// DecodingPress (SnapKV base, interval 512, target 4096) over 512 one-token passes of a 4096-token
 /// layer: 511 buffered passes and one compression. Reported per decode step.
 void DecodingPressPerStep(benchmark::State& state) {
