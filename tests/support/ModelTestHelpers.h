@@ -4,12 +4,15 @@
 // Shared helpers of the model and runtime tests: preset configs, temporary folders, logits of a
 // cache-free recompute and of token-by-token cached decoding.
 #include "kvscope/config/ModelConfig.h"
+#include "kvscope/config/RunSettings.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
 
 #include <ATen/ATen.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -18,6 +21,14 @@ namespace kvscope::testing {
 inline config::ModelConfig presetConfig(const std::string& name) {
     return config::ModelConfig::fromFile(std::filesystem::path(KVSCOPE_SOURCE_DIR) / "resources" / "presets" /
                                          (name + ".json"));
+}
+
+/// The run settings of `preset` (empty: the default), with random weights of `weightSeed` when given.
+inline config::RunSettings presetSettings(const std::string& preset, std::optional<std::uint64_t> weightSeed) {
+    config::RunSettings settings;
+    settings.preset = preset;
+    settings.weightSeed = weightSeed;
+    return settings;
 }
 
 inline std::vector<std::string> presetNames() {

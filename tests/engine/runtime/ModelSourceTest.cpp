@@ -22,14 +22,6 @@ using kvscope::runtime::PresetCatalog;
 
 namespace {
 
-/// The run settings of `preset` (empty: the default), with random weights of `weightSeed` when given.
-kvscope::config::RunSettings presetSettings(const std::string& preset, std::optional<std::uint64_t> weightSeed) {
-    kvscope::config::RunSettings settings;
-    settings.preset = preset;
-    settings.weightSeed = weightSeed;
-    return settings;
-}
-
 
 /// A preset folder holding llama.json (copied from the built-in presets) and, when asked, trained
 /// weights: the built-in weights of seed 7 written as the trainer writes them.
@@ -64,12 +56,12 @@ TEST(ModelSourceTest, APresetWithTrainedWeightsLoadsThemUnlessAWeightSeedIsGiven
     const auto seven = ModelLoader::builtin(folder.config(), 7);
     const auto zero = ModelLoader::builtin(folder.config(), 0);
 
-    auto trained = ModelSource::load(presetSettings("llama", std::nullopt), at::Device(at::kCPU));
+    auto trained = ModelSource::load(kvscope::testing::presetSettings("llama", std::nullopt), at::Device(at::kCPU));
     EXPECT_EQ(trained.source.value("weights", ""), "llama.safetensors");
     EXPECT_FALSE(trained.source.contains("weight_seed"));
     EXPECT_TRUE(at::equal(logitsOf(*trained.model), logitsOf(*seven)));
 
-    auto seeded = ModelSource::load(presetSettings("llama", 0), at::Device(at::kCPU));
+    auto seeded = ModelSource::load(kvscope::testing::presetSettings("llama", 0), at::Device(at::kCPU));
     EXPECT_EQ(seeded.source.value("weight_seed", 99), 0);
     EXPECT_FALSE(seeded.source.contains("weights"));
     EXPECT_TRUE(at::equal(logitsOf(*seeded.model), logitsOf(*zero)));
@@ -78,7 +70,7 @@ TEST(ModelSourceTest, APresetWithTrainedWeightsLoadsThemUnlessAWeightSeedIsGiven
 TEST(ModelSourceTest, APresetWithoutTrainedWeightsHasTheRandomWeightsOfSeedZero) {
     const PresetFolder folder(false);
     const auto zero = ModelLoader::builtin(folder.config(), 0);
-    auto loaded = ModelSource::load(presetSettings("", std::nullopt), at::Device(at::kCPU));
+    auto loaded = ModelSource::load(kvscope::testing::presetSettings("", std::nullopt), at::Device(at::kCPU));
     EXPECT_EQ(loaded.name, "llama");
     EXPECT_EQ(loaded.source.value("weight_seed", 99), 0);
     EXPECT_TRUE(at::equal(logitsOf(*loaded.model), logitsOf(*zero)));

@@ -10,6 +10,8 @@
 #include "kvscope/runtime/ModelSource.h"
 #include "kvscope/runtime/PresetCatalog.h"
 
+#include "ModelTestHelpers.h"
+
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -25,14 +27,6 @@ using kvscope::runtime::ModelSource;
 using kvscope::runtime::PresetCatalog;
 
 namespace {
-
-/// The run settings of `preset` (empty: the default), with random weights of `weightSeed` when given.
-kvscope::config::RunSettings presetSettings(const std::string& preset, std::optional<std::uint64_t> weightSeed) {
-    kvscope::config::RunSettings settings;
-    settings.preset = preset;
-    settings.weightSeed = weightSeed;
-    return settings;
-}
 
 
 const char* const kDictionary = "/usr/share/dict/words";
@@ -113,7 +107,7 @@ TEST(TrainedPresetsTest, GreedyAndSampledTextIsMostlyEnglishWords) {
         if (catalog.weightsPath(name).empty()) {
             continue; // EveryTrainedPresetHasItsWeights names it
         }
-        auto loaded = ModelSource::load(presetSettings(name, std::nullopt), at::Device(at::kCPU));
+        auto loaded = ModelSource::load(kvscope::testing::presetSettings(name, std::nullopt), at::Device(at::kCPU));
         for (const double temperature : {0.0, 0.8}) {
             const std::string text = generate(*loaded.model, temperature);
             const std::vector<std::string> words = wordsOf(text);
