@@ -148,12 +148,10 @@ std::unique_ptr<runtime::CachePressHook> RunCommand::pressHook(const RunOptions&
         return nullptr;
     }
     runtime::PressSettings settings{options.press, options.ratio, {}};
-    for (const std::string& option : options.pressOptions) {
-        const size_t equals = option.find('=');
-        if (equals == std::string::npos || equals == 0) {
-            throw runtime::GenerationError("--press-option `" + option + "`: expected key=value");
-        }
-        settings.options[option.substr(0, equals)] = option.substr(equals + 1);
+    try {
+        settings.options = OptionChecks::keyValues(options.pressOptions, "--press-option");
+    } catch (const std::invalid_argument& error) {
+        throw runtime::GenerationError(error.what());
     }
     if (options.interval > 0) {
         settings.options["compression_interval"] = std::to_string(options.interval);

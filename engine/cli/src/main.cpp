@@ -7,6 +7,7 @@
 #include "kvscope/cli/ConformanceRunner.h"
 #include "kvscope/cli/OptionChecks.h"
 #include "kvscope/cli/PresetsCommand.h"
+#include "kvscope/cli/PressBenchmark.h"
 #include "kvscope/cli/PressesCommand.h"
 #include "kvscope/cli/RunCommand.h"
 #include "kvscope/cli/SessionCommands.h"
@@ -130,6 +131,9 @@ int main(int argc, char** argv) {
     kvscope::cli::TrainOptions trainOptions;
     CLI::App* train = kvscope::cli::TrainCommand::addSubcommand(app, trainOptions);
 
+    kvscope::cli::PressBenchmarkOptions pressBenchmarkOptions;
+    CLI::App* benchPress = kvscope::cli::PressBenchmark::addSubcommand(*bench, pressBenchmarkOptions);
+
     int timelineLayers = 32;
     int64_t timelineTokens = 32768;
     CLI::App* benchTimeline =
@@ -177,6 +181,10 @@ int main(int argc, char** argv) {
         }
         if (*benchCache) {
             std::cout << kvscope::cli::CacheBenchmark::run(cacheOptions).dump() << std::endl;
+            return 0;
+        }
+        if (*benchPress) {
+            std::cout << kvscope::cli::PressBenchmark::run(pressBenchmarkOptions).dump() << std::endl;
             return 0;
         }
         if (*benchTimeline) {
