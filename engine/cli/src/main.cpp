@@ -6,6 +6,7 @@
 #include "kvscope/cli/ConformanceRecorder.h"
 #include "kvscope/cli/ConformanceRunner.h"
 #include "kvscope/cli/OptionChecks.h"
+#include "kvscope/cli/FidelityCommand.h"
 #include "kvscope/cli/PresetsCommand.h"
 #include "kvscope/cli/PressBenchmark.h"
 #include "kvscope/cli/PressesCommand.h"
@@ -124,6 +125,9 @@ int main(int argc, char** argv) {
     CLI::App* presses = kvscope::cli::PressesCommand::addSubcommand(app);
     kvscope::cli::RunOptions runOptions;
     CLI::App* run = kvscope::cli::RunCommand::addSubcommand(app, runOptions);
+    kvscope::cli::RunOptions fidelityOptions;
+    fidelityOptions.run.tokens = 128;
+    CLI::App* fidelity = kvscope::cli::FidelityCommand::addSubcommand(app, fidelityOptions);
     kvscope::cli::SessionCommands::Options sessionOptions;
     kvscope::cli::SessionCommands::addSubcommands(app, sessionOptions);
     kvscope::cli::TokenizeCommand::Options tokenizeOptions;
@@ -160,6 +164,9 @@ int main(int argc, char** argv) {
         }
         if (*run) {
             return kvscope::cli::RunCommand::execute(runOptions, std::cout, std::cerr);
+        }
+        if (*fidelity) {
+            return kvscope::cli::FidelityCommand::execute(fidelityOptions, std::cout);
         }
         if (*train) {
             return kvscope::cli::TrainCommand::execute(trainOptions, std::cout, std::cerr);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ class Architecture;
 
 namespace kvscope::runtime {
 class CachePressHook;
+struct PressSettings;
 }
 
 namespace kvscope::cli {
@@ -49,6 +51,12 @@ class RunCommand {
 public:
     /// Adds the `run` subcommand, its options bound to `options`.
     static CLI::App* addSubcommand(CLI::App& app, RunOptions& options);
+    /// The model, cache, prompt and device options that `run` shares with `fidelity`.
+    static void addModelOptions(CLI::App& command, RunOptions& options);
+    /// --press, --ratio, --press-option, --interval, --target-size.
+    static void addPressOptions(CLI::App& command, RunOptions& options);
+    /// The options' run settings with the prompt file read, validated.
+    static config::RunSettings settingsOf(const RunOptions& options);
     /// Runs and returns the summary; progress goes to `progress`. Throws on bad input.
     static nlohmann::json run(const RunOptions& options, std::ostream& progress);
     /// Runs, prints the summary on `out`; returns 0, or 1 when --check found a difference above the
@@ -57,6 +65,8 @@ public:
     /// The press hook the options ask for (null without --press); refuses bad press options.
     static std::unique_ptr<runtime::CachePressHook> pressHook(const RunOptions& options,
                                                               const model::Architecture& architecture);
+    /// The press the options ask for (none without --press); press options without --press are refused.
+    static std::optional<runtime::PressSettings> pressSettings(const RunOptions& options);
     /// {"name", "ratio", "options", "compressions": [{"step", "layer", "before", "after"}], "notices"}.
     static nlohmann::json pressSummary(const runtime::CachePressHook& hook);
 };
