@@ -243,6 +243,38 @@ TEST(RunCommandTest, RefusesWhatItCannotDo) {
     }
 }
 
+TEST(RunCommandTest, AdaKvMasksPerHeadAndTheCheckIsRefusedWithAPress) {
+    std::ostringstream progress;
+    RunOptions options = quick("llama");
+    options.check = false;
+    options.press = "adakv";
+    options.ratio = 0.5;
+    options.pressOptions = {"base=snapkv", "window_size=4"};
+    const nlohmann::json summary = RunCommand::run(options, progress);
+    const int64_t prompt = summary.at("prompt_tokens").get<int64_t>();
+    const nlohmann::json& compressions = summary.at("press").at("compressions");
+    ASSERT_EQ(compressions.size(), 4u); // every layer, after the prefill
+    for (const nlohmann::json& compression : compressions) {
+        // The cache keeps its length; the two KV heads mask prompt - int(prompt / 2) slots each on average.
+        EXPECT_EQ(compression.at("before"), compression.at("after"));
+        const auto masked = compression.at("masked_per_head").get<std::vector<int64_t>>();
+        ASSERT_EQ(masked.size(), 2u);
+        EXPECT_EQ(masked[0] + masked[1], 2 * (prompt - prompt / 2));
+    }
+    EXPECT_EQ(summary.at("new_tokens"), 6);
+
+    options.check = true;
+    EXPECT_NE(refusal([&] { RunCommand::run(options, progress); }).find("--check compares with a cache-free recompute"),
+              std::string::npos);
+    options.press = "h2o";
+    options.ratio = 0.0;
+    options.pressOptions = {};
+    EXPECT_NE(refusal([&] { RunCommand::run(options, progress); }).find("the check cannot hold"), std::string::npos);
+    // A prefill press at ratio 0 changes nothing, so the check holds.
+    options.press = "adakv";
+    EXPECT_TRUE(RunCommand::run(options, progress).at("check_passed").get<bool>());
+}
+
 TEST(RunCommandTest, ParsesTheCommandLine) {
     CLI::App app;
     RunOptions options;

@@ -147,6 +147,13 @@ std::unique_ptr<runtime::CachePressHook> RunCommand::pressHook(const RunOptions&
         }
         return nullptr;
     }
+    const bool prefillPress = options.press != "decoding" && options.press != "h2o";
+    if (options.check && !(prefillPress && options.ratio == 0.0)) {
+        throw runtime::GenerationError(
+            "--check compares with a cache-free recompute, which attends to every token; press " + options.press +
+            " hides tokens from attention (presses evict them, adakv masks them per head), so the check cannot "
+            "hold: run --check without --press (or with a prefill press at --ratio 0)");
+    }
     runtime::PressSettings settings{options.press, options.ratio, {}};
     for (const std::string& option : options.pressOptions) {
         const size_t equals = option.find('=');
@@ -167,10 +174,17 @@ std::unique_ptr<runtime::CachePressHook> RunCommand::pressHook(const RunOptions&
 nlohmann::json RunCommand::pressSummary(const runtime::CachePressHook& hook) {
     nlohmann::json decisions = nlohmann::json::array();
     for (const runtime::PressDecision& decision : hook.decisions()) {
-        decisions.push_back({{"step", decision.step},
-                             {"layer", decision.layer},
-                             {"before", decision.before},
-                             {"after", decision.after}});
+        nlohmann::json entry = {{"step", decision.step},
+                                {"layer", decision.layer},
+                                {"before", decision.before},
+                                {"after", decision.after}};
+        if (decision.masked.defined()) {
+            // Batch row 0: the slots each KV head masks (adakv; the cache keeps its length).
+            const at::Tensor counts = decision.masked[0].sum(-1).to(at::kLong).contiguous();
+            entry["masked_per_head"] =
+                std::vector<int64_t>(counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + counts.numel());
+        }
+        decisions.push_back(std::move(entry));
     }
     return {{"name", hook.settings().name},
             {"ratio", hook.settings().ratio},

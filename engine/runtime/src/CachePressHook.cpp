@@ -40,10 +40,13 @@ CachePressHook::CachePressHook(const model::Architecture& architecture, const co
         } else if (name == "h2o") {
             m_h2o = std::make_unique<press::H2oPress>(press::PressCatalog::h2o(m_settings.options));
         } else if (name == "adakv") {
-            (void)press::PressCatalog::adaKv(m_settings.options);
-            throw GenerationError("adakv masks tokens per head inside attention; run applies evicting presses "
-                                  "(streaming_llm, knorm, snapkv, tova, pyramidkv, observed_attention, "
-                                  "expected_attention, random, decoding, h2o); conform checks adakv");
+            m_adaKv = std::make_unique<press::AdaKvPress>(press::PressCatalog::adaKv(m_settings.options));
+            if (m_adaKv->base().reads().attentions) {
+                // kvpress's AdaKVPress asserts the attention is not eager, the only one that returns weights.
+                throw GenerationError("adakv press: base observed_attention needs eager attention weights, which "
+                                      "kvpress's AdaKV refuses; choose another base (knorm, snapkv, tova, "
+                                      "expected_attention, ...)");
+            }
         } else {
             m_scorer = press::PressCatalog::scorer(name, m_settings.options);
         }
@@ -112,6 +115,8 @@ void CachePressHook::afterAttention(const model::AttentionPass& pass) {
         if (step.ratio > 0.0) {
             apply(pass, step.selection.keptIndices, step.selection.scores);
         }
+    } else if (m_adaKv && passIndex == 0 && m_settings.ratio > 0.0) {
+        mask(pass, inputs);
     } else if (m_h2o) {
         const at::Tensor kept = m_h2o->step(pass.layer, pass.attentionWeights, heads);
         if (kept.defined()) {
@@ -149,6 +154,22 @@ void CachePressHook::apply(const model::AttentionPass& pass, const at::Tensor& k
     if (emitter.enabled()) {
         emitter.emit(static_cast<std::int32_t>(pass.layer), eventOf(decision));
     }
+    m_decisions.push_back(std::move(decision));
+}
+
+void CachePressHook::mask(const model::AttentionPass& pass, const press::PressInputs& inputs) {
+    const press::AdaKvMask decided = m_adaKv->mask(inputs, m_settings.ratio);
+    pass.cache->setMaskedSlots(pass.layer, decided.masked);
+
+    PressDecision decision;
+    decision.step = m_passes[pass.layer] - 1;
+    decision.layer = pass.layer;
+    decision.press = m_settings.name;
+    decision.before = decided.masked.size(2);
+    decision.after = decision.before;
+    decision.masked = decided.masked.cpu();
+    decision.positions = m_positions[pass.layer].cpu();
+    decision.scores = decided.scores.to(at::kCPU, at::kFloat);
     m_decisions.push_back(std::move(decision));
 }
 

@@ -41,11 +41,19 @@ struct PressDecision {
     /// first eviction or where the press computes none).
     at::Tensor droppedPositions;
     at::Tensor droppedScores;
+    /// A masking press (AdaKV) only: the cache keeps its `before` slots (after == before, keptPositions and
+    /// droppedPositions undefined); [B, Hkv, before] true where the head masks the slot, at `positions`
+    /// [B, Hkv, before], with the base press's `scores` [B, Hkv, before]. Heads mask different counts.
+    at::Tensor masked;
+    at::Tensor positions;
+    at::Tensor scores;
 };
 
 /// Applies a cache press to a real generation, as kvpress's forward hooks do: a scorer press compresses
 /// each layer right after the prefill's attention, DecodingPress and H2O compress while decoding. Kept
-/// tokens keep their positions (ModelCache::evictedTokens); sliding-window layers are left alone.
+/// tokens keep their positions (ModelCache::evictedTokens); sliding-window layers are left alone. AdaKV
+/// evicts nothing: after the prefill's attention it masks each head's pruned slots from every later
+/// query (ModelCache::setMaskedSlots), as kvpress's attention patch does.
 class CachePressHook : public model::AttentionObserver {
 public:
     /// Refuses unknown presses and options, naming the allowed ones, and caches a press cannot shrink.
@@ -64,6 +72,7 @@ public:
 private:
     press::PressInputs inputsOf(const model::AttentionPass& pass) const;
     void apply(const model::AttentionPass& pass, const at::Tensor& kept, const at::Tensor& scores);
+    void mask(const model::AttentionPass& pass, const press::PressInputs& inputs);
     /// The trace record of a decision (sessions/FORMAT.md, kind 15), lists downsampled when large.
     static trace::CompressionEvent eventOf(const PressDecision& decision);
 
@@ -72,6 +81,7 @@ private:
     std::shared_ptr<const press::Press> m_scorer;
     std::unique_ptr<press::DecodingPress> m_decoding;
     std::unique_ptr<press::H2oPress> m_h2o;
+    std::unique_ptr<press::AdaKvPress> m_adaKv;
     /// Per layer: the positions of its cached slots [B, Hkv, L] and the passes it has seen.
     std::map<int64_t, at::Tensor> m_positions;
     std::map<int64_t, int64_t> m_passes;
