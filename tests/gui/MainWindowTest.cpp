@@ -2,6 +2,8 @@
 #include "kvscope/gui/window/MainWindow.h"
 
 #include "GuiTestHelpers.h"
+#include "kvscope/gui/session/ViewSelection.h"
+#include "kvscope/gui/views/HeadOccupancyView.h"
 #include "kvscope/gui/window/AppLauncher.h"
 #include "kvscope/gui/window/TransportBar.h"
 
@@ -29,6 +31,61 @@ QString savedSession(const QTemporaryDir& dir, const QString& name, std::int64_t
     const QString path = dir.filePath(name);
     EXPECT_EQ(session.saveAs(path), QString());
     return path;
+}
+
+/// A synthetic session of 10 tokens (prompt 12) where a press decided on layer 3 at the prefill.
+void loadWithCompression(SessionController& session, const trace::CompressionEvent& compression) {
+    const auto options = testing::smallSession(10);
+    std::vector<trace::Event> events = testing::syntheticEvents(options);
+    const auto firstDecodeEvent =
+        std::find_if(events.begin(), events.end(), [](const trace::Event& event) { return event.step > 0; });
+    events.insert(firstDecodeEvent, trace::Event{0, 3, 0, compression});
+    session.setRecordedSession(testing::syntheticMetadata(options), std::move(events), QStringLiteral("pressed"));
+}
+
+/// Each head's kept positions of 12, and the rest dropped: the event a press records.
+trace::CompressionEvent compressionKeeping(const std::vector<std::vector<std::int64_t>>& kept) {
+    trace::CompressionEvent event;
+    event.lengthBefore = 12;
+    event.lengthAfter = static_cast<std::int32_t>(kept.front().size());
+    event.heads = static_cast<std::int32_t>(kept.size());
+    event.droppedCount = event.lengthBefore - event.lengthAfter;
+    for (const auto& head : kept) {
+        event.positions.insert(event.positions.end(), head.begin(), head.end());
+    }
+    event.keptRecorded = static_cast<std::int32_t>(event.positions.size());
+    for (const auto& head : kept) {
+        for (std::int64_t position = 0; position < event.lengthBefore; ++position) {
+            if (std::find(head.begin(), head.end(), position) == head.end()) {
+                event.positions.push_back(position);
+            }
+        }
+    }
+    return event;
+}
+
+TEST(MainWindowTest, HeadsViewExpandsTheSelectedLayerIntoItsKvHeads) {
+    MainWindow window(testing::syntheticFactory(), capabilities());
+    window.resize(1400, 900);
+    loadWithCompression(window.session(), compressionKeeping({{0, 1, 2, 9, 10, 11}, {0, 3, 4, 5, 10, 11}}));
+    HeadOccupancyView& heads = *window.headOccupancy();
+    window.selection().setSelectedLayer(2);
+    EXPECT_TRUE(heads.rows().empty()) << "no press decided on layer 2";
+    window.selection().setSelectedLayer(3);
+    window.session().setCurrentStep(4);
+    ASSERT_TRUE(heads.decision().has_value());
+    EXPECT_EQ(heads.positions(), 16);
+    const auto rows = heads.rows();
+    ASSERT_EQ(rows.size(), 2u);
+    // A uniform press: both heads keep 6 of the 12 prompt positions, different ones; 4 arrived since.
+    EXPECT_EQ(heads.decision()->keptCounts, (std::vector<std::int64_t>{6, 6}));
+    EXPECT_EQ(rows[0], (std::vector<HeadRun>{{0, 3, HeadSlot::Kept}, {3, 9, HeadSlot::Dropped}, {9, 12, HeadSlot::Kept},
+                                             {12, 16, HeadSlot::Later}}));
+    EXPECT_EQ(rows[1].front(), (HeadRun{0, 1, HeadSlot::Kept}));
+    window.session().goToStart();
+    EXPECT_EQ(heads.rows()[0].back(), (HeadRun{9, 12, HeadSlot::Kept})) << "nothing arrived yet at the prefill";
+    window.show();
+    EXPECT_TRUE(AppLauncher::looksPainted(window.renderImage()));
 }
 
 TEST(MainWindowTest, RenderedWindowIsNotBlank) {

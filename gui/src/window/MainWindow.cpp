@@ -5,6 +5,7 @@
 #include "kvscope/gui/models/EventExplainer.h"
 #include "kvscope/gui/views/EventLogView.h"
 #include "kvscope/gui/views/LayerTableView.h"
+#include "kvscope/gui/views/HeadOccupancyView.h"
 #include "kvscope/gui/views/MaskView.h"
 #include "kvscope/gui/views/MemoryView.h"
 #include "kvscope/gui/window/NewSessionDialog.h"
@@ -93,11 +94,15 @@ void MainWindow::createViews() {
     m_tabs = new QTabWidget;
     m_tabs->addTab(m_layers, tr("Layers"));
     m_tabs->addTab(m_events, tr("Events (why)"));
+    // The selected layer's KV heads sit under the map, sharing its position axis.
+    m_heads = new HeadOccupancyView(*m_session, *m_selection);
     auto* central = new QSplitter(Qt::Vertical);
     central->addWidget(m_occupancy);
+    central->addWidget(m_heads);
     central->addWidget(m_tabs);
     central->setStretchFactor(0, 3);
-    central->setStretchFactor(1, 2);
+    central->setStretchFactor(1, 1);
+    central->setStretchFactor(2, 2);
     setCentralWidget(central);
 
     m_mask = new MaskView(*m_session, *m_selection);

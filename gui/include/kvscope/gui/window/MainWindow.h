@@ -21,6 +21,7 @@ namespace kvscope::gui {
 
 class CompareView;
 class EventLogView;
+class HeadOccupancyView;
 class LayerTableView;
 class MaskView;
 class MemoryView;
@@ -45,6 +46,7 @@ public:
     SessionController& compareSession() { return *m_compareSession; }
     ViewSelection& selection() { return *m_selection; }
     TransportBar* transport() const { return m_transport; }
+    HeadOccupancyView* headOccupancy() const { return m_heads; }
 
     /// Opens a session file on a loader thread; errors and damage are shown in dialogs once it is read.
     void openFile(const QString& path);
@@ -95,6 +97,7 @@ private:
     config::RunSettings m_lastSettings;
     TransportBar* m_transport = nullptr;
     OccupancyMapView* m_occupancy = nullptr;
+    HeadOccupancyView* m_heads = nullptr;
     LayerTableView* m_layers = nullptr;
     EventLogView* m_events = nullptr;
     MaskView* m_mask = nullptr;
