@@ -41,6 +41,8 @@ struct PressDecision {
     /// first eviction or where the press computes none).
     at::Tensor droppedPositions;
     at::Tensor droppedScores;
+    /// Scores [B, Hkv, after] of the kept tokens, in keptPositions' order (undefined likewise).
+    at::Tensor keptScores;
 };
 
 /// Applies a cache press to a real generation, as kvpress's forward hooks do: a scorer press compresses
