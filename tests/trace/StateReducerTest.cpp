@@ -158,7 +158,7 @@ TEST(StateReducerTest, CropRemovesTokensFromTheTail) {
 TEST(StateReducerTest, CompressionKeepsThePressedTokens) {
     LayerState dynamic = layerOfKind(LayerKind::Dynamic);
     dynamic.seqLength = dynamic.storedTokens = 20;
-    dynamic = folded(dynamic, 0, CompressionEvent{20, 8, 2, 12, 0, {}, {}});
+    dynamic = folded(dynamic, 0, CompressionEvent{20, 8, 2, 12, 0, {}, {}, {}, {}});
     EXPECT_EQ(dynamic.seqLength, 8);
     EXPECT_EQ(dynamic.storedTokens, 8);
     EXPECT_EQ(dynamic.evictedTokens, 12);
@@ -167,7 +167,7 @@ TEST(StateReducerTest, CompressionKeepsThePressedTokens) {
     quantized.seqLength = quantized.storedTokens = 20;
     quantized.quantizedTokens = 16;
     quantized.residualTokens = 4;
-    quantized = folded(quantized, 0, CompressionEvent{20, 10, 2, 10, 0, {}, {}});
+    quantized = folded(quantized, 0, CompressionEvent{20, 10, 2, 10, 0, {}, {}, {}, {}});
     EXPECT_EQ(quantized.quantizedTokens, 10);
     EXPECT_EQ(quantized.residualTokens, 0);
 }

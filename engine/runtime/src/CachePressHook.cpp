@@ -7,6 +7,7 @@
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/press/TopKSelection.h"
 #include "kvscope/runtime/GenerationError.h"
+#include "kvscope/trace/CompressionLayout.h"
 #include "kvscope/trace/EventEmitter.h"
 
 #include <ATen/ATen.h>
@@ -147,6 +148,7 @@ void CachePressHook::apply(const model::AttentionPass& pass, const at::Tensor& k
     decision.droppedPositions = positions.gather(2, droppedSlots).cpu();
     if (scores.defined()) {
         decision.droppedScores = scores.gather(2, droppedSlots).to(at::kCPU, at::kFloat);
+        decision.keptScores = scores.gather(2, kept).to(at::kCPU, at::kFloat);
     }
     positions = press::TopKSelection::gather(positions, kept);
     decision.keptPositions = positions.cpu();
@@ -183,10 +185,13 @@ trace::CompressionEvent CachePressHook::eventOf(const PressDecision& decision) {
     if (kept.numel() <= trace::kCompressionKeptLimit) {
         event.keptRecorded = static_cast<std::int32_t>(kept.numel());
         event.positions.assign(kept.data_ptr<int64_t>(), kept.data_ptr<int64_t>() + kept.numel());
+        if (decision.keptScores.defined()) {
+            const at::Tensor scores = decision.keptScores[0].contiguous();
+            event.keptScores.assign(scores.data_ptr<float>(), scores.data_ptr<float>() + scores.numel());
+        }
     }
     // Every k-th dropped token per head, so that a large eviction stays a small record.
-    const int64_t perHead = std::max<int64_t>(1, trace::kCompressionDroppedLimit / std::max<int64_t>(event.heads, 1));
-    const int64_t stride = (event.droppedCount + perHead - 1) / perHead;
+    const int64_t stride = trace::CompressionLayout::droppedStride(event.droppedCount, event.heads);
     if (event.droppedCount > 0) {
         const at::Tensor dropped = decision.droppedPositions[0].slice(1, 0, event.droppedCount, stride).contiguous();
         event.positions.insert(event.positions.end(), dropped.data_ptr<int64_t>(),

@@ -12,11 +12,13 @@
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
+#include "kvscope/trace/CompressionLayout.h"
 #include "kvscope/trace/RecordingSink.h"
 
 #include "ModelTestHelpers.h"
 
 #include <ATen/ATen.h>
+#include <algorithm>
 #include <gtest/gtest.h>
 
 namespace {
@@ -174,6 +176,20 @@ TEST(CachePressHookTest, EveryCompressionIsATraceEvent) {
         // Few tokens dropped: every dropped position and its score is recorded.
         EXPECT_EQ(event.positions.size(), static_cast<size_t>(event.keptRecorded + event.heads * event.droppedCount));
         EXPECT_EQ(event.droppedScores.size(), static_cast<size_t>(event.heads * event.droppedCount));
+        // 1.3: the kept tokens' scores, and knorm keeps the best: no kept score below a dropped one of its head.
+        EXPECT_EQ(event.keptScores.size(), static_cast<size_t>(event.keptRecorded));
+        EXPECT_TRUE(event.keptPerHead.empty());
+        const kvscope::trace::CompressionLayout layout(event);
+        ASSERT_TRUE(layout.consistent());
+        for (std::int32_t head = 0; head < layout.heads(); ++head) {
+            const auto keptScores = layout.keptScores(head);
+            const auto droppedScores = layout.droppedScores(head);
+            ASSERT_FALSE(keptScores.empty());
+            ASSERT_FALSE(droppedScores.empty());
+            EXPECT_GE(*std::min_element(keptScores.begin(), keptScores.end()),
+                      *std::max_element(droppedScores.begin(), droppedScores.end()))
+                << "layer " << decision.layer << " head " << head;
+        }
     }
 }
 

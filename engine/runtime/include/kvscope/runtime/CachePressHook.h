@@ -41,6 +41,8 @@ struct PressDecision {
     /// first eviction or where the press computes none).
     at::Tensor droppedPositions;
     at::Tensor droppedScores;
+    /// Scores [B, Hkv, after] of the kept tokens, in keptPositions' order (undefined likewise).
+    at::Tensor keptScores;
     /// A masking press (AdaKV) only: the cache keeps its `before` slots (after == before, keptPositions and
     /// droppedPositions undefined); [B, Hkv, before] true where the head masks the slot, at `positions`
     /// [B, Hkv, before], with the base press's `scores` [B, Hkv, before]. Heads mask different counts.
