@@ -61,19 +61,41 @@ TEST(HeadOccupancyGeometryTest, RowsInPositionOrder) {
 
 TEST(HeadOccupancyGeometryTest, WithoutKeptPositionsTheDroppedOnesAreMarked) {
     trace::CompressionEvent event = uniformEvent();
-    event.keptRecorded = 0;
-    event.positions = {1, 3, 0, 4}; // every other dropped position of each head
+    event.keptRecorded = 0; // more kept tokens than an event records
+    event.positions = {1, 2, 3, 0, 3, 4};
     const HeadDecision decision = HeadOccupancyGeometry::decisionOf(event, 2, 7);
     EXPECT_FALSE(decision.keptRecorded);
     EXPECT_EQ(decision.step, 2);
-    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 0, 8),
-              (Runs{{0, 1, K}, {1, 2, D}, {2, 3, K}, {3, 4, D}, {4, 7, K}, {7, 8, L}}));
-    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 1, 7), (Runs{{0, 1, D}, {1, 4, K}, {4, 5, D}, {5, 7, K}}));
+    EXPECT_EQ(decision.keptCounts, (std::vector<std::int64_t>{3, 3}));
+    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 0, 8), (Runs{{0, 1, K}, {1, 4, D}, {4, 7, K}, {7, 8, L}}));
+    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 1, 7), (Runs{{0, 1, D}, {1, 3, K}, {3, 5, D}, {5, 7, K}}));
+}
+
+TEST(HeadOccupancyGeometryTest, PerHeadBudgetsGiveRowsOfTheirOwn) {
+    // AdaKV over 5 positions: head 0 keeps 4, head 1 keeps 1; the cache keeps its length.
+    trace::CompressionEvent event;
+    event.lengthBefore = 5;
+    event.lengthAfter = 5;
+    event.heads = 2;
+    event.keptPerHead = {4, 1};
+    event.droppedCount = 5;
+    event.keptRecorded = 5;
+    event.positions = {0, 1, 3, 4, /* head 1 */ 4, /* dropped */ 2, 0, 1, 2, 3};
+    const HeadDecision decision = HeadOccupancyGeometry::decisionOf(event, 0, 5);
+    EXPECT_TRUE(decision.masking);
+    EXPECT_EQ(decision.keptCounts, (std::vector<std::int64_t>{4, 1}));
+    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 0, 6), (Runs{{0, 2, K}, {2, 3, M}, {3, 5, K}, {5, 6, L}}));
+    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 1, 6), (Runs{{0, 4, M}, {4, 5, K}, {5, 6, L}}));
+    // Lists that disagree with their counts (a damaged file) give no rows.
+    event.positions.pop_back();
+    EXPECT_TRUE(HeadOccupancyGeometry::decisionOf(event, 0, 5).kept.empty());
 }
 
 TEST(HeadOccupancyGeometryTest, AMaskingPressMasksInsteadOfDropping) {
     trace::CompressionEvent event = uniformEvent();
-    event.lengthAfter = event.lengthBefore; // the cache kept its length
+    event.lengthAfter = event.lengthBefore; // the cache kept its length: the per-head counts say what was kept
+    event.keptPerHead = {3, 3};
+    event.droppedCount = 6;
     const HeadDecision decision = HeadOccupancyGeometry::decisionOf(event, 0, 6);
     EXPECT_TRUE(decision.masking);
     EXPECT_EQ(decision.keptCounts, (std::vector<std::int64_t>{3, 3}));

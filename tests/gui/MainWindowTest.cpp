@@ -43,13 +43,21 @@ void loadWithCompression(SessionController& session, const trace::CompressionEve
     session.setRecordedSession(testing::syntheticMetadata(options), std::move(events), QStringLiteral("pressed"));
 }
 
-/// Each head's kept positions of 12, and the rest dropped: the event a press records.
-trace::CompressionEvent compressionKeeping(const std::vector<std::vector<std::int64_t>>& kept) {
+/// Each head's kept positions of 12, and the rest dropped (evicted, or masked by AdaKV with heads keeping
+/// their own numbers): the event a press records.
+trace::CompressionEvent compressionKeeping(const std::vector<std::vector<std::int64_t>>& kept, bool masking = false) {
     trace::CompressionEvent event;
     event.lengthBefore = 12;
-    event.lengthAfter = static_cast<std::int32_t>(kept.front().size());
+    event.lengthAfter = masking ? event.lengthBefore : static_cast<std::int32_t>(kept.front().size());
     event.heads = static_cast<std::int32_t>(kept.size());
     event.droppedCount = event.lengthBefore - event.lengthAfter;
+    if (masking) {
+        event.droppedCount = 0;
+        for (const auto& head : kept) {
+            event.keptPerHead.push_back(static_cast<std::int32_t>(head.size()));
+            event.droppedCount += event.lengthBefore - static_cast<std::int32_t>(head.size());
+        }
+    }
     for (const auto& head : kept) {
         event.positions.insert(event.positions.end(), head.begin(), head.end());
     }
@@ -85,6 +93,20 @@ TEST(MainWindowTest, HeadsViewExpandsTheSelectedLayerIntoItsKvHeads) {
     window.session().goToStart();
     EXPECT_EQ(heads.rows()[0].back(), (HeadRun{9, 12, HeadSlot::Kept})) << "nothing arrived yet at the prefill";
     window.show();
+    EXPECT_TRUE(AppLauncher::looksPainted(window.renderImage()));
+
+    // AdaKV: per-head budgets, masked slots stay in the cache; the rows differ in length.
+    loadWithCompression(window.session(), compressionKeeping({{0, 1, 2, 3, 5, 8, 9, 10, 11}, {0, 10, 11}}, true));
+    window.selection().setSelectedLayer(3);
+    window.session().setCurrentStep(1);
+    ASSERT_TRUE(heads.decision().has_value());
+    EXPECT_TRUE(heads.decision()->masking);
+    EXPECT_EQ(heads.decision()->keptCounts, (std::vector<std::int64_t>{9, 3}));
+    const auto masked = heads.rows();
+    ASSERT_EQ(masked.size(), 2u);
+    EXPECT_NE(masked[0], masked[1]);
+    EXPECT_EQ(masked[1], (std::vector<HeadRun>{{0, 1, HeadSlot::Kept}, {1, 10, HeadSlot::Masked},
+                                               {10, 12, HeadSlot::Kept}, {12, 13, HeadSlot::Later}}));
     EXPECT_TRUE(AppLauncher::looksPainted(window.renderImage()));
 }
 

@@ -153,6 +153,13 @@ TEST(StateReducerTest, CropRemovesTokensFromTheTail) {
     quantized = folded(quantized, 3, CropEvent{10, 20, 10});
     EXPECT_EQ(quantized.quantizedTokens, 10);
     EXPECT_EQ(quantized.residualTokens, 0);
+
+    // A masking press (AdaKV) keeps every token where it was.
+    LayerState masked = layerOfKind(LayerKind::Quantized);
+    masked.seqLength = masked.storedTokens = 20;
+    masked.quantizedTokens = 16;
+    masked.residualTokens = 4;
+    EXPECT_EQ(folded(masked, 0, CompressionEvent{20, 20, 2, 12, 0, {}, {}, {}, {14, 14}}), masked);
 }
 
 TEST(StateReducerTest, CompressionKeepsThePressedTokens) {
@@ -170,6 +177,13 @@ TEST(StateReducerTest, CompressionKeepsThePressedTokens) {
     quantized = folded(quantized, 0, CompressionEvent{20, 10, 2, 10, 0, {}, {}, {}, {}});
     EXPECT_EQ(quantized.quantizedTokens, 10);
     EXPECT_EQ(quantized.residualTokens, 0);
+
+    // A masking press (AdaKV) keeps every token where it was.
+    LayerState masked = layerOfKind(LayerKind::Quantized);
+    masked.seqLength = masked.storedTokens = 20;
+    masked.quantizedTokens = 16;
+    masked.residualTokens = 4;
+    EXPECT_EQ(folded(masked, 0, CompressionEvent{20, 20, 2, 12, 0, {}, {}, {}, {14, 14}}), masked);
 }
 
 TEST(StateReducerTest, ReorderChangesNothingAndBatchOpsSetBatchSize) {

@@ -152,9 +152,14 @@ void CachePressHook::apply(const model::AttentionPass& pass, const at::Tensor& k
     }
     positions = press::TopKSelection::gather(positions, kept);
     decision.keptPositions = positions.cpu();
+    record(pass, std::move(decision));
+}
+
+void CachePressHook::record(const model::AttentionPass& pass, PressDecision decision) {
     trace::EventEmitter& emitter = pass.cache->selfAttention().eventEmitter();
     if (emitter.enabled()) {
-        emitter.emit(static_cast<std::int32_t>(pass.layer), eventOf(decision));
+        emitter.emit(static_cast<std::int32_t>(pass.layer), decision.masked.defined() ? maskEventOf(decision)
+                                                                                     : eventOf(decision));
     }
     m_decisions.push_back(std::move(decision));
 }
@@ -172,7 +177,46 @@ void CachePressHook::mask(const model::AttentionPass& pass, const press::PressIn
     decision.masked = decided.masked.cpu();
     decision.positions = m_positions[pass.layer].cpu();
     decision.scores = decided.scores.to(at::kCPU, at::kFloat);
-    m_decisions.push_back(std::move(decision));
+    record(pass, std::move(decision));
+}
+
+trace::CompressionEvent CachePressHook::maskEventOf(const PressDecision& decision) {
+    trace::CompressionEvent event;
+    const at::Tensor masked = decision.masked[0]; // batch row 0: [heads, before]
+    const at::Tensor positions = decision.positions[0];
+    const at::Tensor scores = decision.scores[0];
+    event.lengthBefore = static_cast<std::int32_t>(decision.before);
+    event.lengthAfter = event.lengthBefore; // masked, not evicted
+    event.heads = static_cast<std::int32_t>(masked.size(0));
+    const at::Tensor maskedCounts = masked.sum(-1).to(at::kLong);
+    event.droppedCount = static_cast<std::int32_t>(maskedCounts.sum().item<int64_t>());
+    const bool keptFits = static_cast<int64_t>(event.heads) * decision.before - event.droppedCount <=
+                          trace::kCompressionKeptLimit;
+    std::vector<std::int64_t> droppedPositions;
+    for (int64_t head = 0; head < event.heads; ++head) {
+        // Each head's own kept and masked slots, in position order.
+        const at::Tensor keptSlots = masked[head].logical_not().nonzero().squeeze(1);
+        const at::Tensor maskedSlots = masked[head].nonzero().squeeze(1);
+        event.keptPerHead.push_back(static_cast<std::int32_t>(keptSlots.size(0)));
+        if (keptFits) {
+            const at::Tensor kept = positions[head].index_select(0, keptSlots).contiguous();
+            event.positions.insert(event.positions.end(), kept.data_ptr<int64_t>(), kept.data_ptr<int64_t>() + kept.numel());
+            const at::Tensor keptScores = scores[head].index_select(0, keptSlots).contiguous();
+            event.keptScores.insert(event.keptScores.end(), keptScores.data_ptr<float>(),
+                                    keptScores.data_ptr<float>() + keptScores.numel());
+        }
+        const int64_t stride = trace::CompressionLayout::droppedStride(maskedSlots.size(0), event.heads);
+        const at::Tensor recorded = maskedSlots.slice(0, 0, maskedSlots.size(0), stride);
+        const at::Tensor dropped = positions[head].index_select(0, recorded).contiguous();
+        droppedPositions.insert(droppedPositions.end(), dropped.data_ptr<int64_t>(),
+                                dropped.data_ptr<int64_t>() + dropped.numel());
+        const at::Tensor droppedScores = scores[head].index_select(0, recorded).contiguous();
+        event.droppedScores.insert(event.droppedScores.end(), droppedScores.data_ptr<float>(),
+                                   droppedScores.data_ptr<float>() + droppedScores.numel());
+    }
+    event.keptRecorded = keptFits ? static_cast<std::int32_t>(event.positions.size()) : 0;
+    event.positions.insert(event.positions.end(), droppedPositions.begin(), droppedPositions.end());
+    return event;
 }
 
 trace::CompressionEvent CachePressHook::eventOf(const PressDecision& decision) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/geometry/HeadOccupancyGeometry.h"
 
+#include "kvscope/trace/CompressionLayout.h"
+
 #include <algorithm>
 
 namespace kvscope::gui {
@@ -9,27 +11,22 @@ HeadDecision HeadOccupancyGeometry::decisionOf(const trace::CompressionEvent& ev
                                                std::int64_t coveredPositions) {
     HeadDecision decision;
     decision.step = step;
+    // FORMAT.md: a press that masks instead of evicting leaves the cache's length as it was.
     decision.masking = event.lengthAfter == event.lengthBefore;
-    const auto heads = static_cast<std::size_t>(std::max(event.heads, 0));
+    const trace::CompressionLayout layout(event);
+    const auto heads = static_cast<std::size_t>(layout.heads());
+    decision.keptRecorded = heads > 0 && event.keptRecorded > 0;
     decision.kept.resize(heads);
-    decision.keptCounts.assign(heads, event.lengthAfter);
     decision.dropped.resize(heads);
-    const auto& positions = event.positions;
-    const auto recorded = static_cast<std::size_t>(std::clamp<std::int64_t>(event.keptRecorded, 0, positions.size()));
-    decision.keptRecorded = heads > 0 && recorded > 0;
-    // Every head kept lengthAfter positions, recorded head after head, then each head's dropped ones.
-    const std::size_t perHeadKept = heads > 0 ? recorded / heads : 0;
-    const std::size_t droppedTotal = positions.size() - recorded;
-    const std::size_t perHeadDropped = heads > 0 ? droppedTotal / heads : 0;
+    decision.keptCounts.resize(heads);
     std::int64_t largest = -1;
     for (std::size_t head = 0; head < heads; ++head) {
-        auto keptBegin = positions.begin() + static_cast<std::ptrdiff_t>(head * perHeadKept);
-        decision.kept[head].assign(keptBegin, keptBegin + static_cast<std::ptrdiff_t>(perHeadKept));
-        if (decision.keptRecorded) {
-            decision.keptCounts[head] = static_cast<std::int64_t>(perHeadKept);
-        }
-        auto droppedBegin = positions.begin() + static_cast<std::ptrdiff_t>(recorded + head * perHeadDropped);
-        decision.dropped[head].assign(droppedBegin, droppedBegin + static_cast<std::ptrdiff_t>(perHeadDropped));
+        const auto index = static_cast<std::int32_t>(head);
+        decision.keptCounts[head] = layout.keptCount(index);
+        const auto kept = layout.keptPositions(index);
+        const auto dropped = layout.droppedPositions(index);
+        decision.kept[head].assign(kept.begin(), kept.end());
+        decision.dropped[head].assign(dropped.begin(), dropped.end());
         for (auto* list : {&decision.kept[head], &decision.dropped[head]}) {
             std::sort(list->begin(), list->end());
             if (!list->empty()) {

@@ -193,6 +193,53 @@ TEST(CachePressHookTest, EveryCompressionIsATraceEvent) {
     }
 }
 
+TEST(CachePressHookTest, AdaKvEventsRecordEachHeadsOwnKeptPositions) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"adakv", 0.5, {{"base", "knorm"}}});
+    Attached attached(*model, hook);
+    kvscope::trace::RecordingSink sink;
+    Generator generator(*model, dynamic, tokens(2), &sink);
+    generator.prefill(kPrompt);
+    std::vector<kvscope::trace::CompressionEvent> compressions;
+    for (const kvscope::trace::Event& event : sink.events()) {
+        if (const auto* compression = std::get_if<kvscope::trace::CompressionEvent>(&event.payload)) {
+            compressions.push_back(*compression);
+        }
+    }
+    ASSERT_EQ(compressions.size(), hook.decisions().size());
+    bool ragged = false;
+    for (size_t index = 0; index < compressions.size(); ++index) {
+        const auto& event = compressions[index];
+        const auto& decision = hook.decisions()[index];
+        EXPECT_EQ(event.lengthBefore, decision.before);
+        EXPECT_EQ(event.lengthAfter, decision.before) << "masked, not evicted";
+        const kvscope::trace::CompressionLayout layout(event);
+        ASSERT_TRUE(layout.consistent());
+        ASSERT_EQ(layout.heads(), 2);
+        for (std::int32_t head = 0; head < layout.heads(); ++head) {
+            const at::Tensor masked = decision.masked[0][head];
+            const at::Tensor slots = decision.positions[0][head];
+            const auto list = [](const at::Tensor& tensor) {
+                const at::Tensor flat = tensor.contiguous();
+                return std::vector<int64_t>(flat.data_ptr<int64_t>(), flat.data_ptr<int64_t>() + flat.numel());
+            };
+            EXPECT_EQ(layout.keptCount(head), decision.before - masked.sum().item<int64_t>());
+            const auto kept = layout.keptPositions(head);
+            const auto dropped = layout.droppedPositions(head);
+            EXPECT_EQ(std::vector<int64_t>(kept.begin(), kept.end()), list(slots.masked_select(masked.logical_not())));
+            EXPECT_EQ(std::vector<int64_t>(dropped.begin(), dropped.end()), list(slots.masked_select(masked)));
+            // The base press's scores of those tokens (knorm: -|k|).
+            const auto keptScores = layout.keptScores(head);
+            const at::Tensor expected = decision.scores[0][head].masked_select(masked.logical_not()).contiguous();
+            EXPECT_EQ(std::vector<float>(keptScores.begin(), keptScores.end()),
+                      std::vector<float>(expected.data_ptr<float>(), expected.data_ptr<float>() + expected.numel()));
+        }
+        ragged = ragged || layout.keptCount(0) != layout.keptCount(1);
+    }
+    EXPECT_TRUE(ragged);
+}
+
 TEST(CachePressHookTest, NewTokensContinueFromTheOriginalLength) {
     auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
     const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);

@@ -75,8 +75,12 @@ private:
     press::PressInputs inputsOf(const model::AttentionPass& pass) const;
     void apply(const model::AttentionPass& pass, const at::Tensor& kept, const at::Tensor& scores);
     void mask(const model::AttentionPass& pass, const press::PressInputs& inputs);
+    /// Emits the decision's trace event (when recording) and keeps it.
+    void record(const model::AttentionPass& pass, PressDecision decision);
     /// The trace record of a decision (sessions/FORMAT.md, kind 15), lists downsampled when large.
     static trace::CompressionEvent eventOf(const PressDecision& decision);
+    /// The same for a masking decision: each head's own kept count (keptPerHead), lengthAfter == lengthBefore.
+    static trace::CompressionEvent maskEventOf(const PressDecision& decision);
 
     const model::Architecture& m_architecture;
     PressSettings m_settings;

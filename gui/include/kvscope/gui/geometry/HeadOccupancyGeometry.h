@@ -49,7 +49,8 @@ struct HeadRun {
 /// different lengths, a uniform one identical counts.
 class HeadOccupancyGeometry {
 public:
-    /// The per-head lists of `event` at `step`. `coveredPositions` is the number of positions the layer had
+    /// The per-head lists of `event` at `step` (trace::CompressionLayout: uniform and per-head kept counts;
+    /// an inconsistent event has no heads). `coveredPositions` is the number of positions the layer had
     /// seen (the prompt's length plus the step); 0 takes the largest recorded position + 1.
     static HeadDecision decisionOf(const trace::CompressionEvent& event, std::int64_t step, std::int64_t coveredPositions);
     /// One head's row over [0, positions) in position order, neighbouring positions of one state merged.
