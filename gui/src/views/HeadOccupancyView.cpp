@@ -176,8 +176,9 @@ void HeadOccupancyView::paintEvent(QPaintEvent*) {
                      .arg(decided->coveredPositions - 1)
                      .arg(budgets));
 
-    const std::int64_t columns = std::max<std::int64_t>(positions(), 1);
-    const PositionSpan span{0, columns};
+    // The axis spans the session's last step, as the occupancy map's does, so stepping fills the rows.
+    const std::int64_t last = SessionTokens::producedPosition(m_session.metadata(), m_session.stepCount() - 1);
+    const PositionSpan span{0, std::max<std::int64_t>({positions(), last, 1})};
     const auto heads = static_cast<int>(decided->kept.size());
     const QRect area(kLabelWidth, kHeaderHeight, std::max(1, width() - kLabelWidth - 10),
                      std::max(1, height() - kHeaderHeight - 6));

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/AppLauncher.h"
 
+#include "kvscope/gui/session/ViewSelection.h"
+
 #include "kvscope/gui/window/MainWindow.h"
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/SyntheticEngine.h"
@@ -96,6 +98,8 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
                                         QStringLiteral("OUT.png"));
     const QCommandLineOption step(QStringLiteral("step"), QStringLiteral("Step shown by --screenshot (default: last)"),
                                   QStringLiteral("K"));
+    const QCommandLineOption layer(QStringLiteral("layer"), QStringLiteral("Layer selected by --screenshot"),
+                                   QStringLiteral("L"));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot"),
                                   QStringLiteral("WxH"), QStringLiteral("1600x1000"));
     const QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("A second session file to compare with"),
@@ -104,7 +108,7 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
                                        QStringLiteral("Open a model-free synthetic session of that size"),
                                        QStringLiteral("LAYERSxTOKENS"));
     parser.addOptions({preset, config, checkpoint, tokenizer, cache, backend, nbits, residual, prompt, tokens, seed,
-                       weightSeed, device, screenshot, step, size, compare, synthetic});
+                       weightSeed, device, screenshot, step, layer, size, compare, synthetic});
     if (!parser.parse(arguments)) {
         return parser.errorText();
     }
@@ -197,6 +201,15 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
         }
         if (options.screenshot.isEmpty()) {
             return QStringLiteral("--step goes with --screenshot");
+        }
+    }
+    if (parser.isSet(layer)) {
+        options.layer = toInteger(parser.value(layer), 0);
+        if (!options.layer) {
+            return QStringLiteral("--layer must be a non-negative integer, got `%1`").arg(parser.value(layer));
+        }
+        if (options.screenshot.isEmpty()) {
+            return QStringLiteral("--layer goes with --screenshot");
         }
     }
     const QRegularExpressionMatch sizeMatch =
@@ -310,6 +323,15 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
         return 2;
     }
     session.setCurrentStep(options.step.value_or(last));
+    if (options.layer) {
+        const std::int64_t layers = session.timeline().layerCount();
+        if (*options.layer >= layers) {
+            errors << "kvscope: --layer " << *options.layer << " is beyond the session's last layer " << layers - 1
+                   << Qt::endl;
+            return 2;
+        }
+        window.selection().setSelectedLayer(static_cast<int>(*options.layer));
+    }
     QCoreApplication::processEvents();
     const QImage image = window.renderImage();
     if (!looksPainted(image)) {
