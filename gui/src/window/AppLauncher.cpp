@@ -194,22 +194,18 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
         return QStringLiteral("device cuda is not available here (no CUDA LibTorch or no GPU visible); use --device cpu");
     }
     options.screenshot = parser.value(screenshot);
-    if (parser.isSet(step)) {
-        options.step = toInteger(parser.value(step), 0);
-        if (!options.step) {
-            return QStringLiteral("--step must be a non-negative integer, got `%1`").arg(parser.value(step));
+    // --step and --layer pick what the screenshot shows: non-negative, and only with --screenshot.
+    for (const auto& [option, value] : {std::pair{&step, &options.step}, std::pair{&layer, &options.layer}}) {
+        if (!parser.isSet(*option)) {
+            continue;
+        }
+        const QString name = QStringLiteral("--") + option->names().front();
+        *value = toInteger(parser.value(*option), 0);
+        if (!*value) {
+            return QStringLiteral("%1 must be a non-negative integer, got `%2`").arg(name, parser.value(*option));
         }
         if (options.screenshot.isEmpty()) {
-            return QStringLiteral("--step goes with --screenshot");
-        }
-    }
-    if (parser.isSet(layer)) {
-        options.layer = toInteger(parser.value(layer), 0);
-        if (!options.layer) {
-            return QStringLiteral("--layer must be a non-negative integer, got `%1`").arg(parser.value(layer));
-        }
-        if (options.screenshot.isEmpty()) {
-            return QStringLiteral("--layer goes with --screenshot");
+            return QStringLiteral("%1 goes with --screenshot").arg(name);
         }
     }
     const QRegularExpressionMatch sizeMatch =
