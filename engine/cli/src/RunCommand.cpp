@@ -10,7 +10,7 @@
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/model/ModelLoader.h"
-#include "kvscope/press/PressCatalog.h"
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/runtime/CachePressHook.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
@@ -127,8 +127,9 @@ CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
     run->add_option("--out", options.out, "Session file to record, written step by step (sessions/FORMAT.md)");
     run->add_flag("--check", options.check, "Recompute every step without a cache and report the difference");
     run->add_flag("!--no-progress", options.progress, "No progress bar on stderr");
-    run->add_option("--press", options.press, "Cache press (kvscope-cli presses): " + press::PressCatalog::allowedNames());
-    run->add_option("--ratio", options.ratio, "Share of each layer's prefill cache a prefill press removes, in [0, 1)")
+    run->add_option("--press", settings.press.name,
+                    "Cache press (kvscope-cli presses): " + config::PressDescriptions::allowedNames());
+    run->add_option("--ratio", settings.press.ratio, "Share of each layer's prefill cache a prefill press removes, in [0, 1)")
         ->check(CLI::Range(0.0, 0.999999));
     run->add_option("--press-option", options.pressOptions, "A press option key=value (repeatable)");
     run->add_option("--interval", options.interval, "Decoding press: forward passes between compressions")
@@ -138,37 +139,22 @@ CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
     return run;
 }
 
-std::unique_ptr<runtime::CachePressHook> RunCommand::pressHook(const RunOptions& options,
-                                                              const model::Architecture& architecture) {
-    if (options.press.empty()) {
-        if (!options.pressOptions.empty() || options.interval > 0 || options.targetSize > 0 || options.ratio > 0.0) {
-            throw runtime::GenerationError("--ratio, --press-option, --interval and --target-size need --press NAME (" +
-                                           press::PressCatalog::allowedNames() + ")");
-        }
-        return nullptr;
-    }
-    const bool prefillPress = options.press != "decoding" && options.press != "h2o";
-    if (options.check && !(prefillPress && options.ratio == 0.0)) {
-        throw runtime::GenerationError(
-            "--check compares with a cache-free recompute, which attends to every token; press " + options.press +
-            " hides tokens from attention (presses evict them, adakv masks them per head), so the check cannot "
-            "hold: run --check without --press (or with a prefill press at --ratio 0)");
-    }
-    runtime::PressSettings settings{options.press, options.ratio, {}};
+config::PressSettings RunCommand::pressSettings(const RunOptions& options) {
+    config::PressSettings press = options.run.press;
     for (const std::string& option : options.pressOptions) {
         const size_t equals = option.find('=');
         if (equals == std::string::npos || equals == 0) {
             throw runtime::GenerationError("--press-option `" + option + "`: expected key=value");
         }
-        settings.options[option.substr(0, equals)] = option.substr(equals + 1);
+        press.options[option.substr(0, equals)] = option.substr(equals + 1);
     }
     if (options.interval > 0) {
-        settings.options["compression_interval"] = std::to_string(options.interval);
+        press.options["compression_interval"] = std::to_string(options.interval);
     }
     if (options.targetSize > 0) {
-        settings.options["target_size"] = std::to_string(options.targetSize);
+        press.options["target_size"] = std::to_string(options.targetSize);
     }
-    return std::make_unique<runtime::CachePressHook>(architecture, options.run.cache, options.run.beams, settings);
+    return press;
 }
 
 nlohmann::json RunCommand::pressSummary(const runtime::CachePressHook& hook) {
@@ -195,6 +181,7 @@ nlohmann::json RunCommand::pressSummary(const runtime::CachePressHook& hook) {
 
 nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress) {
     config::RunSettings settings = options.run;
+    settings.press = pressSettings(options);
     if (!options.promptFile.empty()) {
         std::ifstream file(options.promptFile, std::ios::binary);
         if (!file) {
@@ -203,6 +190,16 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
         settings.prompt.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
     }
     config::validate(settings);
+    if (options.check && !settings.press.name.empty()) {
+        // A prefill press at ratio 0 changes nothing; any other press hides tokens by design.
+        const config::PressDescription& described = config::PressDescriptions::describe(settings.press.name);
+        if (described.phase != "prefill" || settings.press.ratio > 0.0) {
+            throw runtime::GenerationError(
+                "--check compares with a cache-free recompute, which attends to every token; press " +
+                settings.press.name + " hides tokens from attention (presses evict them, adakv masks them per head), "
+                "so the check cannot hold: run --check without --press (or with a prefill press at --ratio 0)");
+        }
+    }
     const at::Device device = model::ModelLoader::device(settings.device);
 
     const auto loadStart = Clock::now();
@@ -211,7 +208,7 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     const double loadMs = millisecondsSince(loadStart);
     const model::Architecture& architecture = languageModel.architecture();
 
-    const std::unique_ptr<runtime::CachePressHook> press = pressHook(options, architecture);
+    const std::unique_ptr<runtime::CachePressHook> press = runtime::CachePressHook::forRun(architecture, settings);
     // The model calls the hook only during this run.
     struct ObserverGuard {
         model::LanguageModel& model;
@@ -231,13 +228,6 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     if (!options.out.empty()) {
         trace::SessionMetadata metadata =
             runtime::RunMetadata::build(loaded, settings, text, prompt, runtime::RunMetadata::nowUnixNs());
-        if (press) {
-            // The press's settings travel with the cache's (sessions/FORMAT.md 1.2).
-            nlohmann::json cacheSettings = nlohmann::json::parse(metadata.cacheSettingsJson);
-            const nlohmann::json summary = pressSummary(*press);
-            cacheSettings["press"] = {{"name", summary["name"]}, {"ratio", summary["ratio"]}, {"options", summary["options"]}};
-            metadata.cacheSettingsJson = cacheSettings.dump();
-        }
         session = std::make_unique<trace::SessionWriter>(options.out, std::move(metadata));
         sinks.addSink(session.get());
     }

@@ -15,7 +15,7 @@
 namespace kvscope::runtime {
 
 CachePressHook::CachePressHook(const model::Architecture& architecture, const config::CacheSettings& cache,
-                               int64_t beams, PressSettings settings)
+                               int64_t beams, config::PressSettings settings)
     : m_architecture(architecture), m_settings(std::move(settings)) {
     if (cache.kind == config::CacheKind::Static) {
         throw GenerationError("a static cache preallocates max_cache_len slots per layer and cannot drop tokens; "
@@ -57,6 +57,14 @@ CachePressHook::CachePressHook(const model::Architecture& architecture, const co
 }
 
 CachePressHook::~CachePressHook() = default;
+
+std::unique_ptr<CachePressHook> CachePressHook::forRun(const model::Architecture& architecture,
+                                                       const config::RunSettings& run) {
+    if (run.press.name.empty()) {
+        return nullptr;
+    }
+    return std::make_unique<CachePressHook>(architecture, run.cache, run.beams, run.press);
+}
 
 bool CachePressHook::wantsAttentionWeights(int64_t layer, int64_t) const {
     if (m_h2o) {

@@ -28,7 +28,7 @@ using kvscope::model::ModelLoader;
 using kvscope::runtime::CachePressHook;
 using kvscope::runtime::GenerationOptions;
 using kvscope::runtime::Generator;
-using kvscope::runtime::PressSettings;
+using kvscope::config::PressSettings;
 
 const std::vector<int64_t> kPrompt = ByteTokenizer::encode("The key-value cache holds every token");
 

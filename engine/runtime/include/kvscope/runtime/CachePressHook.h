@@ -18,14 +18,6 @@ class Architecture;
 
 namespace kvscope::runtime {
 
-/// A press and how hard it compresses, as `kvscope-cli run --press` asks for it.
-struct PressSettings {
-    std::string name;
-    double ratio = 0.0;
-    /// `key=value` options (PressCatalog's option names; for adakv and decoding also the base press's).
-    std::map<std::string, std::string> options;
-};
-
 /// One compression of one layer's cache.
 struct PressDecision {
     /// The generation step (0 = prefill) and layer.
@@ -60,7 +52,11 @@ class CachePressHook : public model::AttentionObserver {
 public:
     /// Refuses unknown presses and options, naming the allowed ones, and caches a press cannot shrink.
     CachePressHook(const model::Architecture& architecture, const config::CacheSettings& cache, int64_t beams,
-                   PressSettings settings);
+                   config::PressSettings settings);
+    /// The hook a run's settings ask for, null without a press: the one place `kvscope-cli run` and the
+    /// GUI's live sessions build it, so both compress alike.
+    static std::unique_ptr<CachePressHook> forRun(const model::Architecture& architecture,
+                                                  const config::RunSettings& run);
     ~CachePressHook() override;
 
     bool wantsAttentionWeights(int64_t layer, int64_t queryLength) const override;
@@ -69,7 +65,7 @@ public:
     const std::vector<PressDecision>& decisions() const { return m_decisions; }
     /// What the press left alone and why (one line per layer).
     const std::vector<std::string>& notices() const { return m_notices; }
-    const PressSettings& settings() const { return m_settings; }
+    const config::PressSettings& settings() const { return m_settings; }
 
 private:
     press::PressInputs inputsOf(const model::AttentionPass& pass) const;
@@ -83,7 +79,7 @@ private:
     static trace::CompressionEvent maskEventOf(const PressDecision& decision);
 
     const model::Architecture& m_architecture;
-    PressSettings m_settings;
+    config::PressSettings m_settings;
     std::shared_ptr<const press::Press> m_scorer;
     std::unique_ptr<press::DecodingPress> m_decoding;
     std::unique_ptr<press::H2oPress> m_h2o;
