@@ -5,6 +5,8 @@
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/views/HeadOccupancyView.h"
 #include "kvscope/gui/window/AppLauncher.h"
+#include "kvscope/gui/views/OccupancyMapView.h"
+#include "kvscope/gui/views/PlotStyle.h"
 #include "kvscope/gui/window/TransportBar.h"
 
 #include <QAction>
@@ -170,6 +172,67 @@ TEST(MainWindowTest, LiveSessionRunsInTheBackground) {
     window.transport()->speedBox();
     ASSERT_TRUE(testing::waitUntil([&] { return window.session().liveFinished(); }, 20000));
     EXPECT_EQ(window.session().stepCount(), 10);
+}
+
+TEST(MainWindowTest, APressSessionShowsDroppedTokensTheirLegendAndTheScoreOverlay) {
+    // kvscope-cli run --press snapkv --ratio 0.5 on gemma2 with a quantized cache: each of 4 layers keeps 7 of
+    // 14 prompt tokens per KV head (2 heads).
+    MainWindow window(testing::syntheticFactory(), capabilities());
+    window.resize(1400, 900);
+    ASSERT_EQ(window.openFileNow(QStringLiteral(KVSCOPE_TEST_DATA_DIR "/sessions/golden-1.3.kvsess")), QString());
+    window.show();
+    OccupancyMapView& map = *window.occupancyMap();
+    EXPECT_TRUE(map.legendEntries().contains("dropped by the press")) << map.legendEntries().join(", ").toStdString();
+    EXPECT_FALSE(map.legendEntries().contains("press score (low to high)"));
+    // Layer 1's heads kept {0, 1, 2, 3, 8, 12, 13} and {2, 3, 5, 6, 7, 12, 13}.
+    window.session().setCurrentStep(0);
+    const std::vector<std::optional<SlotState>> expected = {
+        SlotState::PartlyDropped, SlotState::PartlyDropped, SlotState::Quantized,     SlotState::Quantized,
+        SlotState::Dropped,       SlotState::PartlyDropped, SlotState::PartlyDropped, SlotState::PartlyDropped,
+        SlotState::PartlyDropped, SlotState::Dropped,       SlotState::Dropped,       SlotState::Dropped,
+        SlotState::Quantized,     SlotState::Quantized};
+    for (std::int64_t position = 0; position < 14; ++position) {
+        EXPECT_EQ(map.slotAt(1, position), expected[static_cast<std::size_t>(position)]) << "position " << position;
+    }
+    EXPECT_TRUE(map.describe(1, 4).contains("dropped by the press")) << map.describe(1, 4).toStdString();
+    EXPECT_TRUE(map.describe(1, 12).contains("press score")) << map.describe(1, 12).toStdString();
+    ASSERT_NE(window.scoreOverlayAction(), nullptr);
+    EXPECT_FALSE(map.scoreOverlay());
+    window.scoreOverlayAction()->trigger();
+    EXPECT_TRUE(map.scoreOverlay());
+    EXPECT_TRUE(map.hasPressScores());
+    EXPECT_TRUE(map.legendEntries().contains("press score (low to high)"));
+    const QImage image = window.renderImage();
+    EXPECT_TRUE(AppLauncher::looksPainted(image));
+
+    // The dropped colour is painted: some pixel of the map has it.
+    const QImage mapImage = map.grab().toImage();
+    const QRgb droppedColour = PlotStyle::slotColour(SlotState::Dropped).rgb();
+    bool painted = false;
+    for (int y = 0; y < mapImage.height() && !painted; ++y) {
+        for (int x = 0; x < mapImage.width() && !painted; ++x) {
+            painted = mapImage.pixel(x, y) == droppedColour;
+        }
+    }
+    EXPECT_TRUE(painted);
+}
+
+TEST(MainWindowTest, ComparesALivePressWithTheSameRunWithoutIt) {
+    MainWindow window(testing::syntheticFactory(), capabilities());
+    EXPECT_TRUE(window.comparePressWithoutIt().contains("Start a live session with a cache press"));
+    kvscope::config::RunSettings settings;
+    settings.tokens = 4;
+    settings.prompt = "same prompt";
+    window.startLive(settings);
+    EXPECT_TRUE(window.comparePressWithoutIt().contains("runs no cache press"));
+    settings.press = {"snapkv", 0.5, {{"window_size", "4"}}};
+    window.startLive(settings);
+    EXPECT_EQ(window.comparePressWithoutIt(), QString());
+    EXPECT_EQ(window.compareSession().mode(), SessionController::Mode::Live);
+    EXPECT_TRUE(window.compareSession().liveSettings().press.name.empty());
+    EXPECT_EQ(window.compareSession().liveSettings().prompt, "same prompt");
+    EXPECT_EQ(window.compareSession().liveSettings().cache, settings.cache);
+    ASSERT_TRUE(testing::waitUntil([&] { return window.compareSession().liveFinished(); }, 20000));
 }
 
 } // namespace

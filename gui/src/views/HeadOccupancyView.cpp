@@ -24,7 +24,7 @@ QColor headSlotColour(HeadSlot slot) {
     case HeadSlot::Kept:
         return PlotStyle::slotColour(SlotState::FullPrecision);
     case HeadSlot::Dropped:
-        return QColor(220, 50, 47);
+        return PlotStyle::slotColour(SlotState::Dropped);
     case HeadSlot::Masked:
         return QColor(203, 75, 22).lighter(150);
     case HeadSlot::Later:
@@ -53,27 +53,12 @@ HeadOccupancyView::HeadOccupancyView(SessionController& session, ViewSelection& 
     : QWidget(parent), m_session(session), m_selection(selection) {
     setAttribute(Qt::WA_OpaquePaintEvent);
     connect(&session, &SessionController::sessionLoaded, this, [this] {
-        m_decisions.clear();
-        m_indexed = 0;
+        m_history.reset();
         update();
     });
     connect(&session, &SessionController::sessionGrew, this, [this] { update(); });
     connect(&session, &SessionController::stepChanged, this, [this] { update(); });
     connect(&selection, &ViewSelection::selectionChanged, this, [this] { update(); });
-}
-
-void HeadOccupancyView::indexNewEvents() const {
-    const auto events = m_session.timeline().events();
-    if (m_indexed > events.size()) {
-        m_decisions.clear();
-        m_indexed = 0;
-    }
-    for (; m_indexed < events.size(); ++m_indexed) {
-        const trace::Event& event = events[m_indexed];
-        if (event.kind() == trace::EventKind::Compression && event.layer >= 0) {
-            m_decisions[event.layer].emplace_back(event.step, m_indexed);
-        }
-    }
 }
 
 int HeadOccupancyView::shownLayer() const {
@@ -83,22 +68,13 @@ int HeadOccupancyView::shownLayer() const {
 }
 
 std::optional<HeadDecision> HeadOccupancyView::decision() const {
-    indexNewEvents();
-    const auto found = m_decisions.find(shownLayer());
-    if (found == m_decisions.end()) {
+    m_history.update(m_session.timeline());
+    const PressHistory::Compression* latest = m_history.latestAt(shownLayer(), m_session.currentStep());
+    if (latest == nullptr) {
         return std::nullopt;
     }
-    // The latest decision at or before the current step (a later one on the same step wins).
-    const auto& list = found->second;
-    const auto after = std::upper_bound(list.begin(), list.end(), m_session.currentStep(),
-                                        [](std::int64_t step, const auto& entry) { return step < entry.first; });
-    if (after == list.begin()) {
-        return std::nullopt;
-    }
-    const auto [step, index] = *std::prev(after);
-    const auto& event = std::get<trace::CompressionEvent>(m_session.timeline().events()[index].payload);
-    const std::int64_t covered = SessionTokens::producedPosition(m_session.metadata(), step);
-    return HeadOccupancyGeometry::decisionOf(event, step, std::max<std::int64_t>(covered, 0));
+    const std::int64_t covered = SessionTokens::producedPosition(m_session.metadata(), latest->step);
+    return HeadOccupancyGeometry::decisionOf(latest->event, latest->step, std::max<std::int64_t>(covered, 0));
 }
 
 std::int64_t HeadOccupancyView::positions() const {

@@ -7,6 +7,7 @@
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/SyntheticEngine.h"
 #include "kvscope/config/ConfigError.h"
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/trace/RecordingSink.h"
 
 #include <QCommandLineParser>
@@ -16,6 +17,7 @@
 #include <QHash>
 #include <QImage>
 #include <QRegularExpression>
+#include <QAction>
 #include <QTextStream>
 
 #include <limits>
@@ -107,8 +109,19 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     const QCommandLineOption synthetic(QStringLiteral("synthetic"),
                                        QStringLiteral("Open a model-free synthetic session of that size"),
                                        QStringLiteral("LAYERSxTOKENS"));
+    const QCommandLineOption press(QStringLiteral("press"),
+                                   QStringLiteral("Cache press: ") + QString::fromStdString(config::PressDescriptions::allowedNames()),
+                                   QStringLiteral("NAME"));
+    const QCommandLineOption ratio(QStringLiteral("ratio"),
+                                   QStringLiteral("Share of each layer's prefill cache a prefill press removes, in [0, 1)"),
+                                   QStringLiteral("R"), QStringLiteral("0"));
+    const QCommandLineOption pressOption(QStringLiteral("press-option"), QStringLiteral("A press option (repeatable)"),
+                                         QStringLiteral("KEY=VALUE"));
+    const QCommandLineOption pressScores(QStringLiteral("press-scores"),
+                                         QStringLiteral("Shade the tokens a press kept by their scores (View menu)"));
     parser.addOptions({preset, config, checkpoint, tokenizer, cache, backend, nbits, residual, prompt, tokens, seed,
-                       weightSeed, device, screenshot, step, layer, size, compare, synthetic});
+                       weightSeed, device, screenshot, step, layer, size, compare, synthetic, press, ratio, pressOption,
+                       pressScores});
     if (!parser.parse(arguments)) {
         return parser.errorText();
     }
@@ -175,6 +188,20 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
         }
         live.weightSeed = static_cast<std::uint64_t>(*weightSeedValue);
     }
+    live.press.name = parser.value(press).toStdString();
+    bool ratioRead = false;
+    live.press.ratio = parser.value(ratio).toDouble(&ratioRead);
+    if (!ratioRead) {
+        return QStringLiteral("--ratio must be a number in [0, 1), got `%1`").arg(parser.value(ratio));
+    }
+    for (const QString& option : parser.values(pressOption)) {
+        const qsizetype equals = option.indexOf(QLatin1Char('='));
+        if (equals <= 0) {
+            return QStringLiteral("--press-option `%1`: expected key=value").arg(option);
+        }
+        live.press.options[option.left(equals).toStdString()] = option.mid(equals + 1).toStdString();
+    }
+    options.pressScores = parser.isSet(pressScores);
     try {
         config::validate(live);
     } catch (const config::ConfigError& error) {
@@ -294,6 +321,7 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
             return 2;
         }
     }
+    window.scoreOverlayAction()->setChecked(options.pressScores);
     if (!headless) {
         return std::nullopt;
     }

@@ -2,13 +2,12 @@
 #pragma once
 
 #include "kvscope/gui/geometry/HeadOccupancyGeometry.h"
+#include "kvscope/gui/models/PressHistory.h"
 #include "kvscope/gui/views/StaticTextCache.h"
 
 #include <QWidget>
 
-#include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <vector>
 
@@ -41,14 +40,10 @@ protected:
     void paintEvent(QPaintEvent* event) override;
 
 private:
-    /// Indexes the compression events the timeline gained since the last call.
-    void indexNewEvents() const;
-
     SessionController& m_session;
     ViewSelection& m_selection;
-    /// Per layer, (step, index into the timeline's events) of each compression event, in step order.
-    mutable std::map<int, std::vector<std::pair<std::int64_t, std::size_t>>> m_decisions;
-    mutable std::size_t m_indexed = 0;
+    /// The session's compressions, read as it grows.
+    mutable PressHistory m_history;
     StaticTextCache m_texts;
 };
 

@@ -33,6 +33,8 @@ struct LaunchOptions {
     QSize size{1600, 1000};
     std::int32_t syntheticLayers = 0;
     std::int64_t syntheticTokens = 0;
+    /// --press-scores: the occupancy map's press score overlay on.
+    bool pressScores = false;
 };
 
 /// Parses the command line and starts the window: a file, a synthetic session, or a live run (the

@@ -47,6 +47,9 @@ public:
     ViewSelection& selection() { return *m_selection; }
     TransportBar* transport() const { return m_transport; }
     HeadOccupancyView* headOccupancy() const { return m_heads; }
+    OccupancyMapView* occupancyMap() const { return m_occupancy; }
+    /// View > Press scores: the occupancy map's score overlay.
+    QAction* scoreOverlayAction() const { return m_scoreOverlayAction; }
 
     /// Opens a session file on a loader thread; errors and damage are shown in dialogs once it is read.
     void openFile(const QString& path);
@@ -59,6 +62,9 @@ public:
     void compareWithFile(const QString& path);
     QString compareWithFileNow(const QString& path);
     void compareWithLive(const config::RunSettings& settings);
+    /// Compare > Press against no press: B runs the live session's settings without its press, on the
+    /// same prompt. Returns why it cannot (no live session, or one without a press), else empty.
+    QString comparePressWithoutIt();
     /// Replots every chart now and renders the window (offscreen works); for --screenshot.
     QImage renderImage();
     QStringList recentFiles() const;
@@ -112,6 +118,7 @@ private:
     QAction* m_saveAction = nullptr;
     QAction* m_exportAction = nullptr;
     QAction* m_runAction = nullptr;
+    QAction* m_scoreOverlayAction = nullptr;
     QLabel* m_modelLabel = nullptr;
     QLabel* m_cacheLabel = nullptr;
     QLabel* m_deviceLabel = nullptr;
