@@ -266,12 +266,15 @@ TEST(RunCommandTest, AdaKvMasksPerHeadAndTheCheckIsRefusedWithAPress) {
     EXPECT_EQ(summary.at("new_tokens"), 6);
 
     options.check = true;
-    EXPECT_NE(refusal([&] { RunCommand::run(options, progress); }).find("--check compares with a cache-free recompute"),
+    EXPECT_NE(refusal([&] {
+                  RunCommand::run(options, progress);
+              }).find("--check compares with a cache-free recompute"),
               std::string::npos);
     options.run.press.name = "h2o";
     options.run.press.ratio = 0.0;
     options.pressOptions = {};
-    EXPECT_NE(refusal([&] { RunCommand::run(options, progress); }).find("the check cannot hold"), std::string::npos);
+    EXPECT_NE(refusal([&] { RunCommand::run(options, progress); }).find("the check cannot hold"),
+              std::string::npos);
     // A prefill press at ratio 0 changes nothing, so the check holds.
     options.run.press.name = "adakv";
     EXPECT_TRUE(RunCommand::run(options, progress).at("check_passed").get<bool>());

@@ -67,8 +67,10 @@ TEST(HeadOccupancyGeometryTest, WithoutKeptPositionsTheDroppedOnesAreMarked) {
     EXPECT_FALSE(decision.keptRecorded);
     EXPECT_EQ(decision.step, 2);
     EXPECT_EQ(decision.keptCounts, (std::vector<std::int64_t>{3, 3}));
-    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 0, 8), (Runs{{0, 1, K}, {1, 4, D}, {4, 7, K}, {7, 8, L}}));
-    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 1, 7), (Runs{{0, 1, D}, {1, 3, K}, {3, 5, D}, {5, 7, K}}));
+    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 0, 8),
+              (Runs{{0, 1, K}, {1, 4, D}, {4, 7, K}, {7, 8, L}}));
+    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 1, 7),
+              (Runs{{0, 1, D}, {1, 3, K}, {3, 5, D}, {5, 7, K}}));
 }
 
 TEST(HeadOccupancyGeometryTest, PerHeadBudgetsGiveRowsOfTheirOwn) {
@@ -84,7 +86,8 @@ TEST(HeadOccupancyGeometryTest, PerHeadBudgetsGiveRowsOfTheirOwn) {
     const HeadDecision decision = HeadOccupancyGeometry::decisionOf(event, 0, 5);
     EXPECT_TRUE(decision.masking);
     EXPECT_EQ(decision.keptCounts, (std::vector<std::int64_t>{4, 1}));
-    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 0, 6), (Runs{{0, 2, K}, {2, 3, M}, {3, 5, K}, {5, 6, L}}));
+    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 0, 6),
+              (Runs{{0, 2, K}, {2, 3, M}, {3, 5, K}, {5, 6, L}}));
     EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 1, 6), (Runs{{0, 4, M}, {4, 5, K}, {5, 6, L}}));
     // Lists that disagree with their counts (a damaged file) give no rows.
     event.positions.pop_back();
@@ -93,13 +96,15 @@ TEST(HeadOccupancyGeometryTest, PerHeadBudgetsGiveRowsOfTheirOwn) {
 
 TEST(HeadOccupancyGeometryTest, AMaskingPressMasksInsteadOfDropping) {
     trace::CompressionEvent event = uniformEvent();
-    event.lengthAfter = event.lengthBefore; // the cache kept its length: the per-head counts say what was kept
+    event.lengthAfter =
+        event.lengthBefore; // the cache kept its length: the per-head counts say what was kept
     event.keptPerHead = {3, 3};
     event.droppedCount = 6;
     const HeadDecision decision = HeadOccupancyGeometry::decisionOf(event, 0, 6);
     EXPECT_TRUE(decision.masking);
     EXPECT_EQ(decision.keptCounts, (std::vector<std::int64_t>{3, 3}));
-    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 0, 7), (Runs{{0, 1, K}, {1, 4, M}, {4, 6, K}, {6, 7, L}}));
+    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 0, 7),
+              (Runs{{0, 1, K}, {1, 4, M}, {4, 6, K}, {6, 7, L}}));
 }
 
 } // namespace

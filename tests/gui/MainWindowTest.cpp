@@ -42,12 +42,14 @@ void loadWithCompression(SessionController& session, const trace::CompressionEve
     const auto firstDecodeEvent =
         std::find_if(events.begin(), events.end(), [](const trace::Event& event) { return event.step > 0; });
     events.insert(firstDecodeEvent, trace::Event{0, 3, 0, compression});
-    session.setRecordedSession(testing::syntheticMetadata(options), std::move(events), QStringLiteral("pressed"));
+    session.setRecordedSession(testing::syntheticMetadata(options), std::move(events),
+                               QStringLiteral("pressed"));
 }
 
 /// Each head's kept positions of 12, and the rest dropped (evicted, or masked by AdaKV with heads keeping
 /// their own numbers): the event a press records.
-trace::CompressionEvent compressionKeeping(const std::vector<std::vector<std::int64_t>>& kept, bool masking = false) {
+trace::CompressionEvent compressionKeeping(const std::vector<std::vector<std::int64_t>>& kept,
+                                           bool masking = false) {
     trace::CompressionEvent event;
     event.lengthBefore = 12;
     event.lengthAfter = masking ? event.lengthBefore : static_cast<std::int32_t>(kept.front().size());
@@ -89,16 +91,20 @@ TEST(MainWindowTest, HeadsViewExpandsTheSelectedLayerIntoItsKvHeads) {
     ASSERT_EQ(rows.size(), 2u);
     // A uniform press: both heads keep 6 of the 12 prompt positions, different ones; 4 arrived since.
     EXPECT_EQ(heads.decision()->keptCounts, (std::vector<std::int64_t>{6, 6}));
-    EXPECT_EQ(rows[0], (std::vector<HeadRun>{{0, 3, HeadSlot::Kept}, {3, 9, HeadSlot::Dropped}, {9, 12, HeadSlot::Kept},
+    EXPECT_EQ(rows[0], (std::vector<HeadRun>{{0, 3, HeadSlot::Kept},
+                                             {3, 9, HeadSlot::Dropped},
+                                             {9, 12, HeadSlot::Kept},
                                              {12, 16, HeadSlot::Later}}));
     EXPECT_EQ(rows[1].front(), (HeadRun{0, 1, HeadSlot::Kept}));
     window.session().goToStart();
-    EXPECT_EQ(heads.rows()[0].back(), (HeadRun{9, 12, HeadSlot::Kept})) << "nothing arrived yet at the prefill";
+    EXPECT_EQ(heads.rows()[0].back(), (HeadRun{9, 12, HeadSlot::Kept}))
+        << "nothing arrived yet at the prefill";
     window.show();
     EXPECT_TRUE(AppLauncher::looksPainted(window.renderImage()));
 
     // AdaKV: per-head budgets, masked slots stay in the cache; the rows differ in length.
-    loadWithCompression(window.session(), compressionKeeping({{0, 1, 2, 3, 5, 8, 9, 10, 11}, {0, 10, 11}}, true));
+    loadWithCompression(window.session(),
+                        compressionKeeping({{0, 1, 2, 3, 5, 8, 9, 10, 11}, {0, 10, 11}}, true));
     window.selection().setSelectedLayer(3);
     window.session().setCurrentStep(1);
     ASSERT_TRUE(heads.decision().has_value());
@@ -107,8 +113,10 @@ TEST(MainWindowTest, HeadsViewExpandsTheSelectedLayerIntoItsKvHeads) {
     const auto masked = heads.rows();
     ASSERT_EQ(masked.size(), 2u);
     EXPECT_NE(masked[0], masked[1]);
-    EXPECT_EQ(masked[1], (std::vector<HeadRun>{{0, 1, HeadSlot::Kept}, {1, 10, HeadSlot::Masked},
-                                               {10, 12, HeadSlot::Kept}, {12, 13, HeadSlot::Later}}));
+    EXPECT_EQ(masked[1], (std::vector<HeadRun>{{0, 1, HeadSlot::Kept},
+                                               {1, 10, HeadSlot::Masked},
+                                               {10, 12, HeadSlot::Kept},
+                                               {12, 13, HeadSlot::Later}}));
     EXPECT_TRUE(AppLauncher::looksPainted(window.renderImage()));
 }
 

@@ -196,8 +196,9 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
         if (described.phase != "prefill" || settings.press.ratio > 0.0) {
             throw runtime::GenerationError(
                 "--check compares with a cache-free recompute, which attends to every token; press " +
-                settings.press.name + " hides tokens from attention (presses evict them, adakv masks them per head), "
-                "so the check cannot hold: run --check without --press (or with a prefill press at --ratio 0)");
+                settings.press.name +
+                " hides tokens from attention (presses evict them, adakv masks them per head), so the check "
+                "cannot hold: run --check without --press (or with a prefill press at --ratio 0)");
         }
     }
     const at::Device device = model::ModelLoader::device(settings.device);

@@ -30,8 +30,8 @@ struct AttendedStates {
 
 /// `mask` [B|1, 1, T, KV] (undefined: all visible) narrowed per KV head by the slots a masking press hid,
 /// `masked` [B, Hkv, L]: [B, Hkv, T, KV]. Slots past L, appended after the press decided, stay visible.
-at::Tensor withMaskedSlots(const at::Tensor& mask, const at::Tensor& masked, int64_t queryLength, int64_t kvLength,
-                           int64_t layer) {
+at::Tensor withMaskedSlots(const at::Tensor& mask, const at::Tensor& masked, int64_t queryLength,
+                           int64_t kvLength, int64_t layer) {
     const int64_t decided = masked.size(2);
     if (kvLength < decided) {
         throw ModelError("layer " + std::to_string(layer) + " holds " + std::to_string(kvLength) +
@@ -39,7 +39,8 @@ at::Tensor withMaskedSlots(const at::Tensor& mask, const at::Tensor& masked, int
     }
     at::Tensor visible = masked.logical_not();
     if (kvLength > decided) {
-        visible = at::cat({visible, at::ones({masked.size(0), masked.size(1), kvLength - decided}, visible.options())}, 2);
+        visible = at::cat(
+            {visible, at::ones({masked.size(0), masked.size(1), kvLength - decided}, visible.options())}, 2);
     }
     visible = visible.unsqueeze(2);
     return mask.defined() ? mask.logical_and(visible) : visible.expand({-1, -1, queryLength, -1});
@@ -280,7 +281,8 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
         }
         states = {keys, values, found->second};
         if (pass.masked && pass.modelCache->maskedSlots(layer).defined()) {
-            states.mask = withMaskedSlots(states.mask, pass.modelCache->maskedSlots(layer), pass.length, keys.size(2), layer);
+            states.mask = withMaskedSlots(states.mask, pass.modelCache->maskedSlots(layer), pass.length,
+                                          keys.size(2), layer);
         }
         if (arch.isKvSource(layer)) {
             pass.shared[layer] = states;

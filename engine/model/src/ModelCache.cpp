@@ -55,7 +55,9 @@ const at::Tensor& ModelCache::maskedSlots(int64_t layer) const {
     return found == m_masked.end() ? none : found->second;
 }
 
-void ModelCache::setMaskedSlots(int64_t layer, at::Tensor masked) { m_masked[layer] = std::move(masked); }
+void ModelCache::setMaskedSlots(int64_t layer, at::Tensor masked) {
+    m_masked[layer] = std::move(masked);
+}
 
 void ModelCache::reorder(const at::Tensor& beamIdx) {
     if (m_encoderDecoder) {
@@ -129,8 +131,8 @@ std::string ModelCache::cropRefusal(int64_t maxLength) const {
     for (const auto& [layer, slots] : m_masked) {
         // Tokens past the masked slots come and go freely; the masked ones are the press's decision.
         if (maxLength < slots.size(2)) {
-            return "a masking press (adakv) decided per head over layer " + std::to_string(layer) + "'s first " +
-                   std::to_string(slots.size(2)) + " slots; the cache cannot be cut back to " +
+            return "a masking press (adakv) decided per head over layer " + std::to_string(layer) +
+                   "'s first " + std::to_string(slots.size(2)) + " slots; the cache cannot be cut back to " +
                    std::to_string(maxLength) + ", inside them";
         }
     }

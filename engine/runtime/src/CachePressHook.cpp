@@ -44,9 +44,10 @@ CachePressHook::CachePressHook(const model::Architecture& architecture, const co
             m_adaKv = std::make_unique<press::AdaKvPress>(press::PressCatalog::adaKv(m_settings.options));
             if (m_adaKv->base().reads().attentions) {
                 // kvpress's AdaKVPress asserts the attention is not eager, the only one that returns weights.
-                throw GenerationError("adakv press: base observed_attention needs eager attention weights, which "
-                                      "kvpress's AdaKV refuses; choose another base (knorm, snapkv, tova, "
-                                      "expected_attention, ...)");
+                throw GenerationError(
+                    "adakv press: base observed_attention needs eager attention weights, which "
+                    "kvpress's AdaKV refuses; choose another base (knorm, snapkv, tova, "
+                    "expected_attention, ...)");
             }
         } else {
             m_scorer = press::PressCatalog::scorer(name, m_settings.options);
@@ -166,8 +167,8 @@ void CachePressHook::apply(const model::AttentionPass& pass, const at::Tensor& k
 void CachePressHook::record(const model::AttentionPass& pass, PressDecision decision) {
     trace::EventEmitter& emitter = pass.cache->selfAttention().eventEmitter();
     if (emitter.enabled()) {
-        emitter.emit(static_cast<std::int32_t>(pass.layer), decision.masked.defined() ? maskEventOf(decision)
-                                                                                     : eventOf(decision));
+        emitter.emit(static_cast<std::int32_t>(pass.layer),
+                     decision.masked.defined() ? maskEventOf(decision) : eventOf(decision));
     }
     m_decisions.push_back(std::move(decision));
 }
@@ -208,7 +209,8 @@ trace::CompressionEvent CachePressHook::maskEventOf(const PressDecision& decisio
         event.keptPerHead.push_back(static_cast<std::int32_t>(keptSlots.size(0)));
         if (keptFits) {
             const at::Tensor kept = positions[head].index_select(0, keptSlots).contiguous();
-            event.positions.insert(event.positions.end(), kept.data_ptr<int64_t>(), kept.data_ptr<int64_t>() + kept.numel());
+            event.positions.insert(event.positions.end(), kept.data_ptr<int64_t>(),
+                                   kept.data_ptr<int64_t>() + kept.numel());
             const at::Tensor keptScores = scores[head].index_select(0, keptSlots).contiguous();
             event.keptScores.insert(event.keptScores.end(), keptScores.data_ptr<float>(),
                                     keptScores.data_ptr<float>() + keptScores.numel());

@@ -8,7 +8,6 @@
 #include "kvscope/gui/views/PlotStyle.h"
 
 #include <QPainter>
-
 #include <algorithm>
 
 namespace kvscope::gui {
@@ -62,7 +61,8 @@ HeadOccupancyView::HeadOccupancyView(SessionController& session, ViewSelection& 
 }
 
 int HeadOccupancyView::shownLayer() const {
-    const int layers = std::max<int>(m_session.timeline().layerCount(), static_cast<int>(m_session.state()->layers.size()));
+    const int layers =
+        std::max<int>(m_session.timeline().layerCount(), static_cast<int>(m_session.state()->layers.size()));
     const int selected = m_selection.selectedLayer();
     return selected >= 0 && selected < layers ? selected : (layers > 0 ? 0 : -1);
 }
@@ -78,7 +78,8 @@ std::optional<HeadDecision> HeadOccupancyView::decision() const {
 }
 
 std::int64_t HeadOccupancyView::positions() const {
-    const std::int64_t produced = SessionTokens::producedPosition(m_session.metadata(), m_session.currentStep());
+    const std::int64_t produced =
+        SessionTokens::producedPosition(m_session.metadata(), m_session.currentStep());
     if (produced >= 0) {
         return produced;
     }
@@ -120,30 +121,34 @@ void HeadOccupancyView::paintEvent(QPaintEvent*) {
     // Title and legend on one line.
     const QRectF line(8, 4, width() - 16, 14);
     painter.setPen(QColor(60, 60, 70));
-    QString title = layer >= 0 ? tr("KV heads, layer %1, step %2").arg(layer).arg(m_session.currentStep()) : tr("KV heads");
+    QString title = layer >= 0 ? tr("KV heads, layer %1, step %2").arg(layer).arg(m_session.currentStep())
+                               : tr("KV heads");
     m_texts.draw(painter, line, Qt::AlignLeft, title);
     double x = line.left() + m_texts.width(title) + 16;
     for (int index = 0; index < kHeadSlotCount; ++index) {
         const auto slot = static_cast<HeadSlot>(index);
         painter.fillRect(QRectF(x, 6, 12, 11), headSlotColour(slot));
         painter.setPen(QColor(60, 60, 70));
-        m_texts.draw(painter, line.adjusted(x + 16 - line.left(), 0, 0, 0), Qt::AlignLeft, headSlotName(slot));
+        m_texts.draw(painter, line.adjusted(x + 16 - line.left(), 0, 0, 0), Qt::AlignLeft,
+                     headSlotName(slot));
         x += 16 + m_texts.width(headSlotName(slot)) + 14;
     }
 
     if (!decided) {
         painter.setPen(QColor(110, 110, 120));
         painter.drawText(rect().adjusted(0, kHeaderHeight / 2, 0, 0), Qt::AlignCenter,
-                         layer < 0 ? tr("No layer yet")
-                                   : tr("No press decision on layer %1 by step %2: every head holds every position")
-                                         .arg(layer)
-                                         .arg(m_session.currentStep()));
+                         layer < 0
+                             ? tr("No layer yet")
+                             : tr("No press decision on layer %1 by step %2: every head holds every position")
+                                   .arg(layer)
+                                   .arg(m_session.currentStep()));
         return;
     }
     const auto [fewest, most] = std::minmax_element(decided->keptCounts.begin(), decided->keptCounts.end());
     const QString budgets = fewest == decided->keptCounts.end() ? QString()
-                            : *fewest == *most                   ? tr("every head keeps %1").arg(*fewest)
-                                                                 : tr("heads keep %1 to %2 (per-head budgets)").arg(*fewest).arg(*most);
+                            : *fewest == *most
+                                ? tr("every head keeps %1").arg(*fewest)
+                                : tr("heads keep %1 to %2 (per-head budgets)").arg(*fewest).arg(*most);
     painter.setPen(QColor(90, 90, 100));
     m_texts.draw(painter, QRectF(8, 21, width() - 16, 14), Qt::AlignLeft,
                  tr("%1 at step %2 over positions 0–%3: %4")
@@ -153,18 +158,21 @@ void HeadOccupancyView::paintEvent(QPaintEvent*) {
                      .arg(budgets));
 
     // The axis spans the session's last step, as the occupancy map's does, so stepping fills the rows.
-    const std::int64_t last = SessionTokens::producedPosition(m_session.metadata(), m_session.stepCount() - 1);
+    const std::int64_t last =
+        SessionTokens::producedPosition(m_session.metadata(), m_session.stepCount() - 1);
     const PositionSpan span{0, std::max<std::int64_t>({positions(), last, 1})};
     const auto heads = static_cast<int>(decided->kept.size());
     const QRect area(kLabelWidth, kHeaderHeight, std::max(1, width() - kLabelWidth - 10),
                      std::max(1, height() - kHeaderHeight - 6));
-    const double rowHeight = std::min(kMaximumRowHeight, static_cast<double>(area.height()) / std::max(heads, 1));
+    const double rowHeight =
+        std::min(kMaximumRowHeight, static_cast<double>(area.height()) / std::max(heads, 1));
     const std::vector<std::vector<HeadRun>> headRows = rows();
     for (int head = 0; head < heads; ++head) {
         const double y = area.top() + head * rowHeight;
         painter.setPen(QColor(60, 60, 70));
-        m_texts.draw(painter, QRectF(4, y, kLabelWidth - 10, rowHeight), Qt::AlignRight,
-                     tr("head %1 · %2 kept").arg(head).arg(decided->keptCounts[static_cast<std::size_t>(head)]));
+        m_texts.draw(
+            painter, QRectF(4, y, kLabelWidth - 10, rowHeight), Qt::AlignRight,
+            tr("head %1 · %2 kept").arg(head).arg(decided->keptCounts[static_cast<std::size_t>(head)]));
         for (const HeadRun& run : headRows[static_cast<std::size_t>(head)]) {
             const double x0 = OccupancyGeometry::positionToX(run.begin, span, area.width());
             const double x1 = OccupancyGeometry::positionToX(run.end, span, area.width());

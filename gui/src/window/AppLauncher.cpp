@@ -2,7 +2,6 @@
 #include "kvscope/gui/window/AppLauncher.h"
 
 #include "kvscope/gui/session/ViewSelection.h"
-
 #include "kvscope/gui/window/MainWindow.h"
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/SyntheticEngine.h"
@@ -229,7 +228,8 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
         const QString name = QStringLiteral("--") + option->names().front();
         *value = toInteger(parser.value(*option), 0);
         if (!*value) {
-            return QStringLiteral("%1 must be a non-negative integer, got `%2`").arg(name, parser.value(*option));
+            return QStringLiteral("%1 must be a non-negative integer, got `%2`")
+                .arg(name, parser.value(*option));
         }
         if (options.screenshot.isEmpty()) {
             return QStringLiteral("%1 goes with --screenshot").arg(name);
@@ -350,8 +350,8 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
     if (options.layer) {
         const std::int64_t layers = session.timeline().layerCount();
         if (*options.layer >= layers) {
-            errors << "kvscope: --layer " << *options.layer << " is beyond the session's last layer " << layers - 1
-                   << Qt::endl;
+            errors << "kvscope: --layer " << *options.layer << " is beyond the session's last layer "
+                   << layers - 1 << Qt::endl;
             return 2;
         }
         window.selection().setSelectedLayer(static_cast<int>(*options.layer));

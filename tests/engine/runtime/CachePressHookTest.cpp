@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/runtime/CachePressHook.h"
 
-#include "kvscope/press/AdaKvPress.h"
-#include "kvscope/press/KnormPress.h"
-#include "kvscope/runtime/CacheFactory.h"
 #include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/Cache.h"
 #include "kvscope/model/ByteTokenizer.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/model/ModelLoader.h"
+#include "kvscope/press/AdaKvPress.h"
+#include "kvscope/press/KnormPress.h"
+#include "kvscope/runtime/CacheFactory.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/trace/CompressionLayout.h"
@@ -57,8 +57,8 @@ struct Attached {
 /// The llama preset's logits over `ids` [1, N] written out in plain ATen ops, attention computed per query
 /// head over the keys it may see: causal, and for rows past the `prefill` prompt without the slots
 /// `masked[layer]` [Hkv, prefill] hides from that KV head (removed, not masked, so no -inf arithmetic).
-at::Tensor maskedReferenceLogits(const kvscope::model::LanguageModel& model, const at::Tensor& ids, int64_t prefill,
-                                 const std::vector<at::Tensor>& masked) {
+at::Tensor maskedReferenceLogits(const kvscope::model::LanguageModel& model, const at::Tensor& ids,
+                                 int64_t prefill, const std::vector<at::Tensor>& masked) {
     const auto& config = model.architecture().config();
     const auto& weights = model.parameters();
     const int64_t heads = model.architecture().numHeads();
@@ -68,10 +68,14 @@ at::Tensor maskedReferenceLogits(const kvscope::model::LanguageModel& model, con
     auto norm = [&](const at::Tensor& x, const std::string& name) {
         return weights.get(name) * (x * at::rsqrt(x.pow(2).mean(-1, true) + config.rmsNormEps));
     };
-    auto project = [&](const at::Tensor& x, const std::string& name) { return at::matmul(x, weights.get(name).t()); };
+    auto project = [&](const at::Tensor& x, const std::string& name) {
+        return at::matmul(x, weights.get(name).t());
+    };
     const at::Tensor inverse =
-        1.0 / at::pow(config.ropeTheta, at::arange(0, dim, 2, at::kLong).to(at::kFloat) / static_cast<double>(dim));
-    const at::Tensor angles = at::arange(length, at::kLong).to(at::kFloat).unsqueeze(1) * inverse.unsqueeze(0);
+        1.0 /
+        at::pow(config.ropeTheta, at::arange(0, dim, 2, at::kLong).to(at::kFloat) / static_cast<double>(dim));
+    const at::Tensor angles =
+        at::arange(length, at::kLong).to(at::kFloat).unsqueeze(1) * inverse.unsqueeze(0);
     const at::Tensor cos = at::cat({angles, angles}, -1).cos();
     const at::Tensor sin = at::cat({angles, angles}, -1).sin();
     auto rope = [&](const at::Tensor& x) { // [heads, N, D]
@@ -81,9 +85,12 @@ at::Tensor maskedReferenceLogits(const kvscope::model::LanguageModel& model, con
     for (int64_t layer = 0; layer < model.architecture().numLayers(); ++layer) {
         const std::string p = "model.layers." + std::to_string(layer) + ".";
         const at::Tensor h = norm(x, p + "input_layernorm.weight");
-        const at::Tensor q = rope(project(h, p + "self_attn.q_proj.weight").view({length, heads, dim}).transpose(0, 1));
-        const at::Tensor k = rope(project(h, p + "self_attn.k_proj.weight").view({length, kvHeads, dim}).transpose(0, 1));
-        const at::Tensor v = project(h, p + "self_attn.v_proj.weight").view({length, kvHeads, dim}).transpose(0, 1);
+        const at::Tensor q =
+            rope(project(h, p + "self_attn.q_proj.weight").view({length, heads, dim}).transpose(0, 1));
+        const at::Tensor k =
+            rope(project(h, p + "self_attn.k_proj.weight").view({length, kvHeads, dim}).transpose(0, 1));
+        const at::Tensor v =
+            project(h, p + "self_attn.v_proj.weight").view({length, kvHeads, dim}).transpose(0, 1);
         at::Tensor out = at::zeros({length, heads, dim});
         for (int64_t head = 0; head < heads; ++head) {
             const int64_t kvHead = head / (heads / kvHeads);
@@ -95,14 +102,16 @@ at::Tensor maskedReferenceLogits(const kvscope::model::LanguageModel& model, con
                     }
                 }
                 const at::Tensor index = at::tensor(seen, at::kLong);
-                const at::Tensor scores = at::mv(k[kvHead].index_select(0, index), q[head][row]) / std::sqrt(dim);
+                const at::Tensor scores =
+                    at::mv(k[kvHead].index_select(0, index), q[head][row]) / std::sqrt(dim);
                 out[row][head] = at::mv(v[kvHead].index_select(0, index).t(), at::softmax(scores, 0));
             }
         }
         x = x + project(out.reshape({length, heads * dim}), p + "self_attn.o_proj.weight");
         const at::Tensor g = norm(x, p + "post_attention_layernorm.weight");
-        x = x + project(at::silu(project(g, p + "mlp.gate_proj.weight")) * project(g, p + "mlp.up_proj.weight"),
-                        p + "mlp.down_proj.weight");
+        x = x +
+            project(at::silu(project(g, p + "mlp.gate_proj.weight")) * project(g, p + "mlp.up_proj.weight"),
+                    p + "mlp.down_proj.weight");
     }
     return project(norm(x, "model.norm.weight"), "lm_head.weight").unsqueeze(0);
 }
@@ -222,18 +231,23 @@ TEST(CachePressHookTest, AdaKvEventsRecordEachHeadsOwnKeptPositions) {
             const at::Tensor slots = decision.positions[0][head];
             const auto list = [](const at::Tensor& tensor) {
                 const at::Tensor flat = tensor.contiguous();
-                return std::vector<int64_t>(flat.data_ptr<int64_t>(), flat.data_ptr<int64_t>() + flat.numel());
+                return std::vector<int64_t>(flat.data_ptr<int64_t>(),
+                                            flat.data_ptr<int64_t>() + flat.numel());
             };
             EXPECT_EQ(layout.keptCount(head), decision.before - masked.sum().item<int64_t>());
             const auto kept = layout.keptPositions(head);
             const auto dropped = layout.droppedPositions(head);
-            EXPECT_EQ(std::vector<int64_t>(kept.begin(), kept.end()), list(slots.masked_select(masked.logical_not())));
-            EXPECT_EQ(std::vector<int64_t>(dropped.begin(), dropped.end()), list(slots.masked_select(masked)));
+            EXPECT_EQ(std::vector<int64_t>(kept.begin(), kept.end()),
+                      list(slots.masked_select(masked.logical_not())));
+            EXPECT_EQ(std::vector<int64_t>(dropped.begin(), dropped.end()),
+                      list(slots.masked_select(masked)));
             // The base press's scores of those tokens (knorm: -|k|).
             const auto keptScores = layout.keptScores(head);
-            const at::Tensor expected = decision.scores[0][head].masked_select(masked.logical_not()).contiguous();
+            const at::Tensor expected =
+                decision.scores[0][head].masked_select(masked.logical_not()).contiguous();
             EXPECT_EQ(std::vector<float>(keptScores.begin(), keptScores.end()),
-                      std::vector<float>(expected.data_ptr<float>(), expected.data_ptr<float>() + expected.numel()));
+                      std::vector<float>(expected.data_ptr<float>(),
+                                         expected.data_ptr<float>() + expected.numel()));
         }
         ragged = ragged || layout.keptCount(0) != layout.keptCount(1);
     }
@@ -296,7 +310,8 @@ TEST(CachePressHookTest, AdaKvMasksEachHeadsPrunedSlotsFromEveryLaterQuery) {
         settings.nbits = 8;
         settings.residualLength = 4;
         SCOPED_TRACE(std::string(kvscope::config::toString(kind)));
-        CachePressHook hook(model->architecture(), settings, 1, PressSettings{"adakv", 0.5, {{"base", "knorm"}}});
+        CachePressHook hook(model->architecture(), settings, 1,
+                            PressSettings{"adakv", 0.5, {{"base", "knorm"}}});
         Attached attached(*model, hook);
         auto cache = kvscope::runtime::CacheFactory::create(*model, settings, ids.size(1));
         const at::Tensor logits = kvscope::testing::cachedLogits(*model, *cache, ids, prefill, 1);
@@ -319,7 +334,10 @@ TEST(CachePressHookTest, AdaKvMasksEachHeadsPrunedSlotsFromEveryLaterQuery) {
             if (kind == kvscope::config::CacheKind::Dynamic) {
                 // The decision is AdaKV's on the layer's prefill keys (unchanged in the cache).
                 kvscope::press::PressInputs inputs;
-                inputs.keys = cache->selfAttention().layer(static_cast<size_t>(decision.layer)).asAttention()->keys()
+                inputs.keys = cache->selfAttention()
+                                  .layer(static_cast<size_t>(decision.layer))
+                                  .asAttention()
+                                  ->keys()
                                   .narrow(2, 0, prefill);
                 const kvscope::press::AdaKvPress reference(std::make_shared<kvscope::press::KnormPress>());
                 EXPECT_TRUE(at::equal(reference.mask(inputs, 0.5).masked, decision.masked)) << decision.layer;
@@ -331,8 +349,9 @@ TEST(CachePressHookTest, AdaKvMasksEachHeadsPrunedSlotsFromEveryLaterQuery) {
         const at::Tensor reference = maskedReferenceLogits(*model, ids, prefill, masks);
         EXPECT_LE(kvscope::testing::maxAbsDifference(logits, reference), tolerance);
         // The prompt's rows attend to everything; the masks change every row after it.
-        EXPECT_LE(kvscope::testing::maxAbsDifference(logits.narrow(1, 0, prefill), unmasked.narrow(1, 0, prefill)),
-                  tolerance);
+        EXPECT_LE(
+            kvscope::testing::maxAbsDifference(logits.narrow(1, 0, prefill), unmasked.narrow(1, 0, prefill)),
+            tolerance);
         EXPECT_GT(kvscope::testing::maxAbsDifference(logits.narrow(1, prefill, ids.size(1) - prefill),
                                                      unmasked.narrow(1, prefill, ids.size(1) - prefill)),
                   10 * tolerance);
@@ -373,8 +392,9 @@ TEST(CachePressHookTest, RefusesWhatAPressCannotDoNamingWhy) {
               std::string::npos);
     EXPECT_NE(refusal([&] { CachePressHook(architecture, dynamic, 2, {"knorm", 0.5, {}}); }).find("beams 1"),
               std::string::npos);
-    EXPECT_NE(refusal([&] { CachePressHook(architecture, dynamic, 1, {"adakv", 0.5, {{"base", "observed_attention"}}}); })
-                  .find("kvpress's AdaKV refuses"),
+    EXPECT_NE(refusal([&] {
+                  CachePressHook(architecture, dynamic, 1, {"adakv", 0.5, {{"base", "observed_attention"}}});
+              }).find("kvpress's AdaKV refuses"),
               std::string::npos);
 }
 

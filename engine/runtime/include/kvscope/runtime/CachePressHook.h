@@ -75,7 +75,7 @@ private:
     void record(const model::AttentionPass& pass, PressDecision decision);
     /// The trace record of a decision (sessions/FORMAT.md, kind 15), lists downsampled when large.
     static trace::CompressionEvent eventOf(const PressDecision& decision);
-    /// The same for a masking decision: each head's own kept count (keptPerHead), lengthAfter == lengthBefore.
+    /// The same for a masking decision: keptPerHead, and lengthAfter = lengthBefore.
     static trace::CompressionEvent maskEventOf(const PressDecision& decision);
 
     const model::Architecture& m_architecture;

@@ -11,10 +11,10 @@ namespace kvscope::gui {
 
 /// What one KV head holds at one position, as the heads view colours it.
 enum class HeadSlot : std::uint8_t {
-    Kept, ///< held and attended: the press kept it
+    Kept,    ///< held and attended: the press kept it
     Dropped, ///< evicted by a press
-    Masked, ///< still in the cache, but a masking press (AdaKV) hides it from this head's later queries
-    Later, ///< arrived after the press decided: held and attended
+    Masked,  ///< still in the cache, but a masking press (AdaKV) hides it from this head's later queries
+    Later,   ///< arrived after the press decided: held and attended
 };
 inline constexpr int kHeadSlotCount = 4;
 
@@ -52,12 +52,14 @@ public:
     /// The per-head lists of `event` at `step` (trace::CompressionLayout: uniform and per-head kept counts;
     /// an inconsistent event has no heads). `coveredPositions` is the number of positions the layer had
     /// seen (the prompt's length plus the step); 0 takes the largest recorded position + 1.
-    static HeadDecision decisionOf(const trace::CompressionEvent& event, std::int64_t step, std::int64_t coveredPositions);
+    static HeadDecision decisionOf(const trace::CompressionEvent& event, std::int64_t step,
+                                   std::int64_t coveredPositions);
     /// One head's row over [0, positions) in position order, neighbouring positions of one state merged.
     /// Inside the covered positions: Kept where the head kept it; else Dropped (Masked for a masking
     /// press). When kept positions were not recorded, the recorded dropped ones are Dropped/Masked and
     /// the rest Kept. Past them: Later.
-    static std::vector<HeadRun> runsOf(const HeadDecision& decision, std::size_t head, std::int64_t positions);
+    static std::vector<HeadRun> runsOf(const HeadDecision& decision, std::size_t head,
+                                       std::int64_t positions);
 };
 
 } // namespace kvscope::gui

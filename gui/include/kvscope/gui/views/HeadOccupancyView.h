@@ -6,7 +6,6 @@
 #include "kvscope/gui/views/StaticTextCache.h"
 
 #include <QWidget>
-
 #include <cstdint>
 #include <optional>
 #include <vector>
