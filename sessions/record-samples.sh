@@ -22,3 +22,6 @@ record mistral-offloaded --preset mistral --cache offloaded
 record llama4-chunked --preset llama4 --cache dynamic
 record qwen3-next-hybrid --preset qwen3-next --cache dynamic
 record whisper-encoder-decoder --preset whisper --cache quantized --backend hqq --nbits 4 --residual 16
+# AdaKV: per-head budgets, masked slots (the inspector's heads view shows them).
+record llama-adakv --preset llama --cache dynamic --press adakv --ratio 0.5 --press-option base=snapkv \
+  --press-option window_size=8

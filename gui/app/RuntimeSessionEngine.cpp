@@ -10,6 +10,7 @@ gui::EngineCapabilities RuntimeSessionEngine::capabilities() {
     capabilities.presets = runtime::LiveSession::presetNames();
     capabilities.defaultPreset = runtime::LiveSession::defaultPreset();
     capabilities.cudaAvailable = runtime::LiveSession::cudaAvailable();
+    capabilities.presses = runtime::LiveSession::presses();
     capabilities.describeTokenizer = &runtime::LiveSession::describeTokenizer;
     return capabilities;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/FidelityCommand.h"
 
+#include "kvscope/config/ConfigError.h"
 #include "kvscope/runtime/GenerationError.h"
 
 #include <gtest/gtest.h>
@@ -16,8 +17,8 @@ RunOptions pressed(const std::string& press, double ratio) {
     options.run.preset = "llama";
     options.run.prompt = "Every token the model reads leaves a key and a value in the cache";
     options.run.tokens = 12;
-    options.press = press;
-    options.ratio = ratio;
+    options.run.press.name = press;
+    options.run.press.ratio = ratio;
     return options;
 }
 
@@ -43,7 +44,12 @@ TEST(FidelityCommandTest, NeedsAPressAndRefusesBadOnes) {
     RunOptions none = pressed("", 0.0);
     EXPECT_THROW(FidelityCommand::run(none), kvscope::runtime::GenerationError);
     RunOptions unknown = pressed("squeeze", 0.5);
-    EXPECT_THROW(FidelityCommand::run(unknown), kvscope::runtime::GenerationError);
+    try {
+        FidelityCommand::run(unknown);
+        FAIL() << "an unknown press was measured";
+    } catch (const kvscope::config::ConfigError& error) {
+        EXPECT_NE(std::string(error.what()).find("allowed: "), std::string::npos) << error.what();
+    }
 }
 
 } // namespace

@@ -2,6 +2,8 @@
 #include "kvscope/cli/RunCommand.h"
 
 #include "TokenizerTestJson.h"
+#include "kvscope/runtime/LiveSession.h"
+#include "kvscope/trace/RecordingSink.h"
 #include "kvscope/trace/SessionReader.h"
 
 #include <fstream>
@@ -243,6 +245,41 @@ TEST(RunCommandTest, RefusesWhatItCannotDo) {
     }
 }
 
+TEST(RunCommandTest, AdaKvMasksPerHeadAndTheCheckIsRefusedWithAPress) {
+    std::ostringstream progress;
+    RunOptions options = quick("llama");
+    options.check = false;
+    options.run.press.name = "adakv";
+    options.run.press.ratio = 0.5;
+    options.pressOptions = {"base=snapkv", "window_size=4"};
+    const nlohmann::json summary = RunCommand::run(options, progress);
+    const int64_t prompt = summary.at("prompt_tokens").get<int64_t>();
+    const nlohmann::json& compressions = summary.at("press").at("compressions");
+    ASSERT_EQ(compressions.size(), 4u); // every layer, after the prefill
+    for (const nlohmann::json& compression : compressions) {
+        // The cache keeps its length; the two KV heads mask prompt - int(prompt / 2) slots each on average.
+        EXPECT_EQ(compression.at("before"), compression.at("after"));
+        const auto masked = compression.at("masked_per_head").get<std::vector<int64_t>>();
+        ASSERT_EQ(masked.size(), 2u);
+        EXPECT_EQ(masked[0] + masked[1], 2 * (prompt - prompt / 2));
+    }
+    EXPECT_EQ(summary.at("new_tokens"), 6);
+
+    options.check = true;
+    EXPECT_NE(refusal([&] {
+                  RunCommand::run(options, progress);
+              }).find("--check compares with a cache-free recompute"),
+              std::string::npos);
+    options.run.press.name = "h2o";
+    options.run.press.ratio = 0.0;
+    options.pressOptions = {};
+    EXPECT_NE(refusal([&] { RunCommand::run(options, progress); }).find("the check cannot hold"),
+              std::string::npos);
+    // A prefill press at ratio 0 changes nothing, so the check holds.
+    options.run.press.name = "adakv";
+    EXPECT_TRUE(RunCommand::run(options, progress).at("check_passed").get<bool>());
+}
+
 TEST(RunCommandTest, ParsesTheCommandLine) {
     CLI::App app;
     RunOptions options;
@@ -287,4 +324,66 @@ TEST(RunCommandTest, ParsesTheCommandLine) {
     RunCommand::addSubcommand(clashing, clashingOptions);
     const char* ownTokenizer[] = {"kvscope-cli", "run", "--checkpoint", "dir", "--tokenizer", "tok"};
     EXPECT_THROW(clashing.parse(6, ownTokenizer), CLI::ParseError) << "a checkpoint brings its own tokenizer";
+}
+
+TEST(RunCommandTest, APressRunsAsInALiveSessionAndIsRecordedAlike) {
+    kvscope::testing::TemporaryDirectory directory("kvscope-run-press");
+    RunOptions options = quick("llama");
+    options.check = false;
+    options.progress = false;
+    options.run.tokens = 3;
+    options.run.press.name = "snapkv";
+    options.run.press.ratio = 0.5;
+    options.pressOptions = {"window_size=4"};
+    options.out = (directory.path() / "pressed.kvsess").string();
+    std::ostringstream progress;
+    const nlohmann::json summary = RunCommand::run(options, progress);
+    EXPECT_EQ(summary.at("press").at("options").at("window_size"), "4");
+
+    // The GUI's live session over the same settings: one hook factory, one metadata record.
+    kvscope::config::RunSettings live = options.run;
+    live.press = RunCommand::pressSettings(options);
+    kvscope::runtime::LiveSession session(live);
+    kvscope::trace::RecordingSink sink;
+    session.start(sink);
+    while (session.step()) {
+    }
+    const auto compressionsOf = [](const std::vector<kvscope::trace::Event>& events) {
+        std::vector<kvscope::trace::Event> compressions;
+        for (const kvscope::trace::Event& event : events) {
+            if (event.kind() == kvscope::trace::EventKind::Compression) {
+                compressions.push_back(event);
+            }
+        }
+        return compressions;
+    };
+    const kvscope::trace::SessionContents recorded = kvscope::trace::SessionReader::read(options.out);
+    const auto fromCli = compressionsOf(recorded.events);
+    ASSERT_FALSE(fromCli.empty());
+    ASSERT_EQ(fromCli.size(), compressionsOf(sink.events()).size());
+    for (std::size_t index = 0; index < fromCli.size(); ++index) {
+        EXPECT_EQ(fromCli[index].payload, compressionsOf(sink.events())[index].payload) << index;
+    }
+    const nlohmann::json cliPress = nlohmann::json::parse(recorded.metadata.cacheSettingsJson).at("press");
+    const nlohmann::json livePress = nlohmann::json::parse(session.metadata().cacheSettingsJson).at("press");
+    EXPECT_EQ(cliPress, livePress);
+    EXPECT_EQ(livePress.at("name"), "snapkv");
+    EXPECT_EQ(livePress.at("options").at("window_size"), "4");
+}
+
+TEST(RunCommandTest, PressSettingsAreRefusedNamingWhatIsAllowed) {
+    RunOptions options = quick("llama");
+    options.run.press.ratio = 0.5;
+    EXPECT_NE(refusal([&] { std::ostringstream progress; RunCommand::run(options, progress); })
+                  .find("need a press (allowed: streaming_llm"),
+              std::string::npos);
+    options.run.press.name = "snapkv";
+    options.pressOptions = {"window"};
+    EXPECT_NE(refusal([&] { std::ostringstream progress; RunCommand::run(options, progress); })
+                  .find("--press-option `window`: expected key=value"),
+              std::string::npos);
+    options.pressOptions = {"window=4"};
+    EXPECT_NE(refusal([&] { std::ostringstream progress; RunCommand::run(options, progress); })
+                  .find("press snapkv has no option `window` (allowed: window_size, kernel_size)"),
+              std::string::npos);
 }

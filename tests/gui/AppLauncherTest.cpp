@@ -2,6 +2,7 @@
 #include "kvscope/gui/window/AppLauncher.h"
 
 #include "GuiTestHelpers.h"
+#include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/window/MainWindow.h"
 
 #include <QImage>
@@ -26,7 +27,7 @@ QString parseError(const QStringList& arguments) {
 
 TEST(AppLauncherTest, ParsesTheDocumentedForms) {
     const auto parsed = AppLauncher::parse({"kvscope", "--preset", "gemma3", "--cache", "quantized", "--nbits", "2",
-                                            "--tokens", "9", "--screenshot", "out.png", "--step", "4"},
+                                            "--tokens", "9", "--screenshot", "out.png", "--step", "4", "--layer", "1"},
                                            capabilities());
     ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
     const LaunchOptions& options = std::get<LaunchOptions>(parsed);
@@ -36,6 +37,7 @@ TEST(AppLauncherTest, ParsesTheDocumentedForms) {
     EXPECT_EQ(options.live.tokens, 9);
     EXPECT_EQ(options.screenshot, "out.png");
     EXPECT_EQ(options.step, 4);
+    EXPECT_EQ(options.layer, 1);
     EXPECT_EQ(options.size, QSize(1600, 1000));
     EXPECT_FALSE(options.live.weightSeed.has_value()); // a preset's trained weights
 
@@ -47,6 +49,20 @@ TEST(AppLauncherTest, ParsesTheDocumentedForms) {
         AppLauncher::parse({"kvscope", "--config", "c.json", "--tokenizer", "/models/tok"}, capabilities());
     ASSERT_TRUE(std::holds_alternative<LaunchOptions>(paired)) << std::get<QString>(paired).toStdString();
     EXPECT_EQ(std::get<LaunchOptions>(paired).live.tokenizerPath, "/models/tok");
+}
+
+TEST(AppLauncherTest, ParsesAPressAndItsOptions) {
+    const auto parsed = AppLauncher::parse({"kvscope", "--press", "snapkv", "--ratio", "0.5", "--press-option",
+                                            "window_size=4", "--press-option", "kernel_size=3", "--press-scores"},
+                                           capabilities());
+    ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
+    const LaunchOptions& options = std::get<LaunchOptions>(parsed);
+    EXPECT_EQ(options.live.press, (config::PressSettings{"snapkv", 0.5, {{"window_size", "4"}, {"kernel_size", "3"}}}));
+    EXPECT_TRUE(options.pressScores);
+    EXPECT_TRUE(parseError({"--press", "snap"}).contains("unknown press `snap` (allowed: streaming_llm"));
+    EXPECT_TRUE(parseError({"--press", "knorm", "--ratio", "half"}).contains("--ratio must be a number"));
+    EXPECT_TRUE(parseError({"--press", "knorm", "--press-option", "x"}).contains("expected key=value"));
+    EXPECT_TRUE(parseError({"--ratio", "0.5"}).contains("need a press"));
 }
 
 TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
@@ -63,6 +79,8 @@ TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
     EXPECT_TRUE(parseError({"--device", "cuda"}).contains("not available"));
     EXPECT_TRUE(parseError({"--step", "3"}).contains("--screenshot"));
     EXPECT_TRUE(parseError({"--screenshot", "x.png", "--step", "-1"}).contains("non-negative"));
+    EXPECT_TRUE(parseError({"--layer", "2"}).contains("--screenshot"));
+    EXPECT_TRUE(parseError({"--screenshot", "x.png", "--layer", "x"}).contains("--layer must be a non-negative"));
     EXPECT_TRUE(parseError({"/no/such/file.kvs"}).contains("not found"));
     EXPECT_TRUE(parseError({"--synthetic", "lots"}).contains("LAYERSxTOKENS"));
     EXPECT_TRUE(parseError({"--size", "10x10"}).contains("320x240"));
@@ -78,11 +96,13 @@ TEST(AppLauncherTest, ScreenshotOfALiveRunIsAPaintedPicture) {
     options.live.cache.kind = config::CacheKind::Offloaded;
     options.screenshot = dir.filePath("shot.png");
     options.step = 12;
+    options.layer = 3;
     options.size = QSize(1200, 800);
     QString log;
     QTextStream errors(&log);
     EXPECT_EQ(AppLauncher::launch(window, options, errors), 0) << log.toStdString();
     EXPECT_EQ(window.session().currentStep(), 12);
+    EXPECT_EQ(window.selection().selectedLayer(), 3);
     const QImage image(options.screenshot);
     ASSERT_FALSE(image.isNull());
     EXPECT_EQ(image.size(), QSize(1200, 800));
@@ -101,6 +121,10 @@ TEST(AppLauncherTest, AStepBeyondTheSessionIsRefused) {
     QTextStream errors(&log);
     EXPECT_EQ(AppLauncher::launch(window, options, errors), 2);
     EXPECT_TRUE(log.contains("beyond the session's last step 10")) << log.toStdString();
+    options.step = 5;
+    options.layer = 4;
+    EXPECT_EQ(AppLauncher::launch(window, options, errors), 2);
+    EXPECT_TRUE(log.contains("beyond the session's last layer 3")) << log.toStdString();
 }
 
 TEST(AppLauncherTest, UniformPicturesAreNotScreenshots) {

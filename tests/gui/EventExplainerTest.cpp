@@ -30,7 +30,7 @@ TEST(EventExplainerTest, EveryKindHasASummaryAndAReason) {
         trace::StepEndEvent{66, "B", 1000},
         trace::ComputeEvent{},
         trace::LogitsEvent{{1}, {-0.1f}, false},
-        trace::CompressionEvent{10, 6, 2, 4, 12, {}, {}},
+        trace::CompressionEvent{10, 6, 2, 4, 12, {}, {}, {}, {}},
     };
     ASSERT_EQ(payloads.size(), trace::kEventKindCount + 1);
     for (const trace::EventPayload& payload : payloads) {

@@ -2,7 +2,11 @@
 #include "kvscope/gui/window/MainWindow.h"
 
 #include "GuiTestHelpers.h"
+#include "kvscope/gui/session/ViewSelection.h"
+#include "kvscope/gui/views/HeadOccupancyView.h"
 #include "kvscope/gui/window/AppLauncher.h"
+#include "kvscope/gui/views/OccupancyMapView.h"
+#include "kvscope/gui/views/PlotStyle.h"
 #include "kvscope/gui/window/TransportBar.h"
 
 #include <QAction>
@@ -29,6 +33,91 @@ QString savedSession(const QTemporaryDir& dir, const QString& name, std::int64_t
     const QString path = dir.filePath(name);
     EXPECT_EQ(session.saveAs(path), QString());
     return path;
+}
+
+/// A synthetic session of 10 tokens (prompt 12) where a press decided on layer 3 at the prefill.
+void loadWithCompression(SessionController& session, const trace::CompressionEvent& compression) {
+    const auto options = testing::smallSession(10);
+    std::vector<trace::Event> events = testing::syntheticEvents(options);
+    const auto firstDecodeEvent =
+        std::find_if(events.begin(), events.end(), [](const trace::Event& event) { return event.step > 0; });
+    events.insert(firstDecodeEvent, trace::Event{0, 3, 0, compression});
+    session.setRecordedSession(testing::syntheticMetadata(options), std::move(events),
+                               QStringLiteral("pressed"));
+}
+
+/// Each head's kept positions of 12, and the rest dropped (evicted, or masked by AdaKV with heads keeping
+/// their own numbers): the event a press records.
+trace::CompressionEvent compressionKeeping(const std::vector<std::vector<std::int64_t>>& kept,
+                                           bool masking = false) {
+    trace::CompressionEvent event;
+    event.lengthBefore = 12;
+    event.lengthAfter = masking ? event.lengthBefore : static_cast<std::int32_t>(kept.front().size());
+    event.heads = static_cast<std::int32_t>(kept.size());
+    event.droppedCount = event.lengthBefore - event.lengthAfter;
+    if (masking) {
+        event.droppedCount = 0;
+        for (const auto& head : kept) {
+            event.keptPerHead.push_back(static_cast<std::int32_t>(head.size()));
+            event.droppedCount += event.lengthBefore - static_cast<std::int32_t>(head.size());
+        }
+    }
+    for (const auto& head : kept) {
+        event.positions.insert(event.positions.end(), head.begin(), head.end());
+    }
+    event.keptRecorded = static_cast<std::int32_t>(event.positions.size());
+    for (const auto& head : kept) {
+        for (std::int64_t position = 0; position < event.lengthBefore; ++position) {
+            if (std::find(head.begin(), head.end(), position) == head.end()) {
+                event.positions.push_back(position);
+            }
+        }
+    }
+    return event;
+}
+
+TEST(MainWindowTest, HeadsViewExpandsTheSelectedLayerIntoItsKvHeads) {
+    MainWindow window(testing::syntheticFactory(), capabilities());
+    window.resize(1400, 900);
+    loadWithCompression(window.session(), compressionKeeping({{0, 1, 2, 9, 10, 11}, {0, 3, 4, 5, 10, 11}}));
+    HeadOccupancyView& heads = *window.headOccupancy();
+    window.selection().setSelectedLayer(2);
+    EXPECT_TRUE(heads.rows().empty()) << "no press decided on layer 2";
+    window.selection().setSelectedLayer(3);
+    window.session().setCurrentStep(4);
+    ASSERT_TRUE(heads.decision().has_value());
+    EXPECT_EQ(heads.positions(), 16);
+    const auto rows = heads.rows();
+    ASSERT_EQ(rows.size(), 2u);
+    // A uniform press: both heads keep 6 of the 12 prompt positions, different ones; 4 arrived since.
+    EXPECT_EQ(heads.decision()->keptCounts, (std::vector<std::int64_t>{6, 6}));
+    EXPECT_EQ(rows[0], (std::vector<HeadRun>{{0, 3, HeadSlot::Kept},
+                                             {3, 9, HeadSlot::Dropped},
+                                             {9, 12, HeadSlot::Kept},
+                                             {12, 16, HeadSlot::Later}}));
+    EXPECT_EQ(rows[1].front(), (HeadRun{0, 1, HeadSlot::Kept}));
+    window.session().goToStart();
+    EXPECT_EQ(heads.rows()[0].back(), (HeadRun{9, 12, HeadSlot::Kept}))
+        << "nothing arrived yet at the prefill";
+    window.show();
+    EXPECT_TRUE(AppLauncher::looksPainted(window.renderImage()));
+
+    // AdaKV: per-head budgets, masked slots stay in the cache; the rows differ in length.
+    loadWithCompression(window.session(),
+                        compressionKeeping({{0, 1, 2, 3, 5, 8, 9, 10, 11}, {0, 10, 11}}, true));
+    window.selection().setSelectedLayer(3);
+    window.session().setCurrentStep(1);
+    ASSERT_TRUE(heads.decision().has_value());
+    EXPECT_TRUE(heads.decision()->masking);
+    EXPECT_EQ(heads.decision()->keptCounts, (std::vector<std::int64_t>{9, 3}));
+    const auto masked = heads.rows();
+    ASSERT_EQ(masked.size(), 2u);
+    EXPECT_NE(masked[0], masked[1]);
+    EXPECT_EQ(masked[1], (std::vector<HeadRun>{{0, 1, HeadSlot::Kept},
+                                               {1, 10, HeadSlot::Masked},
+                                               {10, 12, HeadSlot::Kept},
+                                               {12, 13, HeadSlot::Later}}));
+    EXPECT_TRUE(AppLauncher::looksPainted(window.renderImage()));
 }
 
 TEST(MainWindowTest, RenderedWindowIsNotBlank) {
@@ -91,6 +180,67 @@ TEST(MainWindowTest, LiveSessionRunsInTheBackground) {
     window.transport()->speedBox();
     ASSERT_TRUE(testing::waitUntil([&] { return window.session().liveFinished(); }, 20000));
     EXPECT_EQ(window.session().stepCount(), 10);
+}
+
+TEST(MainWindowTest, APressSessionShowsDroppedTokensTheirLegendAndTheScoreOverlay) {
+    // kvscope-cli run --press snapkv --ratio 0.5 on gemma2 with a quantized cache: each of 4 layers keeps 7 of
+    // 14 prompt tokens per KV head (2 heads).
+    MainWindow window(testing::syntheticFactory(), capabilities());
+    window.resize(1400, 900);
+    ASSERT_EQ(window.openFileNow(QStringLiteral(KVSCOPE_TEST_DATA_DIR "/sessions/golden-1.3.kvsess")), QString());
+    window.show();
+    OccupancyMapView& map = *window.occupancyMap();
+    EXPECT_TRUE(map.legendEntries().contains("dropped by the press")) << map.legendEntries().join(", ").toStdString();
+    EXPECT_FALSE(map.legendEntries().contains("press score (low to high)"));
+    // Layer 1's heads kept {0, 1, 2, 3, 8, 12, 13} and {2, 3, 5, 6, 7, 12, 13}.
+    window.session().setCurrentStep(0);
+    const std::vector<std::optional<SlotState>> expected = {
+        SlotState::PartlyDropped, SlotState::PartlyDropped, SlotState::Quantized,     SlotState::Quantized,
+        SlotState::Dropped,       SlotState::PartlyDropped, SlotState::PartlyDropped, SlotState::PartlyDropped,
+        SlotState::PartlyDropped, SlotState::Dropped,       SlotState::Dropped,       SlotState::Dropped,
+        SlotState::Quantized,     SlotState::Quantized};
+    for (std::int64_t position = 0; position < 14; ++position) {
+        EXPECT_EQ(map.slotAt(1, position), expected[static_cast<std::size_t>(position)]) << "position " << position;
+    }
+    EXPECT_TRUE(map.describe(1, 4).contains("dropped by the press")) << map.describe(1, 4).toStdString();
+    EXPECT_TRUE(map.describe(1, 12).contains("press score")) << map.describe(1, 12).toStdString();
+    ASSERT_NE(window.scoreOverlayAction(), nullptr);
+    EXPECT_FALSE(map.scoreOverlay());
+    window.scoreOverlayAction()->trigger();
+    EXPECT_TRUE(map.scoreOverlay());
+    EXPECT_TRUE(map.hasPressScores());
+    EXPECT_TRUE(map.legendEntries().contains("press score (low to high)"));
+    const QImage image = window.renderImage();
+    EXPECT_TRUE(AppLauncher::looksPainted(image));
+
+    // The dropped colour is painted: some pixel of the map has it.
+    const QImage mapImage = map.grab().toImage();
+    const QRgb droppedColour = PlotStyle::slotColour(SlotState::Dropped).rgb();
+    bool painted = false;
+    for (int y = 0; y < mapImage.height() && !painted; ++y) {
+        for (int x = 0; x < mapImage.width() && !painted; ++x) {
+            painted = mapImage.pixel(x, y) == droppedColour;
+        }
+    }
+    EXPECT_TRUE(painted);
+}
+
+TEST(MainWindowTest, ComparesALivePressWithTheSameRunWithoutIt) {
+    MainWindow window(testing::syntheticFactory(), capabilities());
+    EXPECT_TRUE(window.comparePressWithoutIt().contains("Start a live session with a cache press"));
+    kvscope::config::RunSettings settings;
+    settings.tokens = 4;
+    settings.prompt = "same prompt";
+    window.startLive(settings);
+    EXPECT_TRUE(window.comparePressWithoutIt().contains("runs no cache press"));
+    settings.press = {"snapkv", 0.5, {{"window_size", "4"}}};
+    window.startLive(settings);
+    EXPECT_EQ(window.comparePressWithoutIt(), QString());
+    EXPECT_EQ(window.compareSession().mode(), SessionController::Mode::Live);
+    EXPECT_TRUE(window.compareSession().liveSettings().press.name.empty());
+    EXPECT_EQ(window.compareSession().liveSettings().prompt, "same prompt");
+    EXPECT_EQ(window.compareSession().liveSettings().cache, settings.cache);
+    ASSERT_TRUE(testing::waitUntil([&] { return window.compareSession().liveFinished(); }, 20000));
 }
 
 } // namespace

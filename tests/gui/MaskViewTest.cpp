@@ -6,6 +6,8 @@
 
 #include <QImage>
 
+#include <algorithm>
+
 namespace kvscope::gui {
 namespace {
 
@@ -46,6 +48,29 @@ TEST(MaskViewTest, ChunkedLayersComeFromTheSessionMetadata) {
     EXPECT_EQ(view.shapeOf(0).kind, MaskKind::Chunked);
     EXPECT_EQ(view.shapeOf(0).span, 8);
     EXPECT_EQ(view.shapeOf(2).kind, MaskKind::Full);
+}
+
+TEST(MaskViewTest, NamesWhatAMaskingPressHidesPerKvHead) {
+    SessionController session;
+    ViewSelection selection;
+    MaskView view(session, selection);
+    view.resize(500, 300);
+    const auto options = testing::smallSession(10);
+    std::vector<trace::Event> events = testing::syntheticEvents(options);
+    // AdaKV on layer 0 after the prefill: of 12 prompt slots, head 0 hides 2 and head 1 hides 8.
+    trace::CompressionEvent masked{12, 12, 2, 10, 0, {}, {}, {}, {10, 4}};
+    for (const auto& hidden : std::vector<std::vector<std::int64_t>>{{3, 4}, {0, 1, 2, 5, 6, 7, 8, 9}}) {
+        masked.positions.insert(masked.positions.end(), hidden.begin(), hidden.end());
+    }
+    events.insert(std::find_if(events.begin(), events.end(), [](const trace::Event& event) { return event.step > 0; }),
+                  trace::Event{0, 0, 0, masked});
+    session.setRecordedSession(testing::syntheticMetadata(options), std::move(events), QStringLiteral("adakv"));
+    session.setCurrentStep(0);
+    EXPECT_TRUE(view.headMaskNote(0).startsWith("after this step")) << view.headMaskNote(0).toStdString();
+    session.setCurrentStep(3);
+    EXPECT_EQ(view.headMaskNote(0), "and per KV head, the press hides 2 to 8 of slots 0–11 (KV heads view)");
+    EXPECT_TRUE(view.headMaskNote(1).isEmpty()) << "no press decided on layer 1";
+    EXPECT_FALSE(view.grab().toImage().isNull());
 }
 
 } // namespace

@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/NewSessionDialog.h"
 
+#include "kvscope/config/PressDescriptions.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLineEdit>
+
 #include <QApplication>
 #include <QTemporaryDir>
 #include <gtest/gtest.h>
@@ -16,6 +22,7 @@ EngineCapabilities capabilities(bool cuda) {
     result.presets = {"gemma3", "llama", "mistral"};
     result.defaultPreset = "llama";
     result.cudaAvailable = cuda;
+    result.presses = kvscope::config::PressDescriptions::all();
     return result;
 }
 
@@ -97,6 +104,35 @@ TEST(NewSessionDialogTest, ShowsTheTokenizerASourceBrings) {
     dialog.setSettings(fromCheckpoint);
     EXPECT_EQ(dialog.tokenizerDescription(), "BPE tokenizer, 1001 ids (tokenizer.json)");
     EXPECT_TRUE(dialog.settings().tokenizerPath.empty());
+}
+
+TEST(NewSessionDialogTest, OffersTheEnginesPressesWithTheirOptions) {
+    kvscope::config::RunSettings settings;
+    settings.press = {"snapkv", 0.25, {{"window_size", "8"}}};
+    NewSessionDialog dialog(capabilities(false), settings);
+    EXPECT_EQ(dialog.settings().press, settings.press) << "typed options round-trip, defaults stay implicit";
+    EXPECT_EQ(dialog.validate(), QString());
+    ASSERT_EQ(dialog.pressBox()->count(), static_cast<int>(kvscope::config::PressDescriptions::all().size()) + 1);
+    EXPECT_EQ(dialog.pressBox()->itemText(0), "none");
+    ASSERT_EQ(dialog.pressOptionFields().size(), 2u);
+    EXPECT_EQ(dialog.pressOptionFields().at("kernel_size")->placeholderText(), "5 (default)");
+
+    // Another press: its own options, and its defaults unless typed.
+    dialog.pressBox()->setCurrentIndex(dialog.pressBox()->findData(QStringLiteral("decoding")));
+    ASSERT_EQ(dialog.pressOptionFields().count("target_size"), 1u);
+    EXPECT_EQ(dialog.pressOptionFields().count("window_size"), 0u);
+    dialog.pressOptionFields().at("target_size")->setText("abc");
+    EXPECT_TRUE(dialog.validate().contains("target_size=abc: expected an integer")) << dialog.validate().toStdString();
+    dialog.pressOptionFields().at("target_size")->setText("64");
+    EXPECT_EQ(dialog.validate(), QString());
+    EXPECT_EQ(dialog.settings().press.name, "decoding");
+    EXPECT_EQ(dialog.settings().press.options, (std::map<std::string, std::string>{{"target_size", "64"}}));
+
+    dialog.pressBox()->setCurrentIndex(0);
+    EXPECT_TRUE(dialog.settings().press.name.empty());
+    EXPECT_EQ(dialog.settings().press.ratio, 0.0) << "no ratio without a press";
+    EXPECT_FALSE(dialog.ratioBox()->isEnabled());
+    EXPECT_TRUE(dialog.pressOptionFields().empty());
 }
 
 } // namespace

@@ -23,6 +23,11 @@ LayerState layer(LayerKind kind, std::int64_t seq, std::int64_t stored, std::int
     return state;
 }
 
+LayerState pressed(LayerState state, std::int64_t evicted) {
+    state.evictedTokens = evicted;
+    return state;
+}
+
 struct SegmentCase {
     const char* name;
     LayerState layer;
@@ -43,6 +48,12 @@ TEST(OccupancyGeometryTest, SegmentsPerLayerKind) {
         {"offloaded", layer(LayerKind::Dynamic, 7, 7, -1, 0, Residency::Host), {{0, 7, SlotState::Offloaded}}},
         {"stored beyond seq is clamped", layer(LayerKind::Dynamic, 3, 9), {{0, 3, SlotState::FullPrecision}}},
         {"empty layer", layer(LayerKind::Dynamic, 0, 0), {}},
+        {"pressed dynamic: 6 of 14 dropped, 2 tokens since", pressed(layer(LayerKind::Dynamic, 10, 10), 6),
+         {{0, 16, SlotState::FullPrecision}}},
+        {"pressed quantized: the kept store spans the prompt", pressed(layer(LayerKind::Quantized, 9, 9, -1, 7), 7),
+         {{0, 14, SlotState::Quantized}, {14, 16, SlotState::FullPrecision}}},
+        {"sliding evictions stay a slid-out prefix", pressed(layer(LayerKind::DynamicSlidingWindow, 40, 16), 24),
+         {{0, 24, SlotState::SlidOut}, {24, 40, SlotState::FullPrecision}}},
     };
     for (const SegmentCase& test : cases) {
         EXPECT_EQ(OccupancyGeometry::segmentsOf(test.layer), test.expected) << test.name;

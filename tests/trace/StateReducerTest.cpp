@@ -153,12 +153,19 @@ TEST(StateReducerTest, CropRemovesTokensFromTheTail) {
     quantized = folded(quantized, 3, CropEvent{10, 20, 10});
     EXPECT_EQ(quantized.quantizedTokens, 10);
     EXPECT_EQ(quantized.residualTokens, 0);
+
+    // A masking press (AdaKV) keeps every token where it was.
+    LayerState masked = layerOfKind(LayerKind::Quantized);
+    masked.seqLength = masked.storedTokens = 20;
+    masked.quantizedTokens = 16;
+    masked.residualTokens = 4;
+    EXPECT_EQ(folded(masked, 0, CompressionEvent{20, 20, 2, 12, 0, {}, {}, {}, {14, 14}}), masked);
 }
 
 TEST(StateReducerTest, CompressionKeepsThePressedTokens) {
     LayerState dynamic = layerOfKind(LayerKind::Dynamic);
     dynamic.seqLength = dynamic.storedTokens = 20;
-    dynamic = folded(dynamic, 0, CompressionEvent{20, 8, 2, 12, 0, {}, {}});
+    dynamic = folded(dynamic, 0, CompressionEvent{20, 8, 2, 12, 0, {}, {}, {}, {}});
     EXPECT_EQ(dynamic.seqLength, 8);
     EXPECT_EQ(dynamic.storedTokens, 8);
     EXPECT_EQ(dynamic.evictedTokens, 12);
@@ -167,9 +174,16 @@ TEST(StateReducerTest, CompressionKeepsThePressedTokens) {
     quantized.seqLength = quantized.storedTokens = 20;
     quantized.quantizedTokens = 16;
     quantized.residualTokens = 4;
-    quantized = folded(quantized, 0, CompressionEvent{20, 10, 2, 10, 0, {}, {}});
+    quantized = folded(quantized, 0, CompressionEvent{20, 10, 2, 10, 0, {}, {}, {}, {}});
     EXPECT_EQ(quantized.quantizedTokens, 10);
     EXPECT_EQ(quantized.residualTokens, 0);
+
+    // A masking press (AdaKV) keeps every token where it was.
+    LayerState masked = layerOfKind(LayerKind::Quantized);
+    masked.seqLength = masked.storedTokens = 20;
+    masked.quantizedTokens = 16;
+    masked.residualTokens = 4;
+    EXPECT_EQ(folded(masked, 0, CompressionEvent{20, 20, 2, 12, 0, {}, {}, {}, {14, 14}}), masked);
 }
 
 TEST(StateReducerTest, ReorderChangesNothingAndBatchOpsSetBatchSize) {

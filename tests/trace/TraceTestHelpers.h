@@ -69,7 +69,10 @@ inline std::vector<Event> everyKindSession(std::int64_t tokens = 40, std::int32_
     }
     using namespace std::string_literals;
     events.push_back(Event{lastStep, 0, 0,
-                           CompressionEvent{5, 3, 2, 2, 6, {0, 3, 4, 1, 3, 4, 1, 2, 0, 2}, {0.25F, 0.5F, 0.125F, 0.75F}}});
+                           CompressionEvent{5, 3, 2, 2, 6, {0, 3, 4, 1, 3, 4, 1, 2, 0, 2}, {0.25F, 0.5F, 0.125F, 0.75F},
+                                            {2.0F, 1.5F, 1.0F, 3.0F, 2.5F, 0.875F}, {}}});
+    // 1.3: heads keeping different numbers of tokens (AdaKV), nothing evicted.
+    events.push_back(Event{lastStep, 1, 0, CompressionEvent{4, 4, 2, 4, 4, {0, 2, 3, 3, 1, 0, 1, 2}, {}, {}, {3, 1}}});
     events.push_back(Event{lastStep, -1, 0, StepBeginEvent{-1, "non-ASCII \xc3\xa9 and \0 inside"s}});
     for (std::size_t i = 0; i < events.size(); ++i) {
         events[i].sequence = i;

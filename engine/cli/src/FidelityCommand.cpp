@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/FidelityCommand.h"
 
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/runtime/GenerationError.h"
@@ -26,23 +27,23 @@ CLI::App* FidelityCommand::addSubcommand(CLI::App& app, RunOptions& options) {
 
 nlohmann::json FidelityCommand::run(const RunOptions& options) {
     const config::RunSettings settings = RunCommand::settingsOf(options);
-    const std::optional<runtime::PressSettings> press = RunCommand::pressSettings(options);
-    if (!press) {
+    const config::PressSettings& press = settings.press;
+    if (press.name.empty()) {
         throw runtime::GenerationError("fidelity compares a press against no press: give --press NAME (" +
-                                       press::PressCatalog::allowedNames() + ")");
+                                       config::PressDescriptions::allowedNames() + ")");
     }
     runtime::ModelSource::Loaded loaded = runtime::ModelSource::load(settings, model::ModelLoader::device(settings.device));
     const std::vector<int64_t> prompt = loaded.text->encode(settings.prompt);
     const runtime::FidelityResult result =
-        runtime::PressFidelity::measure(*loaded.model, settings.cache, prompt, settings.tokens, *press);
+        runtime::PressFidelity::measure(*loaded.model, settings.cache, prompt, settings.tokens, press);
     std::set<int64_t> compressed;
     for (const runtime::PressDecision& decision : result.decisions) {
         compressed.insert(decision.layer);
     }
     return {{"model", loaded.source},
-            {"press", press->name},
-            {"ratio", press->ratio},
-            {"options", press->options},
+            {"press", press.name},
+            {"ratio", press.ratio},
+            {"options", press.options},
             {"prompt_tokens", prompt.size()},
             {"tokens", result.tokens.size()},
             {"mean_kl", result.meanDivergence},

@@ -2,6 +2,7 @@
 #include "kvscope/cli/PressBenchmark.h"
 
 #include "kvscope/cli/OptionChecks.h"
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/press/PressCatalog.h"
 #include "kvscope/press/PressWorkload.h"
 #include "kvscope/press/TopKSelection.h"
@@ -42,12 +43,11 @@ double medianMilliseconds(int64_t repeats, const std::function<void()>& work) {
 }
 
 std::string phaseOf(const std::string& name) {
-    for (const press::PressDescription& description : press::PressCatalog::presses()) {
-        if (description.name == name) {
-            return description.phase;
-        }
+    const config::PressDescription* description = config::PressDescriptions::find(name);
+    if (description == nullptr) {
+        throw std::invalid_argument("unknown press `" + name + "` (allowed: " + config::PressDescriptions::allowedNames() + ")");
     }
-    throw std::invalid_argument("unknown press `" + name + "` (allowed: " + press::PressCatalog::allowedNames() + ")");
+    return description->phase;
 }
 
 /// A prefill press over the whole prompt, then the layer's prefill attention once (it dwarfs the noise).

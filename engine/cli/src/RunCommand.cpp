@@ -10,7 +10,7 @@
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/model/ModelLoader.h"
-#include "kvscope/press/PressCatalog.h"
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/runtime/CachePressHook.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
@@ -138,9 +138,11 @@ void RunCommand::addModelOptions(CLI::App& command, RunOptions& options) {
 }
 
 void RunCommand::addPressOptions(CLI::App& command, RunOptions& options) {
+    config::RunSettings& settings = options.run;
     CLI::App* run = &command;
-    run->add_option("--press", options.press, "Cache press (kvscope-cli presses): " + press::PressCatalog::allowedNames());
-    run->add_option("--ratio", options.ratio, "Share of each layer's prefill cache a prefill press removes, in [0, 1)")
+    run->add_option("--press", settings.press.name,
+                    "Cache press (kvscope-cli presses): " + config::PressDescriptions::allowedNames());
+    run->add_option("--ratio", settings.press.ratio, "Share of each layer's prefill cache a prefill press removes, in [0, 1)")
         ->check(CLI::Range(0.0, 0.999999));
     run->add_option("--press-option", options.pressOptions, "A press option key=value (repeatable)");
     run->add_option("--interval", options.interval, "Decoding press: forward passes between compressions")
@@ -151,6 +153,7 @@ void RunCommand::addPressOptions(CLI::App& command, RunOptions& options) {
 
 config::RunSettings RunCommand::settingsOf(const RunOptions& options) {
     config::RunSettings settings = options.run;
+    settings.press = pressSettings(options);
     if (!options.promptFile.empty()) {
         std::ifstream file(options.promptFile, std::ios::binary);
         if (!file) {
@@ -162,43 +165,38 @@ config::RunSettings RunCommand::settingsOf(const RunOptions& options) {
     return settings;
 }
 
-std::unique_ptr<runtime::CachePressHook> RunCommand::pressHook(const RunOptions& options,
-                                                              const model::Architecture& architecture) {
-    const std::optional<runtime::PressSettings> settings = pressSettings(options);
-    return settings ? std::make_unique<runtime::CachePressHook>(architecture, options.run.cache, options.run.beams, *settings)
-                    : nullptr;
-}
-
-std::optional<runtime::PressSettings> RunCommand::pressSettings(const RunOptions& options) {
-    if (options.press.empty()) {
-        if (!options.pressOptions.empty() || options.interval > 0 || options.targetSize > 0 || options.ratio > 0.0) {
-            throw runtime::GenerationError("--ratio, --press-option, --interval and --target-size need --press NAME (" +
-                                           press::PressCatalog::allowedNames() + ")");
-        }
-        return std::nullopt;
-    }
-    runtime::PressSettings settings{options.press, options.ratio, {}};
+config::PressSettings RunCommand::pressSettings(const RunOptions& options) {
+    config::PressSettings press = options.run.press;
     try {
-        settings.options = OptionChecks::keyValues(options.pressOptions, "--press-option");
+        for (const auto& [key, value] : OptionChecks::keyValues(options.pressOptions, "--press-option")) {
+            press.options[key] = value;
+        }
     } catch (const std::invalid_argument& error) {
         throw runtime::GenerationError(error.what());
     }
     if (options.interval > 0) {
-        settings.options["compression_interval"] = std::to_string(options.interval);
+        press.options["compression_interval"] = std::to_string(options.interval);
     }
     if (options.targetSize > 0) {
-        settings.options["target_size"] = std::to_string(options.targetSize);
+        press.options["target_size"] = std::to_string(options.targetSize);
     }
-    return settings;
+    return press;
 }
 
 nlohmann::json RunCommand::pressSummary(const runtime::CachePressHook& hook) {
     nlohmann::json decisions = nlohmann::json::array();
     for (const runtime::PressDecision& decision : hook.decisions()) {
-        decisions.push_back({{"step", decision.step},
-                             {"layer", decision.layer},
-                             {"before", decision.before},
-                             {"after", decision.after}});
+        nlohmann::json entry = {{"step", decision.step},
+                                {"layer", decision.layer},
+                                {"before", decision.before},
+                                {"after", decision.after}};
+        if (decision.masked.defined()) {
+            // Batch row 0: the slots each KV head masks (adakv; the cache keeps its length).
+            const at::Tensor counts = decision.masked[0].sum(-1).to(at::kLong).contiguous();
+            entry["masked_per_head"] =
+                std::vector<int64_t>(counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + counts.numel());
+        }
+        decisions.push_back(std::move(entry));
     }
     return {{"name", hook.settings().name},
             {"ratio", hook.settings().ratio},
@@ -209,6 +207,17 @@ nlohmann::json RunCommand::pressSummary(const runtime::CachePressHook& hook) {
 
 nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress) {
     const config::RunSettings settings = settingsOf(options);
+    if (options.check && !settings.press.name.empty()) {
+        // A prefill press at ratio 0 changes nothing; any other press hides tokens by design.
+        const config::PressDescription& described = config::PressDescriptions::describe(settings.press.name);
+        if (described.phase != "prefill" || settings.press.ratio > 0.0) {
+            throw runtime::GenerationError(
+                "--check compares with a cache-free recompute, which attends to every token; press " +
+                settings.press.name +
+                " hides tokens from attention (presses evict them, adakv masks them per head), so the check "
+                "cannot hold: run --check without --press (or with a prefill press at --ratio 0)");
+        }
+    }
     const at::Device device = model::ModelLoader::device(settings.device);
 
     const auto loadStart = Clock::now();
@@ -217,7 +226,7 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     const double loadMs = millisecondsSince(loadStart);
     const model::Architecture& architecture = languageModel.architecture();
 
-    const std::unique_ptr<runtime::CachePressHook> press = pressHook(options, architecture);
+    const std::unique_ptr<runtime::CachePressHook> press = runtime::CachePressHook::forRun(architecture, settings);
     // The model calls the hook only during this run.
     struct ObserverGuard {
         model::LanguageModel& model;
@@ -237,13 +246,6 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     if (!options.out.empty()) {
         trace::SessionMetadata metadata =
             runtime::RunMetadata::build(loaded, settings, text, prompt, runtime::RunMetadata::nowUnixNs());
-        if (press) {
-            // The press's settings travel with the cache's (sessions/FORMAT.md 1.2).
-            nlohmann::json cacheSettings = nlohmann::json::parse(metadata.cacheSettingsJson);
-            const nlohmann::json summary = pressSummary(*press);
-            cacheSettings["press"] = {{"name", summary["name"]}, {"ratio", summary["ratio"]}, {"options", summary["options"]}};
-            metadata.cacheSettingsJson = cacheSettings.dump();
-        }
         session = std::make_unique<trace::SessionWriter>(options.out, std::move(metadata));
         sinks.addSink(session.get());
     }

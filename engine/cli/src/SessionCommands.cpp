@@ -3,6 +3,7 @@
 
 #include "kvscope/cli/OptionChecks.h"
 
+#include "kvscope/trace/CompressionLayout.h"
 #include "kvscope/trace/PerfettoExport.h"
 #include "kvscope/trace/SessionError.h"
 #include "kvscope/trace/SessionReader.h"
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <ostream>
 #include <variant>
 
@@ -94,20 +96,40 @@ void addCompressions(Json& json, const trace::Timeline& timeline) {
                 static_cast<std::size_t>(event.layer) >= json["layers"].size()) {
                 continue;
             }
+            const trace::CompressionLayout layout(*compression);
             Json kept = Json::array();
-            const auto heads = static_cast<std::size_t>(std::max<std::int32_t>(compression->heads, 1));
-            const std::size_t perHead = static_cast<std::size_t>(compression->keptRecorded) / heads;
-            for (std::size_t head = 0; head < heads && perHead > 0; ++head) {
-                std::vector<std::int64_t> positions(compression->positions.begin() + head * perHead,
-                                                    compression->positions.begin() + (head + 1) * perHead);
-                std::sort(positions.begin(), positions.end());
-                kept.push_back(positions);
+            Json keptScores = Json::array();
+            for (std::int32_t head = 0; head < layout.heads(); ++head) {
+                const auto positions = layout.keptPositions(head);
+                const auto scores = layout.keptScores(head);
+                if (positions.empty()) {
+                    continue;
+                }
+                // Ascending positions, each score beside its position.
+                std::vector<std::size_t> order(positions.size());
+                std::iota(order.begin(), order.end(), std::size_t{0});
+                std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return positions[a] < positions[b]; });
+                Json headPositions = Json::array();
+                Json headScores = Json::array();
+                for (const std::size_t index : order) {
+                    headPositions.push_back(positions[index]);
+                    if (!scores.empty()) {
+                        headScores.push_back(scores[index]);
+                    }
+                }
+                kept.push_back(std::move(headPositions));
+                if (!scores.empty()) {
+                    keptScores.push_back(std::move(headScores));
+                }
             }
             json["layers"][static_cast<std::size_t>(event.layer)]["compression"] = {
                 {"step", earlier},
                 {"before", compression->lengthBefore},
                 {"after", compression->lengthAfter},
                 {"kept_positions", kept}};
+            if (!keptScores.empty()) {
+                json["layers"][static_cast<std::size_t>(event.layer)]["compression"]["kept_scores"] = keptScores;
+            }
         }
     }
 }

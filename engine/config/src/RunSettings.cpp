@@ -2,8 +2,12 @@
 #include "kvscope/config/RunSettings.h"
 
 #include "kvscope/config/ConfigError.h"
+#include "kvscope/config/PressDescriptions.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace kvscope::config {
 namespace {
@@ -23,7 +27,57 @@ std::string joined(const std::vector<int>& values) {
     return text;
 }
 
+void validatePress(const RunSettings& settings) {
+    const PressSettings& press = settings.press;
+    if (press.name.empty()) {
+        if (press.ratio != 0.0 || !press.options.empty()) {
+            throw ConfigError("a press ratio or press options need a press (allowed: " +
+                              PressDescriptions::allowedNames() + ")");
+        }
+        return;
+    }
+    if (PressDescriptions::find(press.name) == nullptr) {
+        throw ConfigError("unknown press `" + press.name + "` (allowed: " + PressDescriptions::allowedNames() + ")");
+    }
+    if (!(press.ratio >= 0.0 && press.ratio < 1.0)) {
+        throw ConfigError("press ratio must be in [0, 1), got " + std::to_string(press.ratio));
+    }
+    try {
+        PressDescriptions::checkOptions(press.name, press.options);
+    } catch (const std::invalid_argument& error) {
+        throw ConfigError(error.what());
+    }
+}
+
 } // namespace
+
+nlohmann::json PressSettings::toJson() const {
+    return {{"name", name}, {"ratio", ratio}, {"options", options}};
+}
+
+std::optional<PressSettings> PressSettings::fromCacheSettings(const std::string& cacheSettingsJson) {
+    const nlohmann::json settings = nlohmann::json::parse(cacheSettingsJson, nullptr, /*allow_exceptions=*/false);
+    if (!settings.is_object() || !settings.contains("press") || !settings["press"].is_object()) {
+        return std::nullopt;
+    }
+    const nlohmann::json& entry = settings["press"];
+    PressSettings press;
+    if (!entry.contains("name") || !entry["name"].is_string()) {
+        return std::nullopt;
+    }
+    press.name = entry["name"].get<std::string>();
+    if (entry.contains("ratio") && entry["ratio"].is_number()) {
+        press.ratio = entry["ratio"].get<double>();
+    }
+    if (entry.contains("options") && entry["options"].is_object()) {
+        for (const auto& [key, value] : entry["options"].items()) {
+            if (value.is_string()) {
+                press.options[key] = value.get<std::string>();
+            }
+        }
+    }
+    return press;
+}
 
 void validate(const RunSettings& settings) {
     const int sources = !settings.preset.empty() + !settings.configPath.empty() + !settings.checkpointDir.empty();
@@ -40,6 +94,7 @@ void validate(const RunSettings& settings) {
     if (!(settings.temperature >= 0.0)) {
         throw ConfigError("temperature must be at least 0 (0 = greedy), got " + std::to_string(settings.temperature));
     }
+    validatePress(settings);
     const CacheSettings& cache = settings.cache;
     requireAtLeast(cache.groupSize, 0, "group size");
     requireAtLeast(cache.residualLength, 1, "residual length");

@@ -28,6 +28,24 @@ struct AttendedStates {
     at::Tensor mask;
 };
 
+/// `mask` [B|1, 1, T, KV] (undefined: all visible) narrowed per KV head by the slots a masking press hid,
+/// `masked` [B, Hkv, L]: [B, Hkv, T, KV]. Slots past L, appended after the press decided, stay visible.
+at::Tensor withMaskedSlots(const at::Tensor& mask, const at::Tensor& masked, int64_t queryLength,
+                           int64_t kvLength, int64_t layer) {
+    const int64_t decided = masked.size(2);
+    if (kvLength < decided) {
+        throw ModelError("layer " + std::to_string(layer) + " holds " + std::to_string(kvLength) +
+                         " slots but its press masked slots of " + std::to_string(decided));
+    }
+    at::Tensor visible = masked.logical_not();
+    if (kvLength > decided) {
+        visible = at::cat(
+            {visible, at::ones({masked.size(0), masked.size(1), kvLength - decided}, visible.options())}, 2);
+    }
+    visible = visible.unsqueeze(2);
+    return mask.defined() ? mask.logical_and(visible) : visible.expand({-1, -1, queryLength, -1});
+}
+
 } // namespace
 
 /// The state of one forward pass.
@@ -38,6 +56,8 @@ struct Decoder::Pass {
     int64_t queryOffset = 0;
     /// A press removed tokens: full-attention masks then start at each layer's own cached count.
     bool pressed = false;
+    /// A press masked slots per head (ModelCache::maskedSlots): masks then narrow per KV head.
+    bool masked = false;
     ModelCache* modelCache = nullptr;
     at::Tensor paddingMask;
     at::Tensor positions;
@@ -156,6 +176,7 @@ at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, 
     // press removed from it: kept tokens keep their positions, new ones continue from the original length).
     pass.modelCache = modelCache;
     pass.pressed = modelCache != nullptr && modelCache->pressed();
+    pass.masked = modelCache != nullptr && modelCache->masked();
     pass.queryOffset = pass.cache != nullptr ? pass.cache->seqLength(0) + modelCache->evictedTokens(0) : 0;
     pass.paddingMask = checkedAttentionMask(attentionMask, pass.batch, pass.queryOffset + pass.length);
 
@@ -261,6 +282,10 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
                         .first;
         }
         states = {keys, values, found->second};
+        if (pass.masked && pass.modelCache->maskedSlots(layer).defined()) {
+            states.mask = withMaskedSlots(states.mask, pass.modelCache->maskedSlots(layer), pass.length,
+                                          keys.size(2), layer);
+        }
         if (arch.isKvSource(layer)) {
             pass.shared[layer] = states;
         }

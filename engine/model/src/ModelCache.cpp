@@ -49,6 +49,16 @@ int64_t ModelCache::evictedTokens(int64_t layer) const {
 
 void ModelCache::addEvictedTokens(int64_t layer, int64_t tokens) { m_evicted[layer] += tokens; }
 
+const at::Tensor& ModelCache::maskedSlots(int64_t layer) const {
+    static const at::Tensor none;
+    const auto found = m_masked.find(layer);
+    return found == m_masked.end() ? none : found->second;
+}
+
+void ModelCache::setMaskedSlots(int64_t layer, at::Tensor masked) {
+    m_masked[layer] = std::move(masked);
+}
+
 void ModelCache::reorder(const at::Tensor& beamIdx) {
     if (m_encoderDecoder) {
         m_encoderDecoder->reorder(beamIdx);
@@ -83,6 +93,7 @@ void ModelCache::batchRepeatInterleave(int64_t repeats) {
 
 void ModelCache::reset() {
     m_evicted.clear();
+    m_masked.clear();
     if (m_encoderDecoder) {
         m_encoderDecoder->reset();
     } else {
@@ -113,9 +124,17 @@ std::string ModelCache::batchResizeRefusal() const {
     return {};
 }
 
-std::string ModelCache::cropRefusal(int64_t /*maxLength*/) const {
+std::string ModelCache::cropRefusal(int64_t maxLength) const {
     if (pressed()) {
         return "a cache press removed tokens, so cache slots no longer match positions and cannot be cut back";
+    }
+    for (const auto& [layer, slots] : m_masked) {
+        // Tokens past the masked slots come and go freely; the masked ones are the press's decision.
+        if (maxLength < slots.size(2)) {
+            return "a masking press (adakv) decided per head over layer " + std::to_string(layer) +
+                   "'s first " + std::to_string(slots.size(2)) + " slots; the cache cannot be cut back to " +
+                   std::to_string(maxLength) + ", inside them";
+        }
     }
     const cache::Cache& self = selfAttention();
     if (m_encoderDecoder && self.typeName() != "DynamicCache") {

@@ -93,8 +93,10 @@ at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Ten
         scores = at::tanh(scores / softcap) * softcap;
     }
     if (mask.defined()) {
+        // A per-KV-head mask (a masking press's) covers each KV head's query heads.
+        const at::Tensor allowed = mask.size(1) > 1 && groups > 1 ? mask.repeat_interleave(groups, 1) : mask;
         // Eager attention's `finfo(dtype).min`, not -inf: a row with no allowed key stays finite.
-        scores = scores.masked_fill(mask.logical_not(), std::numeric_limits<float>::lowest());
+        scores = scores.masked_fill(allowed.logical_not(), std::numeric_limits<float>::lowest());
     }
     at::Tensor weights = at::softmax(scores, -1);
     if (probabilities != nullptr) {

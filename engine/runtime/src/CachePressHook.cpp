@@ -7,6 +7,7 @@
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/press/TopKSelection.h"
 #include "kvscope/runtime/GenerationError.h"
+#include "kvscope/trace/CompressionLayout.h"
 #include "kvscope/trace/EventEmitter.h"
 
 #include <ATen/ATen.h>
@@ -14,7 +15,7 @@
 namespace kvscope::runtime {
 
 CachePressHook::CachePressHook(const model::Architecture& architecture, const config::CacheSettings& cache,
-                               int64_t beams, PressSettings settings)
+                               int64_t beams, config::PressSettings settings)
     : m_architecture(architecture), m_settings(std::move(settings)) {
     if (cache.kind == config::CacheKind::Static) {
         throw GenerationError("a static cache preallocates max_cache_len slots per layer and cannot drop tokens; "
@@ -40,10 +41,14 @@ CachePressHook::CachePressHook(const model::Architecture& architecture, const co
         } else if (name == "h2o") {
             m_h2o = std::make_unique<press::H2oPress>(press::PressCatalog::h2o(m_settings.options));
         } else if (name == "adakv") {
-            (void)press::PressCatalog::adaKv(m_settings.options);
-            throw GenerationError("adakv masks tokens per head inside attention; run applies evicting presses "
-                                  "(streaming_llm, knorm, snapkv, tova, pyramidkv, observed_attention, "
-                                  "expected_attention, random, decoding, h2o); conform checks adakv");
+            m_adaKv = std::make_unique<press::AdaKvPress>(press::PressCatalog::adaKv(m_settings.options));
+            if (m_adaKv->base().reads().attentions) {
+                // kvpress's AdaKVPress asserts the attention is not eager, the only one that returns weights.
+                throw GenerationError(
+                    "adakv press: base observed_attention needs eager attention weights, which "
+                    "kvpress's AdaKV refuses; choose another base (knorm, snapkv, tova, "
+                    "expected_attention, ...)");
+            }
         } else {
             m_scorer = press::PressCatalog::scorer(name, m_settings.options);
         }
@@ -53,6 +58,14 @@ CachePressHook::CachePressHook(const model::Architecture& architecture, const co
 }
 
 CachePressHook::~CachePressHook() = default;
+
+std::unique_ptr<CachePressHook> CachePressHook::forRun(const model::Architecture& architecture,
+                                                       const config::RunSettings& run) {
+    if (run.press.name.empty()) {
+        return nullptr;
+    }
+    return std::make_unique<CachePressHook>(architecture, run.cache, run.beams, run.press);
+}
 
 bool CachePressHook::wantsAttentionWeights(int64_t layer, int64_t) const {
     if (m_h2o) {
@@ -116,6 +129,8 @@ void CachePressHook::afterAttention(const model::AttentionPass& pass) {
         if (step.ratio > 0.0) {
             apply(pass, step.selection.keptIndices, step.selection.scores);
         }
+    } else if (m_adaKv && passIndex == 0 && m_settings.ratio > 0.0) {
+        mask(pass, inputs);
     } else if (m_h2o) {
         const at::Tensor kept = m_h2o->step(pass.layer, pass.attentionWeights, heads);
         if (kept.defined()) {
@@ -146,14 +161,76 @@ void CachePressHook::apply(const model::AttentionPass& pass, const at::Tensor& k
     decision.droppedPositions = positions.gather(2, droppedSlots).cpu();
     if (scores.defined()) {
         decision.droppedScores = scores.gather(2, droppedSlots).to(at::kCPU, at::kFloat);
+        decision.keptScores = scores.gather(2, kept).to(at::kCPU, at::kFloat);
     }
     positions = press::TopKSelection::gather(positions, kept);
     decision.keptPositions = positions.cpu();
+    record(pass, std::move(decision));
+}
+
+void CachePressHook::record(const model::AttentionPass& pass, PressDecision decision) {
     trace::EventEmitter& emitter = pass.cache->selfAttention().eventEmitter();
     if (emitter.enabled()) {
-        emitter.emit(static_cast<std::int32_t>(pass.layer), eventOf(decision));
+        emitter.emit(static_cast<std::int32_t>(pass.layer),
+                     decision.masked.defined() ? maskEventOf(decision) : eventOf(decision));
     }
     m_decisions.push_back(std::move(decision));
+}
+
+void CachePressHook::mask(const model::AttentionPass& pass, const press::PressInputs& inputs) {
+    const press::AdaKvMask decided = m_adaKv->mask(inputs, m_settings.ratio);
+    pass.cache->setMaskedSlots(pass.layer, decided.masked);
+
+    PressDecision decision;
+    decision.step = m_passes[pass.layer] - 1;
+    decision.layer = pass.layer;
+    decision.press = m_settings.name;
+    decision.before = decided.masked.size(2);
+    decision.after = decision.before;
+    decision.masked = decided.masked.cpu();
+    decision.positions = m_positions[pass.layer].cpu();
+    decision.scores = decided.scores.to(at::kCPU, at::kFloat);
+    record(pass, std::move(decision));
+}
+
+trace::CompressionEvent CachePressHook::maskEventOf(const PressDecision& decision) {
+    trace::CompressionEvent event;
+    const at::Tensor masked = decision.masked[0]; // batch row 0: [heads, before]
+    const at::Tensor positions = decision.positions[0];
+    const at::Tensor scores = decision.scores[0];
+    event.lengthBefore = static_cast<std::int32_t>(decision.before);
+    event.lengthAfter = event.lengthBefore; // masked, not evicted
+    event.heads = static_cast<std::int32_t>(masked.size(0));
+    const at::Tensor maskedCounts = masked.sum(-1).to(at::kLong);
+    event.droppedCount = static_cast<std::int32_t>(maskedCounts.sum().item<int64_t>());
+    const bool keptFits = static_cast<int64_t>(event.heads) * decision.before - event.droppedCount <=
+                          trace::kCompressionKeptLimit;
+    std::vector<std::int64_t> droppedPositions;
+    for (int64_t head = 0; head < event.heads; ++head) {
+        // Each head's own kept and masked slots, in position order.
+        const at::Tensor keptSlots = masked[head].logical_not().nonzero().squeeze(1);
+        const at::Tensor maskedSlots = masked[head].nonzero().squeeze(1);
+        event.keptPerHead.push_back(static_cast<std::int32_t>(keptSlots.size(0)));
+        if (keptFits) {
+            const at::Tensor kept = positions[head].index_select(0, keptSlots).contiguous();
+            event.positions.insert(event.positions.end(), kept.data_ptr<int64_t>(),
+                                   kept.data_ptr<int64_t>() + kept.numel());
+            const at::Tensor keptScores = scores[head].index_select(0, keptSlots).contiguous();
+            event.keptScores.insert(event.keptScores.end(), keptScores.data_ptr<float>(),
+                                    keptScores.data_ptr<float>() + keptScores.numel());
+        }
+        const int64_t stride = trace::CompressionLayout::droppedStride(maskedSlots.size(0), event.heads);
+        const at::Tensor recorded = maskedSlots.slice(0, 0, maskedSlots.size(0), stride);
+        const at::Tensor dropped = positions[head].index_select(0, recorded).contiguous();
+        droppedPositions.insert(droppedPositions.end(), dropped.data_ptr<int64_t>(),
+                                dropped.data_ptr<int64_t>() + dropped.numel());
+        const at::Tensor droppedScores = scores[head].index_select(0, recorded).contiguous();
+        event.droppedScores.insert(event.droppedScores.end(), droppedScores.data_ptr<float>(),
+                                   droppedScores.data_ptr<float>() + droppedScores.numel());
+    }
+    event.keptRecorded = keptFits ? static_cast<std::int32_t>(event.positions.size()) : 0;
+    event.positions.insert(event.positions.end(), droppedPositions.begin(), droppedPositions.end());
+    return event;
 }
 
 trace::CompressionEvent CachePressHook::eventOf(const PressDecision& decision) {
@@ -166,10 +243,13 @@ trace::CompressionEvent CachePressHook::eventOf(const PressDecision& decision) {
     if (kept.numel() <= trace::kCompressionKeptLimit) {
         event.keptRecorded = static_cast<std::int32_t>(kept.numel());
         event.positions.assign(kept.data_ptr<int64_t>(), kept.data_ptr<int64_t>() + kept.numel());
+        if (decision.keptScores.defined()) {
+            const at::Tensor scores = decision.keptScores[0].contiguous();
+            event.keptScores.assign(scores.data_ptr<float>(), scores.data_ptr<float>() + scores.numel());
+        }
     }
     // Every k-th dropped token per head, so that a large eviction stays a small record.
-    const int64_t perHead = std::max<int64_t>(1, trace::kCompressionDroppedLimit / std::max<int64_t>(event.heads, 1));
-    const int64_t stride = (event.droppedCount + perHead - 1) / perHead;
+    const int64_t stride = trace::CompressionLayout::droppedStride(event.droppedCount, event.heads);
     if (event.droppedCount > 0) {
         const at::Tensor dropped = decision.droppedPositions[0].slice(1, 0, event.droppedCount, stride).contiguous();
         event.positions.insert(event.positions.end(), dropped.data_ptr<int64_t>(),

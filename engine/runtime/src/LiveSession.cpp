@@ -4,6 +4,7 @@
 #include "kvscope/cache/DeviceSupport.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
+#include "kvscope/runtime/CachePressHook.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/runtime/HuggingFaceTextCodec.h"
@@ -16,8 +17,15 @@
 namespace kvscope::runtime {
 
 struct LiveSession::Impl {
+    ~Impl() {
+        if (press) {
+            loaded.model->setAttentionObserver(nullptr);
+        }
+    }
     config::RunSettings settings;
     ModelSource::Loaded loaded;
+    /// The cache press the settings ask for (null without one), attached to the model while it lives.
+    std::unique_ptr<CachePressHook> press;
     std::vector<std::int64_t> promptIds;
     std::unique_ptr<Generator> generator;
     std::int64_t createdUnixNs = 0;
@@ -30,6 +38,8 @@ LiveSession::LiveSession(config::RunSettings settings) : m_impl(std::make_unique
     const config::RunSettings& s = impl.settings;
     const at::Device device = model::ModelLoader::device(s.device);
     impl.loaded = ModelSource::load(s, device);
+    impl.press = CachePressHook::forRun(impl.loaded.model->architecture(), s);
+    impl.loaded.model->setAttentionObserver(impl.press.get());
     impl.promptIds = impl.loaded.text->encode(s.prompt);
     impl.createdUnixNs = RunMetadata::nowUnixNs();
 }
@@ -39,6 +49,12 @@ LiveSession::~LiveSession() = default;
 std::vector<std::string> LiveSession::presetNames() { return PresetCatalog().names(); }
 
 std::string LiveSession::defaultPreset() { return PresetCatalog::defaultPreset(); }
+
+const std::vector<config::PressDescription>& LiveSession::presses() { return press::PressCatalog::presses(); }
+
+std::vector<std::string> LiveSession::pressNotices() const {
+    return m_impl->press ? m_impl->press->notices() : std::vector<std::string>{};
+}
 
 bool LiveSession::cudaAvailable() { return cache::DeviceSupport::refusal(config::ComputeDevice::Cuda).empty(); }
 

@@ -32,7 +32,7 @@ struct AttachedObserver {
 } // namespace
 
 FidelityResult PressFidelity::measure(model::LanguageModel& model, const config::CacheSettings& cache,
-                                      const std::vector<int64_t>& prompt, int64_t tokens, const PressSettings& press) {
+                                      const std::vector<int64_t>& prompt, int64_t tokens, const config::PressSettings& press) {
     if (prompt.empty() || tokens < 1) {
         throw GenerationError("a fidelity measurement needs a prompt and at least 1 token");
     }

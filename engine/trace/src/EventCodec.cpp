@@ -92,6 +92,7 @@ template <typename Value> void read(ByteReader& in, Value& value) {
 
 template <typename Record> void writeRecord(ByteWriter& out, const Record& record) {
     std::apply([&](auto... members) { (write(out, record.*members), ...); }, EventFields<Record>::list);
+    std::apply([&](auto... members) { (write(out, record.*members), ...); }, AppendedEventFields<Record>::list);
 }
 
 template <typename Record> void readRecord(ByteReader& in, Record& record) {
@@ -114,6 +115,9 @@ template <std::size_t Index = 0> EventPayload decodePayload(std::size_t kind, By
         if (kind == Index) {
             std::variant_alternative_t<Index, EventPayload> payload;
             readRecord(in, payload);
+            // Fields of a newer minor than the writer's are absent: the body ends before them.
+            std::apply([&](auto... members) { ((in.remaining() > 0 ? read(in, payload.*members) : void()), ...); },
+                       AppendedEventFields<decltype(payload)>::list);
             checkDecoded(payload);
             return payload;
         }

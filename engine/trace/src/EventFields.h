@@ -16,6 +16,13 @@ namespace kvscope::trace {
 /// its list does not name. (RenderDoc's single DoSerialise per struct is the model.)
 template <typename Record> struct EventFields;
 
+/// Fields a later minor appended to a record, in wire order. A reader takes each one only while the
+/// event's body has bytes left, so a payload written by an older minor reads with these at their defaults.
+/// Only event payloads have them: their body length bounds them (a snapshot's records have none).
+template <typename Record> struct AppendedEventFields {
+    static constexpr std::tuple<> list{};
+};
+
 #define KVSCOPE_EVENT_FIELDS(Record, ...)                                                                             \
     template <> struct EventFields<Record> {                                                                          \
         static constexpr auto list = std::make_tuple(__VA_ARGS__);                                                    \
@@ -53,6 +60,10 @@ KVSCOPE_EVENT_FIELDS(LogitsEvent, &LogitsEvent::tokenIds, &LogitsEvent::logProbs
 KVSCOPE_EVENT_FIELDS(CompressionEvent, &CompressionEvent::lengthBefore, &CompressionEvent::lengthAfter,
                      &CompressionEvent::heads, &CompressionEvent::droppedCount, &CompressionEvent::keptRecorded,
                      &CompressionEvent::positions, &CompressionEvent::droppedScores);
+template <> struct AppendedEventFields<CompressionEvent> {
+    // 1.3
+    static constexpr auto list = std::make_tuple(&CompressionEvent::keptScores, &CompressionEvent::keptPerHead);
+};
 KVSCOPE_EVENT_FIELDS(LayerState, &LayerState::initialized, &LayerState::kind, &LayerState::seqLength,
                      &LayerState::storedTokens, &LayerState::capacity, &LayerState::returnedTokens,
                      &LayerState::lastUpdateStep, &LayerState::queryLength, &LayerState::kvLength,
@@ -89,7 +100,8 @@ template <typename Record, typename... Members> constexpr std::size_t memberCoun
 
 /// Whether a record's field list names every data member it has.
 template <typename Record> constexpr bool listsEveryMember() {
-    return std::tuple_size_v<std::remove_const_t<decltype(EventFields<Record>::list)>> ==
+    return std::tuple_size_v<std::remove_const_t<decltype(EventFields<Record>::list)>> +
+               std::tuple_size_v<std::remove_const_t<decltype(AppendedEventFields<Record>::list)>> ==
            detail::memberCount<Record>();
 }
 

@@ -110,6 +110,9 @@ struct LayerFolder {
     void operator()(const LogitsEvent&) const {}
 
     void operator()(const CompressionEvent& e) const {
+        if (e.lengthAfter == e.lengthBefore) {
+            return; // a masking press (AdaKV): the cache holds every token as it did
+        }
         layer.seqLength = e.lengthAfter;
         layer.storedTokens = e.lengthAfter;
         layer.evictedTokens += e.lengthBefore - e.lengthAfter;

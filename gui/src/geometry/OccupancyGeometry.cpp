@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/geometry/OccupancyGeometry.h"
 
+#include "kvscope/trace/LayerKind.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -11,8 +13,12 @@ std::vector<SlotSegment> OccupancyGeometry::segmentsOf(const trace::LayerState& 
     if (!layer.initialized) {
         return segments;
     }
-    const std::int64_t seq = std::max<std::int64_t>(layer.seqLength, 0);
-    const std::int64_t stored = std::clamp<std::int64_t>(layer.storedTokens, 0, seq);
+    // A press's evictions leave gaps among the positions, not a slid-out prefix: count them as held
+    // here, so that positions stay where the model sees them.
+    const std::int64_t pressed =
+        !trace::isSlidingWindow(layer.kind) ? std::max<std::int64_t>(layer.evictedTokens, 0) : std::int64_t{0};
+    const std::int64_t seq = std::max<std::int64_t>(layer.seqLength, 0) + pressed;
+    const std::int64_t stored = std::clamp<std::int64_t>(layer.storedTokens + pressed, 0, seq);
     const std::int64_t heldBegin = seq - stored;
     auto add = [&](std::int64_t begin, std::int64_t end, SlotState state) {
         if (end > begin) {
@@ -23,7 +29,8 @@ std::vector<SlotSegment> OccupancyGeometry::segmentsOf(const trace::LayerState& 
     if (layer.residency == trace::Residency::Host) {
         add(heldBegin, seq, SlotState::Offloaded);
     } else {
-        const std::int64_t quantizedEnd = heldBegin + std::clamp<std::int64_t>(layer.quantizedTokens, 0, stored);
+        const std::int64_t quantized = layer.quantizedTokens > 0 ? layer.quantizedTokens + pressed : 0;
+        const std::int64_t quantizedEnd = heldBegin + std::clamp<std::int64_t>(quantized, 0, stored);
         add(heldBegin, quantizedEnd, SlotState::Quantized);
         add(quantizedEnd, seq, SlotState::FullPrecision);
     }

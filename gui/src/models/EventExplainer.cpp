@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/models/EventExplainer.h"
 
+#include "kvscope/gui/models/PressExplainer.h"
 #include "kvscope/trace/LayerKind.h"
 
 #include <QCoreApplication>
@@ -177,7 +178,8 @@ QString EventExplainer::summary(const trace::Event& event) {
         event.payload);
 }
 
-QString EventExplainer::why(const trace::Event& event, const trace::StepState& state, const TokenLookup& tokens) {
+QString EventExplainer::why(const trace::Event& event, const trace::StepState& state, const TokenLookup& tokens,
+                            const std::optional<config::PressSettings>& press) {
     using namespace trace;
     const QString layer = layerName(event);
     return std::visit(
@@ -263,10 +265,7 @@ QString EventExplainer::why(const trace::Event& event, const trace::StepState& s
             } else if constexpr (std::is_same_v<T, LogitsEvent>) {
                 return tr("Kept so that compare mode can measure how far two caches' predictions drift.");
             } else if constexpr (std::is_same_v<T, CompressionEvent>) {
-                return tr("A cache press scored %1's tokens and evicted the %2 it ranked lowest per head; the kept "
-                          "tokens keep their positions, so the cache now holds fewer tokens than were seen.")
-                    .arg(layer.toLower())
-                    .arg(payload.droppedCount);
+                return PressExplainer::sentence(event, press, tokens);
             }
             return {};
         },

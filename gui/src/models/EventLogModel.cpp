@@ -32,6 +32,13 @@ void EventLogModel::setTokens(EventExplainer::TokenLookup tokens) {
     endResetModel();
 }
 
+void EventLogModel::setPress(std::optional<config::PressSettings> press) {
+    beginResetModel();
+    m_press = std::move(press);
+    applyFilter();
+    endResetModel();
+}
+
 bool EventLogModel::accepts(const trace::Event& event) const {
     if (m_kind && event.kind() != *m_kind) {
         return false;
@@ -44,7 +51,7 @@ bool EventLogModel::accepts(const trace::Event& event) const {
     }
     return QString::fromUtf8(trace::toString(event.kind())).contains(m_text, Qt::CaseInsensitive) ||
            EventExplainer::summary(event).contains(m_text, Qt::CaseInsensitive) ||
-           EventExplainer::why(event, *m_state, m_tokens).contains(m_text, Qt::CaseInsensitive);
+           EventExplainer::why(event, *m_state, m_tokens, m_press).contains(m_text, Qt::CaseInsensitive);
 }
 
 void EventLogModel::applyFilter() {
@@ -75,7 +82,7 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
         return static_cast<int>(event.kind());
     }
     if (role == Qt::ToolTipRole && (index.column() == Why || index.column() == Summary)) {
-        return EventExplainer::why(event, *m_state, m_tokens);
+        return EventExplainer::why(event, *m_state, m_tokens, m_press);
     }
     if (role != Qt::DisplayRole) {
         return {};
@@ -90,7 +97,7 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
     case Summary:
         return EventExplainer::summary(event);
     case Why:
-        return EventExplainer::why(event, *m_state, m_tokens);
+        return EventExplainer::why(event, *m_state, m_tokens, m_press);
     default:
         return {};
     }

@@ -69,6 +69,11 @@ EventLogView::EventLogView(SessionController& session, ViewSelection& selection,
 }
 
 void EventLogView::reload() {
+    // A live run's metadata arrives with its first events, after sessionLoaded: read the press when it changes.
+    if (m_session.metadata().cacheSettingsJson != m_cacheSettingsJson) {
+        m_cacheSettingsJson = m_session.metadata().cacheSettingsJson;
+        m_model->setPress(config::PressSettings::fromCacheSettings(m_cacheSettingsJson));
+    }
     m_model->setEvents(m_session.timeline().eventsOfStep(m_session.currentStep()), m_session.state());
     m_count->setText(tr("%1 of %2").arg(m_model->rowCount()).arg(m_model->totalCount()));
 }

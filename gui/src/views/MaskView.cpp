@@ -4,6 +4,7 @@
 #include "kvscope/gui/views/PlotStyle.h"
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/ViewSelection.h"
+#include "kvscope/trace/CompressionLayout.h"
 #include "kvscope/trace/LayerKind.h"
 
 #include <QPainter>
@@ -16,7 +17,10 @@ namespace kvscope::gui {
 MaskView::MaskView(SessionController& session, ViewSelection& selection, QWidget* parent)
     : QWidget(parent), m_session(session), m_selection(selection) {
     setAttribute(Qt::WA_OpaquePaintEvent);
-    connect(&session, &SessionController::sessionLoaded, this, [this] { update(); });
+    connect(&session, &SessionController::sessionLoaded, this, [this] {
+        m_history.reset();
+        update();
+    });
     connect(&session, &SessionController::stepChanged, this, [this] { update(); });
     connect(&selection, &ViewSelection::selectionChanged, this, [this] { update(); });
 }
@@ -42,6 +46,33 @@ MaskShape MaskView::shapeOf(int layer) const {
         return MaskGeometry::shapeOf(layerState, MaskKind::Sliding, layerState.windowSize);
     }
     return MaskGeometry::shapeOf(layerState, MaskKind::Full, 0);
+}
+
+QString MaskView::headMaskNote(int layer) const {
+    m_history.update(m_session.timeline());
+    const PressHistory::Compression* latest = m_history.latestAt(layer, m_session.currentStep());
+    if (latest == nullptr || latest->event.lengthAfter != latest->event.lengthBefore) {
+        return {};
+    }
+    const trace::CompressionLayout layout(latest->event);
+    if (!layout.consistent()) {
+        return {};
+    }
+    std::int64_t fewest = latest->event.lengthBefore;
+    std::int64_t most = 0;
+    for (std::int32_t head = 0; head < layout.heads(); ++head) {
+        fewest = std::min(fewest, layout.droppedCount(head));
+        most = std::max(most, layout.droppedCount(head));
+    }
+    const QString hidden = fewest == most ? QString::number(most) : tr("%1 to %2").arg(fewest).arg(most);
+    // The decision follows its step's attention: that step's queries still saw every slot.
+    return latest->step < m_session.currentStep()
+               ? tr("and per KV head, the press hides %1 of slots 0–%2 (KV heads view)")
+                     .arg(hidden)
+                     .arg(latest->event.lengthBefore - 1)
+               : tr("after this step, the press hides %1 of slots 0–%2 per KV head (KV heads view)")
+                     .arg(hidden)
+                     .arg(latest->event.lengthBefore - 1);
 }
 
 void MaskView::paintEvent(QPaintEvent*) {
@@ -74,9 +105,13 @@ void MaskView::paintEvent(QPaintEvent*) {
                                         .arg(shape.queryStart + shape.queryLength - 1)
                                         .arg(shape.kvLength)
                                         .arg(shape.kvOffset));
+    const QString note = headMaskNote(layer);
+    if (!note.isEmpty()) {
+        painter.drawText(QPoint(8, 45), note);
+    }
 
     const int left = 56;
-    const int top = 58;
+    const int top = note.isEmpty() ? 58 : 72;
     const QRect area(left, top, std::max(1, width() - left - 12), std::max(1, height() - top - 24));
     // Rows are at most 28 px tall, so a one-row decode step reads as a strip, not a slab.
     const double rowHeight = std::min(28.0, static_cast<double>(area.height()) / static_cast<double>(shape.queryLength));

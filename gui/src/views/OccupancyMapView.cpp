@@ -2,6 +2,7 @@
 #include "kvscope/gui/views/OccupancyMapView.h"
 
 #include "kvscope/gui/geometry/OccupancyGeometry.h"
+#include "kvscope/gui/geometry/PressGeometry.h"
 #include "kvscope/gui/models/SessionTokens.h"
 #include "kvscope/gui/views/PlotStyle.h"
 #include "kvscope/gui/session/SessionController.h"
@@ -75,8 +76,15 @@ OccupancyMapView::OccupancyMapView(SessionController& session, ViewSelection& se
     setMouseTracking(true);
     setAttribute(Qt::WA_OpaquePaintEvent);
     auto refresh = [this] { update(); };
-    connect(&session, &SessionController::sessionLoaded, this, refresh);
-    connect(&session, &SessionController::sessionGrew, this, refresh);
+    connect(&session, &SessionController::sessionLoaded, this, [this] {
+        m_press.reset();
+        m_press.update(m_session.timeline());
+        update();
+    });
+    connect(&session, &SessionController::sessionGrew, this, [this] {
+        m_press.update(m_session.timeline());
+        update();
+    });
     connect(&session, &SessionController::stepChanged, this, refresh);
     connect(&selection, &ViewSelection::selectionChanged, this, refresh);
 }
@@ -151,19 +159,99 @@ QString OccupancyMapView::tokenAt(int x) const {
     return piece ? QString::fromStdString(*piece) : QString();
 }
 
-QString OccupancyMapView::describe(int layer, std::int64_t position) const {
+const PressHistory::Compression* OccupancyMapView::compressionOf(int layer) const {
+    return m_press.latestAt(layer, m_session.currentStep());
+}
+
+std::vector<SlotSegment> OccupancyMapView::segmentsFor(int layer) const {
     const trace::StepState& state = *m_session.state();
-    std::optional<SlotState> slot;
-    if (layer >= 0 && static_cast<std::size_t>(layer) < state.layers.size()) {
-        slot = OccupancyGeometry::stateAt(state.layers[static_cast<std::size_t>(layer)], position);
+    if (layer < 0 || static_cast<std::size_t>(layer) >= state.layers.size()) {
+        return {};
     }
+    std::vector<SlotSegment> segments = OccupancyGeometry::segmentsOf(state.layers[static_cast<std::size_t>(layer)]);
+    if (const PressHistory::Compression* compression = compressionOf(layer)) {
+        segments = PressGeometry::overlaid(segments, PressGeometry::droppedSegments(compression->event));
+    }
+    return segments;
+}
+
+std::optional<SlotState> OccupancyMapView::slotAt(int layer, std::int64_t position) const {
+    return PressGeometry::stateAt(segmentsFor(layer), position);
+}
+
+void OccupancyMapView::setScoreOverlay(bool shown) {
+    m_scoreOverlay = shown;
+    update();
+}
+
+bool OccupancyMapView::hasPressScores() const {
+    for (int layer = 0; layer < layerCount(); ++layer) {
+        const PressHistory::Compression* compression = compressionOf(layer);
+        if (compression != nullptr && !compression->event.keptScores.empty()) {
+            return true;
+        }
+    }
+    return false;
+}
+
+QStringList OccupancyMapView::legendEntries() const {
+    QStringList entries;
+    for (int index = 0; index < kSlotStateCount; ++index) {
+        const auto state = static_cast<SlotState>(index);
+        if (!isPressState(state) || !m_press.empty()) {
+            entries << PlotStyle::slotName(state);
+        }
+    }
+    entries << tr("window");
+    if (m_scoreOverlay && hasPressScores()) {
+        entries << tr("press score (low to high)");
+    }
+    return entries;
+}
+
+void OccupancyMapView::paintScores(QPainter& painter, const QRectF& row, int layer, const PositionSpan& span) {
+    const PressHistory::Compression* compression = compressionOf(layer);
+    if (compression == nullptr) {
+        return;
+    }
+    const std::vector<PositionScore> scores = PressGeometry::keptScores(compression->event);
+    if (scores.empty()) {
+        return;
+    }
+    const auto [lowest, highest] = std::minmax_element(scores.begin(), scores.end(), [](const auto& a, const auto& b) {
+        return a.score < b.score;
+    });
+    const double width = row.width();
+    for (const PositionScore& kept : scores) {
+        if (kept.position < span.first || kept.position >= span.first + span.count) {
+            continue;
+        }
+        const double x0 = row.left() + OccupancyGeometry::positionToX(kept.position, span, width);
+        const double x1 = row.left() + OccupancyGeometry::positionToX(kept.position + 1, span, width);
+        // The lower two thirds of the cell, so that the state colour stays visible above the shade.
+        const double top = row.top() + row.height() / 3.0;
+        painter.fillRect(QRectF(x0, top, std::max(x1 - x0, 1.0), row.bottom() - top),
+                         PlotStyle::scoreColour(PressGeometry::shade(kept.score, lowest->score, highest->score)));
+    }
+}
+
+QString OccupancyMapView::describe(int layer, std::int64_t position) const {
+    const std::optional<SlotState> slot = slotAt(layer, position);
     const std::optional<std::string> piece = SessionTokens::pieceAt(m_session.metadata(), m_session.timeline(), position);
     const QString token =
         piece ? QStringLiteral(" \u201c%1\u201d").arg(QString::fromStdString(SessionTokens::visible(*piece))) : QString();
-    return tr("layer %1, position %2%3: %4")
+    QString score;
+    if (const PressHistory::Compression* compression = compressionOf(layer)) {
+        for (const PositionScore& kept : PressGeometry::keptScores(compression->event)) {
+            if (kept.position == position) {
+                score = tr(", press score %1").arg(kept.score, 0, 'g', 3);
+            }
+        }
+    }
+    return tr("layer %1, position %2%3: %4%5")
         .arg(layer)
         .arg(position)
-        .arg(token, slot ? PlotStyle::slotName(*slot) : tr("not allocated"));
+        .arg(token, slot ? PlotStyle::slotName(*slot) : tr("not allocated"), score);
 }
 
 void OccupancyMapView::paintColumnLabels(QPainter& painter, const PositionSpan& span) {
@@ -208,14 +296,12 @@ void OccupancyMapView::paintTokenStrip(QPainter& painter, const PositionSpan& sp
                      tr("this session records no token texts (format 1.0)"));
         return;
     }
-    const trace::LayerState* layerState =
-        layer >= 0 ? &m_session.state()->layers[static_cast<std::size_t>(layer)] : nullptr;
+    const std::vector<SlotSegment> segments = segmentsFor(layer);
     const std::int64_t produced = SessionTokens::producedPosition(metadata, m_session.currentStep());
     const double width = strip.width();
     const double cell = width / static_cast<double>(std::max<std::int64_t>(span.count, 1));
     const auto colourAt = [&](std::int64_t position) {
-        const std::optional<SlotState> slot =
-            layerState != nullptr ? OccupancyGeometry::stateAt(*layerState, position) : std::nullopt;
+        const std::optional<SlotState> slot = PressGeometry::stateAt(segments, position);
         // Lighter than the map's cells, so that the text stays readable on them.
         return slot ? PlotStyle::slotColour(*slot).lighter(150) : QColor(250, 250, 252);
     };
@@ -279,6 +365,9 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
     double x = legendText(m_boldTexts, 8, tr("Occupancy, step %1").arg(m_session.currentStep())) + 16;
     for (int index = 0; index < kSlotStateCount; ++index) {
         const auto state = static_cast<SlotState>(index);
+        if (isPressState(state) && m_press.empty()) {
+            continue;
+        }
         painter.fillRect(QRectF(x, 6, 12, 11), PlotStyle::slotColour(state));
         painter.setPen(QColor(60, 60, 70));
         x = legendText(m_texts, x + 16, PlotStyle::slotName(state)) + 14;
@@ -288,7 +377,14 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
     painter.drawLine(QPointF(x, 8), QPointF(x + 4, 8));
     painter.drawLine(QPointF(x, 16), QPointF(x + 4, 16));
     painter.setPen(QColor(60, 60, 70));
-    legendText(m_texts, x + 8, tr("window"));
+    x = legendText(m_texts, x + 8, tr("window")) + 14;
+    const bool scores = m_scoreOverlay && hasPressScores();
+    if (scores) {
+        for (int stop = 0; stop < 24; ++stop) {
+            painter.fillRect(QRectF(x + stop, 6, 1, 11), PlotStyle::scoreColour(stop / 23.0));
+        }
+        legendText(m_texts, x + 28, tr("press score (low to high)"));
+    }
 
     const QRect map = mapRect();
     const int layers = layerCount();
@@ -318,11 +414,14 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
         // Zoomed in, segments and window brackets reach past the map: cut at its edges.
         painter.setClipRect(QRectF(map.left(), row.top() - 1, width, row.height() + 2));
         const trace::LayerState& layerState = state.layers[static_cast<std::size_t>(layer)];
-        for (const SlotSegment& segment : OccupancyGeometry::segmentsOf(layerState)) {
+        for (const SlotSegment& segment : segmentsFor(layer)) {
             const double x0 = map.left() + OccupancyGeometry::positionToX(segment.begin, shown, width);
             const double x1 = map.left() + OccupancyGeometry::positionToX(segment.end, shown, width);
             painter.fillRect(QRectF(x0, row.top(), std::max(x1 - x0, 1.0), row.height()),
                              PlotStyle::slotColour(segment.state));
+        }
+        if (scores) {
+            paintScores(painter, row, layer, shown);
         }
         if (trace::isSlidingWindow(layerState.kind) && layerState.seqLength > 0) {
             // The window bracket: the positions attention can still reach.

@@ -3,6 +3,9 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace kvscope::gui {
 
 QColor PlotStyle::slotColour(SlotState state) {
@@ -17,6 +20,10 @@ QColor PlotStyle::slotColour(SlotState state) {
         return QColor(190, 170, 150);
     case SlotState::Offloaded:
         return QColor(211, 54, 130);
+    case SlotState::Dropped:
+        return QColor(220, 50, 47);
+    case SlotState::PartlyDropped:
+        return QColor(242, 160, 150);
     }
     return Qt::black;
 }
@@ -33,8 +40,19 @@ QString PlotStyle::slotName(SlotState state) {
         return QObject::tr("slid out");
     case SlotState::Offloaded:
         return QObject::tr("offloaded to host");
+    case SlotState::Dropped:
+        return QObject::tr("dropped by the press");
+    case SlotState::PartlyDropped:
+        return QObject::tr("dropped by some heads");
     }
     return {};
+}
+
+QColor PlotStyle::scoreColour(double shade) {
+    // Low scores pale yellow, high ones deep purple (viridis' ends), distinct from every slot colour.
+    const double t = std::clamp(shade, 0.0, 1.0);
+    const auto mix = [t](int low, int high) { return static_cast<int>(std::lround(low + (high - low) * t)); };
+    return QColor(mix(253, 68), mix(231, 1), mix(37, 84));
 }
 
 QColor PlotStyle::seriesColour(int index) {

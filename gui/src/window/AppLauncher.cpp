@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/AppLauncher.h"
 
+#include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/window/MainWindow.h"
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/SyntheticEngine.h"
 #include "kvscope/config/ConfigError.h"
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/trace/RecordingSink.h"
 
 #include <QCommandLineParser>
@@ -14,6 +16,7 @@
 #include <QHash>
 #include <QImage>
 #include <QRegularExpression>
+#include <QAction>
 #include <QTextStream>
 
 #include <limits>
@@ -96,6 +99,8 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
                                         QStringLiteral("OUT.png"));
     const QCommandLineOption step(QStringLiteral("step"), QStringLiteral("Step shown by --screenshot (default: last)"),
                                   QStringLiteral("K"));
+    const QCommandLineOption layer(QStringLiteral("layer"), QStringLiteral("Layer selected by --screenshot"),
+                                   QStringLiteral("L"));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot"),
                                   QStringLiteral("WxH"), QStringLiteral("1600x1000"));
     const QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("A second session file to compare with"),
@@ -103,8 +108,19 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     const QCommandLineOption synthetic(QStringLiteral("synthetic"),
                                        QStringLiteral("Open a model-free synthetic session of that size"),
                                        QStringLiteral("LAYERSxTOKENS"));
+    const QCommandLineOption press(QStringLiteral("press"),
+                                   QStringLiteral("Cache press: ") + QString::fromStdString(config::PressDescriptions::allowedNames()),
+                                   QStringLiteral("NAME"));
+    const QCommandLineOption ratio(QStringLiteral("ratio"),
+                                   QStringLiteral("Share of each layer's prefill cache a prefill press removes, in [0, 1)"),
+                                   QStringLiteral("R"), QStringLiteral("0"));
+    const QCommandLineOption pressOption(QStringLiteral("press-option"), QStringLiteral("A press option (repeatable)"),
+                                         QStringLiteral("KEY=VALUE"));
+    const QCommandLineOption pressScores(QStringLiteral("press-scores"),
+                                         QStringLiteral("Shade the tokens a press kept by their scores (View menu)"));
     parser.addOptions({preset, config, checkpoint, tokenizer, cache, backend, nbits, residual, prompt, tokens, seed,
-                       weightSeed, device, screenshot, step, size, compare, synthetic});
+                       weightSeed, device, screenshot, step, layer, size, compare, synthetic, press, ratio, pressOption,
+                       pressScores});
     if (!parser.parse(arguments)) {
         return parser.errorText();
     }
@@ -171,6 +187,20 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
         }
         live.weightSeed = static_cast<std::uint64_t>(*weightSeedValue);
     }
+    live.press.name = parser.value(press).toStdString();
+    bool ratioRead = false;
+    live.press.ratio = parser.value(ratio).toDouble(&ratioRead);
+    if (!ratioRead) {
+        return QStringLiteral("--ratio must be a number in [0, 1), got `%1`").arg(parser.value(ratio));
+    }
+    for (const QString& option : parser.values(pressOption)) {
+        const qsizetype equals = option.indexOf(QLatin1Char('='));
+        if (equals <= 0) {
+            return QStringLiteral("--press-option `%1`: expected key=value").arg(option);
+        }
+        live.press.options[option.left(equals).toStdString()] = option.mid(equals + 1).toStdString();
+    }
+    options.pressScores = parser.isSet(pressScores);
     try {
         config::validate(live);
     } catch (const config::ConfigError& error) {
@@ -190,13 +220,19 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
         return QStringLiteral("device cuda is not available here (no CUDA LibTorch or no GPU visible); use --device cpu");
     }
     options.screenshot = parser.value(screenshot);
-    if (parser.isSet(step)) {
-        options.step = toInteger(parser.value(step), 0);
-        if (!options.step) {
-            return QStringLiteral("--step must be a non-negative integer, got `%1`").arg(parser.value(step));
+    // --step and --layer pick what the screenshot shows: non-negative, and only with --screenshot.
+    for (const auto& [option, value] : {std::pair{&step, &options.step}, std::pair{&layer, &options.layer}}) {
+        if (!parser.isSet(*option)) {
+            continue;
+        }
+        const QString name = QStringLiteral("--") + option->names().front();
+        *value = toInteger(parser.value(*option), 0);
+        if (!*value) {
+            return QStringLiteral("%1 must be a non-negative integer, got `%2`")
+                .arg(name, parser.value(*option));
         }
         if (options.screenshot.isEmpty()) {
-            return QStringLiteral("--step goes with --screenshot");
+            return QStringLiteral("%1 goes with --screenshot").arg(name);
         }
     }
     const QRegularExpressionMatch sizeMatch =
@@ -285,6 +321,7 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
             return 2;
         }
     }
+    window.scoreOverlayAction()->setChecked(options.pressScores);
     if (!headless) {
         return std::nullopt;
     }
@@ -310,6 +347,15 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
         return 2;
     }
     session.setCurrentStep(options.step.value_or(last));
+    if (options.layer) {
+        const std::int64_t layers = session.timeline().layerCount();
+        if (*options.layer >= layers) {
+            errors << "kvscope: --layer " << *options.layer << " is beyond the session's last layer "
+                   << layers - 1 << Qt::endl;
+            return 2;
+        }
+        window.selection().setSelectedLayer(static_cast<int>(*options.layer));
+    }
     QCoreApplication::processEvents();
     const QImage image = window.renderImage();
     if (!looksPainted(image)) {

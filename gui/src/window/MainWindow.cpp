@@ -5,6 +5,7 @@
 #include "kvscope/gui/models/EventExplainer.h"
 #include "kvscope/gui/views/EventLogView.h"
 #include "kvscope/gui/views/LayerTableView.h"
+#include "kvscope/gui/views/HeadOccupancyView.h"
 #include "kvscope/gui/views/MaskView.h"
 #include "kvscope/gui/views/MemoryView.h"
 #include "kvscope/gui/window/NewSessionDialog.h"
@@ -93,11 +94,15 @@ void MainWindow::createViews() {
     m_tabs = new QTabWidget;
     m_tabs->addTab(m_layers, tr("Layers"));
     m_tabs->addTab(m_events, tr("Events (why)"));
+    // The selected layer's KV heads sit under the map, sharing its position axis.
+    m_heads = new HeadOccupancyView(*m_session, *m_selection);
     auto* central = new QSplitter(Qt::Vertical);
     central->addWidget(m_occupancy);
+    central->addWidget(m_heads);
     central->addWidget(m_tabs);
     central->setStretchFactor(0, 3);
-    central->setStretchFactor(1, 2);
+    central->setStretchFactor(1, 1);
+    central->setStretchFactor(2, 2);
     setCentralWidget(central);
 
     m_mask = new MaskView(*m_session, *m_selection);
@@ -157,11 +162,20 @@ void MainWindow::createActions() {
     menuBar()->addMenu(m_viewMenu);
     m_viewMenu->addSeparator();
     m_viewMenu->addAction(tr("Reset chart zoom"), m_selection.get(), &ViewSelection::clearStepRange);
+    m_scoreOverlayAction = m_viewMenu->addAction(tr("Press &scores on the occupancy map"));
+    m_scoreOverlayAction->setCheckable(true);
+    m_scoreOverlayAction->setToolTip(tr("Shade each token a cache press kept by its score"));
+    connect(m_scoreOverlayAction, &QAction::toggled, m_occupancy, &OccupancyMapView::setScoreOverlay);
 
     QMenu* compare = menuBar()->addMenu(tr("&Compare"));
     compare->addAction(tr("Compare with session &file…"), this, &MainWindow::compareFileDialog);
     compare->addAction(tr("Compare with a &live run…"), this, &MainWindow::compareLiveDialog)
         ->setEnabled(m_session->canRunLive());
+    compare->addAction(tr("The &press against no press"), this, [this] {
+        if (const QString problem = comparePressWithoutIt(); !problem.isEmpty()) {
+            showError(problem);
+        }
+    })->setEnabled(m_session->canRunLive());
     compare->addAction(tr("&Hide comparison"), m_compareDock, &QWidget::hide);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -257,6 +271,21 @@ void MainWindow::compareWithLive(const config::RunSettings& settings) {
     m_compareDock->raise();
 }
 
+QString MainWindow::comparePressWithoutIt() {
+    if (m_session->mode() != SessionController::Mode::Live) {
+        return tr("Start a live session with a cache press first (File → New session); a session file compares "
+                  "with another file (Compare → Compare with session file).");
+    }
+    config::RunSettings settings = m_session->liveSettings();
+    if (settings.press.name.empty()) {
+        return tr("This live session runs no cache press: start one with a press (File → New session → Cache "
+                  "press) to compare it with the same run without.");
+    }
+    settings.press = {};
+    compareWithLive(settings);
+    return {};
+}
+
 QImage MainWindow::renderImage() {
     for (QCustomPlot* plot : findChildren<QCustomPlot*>()) {
         plot->replot(QCustomPlot::rpQueuedRefresh);
@@ -320,10 +349,15 @@ void MainWindow::compareLiveDialog() {
         settings = m_session->liveSettings();
     }
     settings.prompt = m_session->metadata().prompt.empty() ? settings.prompt : m_session->metadata().prompt;
-    // The usual question: what does a 2-bit quantized cache change?
-    const bool quantized = settings.cache.kind == config::CacheKind::Quantized;
-    settings.cache.kind = quantized ? config::CacheKind::Dynamic : config::CacheKind::Quantized;
-    settings.cache.nbits = 2;
+    if (!settings.press.name.empty()) {
+        // With a press, the usual question is what the press changes: B runs without it.
+        settings.press = {};
+    } else {
+        // Otherwise: what does a 2-bit quantized cache change?
+        const bool quantized = settings.cache.kind == config::CacheKind::Quantized;
+        settings.cache.kind = quantized ? config::CacheKind::Dynamic : config::CacheKind::Quantized;
+        settings.cache.nbits = 2;
+    }
     NewSessionDialog dialog(m_capabilities, settings, this);
     dialog.setWindowTitle(tr("Second session to compare (same prompt)"));
     if (dialog.exec() == QDialog::Accepted) {

@@ -4,6 +4,7 @@
 #include "kvscope/config/ConfigError.h"
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QDialogButtonBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -59,7 +60,8 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
       m_tokenizerPath(new QLineEdit), m_tokenizer(new QLabel), m_cacheKind(new QComboBox),
       m_backend(new QComboBox), m_nbits(spin(1, 8, 4)), m_group(spin(0, 4096, 0)), m_residual(spin(1, 1 << 20, 128)),
       m_maxCacheLen(spin(0, 1 << 20, 0)), m_prompt(new QLineEdit), m_tokens(spin(1, 1 << 20, 32)),
-      m_seed(spin(0, 1 << 30, 0)), m_device(new QComboBox) {
+      m_seed(spin(0, 1 << 30, 0)), m_device(new QComboBox), m_press(new QComboBox), m_ratio(new QDoubleSpinBox),
+      m_pressLayout(nullptr) {
     setWindowTitle(tr("New live session"));
     for (const std::string& name : capabilities.presets) {
         m_preset->addItem(QString::fromStdString(name));
@@ -121,6 +123,28 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     cacheLayout->addRow(tr("Residual length"), m_residual);
     cacheLayout->addRow(tr("Static length"), m_maxCacheLen);
 
+    // The presses as the engine lists them, "none" first; each one's summary as its tooltip.
+    m_press->addItem(tr("none"), QString());
+    for (const config::PressDescription& press : capabilities.presses) {
+        m_press->addItem(QString::fromStdString(press.name), QString::fromStdString(press.name));
+        m_press->setItemData(m_press->count() - 1,
+                             QStringLiteral("%1 (%2)").arg(QString::fromStdString(press.summary),
+                                                           QString::fromStdString(press.phase)),
+                             Qt::ToolTipRole);
+    }
+    m_ratio->setRange(0.0, 0.99);
+    m_ratio->setSingleStep(0.05);
+    m_ratio->setDecimals(2);
+    m_ratio->setToolTip(tr("Share of each layer's prefill cache a prefill press removes"));
+    auto* press = new QGroupBox(tr("Cache press"));
+    m_pressLayout = new QFormLayout(press);
+    m_pressLayout->addRow(tr("Press"), m_press);
+    m_pressLayout->addRow(tr("Ratio"), m_ratio);
+    connect(m_press, &QComboBox::currentIndexChanged, this, [this] {
+        rebuildPressOptions();
+        updateEnabled();
+    });
+
     addEnumItems<config::ComputeDevice>(m_device, [&](config::ComputeDevice device) {
         const bool unavailable = device == config::ComputeDevice::Cuda && !capabilities.cudaAvailable;
         return unavailable ? tr(" (not available)") : QString();
@@ -139,6 +163,7 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(model);
     layout->addWidget(cache);
+    layout->addWidget(press);
     layout->addWidget(run);
     layout->addWidget(buttons);
 
@@ -182,6 +207,17 @@ void NewSessionDialog::setSettings(const config::RunSettings& settings) {
     m_tokens->setValue(static_cast<int>(settings.tokens));
     m_seed->setValue(static_cast<int>(settings.seed));
     m_device->setCurrentIndex(std::max(0, m_device->findData(static_cast<int>(settings.device))));
+    {
+        const QSignalBlocker pressSignals(m_press);
+        m_press->setCurrentIndex(std::max(0, m_press->findData(QString::fromStdString(settings.press.name))));
+    }
+    m_ratio->setValue(settings.press.ratio);
+    rebuildPressOptions();
+    for (const auto& [key, value] : settings.press.options) {
+        if (const auto field = m_pressOptions.find(key); field != m_pressOptions.end()) {
+            field->second->setText(QString::fromStdString(value));
+        }
+    }
     updateEnabled();
     describeTokenizer();
 }
@@ -208,6 +244,17 @@ config::RunSettings NewSessionDialog::settings() const {
     settings.tokens = m_tokens->value();
     settings.seed = static_cast<std::uint64_t>(m_seed->value());
     settings.device = static_cast<config::ComputeDevice>(m_device->currentData().toInt());
+    settings.press.name = m_press->currentData().toString().toStdString();
+    if (!settings.press.name.empty()) {
+        settings.press.ratio = m_ratio->value();
+        // Only what was typed: an empty field keeps the press's default.
+        for (const auto& [key, field] : m_pressOptions) {
+            const QString value = field->text().trimmed();
+            if (!value.isEmpty()) {
+                settings.press.options[key] = value.toStdString();
+            }
+        }
+    }
     return settings;
 }
 
@@ -260,6 +307,27 @@ void NewSessionDialog::describeTokenizer() {
     }
 }
 
+void NewSessionDialog::rebuildPressOptions() {
+    for (const auto& [key, field] : m_pressOptions) {
+        m_pressLayout->removeRow(field);
+    }
+    m_pressOptions.clear();
+    const std::string name = m_press->currentData().toString().toStdString();
+    for (const config::PressDescription& press : m_capabilities.presses) {
+        if (press.name != name) {
+            continue;
+        }
+        for (const config::PressOption& option : press.options) {
+            auto* field = new QLineEdit;
+            field->setPlaceholderText(tr("%1 (default)").arg(QString::fromStdString(option.defaultValue)));
+            field->setToolTip(QStringLiteral("%1: %2").arg(QString::fromStdString(option.type),
+                                                           QString::fromStdString(option.meaning)));
+            m_pressLayout->addRow(QString::fromStdString(option.name), field);
+            m_pressOptions[option.name] = field;
+        }
+    }
+}
+
 void NewSessionDialog::updateEnabled() {
     m_preset->setEnabled(m_usePreset->isChecked());
     m_configPath->setEnabled(m_useConfig->isChecked());
@@ -270,6 +338,7 @@ void NewSessionDialog::updateEnabled() {
         widget->setEnabled(kind == config::CacheKind::Quantized);
     }
     m_maxCacheLen->setEnabled(kind == config::CacheKind::Static);
+    m_ratio->setEnabled(!m_press->currentData().toString().isEmpty());
 }
 
 } // namespace kvscope::gui

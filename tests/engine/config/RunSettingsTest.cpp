@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace kvscope::config {
@@ -111,6 +113,47 @@ TEST(RunSettingsTest, BitWidthsMatterOnlyForQuantizedCaches) {
                   s.cache.nbits = 3;
               })),
               "");
+}
+
+TEST(RunSettingsTest, PressesAreCheckedWithoutBuildingThem) {
+    const auto press = [](std::string name, double ratio, std::map<std::string, std::string> options) {
+        return changed([&](RunSettings& s) { s.press = PressSettings{name, ratio, options}; });
+    };
+    EXPECT_EQ(refusal(press("snapkv", 0.5, {{"window_size", "8"}})), "");
+    EXPECT_EQ(refusal(press("decoding", 0.0, {{"base", "tova"}, {"compression_interval", "4"}, {"target_size", "16"}})), "");
+    EXPECT_EQ(refusal(press("adakv", 0.3, {{"base", "snapkv"}, {"window_size", "4"}, {"alpha_safeguard", "0.1"}})), "")
+        << "a wrapper takes its base press's options";
+    struct Case {
+        const char* what;
+        RunSettings settings;
+        const char* message;
+    };
+    const Case cases[] = {
+        {"unknown press", press("snap", 0.5, {}), "unknown press `snap` (allowed: streaming_llm, knorm, snapkv"},
+        {"ratio 1", press("knorm", 1.0, {}), "press ratio must be in [0, 1), got 1"},
+        {"negative ratio", press("knorm", -0.1, {}), "press ratio must be in [0, 1)"},
+        {"ratio without a press", press("", 0.5, {}), "a press ratio or press options need a press (allowed:"},
+        {"unknown option", press("snapkv", 0.5, {{"window", "8"}}),
+         "press snapkv has no option `window` (allowed: window_size, kernel_size)"},
+        {"not an integer", press("snapkv", 0.5, {{"window_size", "eight"}}), "window_size=eight: expected an integer"},
+        {"not a flag", press("expected_attention", 0.5, {{"use_vnorm", "maybe"}}), "expected true or false"},
+        {"base not a scorer", press("decoding", 0.0, {{"base", "h2o"}}), "base=h2o: expected a scorer press (streaming_llm"},
+        {"base's unknown option", press("decoding", 0.0, {{"base", "tova"}, {"window_size", "4"}}),
+         "press tova has no option `window_size` (allowed: none)"},
+    };
+    for (const Case& c : cases) {
+        const std::string message = refusal(c.settings);
+        EXPECT_NE(message.find(c.message), std::string::npos) << c.what << ": " << message;
+    }
+}
+
+TEST(RunSettingsTest, ThePressEntryOfASessionReadsBack) {
+    const PressSettings press{"decoding", 0.0, {{"base", "knorm"}, {"target_size", "16"}}};
+    const std::string cacheSettings = "{\"kind\": \"dynamic\", \"press\": " + press.toJson().dump() + "}";
+    EXPECT_EQ(PressSettings::fromCacheSettings(cacheSettings), press);
+    EXPECT_EQ(PressSettings::fromCacheSettings("{\"kind\": \"dynamic\"}"), std::nullopt);
+    EXPECT_EQ(PressSettings::fromCacheSettings("{\"press\": {\"ratio\": 0.5}}"), std::nullopt) << "no name";
+    EXPECT_EQ(PressSettings::fromCacheSettings("not json"), std::nullopt);
 }
 
 } // namespace

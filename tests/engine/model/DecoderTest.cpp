@@ -177,3 +177,33 @@ TEST(DecoderTest, CropAndReorderRefusalsNameTheLayer) {
     EXPECT_NE(fixed->batchResizeRefusal().find("batch_repeat_interleave"), std::string::npos);
     EXPECT_EQ(cache->batchResizeRefusal(), "");
 }
+
+TEST(DecoderTest, MaskedSlotsHideTheirKeysFromLaterQueriesOfTheirKvHead) {
+    const ModelConfig config = presetConfig("llama");
+    auto model = ModelLoader::builtin(config, 3);
+    const at::Tensor ids = randomIds(1, 12, 5);
+    const at::Tensor reference = model->forward(ids, nullptr);
+    const int64_t kvHeads = config.numKeyValueHeads;
+    auto decode = [&](const at::Tensor& masked) {
+        auto cache = dynamicCache(config);
+        model->forward(ids.narrow(1, 0, 8), cache.get());
+        for (int64_t layer = 0; layer < config.numHiddenLayers; ++layer) {
+            cache->setMaskedSlots(layer, masked);
+        }
+        std::vector<at::Tensor> rows;
+        for (int64_t position = 8; position < 12; ++position) {
+            rows.push_back(model->forward(ids.narrow(1, position, 1), cache.get()));
+        }
+        // Later tokens may be cut back, the masked slots may not.
+        EXPECT_EQ(cache->cropRefusal(8), "");
+        EXPECT_NE(cache->cropRefusal(7).find("masking press"), std::string::npos);
+        return at::cat(rows, 1);
+    };
+    const at::Tensor later = reference.narrow(1, 8, 4);
+    // Nothing masked: the logits of full attention.
+    EXPECT_LE(maxAbsDifference(decode(at::zeros({1, kvHeads, 8}, at::kBool)), later), kTolerance);
+    // Masking slots of one KV head changes what later tokens see.
+    at::Tensor masked = at::zeros({1, kvHeads, 8}, at::kBool);
+    masked[0][1].narrow(0, 2, 5).fill_(true);
+    EXPECT_GT(maxAbsDifference(decode(masked), later), 100 * kTolerance);
+}

@@ -9,14 +9,19 @@
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/model/TensorOps.h"
+#include "kvscope/press/AdaKvPress.h"
+#include "kvscope/press/KnormPress.h"
 #include "kvscope/press/SnapKvPress.h"
+#include "kvscope/runtime/CacheFactory.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
+#include "kvscope/trace/CompressionLayout.h"
 #include "kvscope/trace/RecordingSink.h"
 
 #include "ModelTestHelpers.h"
 
 #include <ATen/ATen.h>
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -27,7 +32,7 @@ using kvscope::model::ModelLoader;
 using kvscope::runtime::CachePressHook;
 using kvscope::runtime::GenerationOptions;
 using kvscope::runtime::Generator;
-using kvscope::runtime::PressSettings;
+using kvscope::config::PressSettings;
 
 const std::vector<int64_t> kPrompt = ByteTokenizer::encode("The key-value cache holds every token");
 
@@ -52,6 +57,68 @@ struct Attached {
     ~Attached() { model.setAttentionObserver(nullptr); }
     kvscope::model::LanguageModel& model;
 };
+
+/// The llama preset's logits over `ids` [1, N] written out in plain ATen ops, attention computed per query
+/// head over the keys it may see: causal, and for rows past the `prefill` prompt without the slots
+/// `masked[layer]` [Hkv, prefill] hides from that KV head (removed, not masked, so no -inf arithmetic).
+at::Tensor maskedReferenceLogits(const kvscope::model::LanguageModel& model, const at::Tensor& ids,
+                                 int64_t prefill, const std::vector<at::Tensor>& masked) {
+    const auto& config = model.architecture().config();
+    const auto& weights = model.parameters();
+    const int64_t heads = model.architecture().numHeads();
+    const int64_t kvHeads = model.architecture().numKvHeads();
+    const int64_t dim = model.architecture().headDim();
+    const int64_t length = ids.size(1);
+    auto norm = [&](const at::Tensor& x, const std::string& name) {
+        return weights.get(name) * (x * at::rsqrt(x.pow(2).mean(-1, true) + config.rmsNormEps));
+    };
+    auto project = [&](const at::Tensor& x, const std::string& name) {
+        return at::matmul(x, weights.get(name).t());
+    };
+    const at::Tensor inverse =
+        1.0 /
+        at::pow(config.ropeTheta, at::arange(0, dim, 2, at::kLong).to(at::kFloat) / static_cast<double>(dim));
+    const at::Tensor angles =
+        at::arange(length, at::kLong).to(at::kFloat).unsqueeze(1) * inverse.unsqueeze(0);
+    const at::Tensor cos = at::cat({angles, angles}, -1).cos();
+    const at::Tensor sin = at::cat({angles, angles}, -1).sin();
+    auto rope = [&](const at::Tensor& x) { // [heads, N, D]
+        return x * cos + at::cat({-x.narrow(-1, dim / 2, dim / 2), x.narrow(-1, 0, dim / 2)}, -1) * sin;
+    };
+    at::Tensor x = weights.get("model.embed_tokens.weight").index_select(0, ids[0]);
+    for (int64_t layer = 0; layer < model.architecture().numLayers(); ++layer) {
+        const std::string p = "model.layers." + std::to_string(layer) + ".";
+        const at::Tensor h = norm(x, p + "input_layernorm.weight");
+        const at::Tensor q =
+            rope(project(h, p + "self_attn.q_proj.weight").view({length, heads, dim}).transpose(0, 1));
+        const at::Tensor k =
+            rope(project(h, p + "self_attn.k_proj.weight").view({length, kvHeads, dim}).transpose(0, 1));
+        const at::Tensor v =
+            project(h, p + "self_attn.v_proj.weight").view({length, kvHeads, dim}).transpose(0, 1);
+        at::Tensor out = at::zeros({length, heads, dim});
+        for (int64_t head = 0; head < heads; ++head) {
+            const int64_t kvHead = head / (heads / kvHeads);
+            for (int64_t row = 0; row < length; ++row) {
+                std::vector<int64_t> seen;
+                for (int64_t column = 0; column <= row; ++column) {
+                    if (row < prefill || column >= prefill || !masked[layer][kvHead][column].item<bool>()) {
+                        seen.push_back(column);
+                    }
+                }
+                const at::Tensor index = at::tensor(seen, at::kLong);
+                const at::Tensor scores =
+                    at::mv(k[kvHead].index_select(0, index), q[head][row]) / std::sqrt(dim);
+                out[row][head] = at::mv(v[kvHead].index_select(0, index).t(), at::softmax(scores, 0));
+            }
+        }
+        x = x + project(out.reshape({length, heads * dim}), p + "self_attn.o_proj.weight");
+        const at::Tensor g = norm(x, p + "post_attention_layernorm.weight");
+        x = x +
+            project(at::silu(project(g, p + "mlp.gate_proj.weight")) * project(g, p + "mlp.up_proj.weight"),
+                    p + "mlp.down_proj.weight");
+    }
+    return project(norm(x, "model.norm.weight"), "lm_head.weight").unsqueeze(0);
+}
 
 at::Tensor layerKeys(Generator& generator, size_t layer) {
     return generator.cache().selfAttention().layer(layer).asAttention()->keys().clone();
@@ -122,7 +189,73 @@ TEST(CachePressHookTest, EveryCompressionIsATraceEvent) {
         // Few tokens dropped: every dropped position and its score is recorded.
         EXPECT_EQ(event.positions.size(), static_cast<size_t>(event.keptRecorded + event.heads * event.droppedCount));
         EXPECT_EQ(event.droppedScores.size(), static_cast<size_t>(event.heads * event.droppedCount));
+        // 1.3: the kept tokens' scores, and knorm keeps the best: no kept score below a dropped one of its head.
+        EXPECT_EQ(event.keptScores.size(), static_cast<size_t>(event.keptRecorded));
+        EXPECT_TRUE(event.keptPerHead.empty());
+        const kvscope::trace::CompressionLayout layout(event);
+        ASSERT_TRUE(layout.consistent());
+        for (std::int32_t head = 0; head < layout.heads(); ++head) {
+            const auto keptScores = layout.keptScores(head);
+            const auto droppedScores = layout.droppedScores(head);
+            ASSERT_FALSE(keptScores.empty());
+            ASSERT_FALSE(droppedScores.empty());
+            EXPECT_GE(*std::min_element(keptScores.begin(), keptScores.end()),
+                      *std::max_element(droppedScores.begin(), droppedScores.end()))
+                << "layer " << decision.layer << " head " << head;
+        }
     }
+}
+
+TEST(CachePressHookTest, AdaKvEventsRecordEachHeadsOwnKeptPositions) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"adakv", 0.5, {{"base", "knorm"}}});
+    Attached attached(*model, hook);
+    kvscope::trace::RecordingSink sink;
+    Generator generator(*model, dynamic, tokens(2), &sink);
+    generator.prefill(kPrompt);
+    std::vector<kvscope::trace::CompressionEvent> compressions;
+    for (const kvscope::trace::Event& event : sink.events()) {
+        if (const auto* compression = std::get_if<kvscope::trace::CompressionEvent>(&event.payload)) {
+            compressions.push_back(*compression);
+        }
+    }
+    ASSERT_EQ(compressions.size(), hook.decisions().size());
+    bool ragged = false;
+    for (size_t index = 0; index < compressions.size(); ++index) {
+        const auto& event = compressions[index];
+        const auto& decision = hook.decisions()[index];
+        EXPECT_EQ(event.lengthBefore, decision.before);
+        EXPECT_EQ(event.lengthAfter, decision.before) << "masked, not evicted";
+        const kvscope::trace::CompressionLayout layout(event);
+        ASSERT_TRUE(layout.consistent());
+        ASSERT_EQ(layout.heads(), 2);
+        for (std::int32_t head = 0; head < layout.heads(); ++head) {
+            const at::Tensor masked = decision.masked[0][head];
+            const at::Tensor slots = decision.positions[0][head];
+            const auto list = [](const at::Tensor& tensor) {
+                const at::Tensor flat = tensor.contiguous();
+                return std::vector<int64_t>(flat.data_ptr<int64_t>(),
+                                            flat.data_ptr<int64_t>() + flat.numel());
+            };
+            EXPECT_EQ(layout.keptCount(head), decision.before - masked.sum().item<int64_t>());
+            const auto kept = layout.keptPositions(head);
+            const auto dropped = layout.droppedPositions(head);
+            EXPECT_EQ(std::vector<int64_t>(kept.begin(), kept.end()),
+                      list(slots.masked_select(masked.logical_not())));
+            EXPECT_EQ(std::vector<int64_t>(dropped.begin(), dropped.end()),
+                      list(slots.masked_select(masked)));
+            // The base press's scores of those tokens (knorm: -|k|).
+            const auto keptScores = layout.keptScores(head);
+            const at::Tensor expected =
+                decision.scores[0][head].masked_select(masked.logical_not()).contiguous();
+            EXPECT_EQ(std::vector<float>(keptScores.begin(), keptScores.end()),
+                      std::vector<float>(expected.data_ptr<float>(),
+                                         expected.data_ptr<float>() + expected.numel()));
+        }
+        ragged = ragged || layout.keptCount(0) != layout.keptCount(1);
+    }
+    EXPECT_TRUE(ragged);
 }
 
 TEST(CachePressHookTest, NewTokensContinueFromTheOriginalLength) {
@@ -164,6 +297,91 @@ TEST(CachePressHookTest, RatioZeroChangesNothing) {
     EXPECT_TRUE(hook.decisions().empty());
 }
 
+TEST(CachePressHookTest, AdaKvMasksEachHeadsPrunedSlotsFromEveryLaterQuery) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const int64_t prefill = static_cast<int64_t>(kPrompt.size());
+    std::vector<int64_t> sequence = kPrompt;
+    for (const char byte : std::string(" and more")) {
+        sequence.push_back(static_cast<unsigned char>(byte));
+    }
+    const at::Tensor ids = at::tensor(sequence, at::kLong).unsqueeze(0);
+    const at::Tensor unmasked = model->forward(ids, nullptr);
+    const int64_t kvHeads = model->architecture().numKvHeads();
+    const int64_t kept = prefill / 2;
+    for (const auto kind : {kvscope::config::CacheKind::Dynamic, kvscope::config::CacheKind::Offloaded,
+                            kvscope::config::CacheKind::Quantized}) {
+        kvscope::config::CacheSettings settings = cacheOf(kind);
+        settings.nbits = 8;
+        settings.residualLength = 4;
+        SCOPED_TRACE(std::string(kvscope::config::toString(kind)));
+        CachePressHook hook(model->architecture(), settings, 1,
+                            PressSettings{"adakv", 0.5, {{"base", "knorm"}}});
+        Attached attached(*model, hook);
+        auto cache = kvscope::runtime::CacheFactory::create(*model, settings, ids.size(1));
+        const at::Tensor logits = kvscope::testing::cachedLogits(*model, *cache, ids, prefill, 1);
+
+        ASSERT_EQ(hook.decisions().size(), static_cast<size_t>(model->architecture().numLayers()));
+        std::vector<at::Tensor> masks;
+        bool ragged = false;
+        for (const auto& decision : hook.decisions()) {
+            EXPECT_EQ(decision.step, 0);
+            EXPECT_EQ(decision.before, prefill);
+            EXPECT_EQ(decision.after, prefill);
+            const at::Tensor counts = decision.masked[0].sum(-1);
+            // AdaKV prunes Hkv * (T - n_kept) slots of the layer, spread unevenly over its heads.
+            EXPECT_EQ(counts.sum().item<int64_t>(), kvHeads * (prefill - kept));
+            ragged = ragged || counts.min().item<int64_t>() != counts.max().item<int64_t>();
+            // The cache keeps every slot and attention masks exactly the decided ones.
+            EXPECT_TRUE(at::equal(cache->maskedSlots(decision.layer).cpu(), decision.masked));
+            EXPECT_EQ(cache->selfAttention().seqLength(static_cast<size_t>(decision.layer)), ids.size(1));
+            masks.push_back(decision.masked[0]);
+            if (kind == kvscope::config::CacheKind::Dynamic) {
+                // The decision is AdaKV's on the layer's prefill keys (unchanged in the cache).
+                kvscope::press::PressInputs inputs;
+                inputs.keys = cache->selfAttention()
+                                  .layer(static_cast<size_t>(decision.layer))
+                                  .asAttention()
+                                  ->keys()
+                                  .narrow(2, 0, prefill);
+                const kvscope::press::AdaKvPress reference(std::make_shared<kvscope::press::KnormPress>());
+                EXPECT_TRUE(at::equal(reference.mask(inputs, 0.5).masked, decision.masked)) << decision.layer;
+            }
+        }
+        EXPECT_TRUE(ragged);
+        EXPECT_EQ(cache->evictedTokens(0), 0);
+        const double tolerance = kvscope::runtime::CacheFactory::logitTolerance(settings);
+        const at::Tensor reference = maskedReferenceLogits(*model, ids, prefill, masks);
+        EXPECT_LE(kvscope::testing::maxAbsDifference(logits, reference), tolerance);
+        // The prompt's rows attend to everything; the masks change every row after it.
+        EXPECT_LE(
+            kvscope::testing::maxAbsDifference(logits.narrow(1, 0, prefill), unmasked.narrow(1, 0, prefill)),
+            tolerance);
+        EXPECT_GT(kvscope::testing::maxAbsDifference(logits.narrow(1, prefill, ids.size(1) - prefill),
+                                                     unmasked.narrow(1, prefill, ids.size(1) - prefill)),
+                  10 * tolerance);
+    }
+}
+
+TEST(CachePressHookTest, AdaKvMasksSurviveARewindPastThePrompt) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"adakv", 0.5, {}});
+    Attached attached(*model, hook);
+    Generator generator(*model, dynamic, tokens(4));
+    generator.prefill(kPrompt);
+    while (!generator.finished()) {
+        generator.step();
+    }
+    const std::vector<int64_t> first = generator.generatedTokens();
+    generator.rewind(3);
+    while (!generator.finished()) {
+        generator.step();
+    }
+    EXPECT_EQ(generator.generatedTokens(), first);
+    EXPECT_NE(kvscope::testing::refusal([&] { generator.cache().crop(3); }).find("masking press (adakv)"),
+              std::string::npos);
+}
+
 TEST(CachePressHookTest, RefusesWhatAPressCannotDoNamingWhy) {
     auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
     const auto& architecture = model->architecture();
@@ -177,6 +395,10 @@ TEST(CachePressHookTest, RefusesWhatAPressCannotDoNamingWhy) {
     EXPECT_NE(refusal([&] { CachePressHook(architecture, dynamic, 1, {"knorm", 1.0, {}}); }).find("[0, 1)"),
               std::string::npos);
     EXPECT_NE(refusal([&] { CachePressHook(architecture, dynamic, 2, {"knorm", 0.5, {}}); }).find("beams 1"),
+              std::string::npos);
+    EXPECT_NE(refusal([&] {
+                  CachePressHook(architecture, dynamic, 1, {"adakv", 0.5, {{"base", "observed_attention"}}});
+              }).find("kvpress's AdaKV refuses"),
               std::string::npos);
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <variant>
 #include <fstream>
 #include <stdexcept>
 
@@ -104,6 +105,48 @@ TEST(LiveSessionTest, PrefillsThenStepsToTheTokenCount) {
     EXPECT_GT(metadata.createdUnixNs, 0);
 }
 
+TEST(LiveSessionTest, APressCompressesEveryFullLayerAndIsRecordedInTheMetadata) {
+    config::RunSettings settings;
+    settings.preset = "gemma2"; // sliding and full layers alternate
+    settings.tokens = 2;
+    settings.press = config::PressSettings{"knorm", 0.5, {}};
+    LiveSession session(settings);
+    trace::RecordingSink sink;
+    session.start(sink);
+    std::vector<trace::CompressionEvent> compressions;
+    for (const trace::Event& event : sink.events()) {
+        if (const auto* compression = std::get_if<trace::CompressionEvent>(&event.payload)) {
+            compressions.push_back(*compression);
+            EXPECT_EQ(event.step, 0);
+        }
+    }
+    const auto promptLength = static_cast<std::int32_t>(settings.prompt.size() + 1); // <bos> and a byte each
+    ASSERT_EQ(compressions.size(), 2u) << "gemma2's two full layers; the sliding ones are left alone";
+    for (const trace::CompressionEvent& compression : compressions) {
+        EXPECT_EQ(compression.lengthBefore, promptLength);
+        EXPECT_EQ(compression.lengthAfter, promptLength - promptLength / 2);
+        EXPECT_EQ(compression.keptScores.size(), static_cast<std::size_t>(compression.keptRecorded));
+    }
+    EXPECT_EQ(session.pressNotices().size(), 2u);
+    const nlohmann::json press = nlohmann::json::parse(session.metadata().cacheSettingsJson).at("press");
+    EXPECT_EQ(press, settings.press.toJson());
+    EXPECT_EQ(config::PressSettings::fromCacheSettings(session.metadata().cacheSettingsJson), settings.press);
+
+    config::RunSettings unpressed = settings;
+    unpressed.press = {};
+    LiveSession plain(unpressed);
+    EXPECT_FALSE(nlohmann::json::parse(plain.metadata().cacheSettingsJson).contains("press"));
+}
+
+TEST(LiveSessionTest, ListsThePressesWithTheirOptions) {
+    const auto& presses = LiveSession::presses();
+    const auto snapkv = std::find_if(presses.begin(), presses.end(), [](const auto& press) { return press.name == "snapkv"; });
+    ASSERT_NE(snapkv, presses.end());
+    ASSERT_EQ(snapkv->options.size(), 2u);
+    EXPECT_EQ(snapkv->options[0].name, "window_size");
+    EXPECT_EQ(snapkv->options[0].defaultValue, "64");
+}
+
 TEST(LiveSessionTest, NoSourceMeansTheDefaultPreset) {
     config::RunSettings settings;
     settings.tokens = 1;
@@ -123,6 +166,13 @@ TEST(LiveSessionTest, RefusesBadSettingsNamingWhatIsAllowed) {
     config::RunSettings tokens;
     tokens.tokens = 0;
     EXPECT_NE(refusal(tokens).find("at least 1"), std::string::npos);
+    config::RunSettings press;
+    press.press.name = "snapkv";
+    press.press.options = {{"window", "4"}};
+    EXPECT_NE(refusal(press).find("allowed: window_size, kernel_size"), std::string::npos) << refusal(press);
+    press.press = {"h2o", 0.0, {}};
+    press.beams = 2;
+    EXPECT_NE(refusal(press).find("use beams 1 with --press"), std::string::npos) << refusal(press);
     config::RunSettings preset;
     preset.preset = "gpt9";
     EXPECT_NE(refusal(preset).find("llama"), std::string::npos) << refusal(preset);

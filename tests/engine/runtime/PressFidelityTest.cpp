@@ -17,7 +17,7 @@ namespace {
 
 using kvscope::runtime::FidelityResult;
 using kvscope::runtime::PressFidelity;
-using kvscope::runtime::PressSettings;
+using kvscope::config::PressSettings;
 
 const std::vector<int64_t> kPrompt = kvscope::model::ByteTokenizer::encode(
     "The key-value cache holds the keys and values of every token the model has read so far", true);

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,13 +15,8 @@ namespace CLI {
 class App;
 }
 
-namespace kvscope::model {
-class Architecture;
-}
-
 namespace kvscope::runtime {
 class CachePressHook;
-struct PressSettings;
 }
 
 namespace kvscope::cli {
@@ -35,10 +29,8 @@ struct RunOptions {
     std::string promptFile; ///< read the prompt from this file instead of the settings' prompt
     bool check = false;
     bool progress = true;
-    /// --press NAME (empty: none), --ratio, --press-option key=value, and for decoding presses
-    /// --interval / --target-size (compression_interval / target_size).
-    std::string press;
-    double ratio = 0.0;
+    /// --press-option key=value, and for decoding presses --interval / --target-size (compression_interval
+    /// / target_size): folded into run.press (whose name and ratio are --press and --ratio).
     std::vector<std::string> pressOptions;
     int64_t interval = 0;
     int64_t targetSize = 0;
@@ -62,11 +54,8 @@ public:
     /// Runs, prints the summary on `out`; returns 0, or 1 when --check found a difference above the
     /// cache's tolerance. Bad input throws (the caller exits 2).
     static int execute(const RunOptions& options, std::ostream& out, std::ostream& err);
-    /// The press hook the options ask for (null without --press); refuses bad press options.
-    static std::unique_ptr<runtime::CachePressHook> pressHook(const RunOptions& options,
-                                                              const model::Architecture& architecture);
-    /// The press the options ask for (none without --press); press options without --press are refused.
-    static std::optional<runtime::PressSettings> pressSettings(const RunOptions& options);
+    /// The press the options ask for: run.press with --press-option, --interval and --target-size added.
+    static config::PressSettings pressSettings(const RunOptions& options);
     /// {"name", "ratio", "options", "compressions": [{"step", "layer", "before", "after"}], "notices"}.
     static nlohmann::json pressSummary(const runtime::CachePressHook& hook);
 };

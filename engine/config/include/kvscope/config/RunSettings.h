@@ -5,7 +5,10 @@
 #include "kvscope/config/ComputeDevice.h"
 #include "kvscope/config/QuantizerBackend.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -23,6 +26,22 @@ struct CacheSettings {
     bool operator==(const CacheSettings&) const = default;
 };
 
+/// A cache press and how hard it compresses (`kvscope-cli run --press`, the GUI's New session): the name
+/// (empty: no press; config::PressDescriptions lists them), the share of each layer's prefill cache a
+/// prefill press removes, and `key=value` options (the press's own and, for adakv and decoding, the base
+/// press's; decoding's compression_interval and target_size among them).
+struct PressSettings {
+    std::string name;
+    double ratio = 0.0;
+    std::map<std::string, std::string> options;
+
+    bool operator==(const PressSettings&) const = default;
+    /// {"name", "ratio", "options"}: the `press` entry of a session's cache_settings (sessions/FORMAT.md).
+    nlohmann::json toJson() const;
+    /// The press a session's cache_settings JSON records; nullopt without one or when it does not read.
+    static std::optional<PressSettings> fromCacheSettings(const std::string& cacheSettingsJson);
+};
+
 /// What a run is asked to do, torch-free so that the CLI, the GUI's New session dialog and the engine's
 /// LiveSession share one definition: one model source (preset, config.json or checkpoint folder; all
 /// empty = the default preset), the tokenizer paired with a preset or config.json, the cache, the prompt,
@@ -35,6 +54,7 @@ struct RunSettings {
     /// empty = the byte tokenizer. A checkpoint folder brings its own.
     std::string tokenizerPath;
     CacheSettings cache;
+    PressSettings press;
     std::string prompt = "The key-value cache";
     std::int64_t tokens = 32;
     std::int64_t beams = 1;        ///< beam search width (1 = greedy or sampling)
@@ -51,7 +71,9 @@ struct RunSettings {
 
 /// The one check of a run's settings before anything is built (the CLI's run, the GUI launcher and
 /// LiveSession): at most one model source, a tokenizer only with a preset or config.json, at least one
-/// token and one beam, a bit width the backend supports, no negative size, temperature or top-k. Throws
+/// token and one beam, a bit width the backend supports, no negative size, temperature or top-k, a known
+/// press with known options of the right types and a ratio in [0, 1) (no ratio or options without a
+/// press). Throws
 /// ConfigError naming the setting and what is allowed. Whether the device is usable here is the
 /// engine's check (DeviceSupport).
 void validate(const RunSettings& settings);

@@ -44,6 +44,13 @@ public:
     void addEvictedTokens(int64_t layer, int64_t tokens);
     /// Whether a press removed tokens from any layer.
     bool pressed() const { return !m_evicted.empty(); }
+    /// The slots a masking press (AdaKV) hid from `layer`'s later queries, per KV head: [B, Hkv, L] true
+    /// where the head no longer attends the slot (kvpress's masked_key_indices). Slots past L, appended
+    /// afterwards, stay visible. Undefined when no press masked the layer, so unpressed runs pay nothing.
+    const at::Tensor& maskedSlots(int64_t layer) const;
+    void setMaskedSlots(int64_t layer, at::Tensor masked);
+    /// Whether a press masked slots of any layer.
+    bool masked() const { return !m_masked.empty(); }
     void reorder(const at::Tensor& beamIdx);
     void crop(int64_t maxLength);
     void batchRepeatInterleave(int64_t repeats);
@@ -59,6 +66,7 @@ private:
     std::unique_ptr<cache::Cache> m_decoder;
     std::unique_ptr<cache::EncoderDecoderCache> m_encoderDecoder;
     std::map<int64_t, int64_t> m_evicted;
+    std::map<int64_t, at::Tensor> m_masked;
 };
 
 } // namespace kvscope::model

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/config/PressDescription.h"
 #include "kvscope/press/AdaKvPress.h"
 #include "kvscope/press/DecodingPress.h"
 #include "kvscope/press/H2oPress.h"
@@ -14,14 +15,8 @@
 
 namespace kvscope::press {
 
-/// One press the catalogue offers.
-struct PressDescription {
-    std::string name;
-    /// `prefill` (scorer and AdaKV presses) or `decoding`.
-    std::string phase;
-    std::string summary;
-    std::vector<PressOption> options;
-};
+/// One press the catalogue offers (listed in kvscope_config, without LibTorch).
+using PressDescription = config::PressDescription;
 
 /// Every press by name, with its options; builds presses from `key=value` options (the CLI's
 /// `--press-option`) and from kvpress class names (the conformance fixtures).

@@ -1,17 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <string>
+#include "kvscope/config/PressOption.h"
 
 namespace kvscope::press {
 
-/// One option of a press as the catalogue lists it.
-struct PressOption {
-    std::string name;
-    /// `int`, `float`, `bool` or `press` (the name of a scorer press).
-    std::string type;
-    std::string defaultValue;
-    std::string meaning;
-};
+/// The catalogue's option record lives in kvscope_config, which lists the presses without LibTorch.
+using PressOption = config::PressOption;
 
 } // namespace kvscope::press

@@ -18,14 +18,6 @@ class Architecture;
 
 namespace kvscope::runtime {
 
-/// A press and how hard it compresses, as `kvscope-cli run --press` asks for it.
-struct PressSettings {
-    std::string name;
-    double ratio = 0.0;
-    /// `key=value` options (PressCatalog's option names; for adakv and decoding also the base press's).
-    std::map<std::string, std::string> options;
-};
-
 /// One compression of one layer's cache.
 struct PressDecision {
     /// The generation step (0 = prefill) and layer.
@@ -41,16 +33,30 @@ struct PressDecision {
     /// first eviction or where the press computes none).
     at::Tensor droppedPositions;
     at::Tensor droppedScores;
+    /// Scores [B, Hkv, after] of the kept tokens, in keptPositions' order (undefined likewise).
+    at::Tensor keptScores;
+    /// A masking press (AdaKV) only: the cache keeps its `before` slots (after == before, keptPositions and
+    /// droppedPositions undefined); [B, Hkv, before] true where the head masks the slot, at `positions`
+    /// [B, Hkv, before], with the base press's `scores` [B, Hkv, before]. Heads mask different counts.
+    at::Tensor masked;
+    at::Tensor positions;
+    at::Tensor scores;
 };
 
 /// Applies a cache press to a real generation, as kvpress's forward hooks do: a scorer press compresses
 /// each layer right after the prefill's attention, DecodingPress and H2O compress while decoding. Kept
-/// tokens keep their positions (ModelCache::evictedTokens); sliding-window layers are left alone.
+/// tokens keep their positions (ModelCache::evictedTokens); sliding-window layers are left alone. AdaKV
+/// evicts nothing: after the prefill's attention it masks each head's pruned slots from every later
+/// query (ModelCache::setMaskedSlots), as kvpress's attention patch does.
 class CachePressHook : public model::AttentionObserver {
 public:
     /// Refuses unknown presses and options, naming the allowed ones, and caches a press cannot shrink.
     CachePressHook(const model::Architecture& architecture, const config::CacheSettings& cache, int64_t beams,
-                   PressSettings settings);
+                   config::PressSettings settings);
+    /// The hook a run's settings ask for, null without a press: the one place `kvscope-cli run` and the
+    /// GUI's live sessions build it, so both compress alike.
+    static std::unique_ptr<CachePressHook> forRun(const model::Architecture& architecture,
+                                                  const config::RunSettings& run);
     ~CachePressHook() override;
 
     bool wantsAttentionWeights(int64_t layer, int64_t queryLength) const override;
@@ -59,20 +65,26 @@ public:
     const std::vector<PressDecision>& decisions() const { return m_decisions; }
     /// What the press left alone and why (one line per layer).
     const std::vector<std::string>& notices() const { return m_notices; }
-    const PressSettings& settings() const { return m_settings; }
+    const config::PressSettings& settings() const { return m_settings; }
     /// What a press reads of one attention pass of `architecture`'s model.
     static press::PressInputs inputsOf(const model::AttentionPass& pass, const model::Architecture& architecture);
 
 private:
     void apply(const model::AttentionPass& pass, const at::Tensor& kept, const at::Tensor& scores);
+    void mask(const model::AttentionPass& pass, const press::PressInputs& inputs);
+    /// Emits the decision's trace event (when recording) and keeps it.
+    void record(const model::AttentionPass& pass, PressDecision decision);
     /// The trace record of a decision (sessions/FORMAT.md, kind 15), lists downsampled when large.
     static trace::CompressionEvent eventOf(const PressDecision& decision);
+    /// The same for a masking decision: keptPerHead, and lengthAfter = lengthBefore.
+    static trace::CompressionEvent maskEventOf(const PressDecision& decision);
 
     const model::Architecture& m_architecture;
-    PressSettings m_settings;
+    config::PressSettings m_settings;
     std::shared_ptr<const press::Press> m_scorer;
     std::unique_ptr<press::DecodingPress> m_decoding;
     std::unique_ptr<press::H2oPress> m_h2o;
+    std::unique_ptr<press::AdaKvPress> m_adaKv;
     /// Per layer: the positions of its cached slots [B, Hkv, L] and the passes it has seen.
     std::map<int64_t, at::Tensor> m_positions;
     std::map<int64_t, int64_t> m_passes;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/config/PressDescription.h"
 #include "kvscope/config/RunSettings.h"
 #include "kvscope/trace/SessionMetadata.h"
 
@@ -29,6 +30,8 @@ public:
 
     static std::vector<std::string> presetNames();
     static std::string defaultPreset();
+    /// The cache presses a run's settings may name, with their options and defaults.
+    static const std::vector<config::PressDescription>& presses();
     /// Whether `device = "cuda"` can run here (a CUDA LibTorch and a visible GPU).
     static bool cudaAvailable();
     /// What a checkpoint folder or a tokenizer path gives a run to speak through, for the New session
@@ -44,6 +47,8 @@ public:
     bool finished() const;
     std::int64_t generatedCount() const;
     std::int64_t layerCount() const;
+    /// What the press left alone and why (a sliding layer, one line each); empty without a press.
+    std::vector<std::string> pressNotices() const;
     /// What a session file records about this run.
     trace::SessionMetadata metadata() const;
 

@@ -39,7 +39,7 @@ class PressFidelity {
 public:
     /// Refuses what CachePressHook refuses (unknown presses and options, caches a press cannot shrink).
     static FidelityResult measure(model::LanguageModel& model, const config::CacheSettings& cache,
-                                  const std::vector<int64_t>& prompt, int64_t tokens, const PressSettings& press);
+                                  const std::vector<int64_t>& prompt, int64_t tokens, const config::PressSettings& press);
 };
 
 } // namespace kvscope::runtime

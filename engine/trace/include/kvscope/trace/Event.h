@@ -170,7 +170,10 @@ inline constexpr std::int64_t kLogitsTopCount = 256;
 /// batch row 0 head after head, first the keptRecorded kept positions (heads x lengthAfter, or none when
 /// that exceeds kCompressionKeptLimit), then the dropped positions, every k-th per head when a head dropped
 /// more than kCompressionDroppedLimit / heads; droppedScores are those dropped tokens' scores (empty where
-/// the press ranks by no single score). Small fields keep Event small.
+/// the press ranks by no single score). Format 1.3 appends keptScores, the recorded kept tokens' scores in
+/// the same order (empty likewise), and keptPerHead: empty when every head keeps lengthAfter, else each
+/// head's own kept count (heads keeping different numbers, as AdaKV's do), with droppedCount then the
+/// dropped tokens of all heads together. CompressionLayout finds each head's part of these lists.
 struct CompressionEvent {
     std::int32_t lengthBefore = 0;
     std::int32_t lengthAfter = 0;
@@ -179,6 +182,8 @@ struct CompressionEvent {
     std::int32_t keptRecorded = 0;
     std::vector<std::int64_t> positions;
     std::vector<float> droppedScores;
+    std::vector<float> keptScores;
+    std::vector<std::int32_t> keptPerHead;
     bool operator==(const CompressionEvent&) const = default;
 };
 inline constexpr std::int64_t kCompressionKeptLimit = 8192;

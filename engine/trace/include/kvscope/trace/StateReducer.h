@@ -35,7 +35,7 @@ namespace kvscope::trace {
 ///   Compute, Logits  nothing: timelines and comparisons read them from the events themselves.
 ///   Compression   a press kept lengthAfter tokens: seqLength and storedTokens = lengthAfter;
 ///                 evictedTokens grows by lengthBefore - lengthAfter; a quantized layer holds them all
-///                 quantized (residual 0).
+///                 quantized (residual 0). A masking press's (lengthAfter == lengthBefore) changes nothing.
 /// Layer-level payloads with layer -1 apply to every layer the state knows at that moment.
 class StateReducer {
 public:

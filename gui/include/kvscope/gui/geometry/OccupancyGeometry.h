@@ -17,8 +17,14 @@ enum class SlotState : std::uint8_t {
     Quantized, ///< held in a quantized store
     SlidOut, ///< seen, then evicted by a sliding window (or cropped storage)
     Offloaded, ///< held, but in host memory
+    Dropped, ///< evicted by a cache press from every KV head
+    PartlyDropped, ///< evicted by a cache press from some KV heads only
 };
-inline constexpr int kSlotStateCount = 5;
+inline constexpr int kSlotStateCount = 7;
+/// Whether a state is one only sessions with a cache press show (the legend lists them for those alone).
+inline constexpr bool isPressState(SlotState state) {
+    return state == SlotState::Dropped || state == SlotState::PartlyDropped;
+}
 
 /// A run of positions [begin, end) in one state.
 struct SlotSegment {
@@ -50,6 +56,8 @@ public:
     /// Runs in position order: [0, seq - stored) slid out, then the held tokens (quantized ones first,
     /// since a quantized layer's store holds the oldest; all Offloaded when the layer is on the host),
     /// then `capacity - stored` reserved positions after seqLength. Empty for an uninitialised layer.
+    /// A layer a press compressed (evicted tokens, no sliding window) keeps its tokens' positions: it
+    /// spans every position seen, held throughout; PressGeometry lays the dropped positions over it.
     static std::vector<SlotSegment> segmentsOf(const trace::LayerState& layer);
     /// The state at one position; nullopt where nothing is allocated.
     static std::optional<SlotState> stateAt(const trace::LayerState& layer, std::int64_t position);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/config/RunSettings.h"
 #include "kvscope/trace/Event.h"
 #include "kvscope/trace/StepState.h"
 
@@ -24,8 +25,10 @@ public:
     static QString summary(const trace::Event& event);
     /// Why it happened, in the cache's terms; `state` is the cache after the event's step (for the
     /// layer's kind and settings). With `tokens`, it quotes the tokens the event concerns: those an
-    /// update stored, a window slid past, a flush quantized or a crop cut.
-    static QString why(const trace::Event& event, const trace::StepState& state, const TokenLookup& tokens = {});
+    /// update stored, a window slid past, a flush quantized or a crop cut. A compression is explained by
+    /// PressExplainer with `press`, the session's cache press.
+    static QString why(const trace::Event& event, const trace::StepState& state, const TokenLookup& tokens = {},
+                       const std::optional<config::PressSettings>& press = std::nullopt);
     /// The tokens at positions [begin, end) quoted (' the', ' key'; the first and last with … between
     /// beyond three), or empty where a piece is unknown.
     static QString quoteTokens(const TokenLookup& tokens, std::int64_t begin, std::int64_t end);

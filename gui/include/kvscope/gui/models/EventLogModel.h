@@ -31,6 +31,8 @@ public:
     void setFilter(std::optional<trace::EventKind> kind, int layer, const QString& text);
     /// Where explanations find the text of the tokens an event concerns (quoted in the Why column).
     void setTokens(EventExplainer::TokenLookup tokens);
+    /// The session's cache press, which the Why column names in its compressions (nullopt: none recorded).
+    void setPress(std::optional<config::PressSettings> press);
     const trace::Event* eventAt(int row) const;
     std::size_t totalCount() const { return m_events.size(); }
 
@@ -50,6 +52,7 @@ private:
     QString m_text;
     std::shared_ptr<const trace::StepState> m_state;
     EventExplainer::TokenLookup m_tokens;
+    std::optional<config::PressSettings> m_press;
 };
 
 } // namespace kvscope::gui

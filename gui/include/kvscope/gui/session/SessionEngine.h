@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/config/PressDescription.h"
 #include "kvscope/config/RunSettings.h"
 #include "kvscope/trace/SessionMetadata.h"
 
@@ -42,6 +43,8 @@ struct EngineCapabilities {
     std::vector<std::string> presets;
     std::string defaultPreset;
     bool cudaAvailable = false;
+    /// The cache presses a run may use, with their options and defaults (runtime::LiveSession::presses).
+    std::vector<config::PressDescription> presses;
     /// What a checkpoint folder or tokenizer path gives a run to speak through ("BPE tokenizer, 1001 ids
     /// (tokenizer.json)", "bytes (...)"); empty where the engine cannot tell (reading takes a moment:
     /// call it when a path is chosen, not per keystroke).

@@ -3,6 +3,8 @@
 
 #include <QWidget>
 
+#include <string>
+
 class QCheckBox;
 class QComboBox;
 class QLabel;
@@ -39,6 +41,8 @@ private:
     QComboBox* m_kind;
     QCheckBox* m_layerOnly;
     QLabel* m_count;
+    /// The metadata cache_settings the model's press was read from.
+    std::string m_cacheSettingsJson;
 };
 
 } // namespace kvscope::gui

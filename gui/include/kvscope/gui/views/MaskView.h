@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvscope/gui/geometry/MaskGeometry.h"
+#include "kvscope/gui/models/PressHistory.h"
 
 #include <QStringList>
 #include <QWidget>
@@ -24,6 +25,9 @@ public:
 
     /// The mask drawn for `layer` at the current step.
     MaskShape shapeOf(int layer) const;
+    /// What a masking press (AdaKV) adds to `layer`'s mask per KV head at the current step, in words; empty
+    /// when no such press decided on it (the drawn mask is then the whole truth).
+    QString headMaskNote(int layer) const;
     QSize sizeHint() const override { return {360, 260}; }
     QSize minimumSizeHint() const override { return {200, 120}; }
 
@@ -35,6 +39,8 @@ private:
 
     SessionController& m_session;
     ViewSelection& m_selection;
+    /// The session's compressions, read as it grows.
+    mutable PressHistory m_history;
 };
 
 } // namespace kvscope::gui

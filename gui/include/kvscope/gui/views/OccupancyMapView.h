@@ -2,8 +2,10 @@
 #pragma once
 
 #include "kvscope/gui/geometry/OccupancyGeometry.h"
+#include "kvscope/gui/models/PressHistory.h"
 #include "kvscope/gui/views/StaticTextCache.h"
 
+#include <QStringList>
 #include <QWidget>
 
 class QPainter;
@@ -24,7 +26,9 @@ class ViewSelection;
 /// positions, coloured by their state in the selected layer, the token this step produced outlined;
 /// hovering a cell or a token names it. The wheel zooms the position axis about the pointer (a double
 /// click shows every position again); zoomed in until a token's label fits its column, the map labels
-/// its columns with their tokens, written upwards above the rows.
+/// its columns with their tokens, written upwards above the rows. In a session with a cache press, the
+/// positions the press dropped have their own colour (lighter where only some KV heads dropped them), and
+/// the score overlay shades each kept token by its press score, from its layer's lowest to its highest.
 class OccupancyMapView : public QWidget {
     Q_OBJECT
 public:
@@ -45,6 +49,16 @@ public:
     void resetZoom();
     /// The columns labelled with their tokens at the current zoom and width (none while they do not fit).
     std::vector<ColumnLabel> columnLabels() const;
+    /// What the map colours a position of a layer at the current step (press drops included).
+    std::optional<SlotState> slotAt(int layer, std::int64_t position) const;
+    /// The score overlay: off by default; it shows where the press recorded kept tokens' scores.
+    void setScoreOverlay(bool shown);
+    bool scoreOverlay() const { return m_scoreOverlay; }
+    /// Whether the session's press scored kept tokens of any layer up to the current step.
+    bool hasPressScores() const;
+    /// The legend's entries, left to right (the dropped states only in sessions with a press; the score
+    /// scale while the overlay shows).
+    QStringList legendEntries() const;
     QSize sizeHint() const override { return {640, 320}; }
     QSize minimumSizeHint() const override { return {240, 120}; }
 
@@ -68,6 +82,11 @@ private:
     void paintTokenStrip(QPainter& painter, const PositionSpan& span);
     int layerCount() const;
     std::int64_t extent() const;
+    /// A layer's runs at the current step: the cache's, with the press's dropped positions laid over.
+    std::vector<SlotSegment> segmentsFor(int layer) const;
+    /// The latest compression of a layer at the current step; null where the press has not acted.
+    const PressHistory::Compression* compressionOf(int layer) const;
+    void paintScores(QPainter& painter, const QRectF& row, int layer, const PositionSpan& span);
 
     SessionController& m_session;
     ViewSelection& m_selection;
@@ -76,6 +95,8 @@ private:
     /// Labels, legend and ticks repeat from paint to paint: laid out once.
     StaticTextCache m_texts;
     StaticTextCache m_boldTexts;
+    PressHistory m_press;
+    bool m_scoreOverlay = false;
 };
 
 } // namespace kvscope::gui

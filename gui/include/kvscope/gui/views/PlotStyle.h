@@ -17,6 +17,8 @@ class PlotStyle {
 public:
     static QColor slotColour(SlotState state);
     static QString slotName(SlotState state);
+    /// The score overlay's colour of a kept token whose score lies `shade` (0 lowest .. 1 highest) up its layer's range.
+    static QColor scoreColour(double shade);
     static QColor seriesColour(int index);
     static QColor cursorColour() { return QColor(220, 50, 47); }
     static QColor backgroundColour() { return QColor(250, 250, 252); }

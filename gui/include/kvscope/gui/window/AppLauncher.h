@@ -20,17 +20,21 @@ namespace kvscope::gui {
 class MainWindow;
 
 /// What the command line asked for (docs/CLI.md: `kvscope [FILE] [--preset NAME]
-/// [--screenshot OUT.png [--step K]]`, plus the live run's cache options, --compare FILE and
+/// [--screenshot OUT.png [--step K] [--layer L]]`, plus the live run's cache options, --compare FILE and
 /// --synthetic LAYERSxTOKENS for a model-free demo session).
 struct LaunchOptions {
     QString file;
     config::RunSettings live;
     QString screenshot;
     std::optional<std::int64_t> step;
+    /// The layer selected in the screenshot (the layer table, the mask and the heads view follow it).
+    std::optional<std::int64_t> layer;
     QString compareFile;
     QSize size{1600, 1000};
     std::int32_t syntheticLayers = 0;
     std::int64_t syntheticTokens = 0;
+    /// --press-scores: the occupancy map's press score overlay on.
+    bool pressScores = false;
 };
 
 /// Parses the command line and starts the window: a file, a synthetic session, or a live run (the

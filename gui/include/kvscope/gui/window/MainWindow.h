@@ -21,6 +21,7 @@ namespace kvscope::gui {
 
 class CompareView;
 class EventLogView;
+class HeadOccupancyView;
 class LayerTableView;
 class MaskView;
 class MemoryView;
@@ -45,6 +46,10 @@ public:
     SessionController& compareSession() { return *m_compareSession; }
     ViewSelection& selection() { return *m_selection; }
     TransportBar* transport() const { return m_transport; }
+    HeadOccupancyView* headOccupancy() const { return m_heads; }
+    OccupancyMapView* occupancyMap() const { return m_occupancy; }
+    /// View > Press scores: the occupancy map's score overlay.
+    QAction* scoreOverlayAction() const { return m_scoreOverlayAction; }
 
     /// Opens a session file on a loader thread; errors and damage are shown in dialogs once it is read.
     void openFile(const QString& path);
@@ -57,6 +62,9 @@ public:
     void compareWithFile(const QString& path);
     QString compareWithFileNow(const QString& path);
     void compareWithLive(const config::RunSettings& settings);
+    /// Compare > Press against no press: B runs the live session's settings without its press, on the
+    /// same prompt. Returns why it cannot (no live session, or one without a press), else empty.
+    QString comparePressWithoutIt();
     /// Replots every chart now and renders the window (offscreen works); for --screenshot.
     QImage renderImage();
     QStringList recentFiles() const;
@@ -95,6 +103,7 @@ private:
     config::RunSettings m_lastSettings;
     TransportBar* m_transport = nullptr;
     OccupancyMapView* m_occupancy = nullptr;
+    HeadOccupancyView* m_heads = nullptr;
     LayerTableView* m_layers = nullptr;
     EventLogView* m_events = nullptr;
     MaskView* m_mask = nullptr;
@@ -109,6 +118,7 @@ private:
     QAction* m_saveAction = nullptr;
     QAction* m_exportAction = nullptr;
     QAction* m_runAction = nullptr;
+    QAction* m_scoreOverlayAction = nullptr;
     QLabel* m_modelLabel = nullptr;
     QLabel* m_cacheLabel = nullptr;
     QLabel* m_deviceLabel = nullptr;

@@ -6,7 +6,12 @@
 
 #include <QDialog>
 
+#include <map>
+#include <string>
+
 class QComboBox;
+class QDoubleSpinBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QRadioButton;
@@ -16,8 +21,9 @@ namespace kvscope::gui {
 
 /// Asks for a live session: model source (preset, config.json or checkpoint folder), the tokenizer (a
 /// checkpoint's own, shown once its folder is chosen, or one paired with a preset or config.json), cache
-/// kind and its options, prompt, tokens, seed and device. Accepting checks the input and says what is
-/// wrong, e.g. that CUDA is not available here.
+/// kind and its options, a cache press (from the engine's list: its ratio, and its options with their
+/// defaults shown), prompt, tokens, seed and device. Accepting checks the input and says what is wrong,
+/// e.g. that CUDA is not available here.
 class NewSessionDialog : public QDialog {
     Q_OBJECT
 public:
@@ -31,9 +37,15 @@ public:
     QString tokenizerDescription() const;
 
     void accept() override;
+    /// The press chooser ("none" first) and the option fields of the chosen press, by option name.
+    QComboBox* pressBox() const { return m_press; }
+    QDoubleSpinBox* ratioBox() const { return m_ratio; }
+    const std::map<std::string, QLineEdit*>& pressOptionFields() const { return m_pressOptions; }
 
 private:
     void updateEnabled();
+    /// One field per option of the chosen press, its default as the placeholder.
+    void rebuildPressOptions();
     void describeTokenizer();
 
     EngineCapabilities m_capabilities;
@@ -55,6 +67,10 @@ private:
     QSpinBox* m_tokens;
     QSpinBox* m_seed;
     QComboBox* m_device;
+    QComboBox* m_press;
+    QDoubleSpinBox* m_ratio;
+    QFormLayout* m_pressLayout;
+    std::map<std::string, QLineEdit*> m_pressOptions;
 };
 
 } // namespace kvscope::gui

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "kvscope/press/PressOptions.h"
+#include "kvscope/config/PressOptions.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-namespace kvscope::press {
+namespace kvscope::config {
 
 PressOptions::PressOptions(std::string press, std::vector<PressOption> declared,
                            std::map<std::string, std::string> given)
@@ -85,4 +85,4 @@ std::string PressOptions::text(const std::string& name) const {
     return valueOf(name);
 }
 
-} // namespace kvscope::press
+} // namespace kvscope::config

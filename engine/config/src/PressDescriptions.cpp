@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "kvscope/config/PressDescriptions.h"
+
+#include "kvscope/config/PressOptions.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace kvscope::config {
+namespace {
+
+const PressOption windowOption{"window_size", "int", "64", "recent queries whose attention scores the cache; kept"};
+const PressOption kernelOption{"kernel_size", "int", "5", "width of the average pooling along the sequence"};
+const PressOption baseOption{"base", "press", "knorm", "the scorer press that ranks the tokens"};
+
+} // namespace
+
+const std::vector<PressDescription>& PressDescriptions::all() {
+    static const std::vector<PressDescription> all = {
+        {"streaming_llm", "prefill", "keeps the first n_sink slots and the most recent ones",
+         {{"n_sink", "int", "4", "attention-sink slots always kept at the start of the cache"}}},
+        {"knorm", "prefill", "keeps the keys of smallest L2 norm", {}},
+        {"snapkv", "prefill", "attention of the last window_size queries, pooled; the window is kept",
+         {windowOption, kernelOption}},
+        {"tova", "prefill", "the last query's attention averaged over all heads; the last token is kept", {}},
+        {"pyramidkv", "prefill", "SnapKV scores with a per-layer budget shrinking towards the last layer",
+         {windowOption, kernelOption, {"beta", "float", "20", "ratio of the first layer's budget to the last's"}}},
+        {"observed_attention", "prefill", "the attention each key received during prefill (needs attention weights)",
+         {}},
+        {"expected_attention", "prefill", "the attention expected from future queries (Gaussian queries, average RoPE)",
+         {{"n_future_positions", "int", "512", "future positions the query statistics are rotated to"},
+          {"n_sink", "int", "4", "first tokens always kept and left out of the statistics"},
+          {"use_covariance", "bool", "true", "add the query covariance term to the expected logits"},
+          {"use_vnorm", "bool", "true", "weigh scores by the value norms"},
+          {"epsilon", "float", "0", "added to the scores before the value-norm weighting"}}},
+        {"random", "prefill", "random scores (torch.rand of a seeded CPU generator)",
+         {{"seed", "int", "0", "generator seed"}}},
+        {"adakv", "prefill", "per-head budgets over a base scorer: heads mask different numbers of tokens",
+         {baseOption, {"alpha_safeguard", "float", "0.2", "share of each head's budget it always keeps"}}},
+        {"decoding", "decoding", "compresses the cache back to target_size every compression_interval steps",
+         {baseOption,
+          {"compression_interval", "int", "512", "forward passes between compressions"},
+          {"target_size", "int", "2048", "tokens per KV head after a compression"},
+          {"hidden_states_buffer_size", "int", "256", "forward passes of hidden states kept for the base press"}}},
+        {"h2o", "decoding", "heavy hitters: attention accumulated over every step plus a recent window",
+         {{"budget", "int", "2048", "tokens per KV head kept once the cache grows past it"},
+          {"recent_window", "int", "256", "newest slots always kept (part of the budget)"}}},
+    };
+    return all;
+}
+
+const PressDescription* PressDescriptions::find(const std::string& name) {
+    const auto& presses = all();
+    const auto found = std::find_if(presses.begin(), presses.end(),
+                                    [&](const PressDescription& description) { return description.name == name; });
+    return found != presses.end() ? &*found : nullptr;
+}
+
+const PressDescription& PressDescriptions::describe(const std::string& name) {
+    if (const PressDescription* description = find(name)) {
+        return *description;
+    }
+    throw std::invalid_argument("unknown press `" + name + "` (allowed: " + allowedNames() + ")");
+}
+
+std::string PressDescriptions::allowedNames() {
+    std::string names;
+    for (const PressDescription& description : all()) {
+        names += (names.empty() ? "" : ", ") + description.name;
+    }
+    return names;
+}
+
+bool PressDescriptions::isScorer(const std::string& name) {
+    const PressDescription* description = find(name);
+    return description != nullptr && description->phase == "prefill" && name != "adakv";
+}
+
+std::string PressDescriptions::scorerNames() {
+    std::string names;
+    for (const PressDescription& description : all()) {
+        if (isScorer(description.name)) {
+            names += (names.empty() ? "" : ", ") + description.name;
+        }
+    }
+    return names;
+}
+
+std::pair<std::map<std::string, std::string>, std::map<std::string, std::string>>
+PressDescriptions::splitOptions(const std::string& wrapper, const std::map<std::string, std::string>& given) {
+    std::map<std::string, std::string> own;
+    std::map<std::string, std::string> base;
+    const std::vector<PressOption>& declared = describe(wrapper).options;
+    for (const auto& [key, value] : given) {
+        const bool isOwn = std::any_of(declared.begin(), declared.end(),
+                                       [&](const PressOption& option) { return option.name == key; });
+        (isOwn ? own : base)[key] = value;
+    }
+    return {own, base};
+}
+
+void PressDescriptions::checkOptions(const std::string& name, const std::map<std::string, std::string>& given) {
+    const PressDescription& description = describe(name);
+    const bool wrapper = std::any_of(description.options.begin(), description.options.end(),
+                                     [](const PressOption& option) { return option.type == "press"; });
+    const auto [own, base] = wrapper ? splitOptions(name, given) : std::pair{given, std::map<std::string, std::string>{}};
+    const PressOptions options(name, description.options, own);
+    for (const auto& [key, value] : own) {
+        const PressOption& option = *std::find_if(description.options.begin(), description.options.end(),
+                                                  [&](const PressOption& declared) { return declared.name == key; });
+        // Types only: every option of the catalogue is at least 0; finer ranges are the press's own check.
+        if (option.type == "int") {
+            (void)options.integer(key, 0);
+        } else if (option.type == "float") {
+            (void)options.real(key, 0.0, std::numeric_limits<double>::infinity());
+        } else if (option.type == "bool") {
+            (void)options.flag(key);
+        } else if (option.type == "press" && !isScorer(value)) {
+            throw std::invalid_argument("press " + name + " option " + key + "=" + value +
+                                        ": expected a scorer press (" + scorerNames() + ")");
+        }
+    }
+    if (wrapper) {
+        checkOptions(options.text("base"), base);
+    }
+}
+
+} // namespace kvscope::config

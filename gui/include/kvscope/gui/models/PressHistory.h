@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "kvscope/trace/Event.h"
+#include "kvscope/trace/Timeline.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace kvscope::gui {
+
+/// Every compression a session's cache press made, by step and layer, read from its Timeline once and
+/// then as it grows: what the occupancy map asks at each paint without scanning the session.
+class PressHistory {
+public:
+    struct Compression {
+        std::int64_t step = 0;
+        std::int32_t layer = 0;
+        trace::CompressionEvent event;
+    };
+
+    /// Forgets everything (a new session).
+    void reset();
+    /// Reads the steps the timeline gained since the last call, and the last step read again (a live run
+    /// may still add events to it).
+    void update(const trace::Timeline& timeline);
+    bool empty() const { return m_compressions.empty(); }
+    /// Every compression, in step order.
+    const std::vector<Compression>& compressions() const { return m_compressions; }
+    /// The latest compression of `layer` at or before `step`; null when the press has not touched it yet.
+    const Compression* latestAt(std::int32_t layer, std::int64_t step) const;
+
+private:
+    std::vector<Compression> m_compressions;
+    std::int64_t m_stepsRead = 0;
+};
+
+} // namespace kvscope::gui

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "kvscope/gui/geometry/HeadOccupancyGeometry.h"
+#include "kvscope/gui/models/PressHistory.h"
+#include "kvscope/gui/views/StaticTextCache.h"
+
+#include <QWidget>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace kvscope::gui {
+
+class SessionController;
+class ViewSelection;
+
+/// The selected layer expanded into its KV heads at the current step: one row per head, one column per
+/// position, each position coloured by what the latest press decision left that head (kept, dropped,
+/// masked by AdaKV, or arrived since). Per-head presses show rows of different lengths, uniform ones
+/// identical rows; each row is labelled with its head's budget. Reads the session's compression events.
+class HeadOccupancyView : public QWidget {
+    Q_OBJECT
+public:
+    HeadOccupancyView(SessionController& session, ViewSelection& selection, QWidget* parent = nullptr);
+
+    /// The layer shown: the selected one, else the first.
+    int shownLayer() const;
+    /// The latest decision on the shown layer at or before the current step; nullopt before any.
+    std::optional<HeadDecision> decision() const;
+    /// Positions the layer has seen at the current step (the columns).
+    std::int64_t positions() const;
+    /// Each head's row at the current step (empty before any decision).
+    std::vector<std::vector<HeadRun>> rows() const;
+    QSize sizeHint() const override { return {640, 150}; }
+    QSize minimumSizeHint() const override { return {240, 80}; }
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+
+private:
+    SessionController& m_session;
+    ViewSelection& m_selection;
+    /// The session's compressions, read as it grows.
+    mutable PressHistory m_history;
+    StaticTextCache m_texts;
+};
+
+} // namespace kvscope::gui

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "kvscope/gui/geometry/HeadOccupancyGeometry.h"
+
+#include "kvscope/trace/CompressionLayout.h"
+
+#include <algorithm>
+
+namespace kvscope::gui {
+
+HeadDecision HeadOccupancyGeometry::decisionOf(const trace::CompressionEvent& event, std::int64_t step,
+                                               std::int64_t coveredPositions) {
+    HeadDecision decision;
+    decision.step = step;
+    // FORMAT.md: a press that masks instead of evicting leaves the cache's length as it was.
+    decision.masking = event.lengthAfter == event.lengthBefore;
+    const trace::CompressionLayout layout(event);
+    const auto heads = static_cast<std::size_t>(layout.heads());
+    decision.keptRecorded = heads > 0 && event.keptRecorded > 0;
+    decision.kept.resize(heads);
+    decision.dropped.resize(heads);
+    decision.keptCounts.resize(heads);
+    std::int64_t largest = -1;
+    for (std::size_t head = 0; head < heads; ++head) {
+        const auto index = static_cast<std::int32_t>(head);
+        decision.keptCounts[head] = layout.keptCount(index);
+        const auto kept = layout.keptPositions(index);
+        const auto dropped = layout.droppedPositions(index);
+        decision.kept[head].assign(kept.begin(), kept.end());
+        decision.dropped[head].assign(dropped.begin(), dropped.end());
+        for (auto* list : {&decision.kept[head], &decision.dropped[head]}) {
+            std::sort(list->begin(), list->end());
+            if (!list->empty()) {
+                largest = std::max(largest, list->back());
+            }
+        }
+    }
+    decision.coveredPositions = coveredPositions > 0 ? coveredPositions : largest + 1;
+    return decision;
+}
+
+std::vector<HeadRun> HeadOccupancyGeometry::runsOf(const HeadDecision& decision, std::size_t head,
+                                                   std::int64_t positions) {
+    std::vector<HeadRun> runs;
+    if (head >= decision.kept.size() || positions <= 0) {
+        return runs;
+    }
+    const auto add = [&](std::int64_t begin, std::int64_t end, HeadSlot slot) {
+        end = std::min(end, positions);
+        if (end <= begin) {
+            return;
+        }
+        if (!runs.empty() && runs.back().slot == slot && runs.back().end == begin) {
+            runs.back().end = end;
+        } else {
+            runs.push_back({begin, end, slot});
+        }
+    };
+    const HeadSlot lost = decision.masking ? HeadSlot::Masked : HeadSlot::Dropped;
+    // Inside the covered positions, the listed ones take `listed`, the rest `other`.
+    const bool byKept = decision.keptRecorded;
+    const std::vector<std::int64_t>& listed = byKept ? decision.kept[head] : decision.dropped[head];
+    const HeadSlot listedSlot = byKept ? HeadSlot::Kept : lost;
+    const HeadSlot otherSlot = byKept ? lost : HeadSlot::Kept;
+    const std::int64_t covered = std::min(decision.coveredPositions, positions);
+    std::int64_t next = 0;
+    for (const std::int64_t position : listed) {
+        if (position < next || position >= covered) {
+            continue;
+        }
+        add(next, position, otherSlot);
+        add(position, position + 1, listedSlot);
+        next = position + 1;
+    }
+    add(next, covered, otherSlot);
+    add(std::max<std::int64_t>(covered, 0), positions, HeadSlot::Later);
+    return runs;
+}
+
+} // namespace kvscope::gui
