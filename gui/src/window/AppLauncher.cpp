@@ -115,9 +115,11 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
                                          QStringLiteral("KEY=VALUE"));
     const QCommandLineOption pressScores(QStringLiteral("press-scores"),
                                          QStringLiteral("Shade the tokens a press kept by their scores (View menu)"));
+    const QCommandLineOption events(QStringLiteral("events"),
+                                    QStringLiteral("Show the event log (why each event happened) instead of the layer table"));
     parser.addOptions({preset, config, checkpoint, tokenizer, cache, backend, nbits, residual, prompt, tokens, seed,
                        weightSeed, device, screenshot, step, size, compare, synthetic, press, ratio, pressOption,
-                       pressScores});
+                       pressScores, events});
     if (!parser.parse(arguments)) {
         return parser.errorText();
     }
@@ -198,6 +200,7 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
         live.press.options[option.left(equals).toStdString()] = option.mid(equals + 1).toStdString();
     }
     options.pressScores = parser.isSet(pressScores);
+    options.eventLog = parser.isSet(events);
     try {
         config::validate(live);
     } catch (const config::ConfigError& error) {
@@ -313,6 +316,9 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
         }
     }
     window.scoreOverlayAction()->setChecked(options.pressScores);
+    if (options.eventLog) {
+        window.showEventLog();
+    }
     if (!headless) {
         return std::nullopt;
     }

@@ -33,6 +33,8 @@ struct LaunchOptions {
     std::int64_t syntheticTokens = 0;
     /// --press-scores: the occupancy map's press score overlay on.
     bool pressScores = false;
+    /// --events: the event log's tab in front of the layer table.
+    bool eventLog = false;
 };
 
 /// Parses the command line and starts the window: a file, a synthetic session, or a live run (the

@@ -46,6 +46,8 @@ public:
     ViewSelection& selection() { return *m_selection; }
     TransportBar* transport() const { return m_transport; }
     OccupancyMapView* occupancyMap() const { return m_occupancy; }
+    /// Brings the event log's tab (why each event happened) in front of the layer table.
+    void showEventLog();
     /// View > Press scores: the occupancy map's score overlay.
     QAction* scoreOverlayAction() const { return m_scoreOverlayAction; }
 
