@@ -3,6 +3,8 @@
 
 #include "GuiTestHelpers.h"
 #include "kvscope/gui/window/AppLauncher.h"
+#include "kvscope/gui/models/EventLogModel.h"
+#include "kvscope/gui/views/EventLogView.h"
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/PlotStyle.h"
 #include "kvscope/gui/window/TransportBar.h"
@@ -117,6 +119,21 @@ TEST(MainWindowTest, APressSessionShowsDroppedTokensTheirLegendAndTheScoreOverla
     }
     EXPECT_TRUE(map.describe(1, 4).contains("dropped by press")) << map.describe(1, 4).toStdString();
     EXPECT_TRUE(map.describe(1, 12).contains("press score")) << map.describe(1, 12).toStdString();
+    // The event log explains each compression with the session's press and its options.
+    auto* events = window.findChild<EventLogView*>();
+    ASSERT_NE(events, nullptr);
+    QStringList sentences;
+    for (int row = 0; row < events->model()->rowCount(); ++row) {
+        const trace::Event* event = events->model()->eventAt(row);
+        if (event != nullptr && event->kind() == trace::EventKind::Compression) {
+            sentences << events->model()->index(row, EventLogModel::Why).data().toString();
+        }
+    }
+    ASSERT_EQ(sentences.size(), 4);
+    EXPECT_TRUE(sentences[1].startsWith("SnapKV kept 7 of 14 prompt tokens in layer 1: the 7 whose attention from the "
+                                        "last 2 queries was lowest were dropped, among them 'c', 'a', 's'."))
+        << sentences[1].toStdString();
+
     ASSERT_NE(window.scoreOverlayAction(), nullptr);
     EXPECT_FALSE(map.scoreOverlay());
     window.scoreOverlayAction()->trigger();
