@@ -62,6 +62,11 @@ TEST(AppLauncherTest, ParsesAPressAndItsOptions) {
     EXPECT_TRUE(parseError({"--press", "knorm", "--ratio", "half"}).contains("--ratio must be a number"));
     EXPECT_TRUE(parseError({"--press", "knorm", "--press-option", "x"}).contains("expected key=value"));
     EXPECT_TRUE(parseError({"--ratio", "0.5"}).contains("need a press"));
+    EXPECT_TRUE(parseError({"--compare-without-press"}).contains("goes with a live run's --press"));
+    const auto compared = AppLauncher::parse({"kvscope", "--press", "knorm", "--ratio", "0.5", "--compare-without-press"},
+                                             capabilities());
+    ASSERT_TRUE(std::holds_alternative<LaunchOptions>(compared));
+    EXPECT_TRUE(std::get<LaunchOptions>(compared).compareWithoutPress);
 }
 
 TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
