@@ -83,15 +83,27 @@ TEST(PressGeometryTest, KeptScoresAverageTheHeadsThatKeptAPosition) {
     EXPECT_TRUE(PressGeometry::keptScores(unscored).empty());
 }
 
-TEST(PressGeometryTest, ShadeIsTheScoresPlaceInItsRange) {
-    struct Case {
-        double score, lowest, highest, expected;
-    };
+TEST(PressGeometryTest, ShadesAreRanksSoThatPinnedTokensDoNotFlattenTheRest) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    for (const Case& test : {Case{2, 2, 10, 0.0}, Case{10, 2, 10, 1.0}, Case{4, 2, 10, 0.25}, Case{12, 2, 10, 1.0},
-                             Case{3, 3, 3, 0.5}, Case{nan, 0, 1, 0.5}}) {
-        EXPECT_DOUBLE_EQ(PressGeometry::shade(test.score, test.lowest, test.highest), test.expected)
-            << test.score << " in [" << test.lowest << ", " << test.highest << "]";
+    struct Case {
+        const char* name;
+        std::vector<double> scores;
+        std::vector<double> shades;
+    };
+    const std::vector<Case> cases = {
+        {"ascending", {1, 2, 3}, {0.0, 0.5, 1.0}},
+        {"a pinned window far above", {0.1, 0.2, 0.3, 100.0, 100.0}, {0.0, 0.25, 0.5, 0.875, 0.875}},
+        {"ties share their mean rank", {5, 1, 5}, {0.75, 0.0, 0.75}},
+        {"one score", {3}, {0.5}},
+        {"not a number sits mid-scale", {1, nan, 2}, {0.0, 0.5, 1.0}},
+        {"none", {}, {}},
+    };
+    for (const Case& test : cases) {
+        std::vector<PositionScore> scores;
+        for (std::size_t index = 0; index < test.scores.size(); ++index) {
+            scores.push_back({static_cast<std::int64_t>(index), test.scores[index]});
+        }
+        EXPECT_EQ(PressGeometry::rankShades(scores), test.shades) << test.name;
     }
 }
 

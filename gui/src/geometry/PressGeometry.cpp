@@ -131,11 +131,31 @@ std::vector<PositionScore> PressGeometry::keptScores(const trace::CompressionEve
     return result;
 }
 
-double PressGeometry::shade(double score, double lowest, double highest) {
-    if (!(highest > lowest) || !std::isfinite(score) || !std::isfinite(highest - lowest)) {
-        return 0.5;
+std::vector<double> PressGeometry::rankShades(const std::vector<PositionScore>& scores) {
+    std::vector<double> shades(scores.size(), 0.5);
+    std::vector<std::size_t> order;
+    for (std::size_t index = 0; index < scores.size(); ++index) {
+        if (std::isfinite(scores[index].score)) {
+            order.push_back(index);
+        }
     }
-    return std::clamp((score - lowest) / (highest - lowest), 0.0, 1.0);
+    if (order.size() < 2) {
+        return shades;
+    }
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return scores[a].score < scores[b].score; });
+    const double last = static_cast<double>(order.size() - 1);
+    for (std::size_t first = 0; first < order.size();) {
+        std::size_t end = first;
+        while (end < order.size() && scores[order[end]].score == scores[order[first]].score) {
+            ++end;
+        }
+        const double rank = (static_cast<double>(first) + static_cast<double>(end - 1)) / 2.0;
+        for (std::size_t index = first; index < end; ++index) {
+            shades[order[index]] = rank / last;
+        }
+        first = end;
+    }
+    return shades;
 }
 
 } // namespace kvscope::gui

@@ -56,8 +56,8 @@ public:
     bool scoreOverlay() const { return m_scoreOverlay; }
     /// Whether the session's press scored kept tokens of any layer up to the current step.
     bool hasPressScores() const;
-    /// The legend's entries, left to right (the dropped states only in sessions with a press; the score
-    /// scale while the overlay shows).
+    /// The legend's entries, line by line (the press's line only in sessions with a press; the score scale
+    /// while the overlay shows).
     QStringList legendEntries() const;
     QSize sizeHint() const override { return {640, 320}; }
     QSize minimumSizeHint() const override { return {240, 120}; }
@@ -71,6 +71,8 @@ protected:
 
 private:
     QRect mapRect() const;
+    /// The legend's lines: one, and a second for the press's states in a session with a press.
+    int legendHeight() const;
     /// The map's width, the same with or without column labels.
     int mapWidth() const;
     /// The band above the rows holding the column labels; empty while none fits.
