@@ -3,16 +3,16 @@
 
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/SyntheticEngine.h"
-#include "kvscope/trace/RecordingSink.h"
 #include "kvscope/synthetic/SyntheticSession.h"
+#include "kvscope/trace/RecordingSink.h"
 
 #include <QAbstractItemModelTester>
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QString>
 #include <QStringList>
+#include <algorithm>
 #include <gtest/gtest.h>
-
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -68,6 +68,17 @@ inline trace::SessionMetadata syntheticMetadata(const synthetic::SyntheticSessio
 // Replays a synthetic session into the controller.
 inline void loadSynthetic(SessionController& session, const synthetic::SyntheticSessionOptions& options) {
     session.setRecordedSession(syntheticMetadata(options), syntheticEvents(options), QStringLiteral("synthetic"));
+}
+
+// A synthetic session of 10 tokens (prompt 12) where a press decided on `layer` at the prefill.
+inline void loadWithCompression(SessionController& session, std::int32_t layer,
+                                const trace::CompressionEvent& compression) {
+    const auto options = smallSession(10);
+    std::vector<trace::Event> events = syntheticEvents(options);
+    const auto firstDecodeEvent =
+        std::find_if(events.begin(), events.end(), [](const trace::Event& event) { return event.step > 0; });
+    events.insert(firstDecodeEvent, trace::Event{0, layer, 0, compression});
+    session.setRecordedSession(syntheticMetadata(options), std::move(events), QStringLiteral("pressed"));
 }
 
 // A factory of SyntheticEngines of the settings' token count (8 layers, offloading when asked).

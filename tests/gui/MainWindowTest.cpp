@@ -37,17 +37,6 @@ QString savedSession(const QTemporaryDir& dir, const QString& name, std::int64_t
     return path;
 }
 
-/// A synthetic session of 10 tokens (prompt 12) where a press decided on layer 3 at the prefill.
-void loadWithCompression(SessionController& session, const trace::CompressionEvent& compression) {
-    const auto options = testing::smallSession(10);
-    std::vector<trace::Event> events = testing::syntheticEvents(options);
-    const auto firstDecodeEvent =
-        std::find_if(events.begin(), events.end(), [](const trace::Event& event) { return event.step > 0; });
-    events.insert(firstDecodeEvent, trace::Event{0, 3, 0, compression});
-    session.setRecordedSession(testing::syntheticMetadata(options), std::move(events),
-                               QStringLiteral("pressed"));
-}
-
 /// Each head's kept positions of 12, and the rest dropped (evicted, or masked by AdaKV with heads keeping
 /// their own numbers): the event a press records.
 trace::CompressionEvent compressionKeeping(const std::vector<std::vector<std::int64_t>>& kept,
@@ -81,7 +70,8 @@ trace::CompressionEvent compressionKeeping(const std::vector<std::vector<std::in
 TEST(MainWindowTest, HeadsViewExpandsTheSelectedLayerIntoItsKvHeads) {
     MainWindow window(testing::syntheticFactory(), capabilities());
     window.resize(1400, 900);
-    loadWithCompression(window.session(), compressionKeeping({{0, 1, 2, 9, 10, 11}, {0, 3, 4, 5, 10, 11}}));
+    testing::loadWithCompression(window.session(), 3,
+                                 compressionKeeping({{0, 1, 2, 9, 10, 11}, {0, 3, 4, 5, 10, 11}}));
     HeadOccupancyView& heads = *window.headOccupancy();
     window.selection().setSelectedLayer(2);
     EXPECT_TRUE(heads.rows().empty()) << "no press decided on layer 2";
@@ -105,8 +95,8 @@ TEST(MainWindowTest, HeadsViewExpandsTheSelectedLayerIntoItsKvHeads) {
     EXPECT_TRUE(AppLauncher::looksPainted(window.renderImage()));
 
     // AdaKV: per-head budgets, masked slots stay in the cache; the rows differ in length.
-    loadWithCompression(window.session(),
-                        compressionKeeping({{0, 1, 2, 3, 5, 8, 9, 10, 11}, {0, 10, 11}}, true));
+    testing::loadWithCompression(window.session(), 3,
+                                 compressionKeeping({{0, 1, 2, 3, 5, 8, 9, 10, 11}, {0, 10, 11}}, true));
     window.selection().setSelectedLayer(3);
     window.session().setCurrentStep(1);
     ASSERT_TRUE(heads.decision().has_value());
