@@ -3,16 +3,17 @@
 
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/SyntheticEngine.h"
-#include "kvscope/synthetic/SyntheticSession.h"
 #include "kvscope/trace/RecordingSink.h"
+#include "kvscope/synthetic/SyntheticSession.h"
 
 #include <QAbstractItemModelTester>
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QString>
 #include <QStringList>
-#include <algorithm>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <vector>
