@@ -119,6 +119,8 @@ TEST(NewSessionDialogTest, OffersTheEnginesPressesWithTheirOptions) {
 
     // Another press: its own options, and its defaults unless typed.
     dialog.pressBox()->setCurrentIndex(dialog.pressBox()->findData(QStringLiteral("decoding")));
+    EXPECT_FALSE(dialog.ratioBox()->isEnabled()) << "a decoding press compresses to its target size";
+    EXPECT_EQ(dialog.settings().press.ratio, 0.0);
     ASSERT_EQ(dialog.pressOptionFields().count("target_size"), 1u);
     EXPECT_EQ(dialog.pressOptionFields().count("window_size"), 0u);
     dialog.pressOptionFields().at("target_size")->setText("abc");
@@ -133,6 +135,12 @@ TEST(NewSessionDialogTest, OffersTheEnginesPressesWithTheirOptions) {
     EXPECT_EQ(dialog.settings().press.ratio, 0.0) << "no ratio without a press";
     EXPECT_FALSE(dialog.ratioBox()->isEnabled());
     EXPECT_TRUE(dialog.pressOptionFields().empty());
+
+    // From no press, picking a prefill press starts at half the prefill cache.
+    NewSessionDialog fresh(capabilities(false), kvscope::config::RunSettings{});
+    fresh.pressBox()->setCurrentIndex(fresh.pressBox()->findData(QStringLiteral("knorm")));
+    EXPECT_TRUE(fresh.ratioBox()->isEnabled());
+    EXPECT_EQ(fresh.settings().press, (kvscope::config::PressSettings{"knorm", 0.5, {}}));
 }
 
 } // namespace

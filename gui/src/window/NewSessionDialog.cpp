@@ -20,10 +20,14 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <functional>
 
 namespace kvscope::gui {
 namespace {
+
+/// The ratio offered once a prefill press is picked: half of each layer's prefill cache.
+constexpr double kDefaultPressRatio = 0.5;
 
 /// Lists an enum's names from its name table, the enum value as item data; `note` may add to a name.
 template <typename Enum>
@@ -211,7 +215,8 @@ void NewSessionDialog::setSettings(const config::RunSettings& settings) {
         const QSignalBlocker pressSignals(m_press);
         m_press->setCurrentIndex(std::max(0, m_press->findData(QString::fromStdString(settings.press.name))));
     }
-    m_ratio->setValue(settings.press.ratio);
+    // Without a press the box shows the ratio a prefill press starts from once one is picked.
+    m_ratio->setValue(settings.press.name.empty() ? kDefaultPressRatio : settings.press.ratio);
     rebuildPressOptions();
     for (const auto& [key, value] : settings.press.options) {
         if (const auto field = m_pressOptions.find(key); field != m_pressOptions.end()) {
@@ -246,7 +251,8 @@ config::RunSettings NewSessionDialog::settings() const {
     settings.device = static_cast<config::ComputeDevice>(m_device->currentData().toInt());
     settings.press.name = m_press->currentData().toString().toStdString();
     if (!settings.press.name.empty()) {
-        settings.press.ratio = m_ratio->value();
+        // Only a prefill press reads the ratio; the decoding ones compress to their own sizes.
+        settings.press.ratio = prefillPress() ? m_ratio->value() : 0.0;
         // Only what was typed: an empty field keeps the press's default.
         for (const auto& [key, field] : m_pressOptions) {
             const QString value = field->text().trimmed();
@@ -307,6 +313,12 @@ void NewSessionDialog::describeTokenizer() {
     }
 }
 
+bool NewSessionDialog::prefillPress() const {
+    const std::string name = m_press->currentData().toString().toStdString();
+    return std::any_of(m_capabilities.presses.begin(), m_capabilities.presses.end(),
+                       [&](const config::PressDescription& press) { return press.name == name && press.phase == "prefill"; });
+}
+
 void NewSessionDialog::rebuildPressOptions() {
     for (const auto& [key, field] : m_pressOptions) {
         m_pressLayout->removeRow(field);
@@ -338,7 +350,7 @@ void NewSessionDialog::updateEnabled() {
         widget->setEnabled(kind == config::CacheKind::Quantized);
     }
     m_maxCacheLen->setEnabled(kind == config::CacheKind::Static);
-    m_ratio->setEnabled(!m_press->currentData().toString().isEmpty());
+    m_ratio->setEnabled(prefillPress());
 }
 
 } // namespace kvscope::gui

@@ -46,6 +46,8 @@ private:
     void updateEnabled();
     /// One field per option of the chosen press, its default as the placeholder.
     void rebuildPressOptions();
+    /// Whether the chosen press acts on the prefill (and so reads the ratio).
+    bool prefillPress() const;
     void describeTokenizer();
 
     EngineCapabilities m_capabilities;
