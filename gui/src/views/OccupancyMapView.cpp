@@ -76,15 +76,8 @@ OccupancyMapView::OccupancyMapView(SessionController& session, ViewSelection& se
     setMouseTracking(true);
     setAttribute(Qt::WA_OpaquePaintEvent);
     auto refresh = [this] { update(); };
-    connect(&session, &SessionController::sessionLoaded, this, [this] {
-        m_press.reset();
-        m_press.update(m_session.timeline());
-        update();
-    });
-    connect(&session, &SessionController::sessionGrew, this, [this] {
-        m_press.update(m_session.timeline());
-        update();
-    });
+    connect(&session, &SessionController::sessionLoaded, this, [this] { readPresses(true); });
+    connect(&session, &SessionController::sessionGrew, this, [this] { readPresses(false); });
     connect(&session, &SessionController::stepChanged, this, refresh);
     connect(&selection, &ViewSelection::selectionChanged, this, refresh);
 }
@@ -165,14 +158,40 @@ const PressHistory::Compression* OccupancyMapView::compressionOf(int layer) cons
     return m_press.latestAt(layer, m_session.currentStep());
 }
 
+const OccupancyMapView::PressedLayer* OccupancyMapView::pressedLayer(int layer) const {
+    const PressHistory::Compression* compression = compressionOf(layer);
+    if (compression == nullptr) {
+        return nullptr;
+    }
+    auto found = m_pressedLayers.find(compression);
+    if (found == m_pressedLayers.end()) {
+        PressedLayer pressed;
+        pressed.dropped = PressGeometry::droppedSegments(compression->event);
+        pressed.scores = PressGeometry::keptScores(compression->event);
+        pressed.shades = PressGeometry::rankShades(pressed.scores);
+        found = m_pressedLayers.emplace(compression, std::move(pressed)).first;
+    }
+    return &found->second;
+}
+
+void OccupancyMapView::readPresses(bool newSession) {
+    // The history's vector may move as it grows: what was derived from its entries goes with it.
+    m_pressedLayers.clear();
+    if (newSession) {
+        m_press.reset();
+    }
+    m_press.update(m_session.timeline());
+    update();
+}
+
 std::vector<SlotSegment> OccupancyMapView::segmentsFor(int layer) const {
     const trace::StepState& state = *m_session.state();
     if (layer < 0 || static_cast<std::size_t>(layer) >= state.layers.size()) {
         return {};
     }
     std::vector<SlotSegment> segments = OccupancyGeometry::segmentsOf(state.layers[static_cast<std::size_t>(layer)]);
-    if (const PressHistory::Compression* compression = compressionOf(layer)) {
-        segments = PressGeometry::overlaid(segments, PressGeometry::droppedSegments(compression->event));
+    if (const PressedLayer* pressed = pressedLayer(layer)) {
+        segments = PressGeometry::overlaid(segments, pressed->dropped);
     }
     return segments;
 }
@@ -214,18 +233,13 @@ QStringList OccupancyMapView::legendEntries() const {
 }
 
 void OccupancyMapView::paintScores(QPainter& painter, const QRectF& row, int layer, const PositionSpan& span) {
-    const PressHistory::Compression* compression = compressionOf(layer);
-    if (compression == nullptr) {
+    const PressedLayer* pressed = pressedLayer(layer);
+    if (pressed == nullptr) {
         return;
     }
-    const std::vector<PositionScore> scores = PressGeometry::keptScores(compression->event);
-    if (scores.empty()) {
-        return;
-    }
-    const std::vector<double> shades = PressGeometry::rankShades(scores);
     const double width = row.width();
-    for (std::size_t index = 0; index < scores.size(); ++index) {
-        const PositionScore& kept = scores[index];
+    for (std::size_t index = 0; index < pressed->scores.size(); ++index) {
+        const PositionScore& kept = pressed->scores[index];
         if (kept.position < span.first || kept.position >= span.first + span.count) {
             continue;
         }
@@ -234,7 +248,7 @@ void OccupancyMapView::paintScores(QPainter& painter, const QRectF& row, int lay
         // The lower two thirds of the cell, so that the state colour stays visible above the shade.
         const double top = row.top() + row.height() / 3.0;
         painter.fillRect(QRectF(x0, top, std::max(x1 - x0, 1.0), row.bottom() - top),
-                         PlotStyle::scoreColour(shades[index]));
+                         PlotStyle::scoreColour(pressed->shades[index]));
     }
 }
 
@@ -244,11 +258,11 @@ QString OccupancyMapView::describe(int layer, std::int64_t position) const {
     const QString token =
         piece ? QStringLiteral(" \u201c%1\u201d").arg(QString::fromStdString(SessionTokens::visible(*piece))) : QString();
     QString score;
-    if (const PressHistory::Compression* compression = compressionOf(layer)) {
-        for (const PositionScore& kept : PressGeometry::keptScores(compression->event)) {
-            if (kept.position == position) {
-                score = tr(", press score %1").arg(kept.score, 0, 'g', 3);
-            }
+    if (const PressedLayer* pressed = pressedLayer(layer)) {
+        const auto kept = std::lower_bound(pressed->scores.begin(), pressed->scores.end(), position,
+                                           [](const PositionScore& score, std::int64_t value) { return score.position < value; });
+        if (kept != pressed->scores.end() && kept->position == position) {
+            score = tr(", press score %1").arg(kept->score, 0, 'g', 3);
         }
     }
     return tr("layer %1, position %2%3: %4%5")

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvscope/gui/geometry/OccupancyGeometry.h"
+#include "kvscope/gui/geometry/PressGeometry.h"
 #include "kvscope/gui/models/PressHistory.h"
 #include "kvscope/gui/views/StaticTextCache.h"
 
@@ -12,6 +13,7 @@ class QPainter;
 
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 namespace kvscope::gui {
@@ -88,6 +90,16 @@ private:
     std::vector<SlotSegment> segmentsFor(int layer) const;
     /// The latest compression of a layer at the current step; null where the press has not acted.
     const PressHistory::Compression* compressionOf(int layer) const;
+    /// What the map draws of a compression: its dropped runs, kept scores by position and their shades.
+    struct PressedLayer {
+        std::vector<SlotSegment> dropped;
+        std::vector<PositionScore> scores;
+        std::vector<double> shades;
+    };
+    /// The layer's latest compression as drawn, derived once per compression; null where none.
+    const PressedLayer* pressedLayer(int layer) const;
+    /// Reads the session's compressions (all of them for a new session, else what it gained).
+    void readPresses(bool newSession);
     void paintScores(QPainter& painter, const QRectF& row, int layer, const PositionSpan& span);
 
     SessionController& m_session;
@@ -98,6 +110,7 @@ private:
     StaticTextCache m_texts;
     StaticTextCache m_boldTexts;
     PressHistory m_press;
+    mutable std::unordered_map<const PressHistory::Compression*, PressedLayer> m_pressedLayers;
     bool m_scoreOverlay = false;
 };
 
