@@ -79,8 +79,9 @@ at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Ten
     return x * cos + rotated * sin;
 }
 
-at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values, const at::Tensor& mask,
-                  double scale, double softcap, at::Tensor* probabilities, const at::Tensor& hiddenSlots) {
+at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values,
+                  const at::Tensor& mask, double scale, double softcap, at::Tensor* probabilities,
+                  const at::Tensor& hiddenSlots) {
     at::Tensor k = keys;
     at::Tensor v = values;
     const int64_t groups = query.size(1) / keys.size(1);

@@ -30,9 +30,9 @@ at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Ten
 /// [B, Hkv, L <= KV] is true: a masking press's slots, hidden from that KV head's query heads. Returns
 /// [B, T, Hq * D]; with `probabilities`, also the attention weights [B, Hq, T, KV] (for presses that read
 /// them).
-at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values, const at::Tensor& mask,
-                  double scale, double softcap = 0.0, at::Tensor* probabilities = nullptr,
-                  const at::Tensor& hiddenSlots = at::Tensor());
+at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values,
+                  const at::Tensor& mask, double scale, double softcap = 0.0,
+                  at::Tensor* probabilities = nullptr, const at::Tensor& hiddenSlots = at::Tensor());
 /// [B, T, heads * dim] -> [B, heads, T, dim].
 at::Tensor splitHeads(const at::Tensor& x, int64_t heads);
 
