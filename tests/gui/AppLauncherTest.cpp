@@ -53,16 +53,22 @@ TEST(AppLauncherTest, ParsesTheDocumentedForms) {
 
 TEST(AppLauncherTest, ParsesAPressAndItsOptions) {
     const auto parsed = AppLauncher::parse({"kvscope", "--press", "snapkv", "--ratio", "0.5", "--press-option",
-                                            "window_size=4", "--press-option", "kernel_size=3", "--press-scores"},
+                                            "window_size=4", "--press-option", "kernel_size=3", "--press-scores", "--events"},
                                            capabilities());
     ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
     const LaunchOptions& options = std::get<LaunchOptions>(parsed);
     EXPECT_EQ(options.live.press, (config::PressSettings{"snapkv", 0.5, {{"window_size", "4"}, {"kernel_size", "3"}}}));
     EXPECT_TRUE(options.pressScores);
+    EXPECT_TRUE(options.eventLog);
     EXPECT_TRUE(parseError({"--press", "snap"}).contains("unknown press `snap` (allowed: streaming_llm"));
     EXPECT_TRUE(parseError({"--press", "knorm", "--ratio", "half"}).contains("--ratio must be a number"));
     EXPECT_TRUE(parseError({"--press", "knorm", "--press-option", "x"}).contains("expected key=value"));
     EXPECT_TRUE(parseError({"--ratio", "0.5"}).contains("need a press"));
+    EXPECT_TRUE(parseError({"--compare-without-press"}).contains("goes with a live run's --press"));
+    const auto compared = AppLauncher::parse({"kvscope", "--press", "knorm", "--ratio", "0.5", "--compare-without-press"},
+                                             capabilities());
+    ASSERT_TRUE(std::holds_alternative<LaunchOptions>(compared));
+    EXPECT_TRUE(std::get<LaunchOptions>(compared).compareWithoutPress);
 }
 
 TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {

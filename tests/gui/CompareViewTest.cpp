@@ -88,6 +88,12 @@ TEST(CompareViewTest, ShowsBothTextsAsWordsWithTheFirstDivergenceMarked) {
     EXPECT_TRUE(lines[1].contains("<span style='color:#cb4b16'> keys\u21b5</span>")) << "after it: coloured, "
                                                                                        "newline shown as ↵";
 
+    EXPECT_TRUE(view.header().contains("no press")) << view.header().toStdString();
+    trace::SessionMetadata pressed = metadata;
+    pressed.cacheSettingsJson = R"({"kind": "dynamic", "press": {"name": "snapkv", "ratio": 0.5, "options": {}}})";
+    a.setRecordedSession(pressed, produce({{1, " cache"}, {2, " holds"}, {3, " past"}, {4, " keys"}}, 0.9, 4), "A");
+    EXPECT_TRUE(view.header().contains("press SnapKV (ratio 0.5)<br><b>B</b>")) << view.header().toStdString();
+
     // Identical texts: nothing is marked.
     b.setRecordedSession(metadata, produce({{1, " cache"}, {2, " holds"}, {3, " past"}, {4, " keys"}}, 0.9, 4), "B");
     EXPECT_EQ(view.firstDivergentStep(), -1);

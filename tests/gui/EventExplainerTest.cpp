@@ -40,6 +40,15 @@ TEST(EventExplainerTest, EveryKindHasASummaryAndAReason) {
     }
 }
 
+TEST(EventExplainerTest, CompressionsSayWhatThePressKept) {
+    const trace::Event uniform{0, 1, 0, trace::CompressionEvent{10, 6, 2, 4, 0, {}, {}, {}, {}}};
+    EXPECT_EQ(EventExplainer::summary(uniform), "press kept 6 of 10 tokens per head (2 heads)");
+    const trace::Event ragged{0, 1, 0, trace::CompressionEvent{4, 4, 2, 4, 4, {0, 2, 3, 3, 1, 0, 1, 2}, {}, {}, {3, 1}}};
+    EXPECT_EQ(EventExplainer::summary(ragged), "press kept 1 to 3 of 4 tokens per head (2 heads)");
+    const QString why = EventExplainer::why(uniform, trace::StepState{}, {}, config::PressSettings{"knorm", 0.4, {}});
+    EXPECT_TRUE(why.startsWith("Knorm kept 6 of 10 prompt tokens in layer 1")) << why.toStdString();
+}
+
 TEST(EventExplainerTest, ReasonsNameTheCause) {
     trace::StepState state;
     const trace::Event slide{12, 3, 0, trace::WindowSlideEvent{1, 5, 13, 8}};

@@ -13,6 +13,7 @@
 #include <QStringList>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -68,6 +69,17 @@ inline trace::SessionMetadata syntheticMetadata(const synthetic::SyntheticSessio
 // Replays a synthetic session into the controller.
 inline void loadSynthetic(SessionController& session, const synthetic::SyntheticSessionOptions& options) {
     session.setRecordedSession(syntheticMetadata(options), syntheticEvents(options), QStringLiteral("synthetic"));
+}
+
+// A synthetic session of 10 tokens (prompt 12) where a press decided on `layer` at the prefill.
+inline void loadWithCompression(SessionController& session, std::int32_t layer,
+                                const trace::CompressionEvent& compression) {
+    const auto options = smallSession(10);
+    std::vector<trace::Event> events = syntheticEvents(options);
+    const auto firstDecodeEvent =
+        std::find_if(events.begin(), events.end(), [](const trace::Event& event) { return event.step > 0; });
+    events.insert(firstDecodeEvent, trace::Event{0, layer, 0, compression});
+    session.setRecordedSession(syntheticMetadata(options), std::move(events), QStringLiteral("pressed"));
 }
 
 // A factory of SyntheticEngines of the settings' token count (8 layers, offloading when asked).

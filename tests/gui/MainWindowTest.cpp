@@ -5,6 +5,8 @@
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/views/HeadOccupancyView.h"
 #include "kvscope/gui/window/AppLauncher.h"
+#include "kvscope/gui/models/EventLogModel.h"
+#include "kvscope/gui/views/EventLogView.h"
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/PlotStyle.h"
 #include "kvscope/gui/window/TransportBar.h"
@@ -33,17 +35,6 @@ QString savedSession(const QTemporaryDir& dir, const QString& name, std::int64_t
     const QString path = dir.filePath(name);
     EXPECT_EQ(session.saveAs(path), QString());
     return path;
-}
-
-/// A synthetic session of 10 tokens (prompt 12) where a press decided on layer 3 at the prefill.
-void loadWithCompression(SessionController& session, const trace::CompressionEvent& compression) {
-    const auto options = testing::smallSession(10);
-    std::vector<trace::Event> events = testing::syntheticEvents(options);
-    const auto firstDecodeEvent =
-        std::find_if(events.begin(), events.end(), [](const trace::Event& event) { return event.step > 0; });
-    events.insert(firstDecodeEvent, trace::Event{0, 3, 0, compression});
-    session.setRecordedSession(testing::syntheticMetadata(options), std::move(events),
-                               QStringLiteral("pressed"));
 }
 
 /// Each head's kept positions of 12, and the rest dropped (evicted, or masked by AdaKV with heads keeping
@@ -79,7 +70,8 @@ trace::CompressionEvent compressionKeeping(const std::vector<std::vector<std::in
 TEST(MainWindowTest, HeadsViewExpandsTheSelectedLayerIntoItsKvHeads) {
     MainWindow window(testing::syntheticFactory(), capabilities());
     window.resize(1400, 900);
-    loadWithCompression(window.session(), compressionKeeping({{0, 1, 2, 9, 10, 11}, {0, 3, 4, 5, 10, 11}}));
+    testing::loadWithCompression(window.session(), 3,
+                                 compressionKeeping({{0, 1, 2, 9, 10, 11}, {0, 3, 4, 5, 10, 11}}));
     HeadOccupancyView& heads = *window.headOccupancy();
     window.selection().setSelectedLayer(2);
     EXPECT_TRUE(heads.rows().empty()) << "no press decided on layer 2";
@@ -103,8 +95,8 @@ TEST(MainWindowTest, HeadsViewExpandsTheSelectedLayerIntoItsKvHeads) {
     EXPECT_TRUE(AppLauncher::looksPainted(window.renderImage()));
 
     // AdaKV: per-head budgets, masked slots stay in the cache; the rows differ in length.
-    loadWithCompression(window.session(),
-                        compressionKeeping({{0, 1, 2, 3, 5, 8, 9, 10, 11}, {0, 10, 11}}, true));
+    testing::loadWithCompression(window.session(), 3,
+                                 compressionKeeping({{0, 1, 2, 3, 5, 8, 9, 10, 11}, {0, 10, 11}}, true));
     window.selection().setSelectedLayer(3);
     window.session().setCurrentStep(1);
     ASSERT_TRUE(heads.decision().has_value());
@@ -190,8 +182,8 @@ TEST(MainWindowTest, APressSessionShowsDroppedTokensTheirLegendAndTheScoreOverla
     ASSERT_EQ(window.openFileNow(QStringLiteral(KVSCOPE_TEST_DATA_DIR "/sessions/golden-1.3.kvsess")), QString());
     window.show();
     OccupancyMapView& map = *window.occupancyMap();
-    EXPECT_TRUE(map.legendEntries().contains("dropped by the press")) << map.legendEntries().join(", ").toStdString();
-    EXPECT_FALSE(map.legendEntries().contains("press score (low to high)"));
+    EXPECT_TRUE(map.legendEntries().contains("dropped by press")) << map.legendEntries().join(", ").toStdString();
+    EXPECT_FALSE(map.legendEntries().contains("press score rank"));
     // Layer 1's heads kept {0, 1, 2, 3, 8, 12, 13} and {2, 3, 5, 6, 7, 12, 13}.
     window.session().setCurrentStep(0);
     const std::vector<std::optional<SlotState>> expected = {
@@ -202,14 +194,29 @@ TEST(MainWindowTest, APressSessionShowsDroppedTokensTheirLegendAndTheScoreOverla
     for (std::int64_t position = 0; position < 14; ++position) {
         EXPECT_EQ(map.slotAt(1, position), expected[static_cast<std::size_t>(position)]) << "position " << position;
     }
-    EXPECT_TRUE(map.describe(1, 4).contains("dropped by the press")) << map.describe(1, 4).toStdString();
+    EXPECT_TRUE(map.describe(1, 4).contains("dropped by press")) << map.describe(1, 4).toStdString();
     EXPECT_TRUE(map.describe(1, 12).contains("press score")) << map.describe(1, 12).toStdString();
+    // The event log explains each compression with the session's press and its options.
+    auto* events = window.findChild<EventLogView*>();
+    ASSERT_NE(events, nullptr);
+    QStringList sentences;
+    for (int row = 0; row < events->model()->rowCount(); ++row) {
+        const trace::Event* event = events->model()->eventAt(row);
+        if (event != nullptr && event->kind() == trace::EventKind::Compression) {
+            sentences << events->model()->index(row, EventLogModel::Why).data().toString();
+        }
+    }
+    ASSERT_EQ(sentences.size(), 4);
+    EXPECT_TRUE(sentences[1].startsWith("SnapKV kept 7 of 14 prompt tokens in layer 1: the 7 whose attention from the "
+                                        "last 2 queries was lowest were dropped, among them 'c', 'a', 's'."))
+        << sentences[1].toStdString();
+
     ASSERT_NE(window.scoreOverlayAction(), nullptr);
     EXPECT_FALSE(map.scoreOverlay());
     window.scoreOverlayAction()->trigger();
     EXPECT_TRUE(map.scoreOverlay());
     EXPECT_TRUE(map.hasPressScores());
-    EXPECT_TRUE(map.legendEntries().contains("press score (low to high)"));
+    EXPECT_TRUE(map.legendEntries().contains("press score rank"));
     const QImage image = window.renderImage();
     EXPECT_TRUE(AppLauncher::looksPainted(image));
 

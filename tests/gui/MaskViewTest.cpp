@@ -6,8 +6,6 @@
 
 #include <QImage>
 
-#include <algorithm>
-
 namespace kvscope::gui {
 namespace {
 
@@ -55,16 +53,12 @@ TEST(MaskViewTest, NamesWhatAMaskingPressHidesPerKvHead) {
     ViewSelection selection;
     MaskView view(session, selection);
     view.resize(500, 300);
-    const auto options = testing::smallSession(10);
-    std::vector<trace::Event> events = testing::syntheticEvents(options);
     // AdaKV on layer 0 after the prefill: of 12 prompt slots, head 0 hides 2 and head 1 hides 8.
     trace::CompressionEvent masked{12, 12, 2, 10, 0, {}, {}, {}, {10, 4}};
     for (const auto& hidden : std::vector<std::vector<std::int64_t>>{{3, 4}, {0, 1, 2, 5, 6, 7, 8, 9}}) {
         masked.positions.insert(masked.positions.end(), hidden.begin(), hidden.end());
     }
-    events.insert(std::find_if(events.begin(), events.end(), [](const trace::Event& event) { return event.step > 0; }),
-                  trace::Event{0, 0, 0, masked});
-    session.setRecordedSession(testing::syntheticMetadata(options), std::move(events), QStringLiteral("adakv"));
+    testing::loadWithCompression(session, 0, masked);
     session.setCurrentStep(0);
     EXPECT_TRUE(view.headMaskNote(0).startsWith("after this step")) << view.headMaskNote(0).toStdString();
     session.setCurrentStep(3);

@@ -119,8 +119,26 @@ TEST(NewSessionDialogTest, OffersTheEnginesPressesWithTheirOptions) {
 
     // Another press: its own options, and its defaults unless typed.
     dialog.pressBox()->setCurrentIndex(dialog.pressBox()->findData(QStringLiteral("decoding")));
+    EXPECT_FALSE(dialog.ratioBox()->isEnabled()) << "a decoding press compresses to its target size";
+    EXPECT_EQ(dialog.settings().press.ratio, 0.0);
     ASSERT_EQ(dialog.pressOptionFields().count("target_size"), 1u);
-    EXPECT_EQ(dialog.pressOptionFields().count("window_size"), 0u);
+    EXPECT_EQ(dialog.pressOptionFields().count("window_size"), 0u) << "the default base, knorm, has no options";
+    // Another base press: its options join the wrapper's, what was typed stays.
+    dialog.pressOptionFields().at("compression_interval")->setText("16");
+    dialog.pressOptionFields().at("base")->setText("snapkv");
+    Q_EMIT dialog.pressOptionFields().at("base")->editingFinished();
+    QCoreApplication::processEvents();
+    ASSERT_EQ(dialog.pressOptionFields().count("window_size"), 1u);
+    EXPECT_EQ(dialog.pressOptionFields().at("window_size")->placeholderText(), "64 (default)");
+    dialog.pressOptionFields().at("window_size")->setText("4");
+    EXPECT_EQ(dialog.settings().press.options,
+              (std::map<std::string, std::string>{{"base", "snapkv"}, {"compression_interval", "16"}, {"window_size", "4"}}));
+    EXPECT_EQ(dialog.validate(), QString());
+    NewSessionDialog reopened(capabilities(false), dialog.settings());
+    EXPECT_EQ(reopened.settings().press, dialog.settings().press) << "a base's options round-trip";
+    dialog.pressOptionFields().at("base")->clear();
+    dialog.pressOptionFields().at("window_size")->clear();
+    dialog.pressOptionFields().at("compression_interval")->clear();
     dialog.pressOptionFields().at("target_size")->setText("abc");
     EXPECT_TRUE(dialog.validate().contains("target_size=abc: expected an integer")) << dialog.validate().toStdString();
     dialog.pressOptionFields().at("target_size")->setText("64");
@@ -133,6 +151,12 @@ TEST(NewSessionDialogTest, OffersTheEnginesPressesWithTheirOptions) {
     EXPECT_EQ(dialog.settings().press.ratio, 0.0) << "no ratio without a press";
     EXPECT_FALSE(dialog.ratioBox()->isEnabled());
     EXPECT_TRUE(dialog.pressOptionFields().empty());
+
+    // From no press, picking a prefill press starts at half the prefill cache.
+    NewSessionDialog fresh(capabilities(false), kvscope::config::RunSettings{});
+    fresh.pressBox()->setCurrentIndex(fresh.pressBox()->findData(QStringLiteral("knorm")));
+    EXPECT_TRUE(fresh.ratioBox()->isEnabled());
+    EXPECT_EQ(fresh.settings().press, (kvscope::config::PressSettings{"knorm", 0.5, {}}));
 }
 
 } // namespace

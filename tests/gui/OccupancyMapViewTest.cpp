@@ -141,5 +141,56 @@ TEST(OccupancyMapViewTest, ASessionWithoutTextsHasNoColumnLabels) {
     EXPECT_TRUE(view.columnLabels().empty());
 }
 
+TEST(OccupancyMapViewTest, APressDropsAreColouredAndItsScoresShaded) {
+    SessionController session;
+    ViewSelection selection;
+    OccupancyMapView view(session, selection);
+    view.resize(900, 300);
+    // One dynamic layer of one KV head: a 6-token prefill, then a press keeps 0, 3 and 5 (scores 1, 2, 3).
+    std::vector<trace::Event> events = {
+        {0, 0, 0, trace::UpdateEvent{6, 6, 6, -1, 6, 600, trace::LayerKind::Dynamic}},
+        {0, 0, 1, trace::CompressionEvent{6, 3, 1, 3, 3, {0, 3, 5, 1, 2, 4}, {0.1F, 0.2F, 0.3F}, {1.0F, 2.0F, 3.0F}, {}}},
+        {0, -1, 2, trace::StepEndEvent{7, "x", 10}},
+        {1, 0, 3, trace::UpdateEvent{1, 4, 4, -1, 4, 400, trace::LayerKind::Dynamic}},
+        {1, -1, 4, trace::StepEndEvent{8, "y", 10}},
+    };
+    trace::SessionMetadata metadata;
+    metadata.cacheSettingsJson = R"({"kind": "dynamic", "press": {"name": "snapkv", "ratio": 0.5, "options": {}}})";
+    session.setRecordedSession(metadata, events, "pressed");
+    session.setCurrentStep(1);
+    const std::vector<std::optional<SlotState>> expected = {
+        SlotState::FullPrecision, SlotState::Dropped,       SlotState::Dropped,       SlotState::FullPrecision,
+        SlotState::Dropped,       SlotState::FullPrecision, SlotState::FullPrecision, std::nullopt};
+    for (std::int64_t position = 0; position < 8; ++position) {
+        EXPECT_EQ(view.slotAt(0, position), expected[static_cast<std::size_t>(position)]) << "position " << position;
+    }
+    EXPECT_TRUE(view.describe(0, 5).contains("press score 3")) << view.describe(0, 5).toStdString();
+    EXPECT_TRUE(view.legendEntries().contains(PlotStyle::slotName(SlotState::Dropped)));
+
+    // The overlay: off, the map has no score colour; on, the best kept token is deepest.
+    const QRgb best = PlotStyle::scoreColour(1.0).rgb();
+    const auto paints = [&view](QRgb colour) {
+        const QImage image = view.grab().toImage();
+        for (int y = 0; y < image.height(); ++y) {
+            for (int x = 0; x < image.width(); ++x) {
+                if (image.pixel(x, y) == colour) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    };
+    EXPECT_TRUE(paints(PlotStyle::slotColour(SlotState::Dropped).rgb()));
+    EXPECT_FALSE(paints(best));
+    view.setScoreOverlay(true);
+    EXPECT_TRUE(view.hasPressScores());
+    EXPECT_TRUE(paints(best));
+
+    // A session without a press keeps its legend to the cache's states.
+    testing::loadSynthetic(session, testing::smallSession(10));
+    EXPECT_FALSE(view.legendEntries().contains(PlotStyle::slotName(SlotState::Dropped)));
+    EXPECT_FALSE(view.hasPressScores());
+}
+
 } // namespace
 } // namespace kvscope::gui

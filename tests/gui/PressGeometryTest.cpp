@@ -2,7 +2,6 @@
 #include "kvscope/gui/geometry/PressGeometry.h"
 
 #include <gtest/gtest.h>
-
 #include <limits>
 
 namespace kvscope::gui {
@@ -12,8 +11,15 @@ using trace::CompressionEvent;
 
 // Two heads over positions 0..5: head 0 keeps {0, 3, 5}, head 1 keeps {0, 4, 5}; 1 and 2 are gone from both.
 CompressionEvent twoHeads() {
-    return CompressionEvent{6, 3, 2, 3, 6, {0, 3, 5, 0, 4, 5, 1, 2, 4, 1, 2, 3}, {0.1F, 0.2F, 0.3F, 0.1F, 0.2F, 0.4F},
-                            {5.0F, 2.0F, 9.0F, 3.0F, 4.0F, 7.0F}, {}};
+    return CompressionEvent{6,
+                            3,
+                            2,
+                            3,
+                            6,
+                            {0, 3, 5, 0, 4, 5, 1, 2, 4, 1, 2, 3},
+                            {0.1F, 0.2F, 0.3F, 0.1F, 0.2F, 0.4F},
+                            {5.0F, 2.0F, 9.0F, 3.0F, 4.0F, 7.0F},
+                            {}};
 }
 
 TEST(PressGeometryTest, DroppedRunsFromKeptPositions) {
@@ -23,19 +29,25 @@ TEST(PressGeometryTest, DroppedRunsFromKeptPositions) {
         std::vector<SlotSegment> expected;
     };
     const std::vector<Case> cases = {
-        {"heads disagree on 3 and 4", twoHeads(),
+        {"heads disagree on 3 and 4",
+         twoHeads(),
          {{1, 3, SlotState::Dropped}, {3, 5, SlotState::PartlyDropped}}},
-        {"one head, a dropped tail", CompressionEvent{5, 3, 1, 2, 3, {0, 2, 1, 3, 4}, {}, {}, {}},
+        {"one head, a dropped tail",
+         CompressionEvent{5, 3, 1, 2, 3, {0, 2, 1, 3, 4}, {}, {}, {}},
          {{3, 5, SlotState::Dropped}}},
-        {"earlier drops below the kept ones stay dropped", CompressionEvent{3, 2, 1, 1, 2, {7, 9, 8}, {}, {}, {}},
+        {"earlier drops below the kept ones stay dropped",
+         CompressionEvent{3, 2, 1, 1, 2, {7, 9, 8}, {}, {}, {}},
          {{0, 7, SlotState::Dropped}, {8, 9, SlotState::Dropped}}},
-        {"kept not recorded: the recorded dropped ones", CompressionEvent{4, 2, 2, 2, 0, {1, 2, 2, 3}, {}, {}, {}},
+        {"kept not recorded: the recorded dropped ones",
+         CompressionEvent{4, 2, 2, 2, 0, {1, 2, 2, 3}, {}, {}, {}},
          {{1, 2, SlotState::PartlyDropped}, {2, 3, SlotState::Dropped}, {3, 4, SlotState::PartlyDropped}}},
-        {"heads keeping different counts (1.3)", CompressionEvent{4, 4, 2, 4, 4, {0, 2, 3, 3, 1, 0, 1, 2}, {}, {}, {3, 1}},
+        {"heads keeping different counts (1.3)",
+         CompressionEvent{4, 4, 2, 4, 4, {0, 2, 3, 3, 1, 0, 1, 2}, {}, {}, {3, 1}},
          {{0, 1, SlotState::PartlyDropped}, {1, 2, SlotState::Dropped}, {2, 3, SlotState::PartlyDropped}}},
         {"inconsistent lists: nothing", CompressionEvent{6, 3, 2, 3, 6, {0, 3}, {}, {}, {}}, {}},
         {"a negative kept position is damage: everything seen reads dropped",
-         CompressionEvent{2, 1, 1, 1, 1, {-5, 1}, {}, {}, {}}, {{0, 2, SlotState::Dropped}}},
+         CompressionEvent{2, 1, 1, 1, 1, {-5, 1}, {}, {}, {}},
+         {{0, 2, SlotState::Dropped}}},
     };
     for (const Case& test : cases) {
         EXPECT_EQ(PressGeometry::droppedSegments(test.event), test.expected) << test.name;
@@ -51,15 +63,23 @@ TEST(PressGeometryTest, DroppedRunsReplaceWhatLiesUnder) {
     };
     const std::vector<Case> cases = {
         {"nothing dropped", {}, base},
-        {"inside one run", {{1, 2, SlotState::Dropped}},
-         {{0, 1, SlotState::Quantized}, {1, 2, SlotState::Dropped}, {2, 4, SlotState::Quantized},
+        {"inside one run",
+         {{1, 2, SlotState::Dropped}},
+         {{0, 1, SlotState::Quantized},
+          {1, 2, SlotState::Dropped},
+          {2, 4, SlotState::Quantized},
           {4, 8, SlotState::FullPrecision}}},
-        {"across the boundary, merged", {{3, 5, SlotState::Dropped}},
+        {"across the boundary, merged",
+         {{3, 5, SlotState::Dropped}},
          {{0, 3, SlotState::Quantized}, {3, 5, SlotState::Dropped}, {5, 8, SlotState::FullPrecision}}},
-        {"past the end is cut", {{7, 12, SlotState::PartlyDropped}},
+        {"past the end is cut",
+         {{7, 12, SlotState::PartlyDropped}},
          {{0, 4, SlotState::Quantized}, {4, 7, SlotState::FullPrecision}, {7, 8, SlotState::PartlyDropped}}},
-        {"two in a row", {{0, 1, SlotState::Dropped}, {1, 2, SlotState::PartlyDropped}},
-         {{0, 1, SlotState::Dropped}, {1, 2, SlotState::PartlyDropped}, {2, 4, SlotState::Quantized},
+        {"two in a row",
+         {{0, 1, SlotState::Dropped}, {1, 2, SlotState::PartlyDropped}},
+         {{0, 1, SlotState::Dropped},
+          {1, 2, SlotState::PartlyDropped},
+          {2, 4, SlotState::Quantized},
           {4, 8, SlotState::FullPrecision}}},
     };
     for (const Case& test : cases) {
@@ -83,15 +103,27 @@ TEST(PressGeometryTest, KeptScoresAverageTheHeadsThatKeptAPosition) {
     EXPECT_TRUE(PressGeometry::keptScores(unscored).empty());
 }
 
-TEST(PressGeometryTest, ShadeIsTheScoresPlaceInItsRange) {
-    struct Case {
-        double score, lowest, highest, expected;
-    };
+TEST(PressGeometryTest, ShadesAreRanksSoThatPinnedTokensDoNotFlattenTheRest) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    for (const Case& test : {Case{2, 2, 10, 0.0}, Case{10, 2, 10, 1.0}, Case{4, 2, 10, 0.25}, Case{12, 2, 10, 1.0},
-                             Case{3, 3, 3, 0.5}, Case{nan, 0, 1, 0.5}}) {
-        EXPECT_DOUBLE_EQ(PressGeometry::shade(test.score, test.lowest, test.highest), test.expected)
-            << test.score << " in [" << test.lowest << ", " << test.highest << "]";
+    struct Case {
+        const char* name;
+        std::vector<double> scores;
+        std::vector<double> shades;
+    };
+    const std::vector<Case> cases = {
+        {"ascending", {1, 2, 3}, {0.0, 0.5, 1.0}},
+        {"a pinned window far above", {0.1, 0.2, 0.3, 100.0, 100.0}, {0.0, 0.25, 0.5, 0.875, 0.875}},
+        {"ties share their mean rank", {5, 1, 5}, {0.75, 0.0, 0.75}},
+        {"one score", {3}, {0.5}},
+        {"not a number sits mid-scale", {1, nan, 2}, {0.0, 0.5, 1.0}},
+        {"none", {}, {}},
+    };
+    for (const Case& test : cases) {
+        std::vector<PositionScore> scores;
+        for (std::size_t index = 0; index < test.scores.size(); ++index) {
+            scores.push_back({static_cast<std::int64_t>(index), test.scores[index]});
+        }
+        EXPECT_EQ(PressGeometry::rankShades(scores), test.shades) << test.name;
     }
 }
 

@@ -13,12 +13,14 @@ Event compression(std::int64_t step, std::int32_t layer, std::int32_t after) {
     return Event{step, layer, 0, CompressionEvent{8, after, 1, 8 - after, 0, {}, {}, {}, {}}};
 }
 
-Event stepEnd(std::int64_t step) { return Event{step, -1, 0, trace::StepEndEvent{1, "x", 0}}; }
+Event stepEnd(std::int64_t step) {
+    return Event{step, -1, 0, trace::StepEndEvent{1, "x", 0}};
+}
 
 TEST(PressHistoryTest, FindsEachLayersLatestCompressionAtOrBeforeAStep) {
     trace::Timeline timeline;
-    for (const Event& event : {compression(0, 0, 6), compression(0, 1, 5), stepEnd(0), stepEnd(1), compression(2, 0, 4),
-                               stepEnd(2), stepEnd(3)}) {
+    for (const Event& event : {compression(0, 0, 6), compression(0, 1, 5), stepEnd(0), stepEnd(1),
+                               compression(2, 0, 4), stepEnd(2), stepEnd(3)}) {
         timeline.emit(event);
     }
     PressHistory history;

@@ -2,14 +2,15 @@
 #include "kvscope/trace/CompressionLayout.h"
 
 #include <gtest/gtest.h>
-
 #include <vector>
 
 using namespace kvscope::trace;
 
 namespace {
 
-template <typename T, typename Span> std::vector<T> listOf(Span span) { return std::vector<T>(span.begin(), span.end()); }
+template <typename T, typename Span> std::vector<T> listOf(Span span) {
+    return std::vector<T>(span.begin(), span.end());
+}
 
 } // namespace
 
@@ -21,20 +22,22 @@ TEST(CompressionLayoutTest, WriterRecordsEveryKthDroppedTokenWithinTheLimit) {
         std::int64_t recorded;
     };
     const Case cases[] = {
-        {0, 2, 1, 0},        {1, 2, 1, 1},           {512, 2, 1, 512},     {513, 2, 2, 257},
-        {1024, 1, 1, 1024},  {1025, 1, 2, 513},      {4000, 8, 32, 125},   {10, 4096, 10, 1},
-        {10, 0, 1, 10},
+        {0, 2, 1, 0},      {1, 2, 1, 1},       {512, 2, 1, 512},  {513, 2, 2, 257}, {1024, 1, 1, 1024},
+        {1025, 1, 2, 513}, {4000, 8, 32, 125}, {10, 4096, 10, 1}, {10, 0, 1, 10},
     };
     for (const Case& c : cases) {
-        EXPECT_EQ(CompressionLayout::droppedStride(c.dropped, c.heads), c.stride) << c.dropped << " / " << c.heads;
-        EXPECT_EQ(CompressionLayout::droppedRecorded(c.dropped, c.heads), c.recorded) << c.dropped << " / " << c.heads;
-        EXPECT_LE(CompressionLayout::droppedRecorded(c.dropped, c.heads) * std::max(c.heads, 1), std::max<std::int64_t>(kCompressionDroppedLimit, c.heads));
+        EXPECT_EQ(CompressionLayout::droppedStride(c.dropped, c.heads), c.stride)
+            << c.dropped << " / " << c.heads;
+        EXPECT_EQ(CompressionLayout::droppedRecorded(c.dropped, c.heads), c.recorded)
+            << c.dropped << " / " << c.heads;
+        EXPECT_LE(CompressionLayout::droppedRecorded(c.dropped, c.heads) * std::max(c.heads, 1),
+                  std::max<std::int64_t>(kCompressionDroppedLimit, c.heads));
     }
 }
 
 TEST(CompressionLayoutTest, UniformHeadsSplitKeptThenDroppedHeadAfterHead) {
-    const CompressionEvent event{5, 3, 2, 2, 6, {0, 3, 4, 1, 3, 4, 1, 2, 0, 2}, {0.25F, 0.5F, 0.125F, 0.75F},
-                                 {9, 8, 7, 6, 5, 4}, {}};
+    const CompressionEvent event{
+        5, 3, 2, 2, 6, {0, 3, 4, 1, 3, 4, 1, 2, 0, 2}, {0.25F, 0.5F, 0.125F, 0.75F}, {9, 8, 7, 6, 5, 4}, {}};
     const CompressionLayout layout(event);
     ASSERT_TRUE(layout.consistent());
     ASSERT_EQ(layout.heads(), 2);
@@ -54,7 +57,8 @@ TEST(CompressionLayoutTest, UniformHeadsSplitKeptThenDroppedHeadAfterHead) {
 
 TEST(CompressionLayoutTest, HeadsKeepingDifferentCountsFollowKeptPerHead) {
     // Head 0 keeps 3 of 4 (drops 1), head 1 keeps 1 (drops 3); nothing leaves the cache (lengthAfter 4).
-    const CompressionEvent event{4, 4, 2, 4, 4, {0, 2, 3, 3, 1, 0, 1, 2}, {0.5F, 0.1F, 0.2F, 0.3F}, {}, {3, 1}};
+    const CompressionEvent event{4,  4,     2, 4, 4, {0, 2, 3, 3, 1, 0, 1, 2}, {0.5F, 0.1F, 0.2F, 0.3F},
+                                 {}, {3, 1}};
     const CompressionLayout layout(event);
     ASSERT_TRUE(layout.consistent());
     EXPECT_EQ(listOf<std::int64_t>(layout.keptPositions(0)), (std::vector<std::int64_t>{0, 2, 3}));
@@ -75,9 +79,9 @@ TEST(CompressionLayoutTest, ListsThatDisagreeWithTheCountsReadAsInconsistent) {
     bad[2].positions.pop_back();
     bad[3].droppedScores = {1.0F};
     bad[4].keptScores = {1.0F, 2.0F};
-    bad[5].keptPerHead = {3};           // one count for two heads
-    bad[6].keptPerHead = {6, 0};        // more than lengthBefore
-    bad[7].droppedCount = 3;            // not lengthBefore - lengthAfter
+    bad[5].keptPerHead = {3};    // one count for two heads
+    bad[6].keptPerHead = {6, 0}; // more than lengthBefore
+    bad[7].droppedCount = 3;     // not lengthBefore - lengthAfter
     bad[8].lengthAfter = 6;
     for (std::size_t index = 0; index < bad.size(); ++index) {
         const CompressionLayout layout(bad[index]);

@@ -26,25 +26,9 @@ struct AttendedStates {
     at::Tensor keys;
     at::Tensor values;
     at::Tensor mask;
+    /// Slots a masking press hid per KV head (ModelCache::maskedSlots), or undefined.
+    at::Tensor hiddenSlots;
 };
-
-/// `mask` [B|1, 1, T, KV] (undefined: all visible) narrowed per KV head by the slots a masking press hid,
-/// `masked` [B, Hkv, L]: [B, Hkv, T, KV]. Slots past L, appended after the press decided, stay visible.
-at::Tensor withMaskedSlots(const at::Tensor& mask, const at::Tensor& masked, int64_t queryLength,
-                           int64_t kvLength, int64_t layer) {
-    const int64_t decided = masked.size(2);
-    if (kvLength < decided) {
-        throw ModelError("layer " + std::to_string(layer) + " holds " + std::to_string(kvLength) +
-                         " slots but its press masked slots of " + std::to_string(decided));
-    }
-    at::Tensor visible = masked.logical_not();
-    if (kvLength > decided) {
-        visible = at::cat(
-            {visible, at::ones({masked.size(0), masked.size(1), kvLength - decided}, visible.options())}, 2);
-    }
-    visible = visible.unsqueeze(2);
-    return mask.defined() ? mask.logical_and(visible) : visible.expand({-1, -1, queryLength, -1});
-}
 
 } // namespace
 
@@ -56,7 +40,7 @@ struct Decoder::Pass {
     int64_t queryOffset = 0;
     /// A press removed tokens: full-attention masks then start at each layer's own cached count.
     bool pressed = false;
-    /// A press masked slots per head (ModelCache::maskedSlots): masks then narrow per KV head.
+    /// A press masked slots per head (ModelCache::maskedSlots): attention then hides them per KV head.
     bool masked = false;
     ModelCache* modelCache = nullptr;
     at::Tensor paddingMask;
@@ -282,9 +266,8 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
                         .first;
         }
         states = {keys, values, found->second};
-        if (pass.masked && pass.modelCache->maskedSlots(layer).defined()) {
-            states.mask = withMaskedSlots(states.mask, pass.modelCache->maskedSlots(layer), pass.length,
-                                          keys.size(2), layer);
+        if (pass.masked) {
+            states.hiddenSlots = pass.modelCache->maskedSlots(layer);
         }
         if (arch.isKvSource(layer)) {
             pass.shared[layer] = states;
@@ -295,7 +278,8 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
     at::Tensor weights;
     at::Tensor attended =
         ops::attend(query, states.keys, states.values, states.mask, arch.attentionScale(), softcap,
-                    observed && m_observer->wantsAttentionWeights(layer, pass.length) ? &weights : nullptr);
+                    observed && m_observer->wantsAttentionWeights(layer, pass.length) ? &weights : nullptr,
+                    states.hiddenSlots);
     if (observed) {
         AttentionPass seen;
         seen.layer = layer;

@@ -79,8 +79,9 @@ at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Ten
     return x * cos + rotated * sin;
 }
 
-at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values, const at::Tensor& mask,
-                  double scale, double softcap, at::Tensor* probabilities) {
+at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values,
+                  const at::Tensor& mask, double scale, double softcap, at::Tensor* probabilities,
+                  const at::Tensor& hiddenSlots) {
     at::Tensor k = keys;
     at::Tensor v = values;
     const int64_t groups = query.size(1) / keys.size(1);
@@ -93,10 +94,18 @@ at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Ten
         scores = at::tanh(scores / softcap) * softcap;
     }
     if (mask.defined()) {
-        // A per-KV-head mask (a masking press's) covers each KV head's query heads.
-        const at::Tensor allowed = mask.size(1) > 1 && groups > 1 ? mask.repeat_interleave(groups, 1) : mask;
         // Eager attention's `finfo(dtype).min`, not -inf: a row with no allowed key stays finite.
-        scores = scores.masked_fill(allowed.logical_not(), std::numeric_limits<float>::lowest());
+        scores = scores.masked_fill(mask.logical_not(), std::numeric_limits<float>::lowest());
+    }
+    if (hiddenSlots.defined()) {
+        // Query head h reads KV head h / groups: view the heads as [Hkv, groups] and hide the first L slots
+        // in place, without building a per-head mask (AdaKV's runs pay for it at every step).
+        const int64_t kvHeads = keys.size(1);
+        const int64_t hidden = hiddenSlots.size(2);
+        scores.view({scores.size(0), kvHeads, groups, scores.size(2), scores.size(3)})
+            .narrow(-1, 0, hidden)
+            .masked_fill_(hiddenSlots.view({hiddenSlots.size(0), kvHeads, 1, 1, hidden}),
+                          std::numeric_limits<float>::lowest());
     }
     at::Tensor weights = at::softmax(scores, -1);
     if (probabilities != nullptr) {

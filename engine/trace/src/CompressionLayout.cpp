@@ -6,7 +6,8 @@
 namespace kvscope::trace {
 
 std::int64_t CompressionLayout::droppedStride(std::int64_t dropped, std::int32_t heads) {
-    const std::int64_t perHead = std::max<std::int64_t>(1, kCompressionDroppedLimit / std::max<std::int32_t>(heads, 1));
+    const std::int64_t perHead =
+        std::max<std::int64_t>(1, kCompressionDroppedLimit / std::max<std::int32_t>(heads, 1));
     return std::max<std::int64_t>(1, (dropped + perHead - 1) / perHead);
 }
 
@@ -88,7 +89,8 @@ std::span<const std::int64_t> CompressionLayout::keptPositions(std::int32_t inde
     if (h == nullptr || m_event.keptRecorded == 0) {
         return {};
     }
-    return std::span(m_event.positions).subspan(static_cast<std::size_t>(h->keptOffset), static_cast<std::size_t>(h->kept));
+    return std::span(m_event.positions)
+        .subspan(static_cast<std::size_t>(h->keptOffset), static_cast<std::size_t>(h->kept));
 }
 
 std::span<const float> CompressionLayout::keptScores(std::int32_t index) const {
@@ -96,7 +98,8 @@ std::span<const float> CompressionLayout::keptScores(std::int32_t index) const {
     if (h == nullptr || m_event.keptScores.empty()) {
         return {};
     }
-    return std::span(m_event.keptScores).subspan(static_cast<std::size_t>(h->keptOffset), static_cast<std::size_t>(h->kept));
+    return std::span(m_event.keptScores)
+        .subspan(static_cast<std::size_t>(h->keptOffset), static_cast<std::size_t>(h->kept));
 }
 
 std::span<const std::int64_t> CompressionLayout::droppedPositions(std::int32_t index) const {

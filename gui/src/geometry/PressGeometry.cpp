@@ -46,7 +46,8 @@ std::vector<SlotSegment> PressGeometry::droppedSegments(const trace::Compression
     std::sort(dropped.begin(), dropped.end());
     if (event.keptRecorded > 0) {
         // Every position below the largest one seen that no head kept is gone from the layer.
-        const std::int64_t extent = std::max(kept.empty() ? 0 : kept.back() + 1, dropped.empty() ? 0 : dropped.back() + 1);
+        const std::int64_t extent =
+            std::max(kept.empty() ? 0 : kept.back() + 1, dropped.empty() ? 0 : dropped.back() + 1);
         std::int64_t cursor = 0;
         for (std::size_t index = 0; index < kept.size();) {
             const std::int64_t position = kept[index];
@@ -71,7 +72,8 @@ std::vector<SlotSegment> PressGeometry::droppedSegments(const trace::Compression
             ++next;
         }
         append(segments, position, position + 1,
-               static_cast<std::int64_t>(next - index) >= heads ? SlotState::Dropped : SlotState::PartlyDropped);
+               static_cast<std::int64_t>(next - index) >= heads ? SlotState::Dropped
+                                                                : SlotState::PartlyDropped);
         index = next;
     }
     return segments;
@@ -101,9 +103,11 @@ std::vector<SlotSegment> PressGeometry::overlaid(const std::vector<SlotSegment>&
     return result;
 }
 
-std::optional<SlotState> PressGeometry::stateAt(const std::vector<SlotSegment>& segments, std::int64_t position) {
-    const auto after = std::upper_bound(segments.begin(), segments.end(), position,
-                                        [](std::int64_t value, const SlotSegment& segment) { return value < segment.begin; });
+std::optional<SlotState> PressGeometry::stateAt(const std::vector<SlotSegment>& segments,
+                                                std::int64_t position) {
+    const auto after = std::upper_bound(
+        segments.begin(), segments.end(), position,
+        [](std::int64_t value, const SlotSegment& segment) { return value < segment.begin; });
     if (after == segments.begin()) {
         return std::nullopt;
     }
@@ -131,11 +135,32 @@ std::vector<PositionScore> PressGeometry::keptScores(const trace::CompressionEve
     return result;
 }
 
-double PressGeometry::shade(double score, double lowest, double highest) {
-    if (!(highest > lowest) || !std::isfinite(score) || !std::isfinite(highest - lowest)) {
-        return 0.5;
+std::vector<double> PressGeometry::rankShades(const std::vector<PositionScore>& scores) {
+    std::vector<double> shades(scores.size(), 0.5);
+    std::vector<std::size_t> order;
+    for (std::size_t index = 0; index < scores.size(); ++index) {
+        if (std::isfinite(scores[index].score)) {
+            order.push_back(index);
+        }
     }
-    return std::clamp((score - lowest) / (highest - lowest), 0.0, 1.0);
+    if (order.size() < 2) {
+        return shades;
+    }
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return scores[a].score < scores[b].score; });
+    const double last = static_cast<double>(order.size() - 1);
+    for (std::size_t first = 0; first < order.size();) {
+        std::size_t end = first;
+        while (end < order.size() && scores[order[end]].score == scores[order[first]].score) {
+            ++end;
+        }
+        const double rank = (static_cast<double>(first) + static_cast<double>(end - 1)) / 2.0;
+        for (std::size_t index = first; index < end; ++index) {
+            shades[order[index]] = rank / last;
+        }
+        first = end;
+    }
+    return shades;
 }
 
 } // namespace kvscope::gui

@@ -7,6 +7,7 @@
 #include <QCoreApplication>
 #include <QStringList>
 
+#include <algorithm>
 #include <cmath>
 
 namespace kvscope::gui {
@@ -168,6 +169,15 @@ QString EventExplainer::summary(const trace::Event& event) {
                     .arg(payload.logProbs.size())
                     .arg(payload.complete ? tr(" (whole vocabulary)") : tr(" (top tokens)"));
             } else if constexpr (std::is_same_v<T, CompressionEvent>) {
+                if (!payload.keptPerHead.empty()) {
+                    // Heads keeping different numbers (AdaKV): the range.
+                    const auto [fewest, most] = std::minmax_element(payload.keptPerHead.begin(), payload.keptPerHead.end());
+                    return tr("press kept %1 to %2 of %3 tokens per head (%4 heads)")
+                        .arg(*fewest)
+                        .arg(*most)
+                        .arg(payload.lengthBefore)
+                        .arg(payload.heads);
+                }
                 return tr("press kept %1 of %2 tokens per head (%3 heads)")
                     .arg(payload.lengthAfter)
                     .arg(payload.lengthBefore)

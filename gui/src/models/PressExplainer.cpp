@@ -5,16 +5,19 @@
 #include "kvscope/trace/CompressionLayout.h"
 
 #include <QCoreApplication>
-
 #include <algorithm>
 #include <map>
 
 namespace kvscope::gui {
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("PressExplainer", text); }
+QString tr(const char* text) {
+    return QCoreApplication::translate("PressExplainer", text);
+}
 
-QString text(const std::string& value) { return QString::fromStdString(value); }
+QString text(const std::string& value) {
+    return QString::fromStdString(value);
+}
 
 /// Why the press dropped what it dropped, for `dropped` tokens: "the 32 whose ... were dropped".
 QString rule(const config::PressSettings& press, std::int64_t dropped) {
@@ -34,7 +37,8 @@ QString rule(const config::PressSettings& press, std::int64_t dropped) {
             .arg(option("window_size"));
     }
     if (name == "pyramidkv") {
-        return tr("with a budget that shrinks towards the last layer (beta %1), the %2 whose attention from the "
+        return tr("with a budget that shrinks towards the last layer (beta %1), the %2 whose attention from "
+                  "the "
                   "last %3 queries was lowest were dropped")
             .arg(option("beta"))
             .arg(dropped)
@@ -55,7 +59,8 @@ QString rule(const config::PressSettings& press, std::int64_t dropped) {
         return tr("%1 chosen at random (seed %2) were dropped").arg(dropped).arg(option("seed"));
     }
     if (name == "h2o") {
-        return tr("within a budget of %1 it keeps the %2 newest and the heavy hitters of accumulated attention; "
+        return tr("within a budget of %1 it keeps the %2 newest and the heavy hitters of accumulated "
+                  "attention; "
                   "the %3 others were dropped")
             .arg(option("budget"), option("recent_window"))
             .arg(dropped);
@@ -63,12 +68,13 @@ QString rule(const config::PressSettings& press, std::int64_t dropped) {
     if (name == "decoding" || name == "adakv") {
         const config::PressSettings base{PressExplainer::optionValue(press, "base"), press.ratio,
                                          config::PressDescriptions::splitOptions(name, press.options).second};
-        const QString prefix = name == "decoding"
-                                   ? tr("every %1 steps it brings the cache back to %2 tokens per head by %3's scores: ")
-                                         .arg(option("compression_interval"), option("target_size"),
-                                              PressExplainer::displayName(base.name))
-                                   : tr("heads share one budget by %1's scores (each keeps at least %2 of its share): ")
-                                         .arg(PressExplainer::displayName(base.name), option("alpha_safeguard"));
+        const QString prefix =
+            name == "decoding"
+                ? tr("every %1 steps it brings the cache back to %2 tokens per head by %3's scores: ")
+                      .arg(option("compression_interval"), option("target_size"),
+                           PressExplainer::displayName(base.name))
+                : tr("heads share one budget by %1's scores (each keeps at least %2 of its share): ")
+                      .arg(PressExplainer::displayName(base.name), option("alpha_safeguard"));
         return prefix + rule(base, dropped);
     }
     return tr("the %1 it ranked lowest were dropped").arg(dropped);
@@ -91,7 +97,8 @@ std::vector<std::int64_t> namedPositions(const trace::CompressionLayout& layout)
     std::vector<std::pair<double, std::int64_t>> ranked;
     for (const auto& [position, count] : counts) {
         if (count.first == layout.heads()) {
-            ranked.emplace_back(scored ? count.second / count.first : static_cast<double>(position), position);
+            ranked.emplace_back(scored ? count.second / count.first : static_cast<double>(position),
+                                position);
         }
     }
     std::sort(ranked.begin(), ranked.end());
@@ -105,13 +112,17 @@ std::vector<std::int64_t> namedPositions(const trace::CompressionLayout& layout)
 } // namespace
 
 QString PressExplainer::displayName(const std::string& press) {
-    static const std::map<std::string, const char*> names = {
-        {"streaming_llm", "StreamingLLM"}, {"knorm", "Knorm"},
-        {"snapkv", "SnapKV"},              {"tova", "TOVA"},
-        {"pyramidkv", "PyramidKV"},        {"observed_attention", "Observed attention"},
-        {"expected_attention", "Expected attention"}, {"random", "The random press"},
-        {"adakv", "AdaKV"},                {"decoding", "DecodingPress"},
-        {"h2o", "H2O"}};
+    static const std::map<std::string, const char*> names = {{"streaming_llm", "StreamingLLM"},
+                                                             {"knorm", "Knorm"},
+                                                             {"snapkv", "SnapKV"},
+                                                             {"tova", "TOVA"},
+                                                             {"pyramidkv", "PyramidKV"},
+                                                             {"observed_attention", "Observed attention"},
+                                                             {"expected_attention", "Expected attention"},
+                                                             {"random", "The random press"},
+                                                             {"adakv", "AdaKV"},
+                                                             {"decoding", "DecodingPress"},
+                                                             {"h2o", "H2O"}};
     const auto found = names.find(press);
     return found != names.end() ? QString::fromLatin1(found->second) : text(press);
 }
@@ -153,7 +164,8 @@ QString PressExplainer::sentence(const trace::Event& event, const std::optional<
     const QString what = event.step == 0 ? tr("prompt tokens") : tr("tokens");
     QString kept = QString::number(compression->lengthAfter);
     if (!compression->keptPerHead.empty() && layout.consistent()) {
-        const auto [fewest, most] = std::minmax_element(compression->keptPerHead.begin(), compression->keptPerHead.end());
+        const auto [fewest, most] =
+            std::minmax_element(compression->keptPerHead.begin(), compression->keptPerHead.end());
         kept = *fewest == *most ? QString::number(*fewest) : tr("%1 to %2").arg(*fewest).arg(*most);
     }
     QString sentence = tr("%1 kept %2 of %3 %4 in layer %5")

@@ -13,7 +13,8 @@ void PressHistory::reset() {
 
 void PressHistory::update(const trace::Timeline& timeline) {
     const std::int64_t from = std::max<std::int64_t>(0, m_stepsRead - 1);
-    std::erase_if(m_compressions, [from](const Compression& compression) { return compression.step >= from; });
+    std::erase_if(m_compressions,
+                  [from](const Compression& compression) { return compression.step >= from; });
     for (std::int64_t step = from; step < timeline.stepCount(); ++step) {
         for (const trace::Event& event : timeline.eventsOfStep(step)) {
             if (const auto* compression = std::get_if<trace::CompressionEvent>(&event.payload);
@@ -27,8 +28,9 @@ void PressHistory::update(const trace::Timeline& timeline) {
 
 const PressHistory::Compression* PressHistory::latestAt(std::int32_t layer, std::int64_t step) const {
     // Compressions are in step order: the first one past `step` bounds the search.
-    const auto end = std::upper_bound(m_compressions.begin(), m_compressions.end(), step,
-                                      [](std::int64_t value, const Compression& compression) { return value < compression.step; });
+    const auto end = std::upper_bound(
+        m_compressions.begin(), m_compressions.end(), step,
+        [](std::int64_t value, const Compression& compression) { return value < compression.step; });
     for (auto it = end; it != m_compressions.begin();) {
         --it;
         if (it->layer == layer) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/views/CompareView.h"
 
+#include "kvscope/gui/models/PressExplainer.h"
 #include "kvscope/gui/models/SessionTokens.h"
 #include "kvscope/gui/views/CursorPlot.h"
 #include "kvscope/gui/views/OccupancyMapView.h"
@@ -14,6 +15,7 @@
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace kvscope::gui {
 namespace {
@@ -23,9 +25,14 @@ QString describe(const SessionController& session) {
         return QObject::tr("(none)");
     }
     const trace::SessionMetadata& metadata = session.metadata();
-    return QStringLiteral("%1 — %2, %3 cache").arg(session.name().toHtmlEscaped(),
-                                                QString::fromStdString(metadata.model).toHtmlEscaped(),
-                                                QString::fromStdString(metadata.cacheKind).toHtmlEscaped());
+    const std::optional<config::PressSettings> press = config::PressSettings::fromCacheSettings(metadata.cacheSettingsJson);
+    const QString pressed = press ? QObject::tr(", press %1 (ratio %2)")
+                                        .arg(PressExplainer::displayName(press->name).toHtmlEscaped())
+                                        .arg(press->ratio)
+                                  : QObject::tr(", no press");
+    return QStringLiteral("%1 — %2, %3 cache%4").arg(session.name().toHtmlEscaped(),
+                                                  QString::fromStdString(metadata.model).toHtmlEscaped(),
+                                                  QString::fromStdString(metadata.cacheKind).toHtmlEscaped(), pressed);
 }
 
 std::string joined(const std::vector<std::string>& pieces) {
@@ -134,6 +141,8 @@ QString CompareView::wordsOf(const SessionController& session) const {
 }
 
 QString CompareView::texts() const { return m_texts->text(); }
+
+QString CompareView::header() const { return m_header->text(); }
 
 void CompareView::recompute() {
     m_comparison = LogitsComparison::compare(m_a.timeline(), m_b.timeline());

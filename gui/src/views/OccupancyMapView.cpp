@@ -22,7 +22,7 @@ namespace kvscope::gui {
 namespace {
 
 constexpr int kLabelWidth = 112;
-constexpr int kLegendHeight = 22;
+constexpr int kLegendLineHeight = 18;
 constexpr int kAxisHeight = 20;
 constexpr int kTokenStripHeight = 20;
 constexpr int kColumnLabelHeight = 64;
@@ -76,15 +76,8 @@ OccupancyMapView::OccupancyMapView(SessionController& session, ViewSelection& se
     setMouseTracking(true);
     setAttribute(Qt::WA_OpaquePaintEvent);
     auto refresh = [this] { update(); };
-    connect(&session, &SessionController::sessionLoaded, this, [this] {
-        m_press.reset();
-        m_press.update(m_session.timeline());
-        update();
-    });
-    connect(&session, &SessionController::sessionGrew, this, [this] {
-        m_press.update(m_session.timeline());
-        update();
-    });
+    connect(&session, &SessionController::sessionLoaded, this, [this] { readPresses(true); });
+    connect(&session, &SessionController::sessionGrew, this, [this] { readPresses(false); });
     connect(&session, &SessionController::stepChanged, this, refresh);
     connect(&selection, &ViewSelection::selectionChanged, this, refresh);
 }
@@ -131,12 +124,14 @@ QRect OccupancyMapView::columnLabelRect() const {
     if (columnLabels().empty()) {
         return {};
     }
-    return QRect(kLabelWidth, kLegendHeight + 4, mapWidth(), kColumnLabelHeight - 4);
+    return QRect(kLabelWidth, legendHeight() + 4, mapWidth(), kColumnLabelHeight - 4);
 }
+
+int OccupancyMapView::legendHeight() const { return m_press.empty() ? kLegendLineHeight + 4 : 2 * kLegendLineHeight + 4; }
 
 QRect OccupancyMapView::mapRect() const {
     const QRect labels = columnLabelRect();
-    const int top = labels.isEmpty() ? kLegendHeight + 4 : labels.bottom() + 5;
+    const int top = labels.isEmpty() ? legendHeight() + 4 : labels.bottom() + 5;
     return QRect(kLabelWidth, top, mapWidth(),
                  std::max(1, height() - top - kAxisHeight - kTokenStripHeight - 4));
 }
@@ -163,14 +158,40 @@ const PressHistory::Compression* OccupancyMapView::compressionOf(int layer) cons
     return m_press.latestAt(layer, m_session.currentStep());
 }
 
+const OccupancyMapView::PressedLayer* OccupancyMapView::pressedLayer(int layer) const {
+    const PressHistory::Compression* compression = compressionOf(layer);
+    if (compression == nullptr) {
+        return nullptr;
+    }
+    auto found = m_pressedLayers.find(compression);
+    if (found == m_pressedLayers.end()) {
+        PressedLayer pressed;
+        pressed.dropped = PressGeometry::droppedSegments(compression->event);
+        pressed.scores = PressGeometry::keptScores(compression->event);
+        pressed.shades = PressGeometry::rankShades(pressed.scores);
+        found = m_pressedLayers.emplace(compression, std::move(pressed)).first;
+    }
+    return &found->second;
+}
+
+void OccupancyMapView::readPresses(bool newSession) {
+    // The history's vector may move as it grows: what was derived from its entries goes with it.
+    m_pressedLayers.clear();
+    if (newSession) {
+        m_press.reset();
+    }
+    m_press.update(m_session.timeline());
+    update();
+}
+
 std::vector<SlotSegment> OccupancyMapView::segmentsFor(int layer) const {
     const trace::StepState& state = *m_session.state();
     if (layer < 0 || static_cast<std::size_t>(layer) >= state.layers.size()) {
         return {};
     }
     std::vector<SlotSegment> segments = OccupancyGeometry::segmentsOf(state.layers[static_cast<std::size_t>(layer)]);
-    if (const PressHistory::Compression* compression = compressionOf(layer)) {
-        segments = PressGeometry::overlaid(segments, PressGeometry::droppedSegments(compression->event));
+    if (const PressedLayer* pressed = pressedLayer(layer)) {
+        segments = PressGeometry::overlaid(segments, pressed->dropped);
     }
     return segments;
 }
@@ -197,32 +218,28 @@ bool OccupancyMapView::hasPressScores() const {
 QStringList OccupancyMapView::legendEntries() const {
     QStringList entries;
     for (int index = 0; index < kSlotStateCount; ++index) {
-        const auto state = static_cast<SlotState>(index);
-        if (!isPressState(state) || !m_press.empty()) {
-            entries << PlotStyle::slotName(state);
+        if (!isPressState(static_cast<SlotState>(index))) {
+            entries << PlotStyle::slotName(static_cast<SlotState>(index));
         }
     }
     entries << tr("window");
-    if (m_scoreOverlay && hasPressScores()) {
-        entries << tr("press score (low to high)");
+    if (!m_press.empty()) {
+        entries << PlotStyle::slotName(SlotState::Dropped) << PlotStyle::slotName(SlotState::PartlyDropped);
+        if (m_scoreOverlay && hasPressScores()) {
+            entries << tr("press score rank");
+        }
     }
     return entries;
 }
 
 void OccupancyMapView::paintScores(QPainter& painter, const QRectF& row, int layer, const PositionSpan& span) {
-    const PressHistory::Compression* compression = compressionOf(layer);
-    if (compression == nullptr) {
+    const PressedLayer* pressed = pressedLayer(layer);
+    if (pressed == nullptr) {
         return;
     }
-    const std::vector<PositionScore> scores = PressGeometry::keptScores(compression->event);
-    if (scores.empty()) {
-        return;
-    }
-    const auto [lowest, highest] = std::minmax_element(scores.begin(), scores.end(), [](const auto& a, const auto& b) {
-        return a.score < b.score;
-    });
     const double width = row.width();
-    for (const PositionScore& kept : scores) {
+    for (std::size_t index = 0; index < pressed->scores.size(); ++index) {
+        const PositionScore& kept = pressed->scores[index];
         if (kept.position < span.first || kept.position >= span.first + span.count) {
             continue;
         }
@@ -231,7 +248,7 @@ void OccupancyMapView::paintScores(QPainter& painter, const QRectF& row, int lay
         // The lower two thirds of the cell, so that the state colour stays visible above the shade.
         const double top = row.top() + row.height() / 3.0;
         painter.fillRect(QRectF(x0, top, std::max(x1 - x0, 1.0), row.bottom() - top),
-                         PlotStyle::scoreColour(PressGeometry::shade(kept.score, lowest->score, highest->score)));
+                         PlotStyle::scoreColour(pressed->shades[index]));
     }
 }
 
@@ -241,11 +258,11 @@ QString OccupancyMapView::describe(int layer, std::int64_t position) const {
     const QString token =
         piece ? QStringLiteral(" \u201c%1\u201d").arg(QString::fromStdString(SessionTokens::visible(*piece))) : QString();
     QString score;
-    if (const PressHistory::Compression* compression = compressionOf(layer)) {
-        for (const PositionScore& kept : PressGeometry::keptScores(compression->event)) {
-            if (kept.position == position) {
-                score = tr(", press score %1").arg(kept.score, 0, 'g', 3);
-            }
+    if (const PressedLayer* pressed = pressedLayer(layer)) {
+        const auto kept = std::lower_bound(pressed->scores.begin(), pressed->scores.end(), position,
+                                           [](const PositionScore& score, std::int64_t value) { return score.position < value; });
+        if (kept != pressed->scores.end() && kept->position == position) {
+            score = tr(", press score %1").arg(kept->score, 0, 'g', 3);
         }
     }
     return tr("layer %1, position %2%3: %4%5")
@@ -355,35 +372,43 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
     m_boldTexts.setFont(bold);
     const QFontMetrics metrics(font);
 
-    // Legend.
-    const QRectF legendLine(0, 4, width(), 14);
-    const auto legendText = [&](StaticTextCache& texts, double x, const QString& text) {
-        texts.draw(painter, legendLine.adjusted(x, 0, 0, 0), Qt::AlignLeft, text);
+    // Legend: the cache's states on the first line; a press's on a second one, in sessions with a press.
+    const auto legendText = [&](StaticTextCache& texts, double x, double y, const QString& text) {
+        texts.draw(painter, QRectF(x, y + 4, std::max(1.0, width() - x), 14), Qt::AlignLeft, text);
         return x + texts.width(text);
     };
-    painter.setPen(QColor(60, 60, 70));
-    double x = legendText(m_boldTexts, 8, tr("Occupancy, step %1").arg(m_session.currentStep())) + 16;
-    for (int index = 0; index < kSlotStateCount; ++index) {
-        const auto state = static_cast<SlotState>(index);
-        if (isPressState(state) && m_press.empty()) {
-            continue;
-        }
-        painter.fillRect(QRectF(x, 6, 12, 11), PlotStyle::slotColour(state));
+    const auto legendSwatch = [&](double x, double y, SlotState state) {
+        painter.fillRect(QRectF(x, y + 6, 12, 11), PlotStyle::slotColour(state));
         painter.setPen(QColor(60, 60, 70));
-        x = legendText(m_texts, x + 16, PlotStyle::slotName(state)) + 14;
+        return legendText(m_texts, x + 16, y, PlotStyle::slotName(state)) + 14;
+    };
+    painter.setPen(QColor(60, 60, 70));
+    const double statesLeft = legendText(m_boldTexts, 8, 0, tr("Occupancy, step %1").arg(m_session.currentStep())) + 16;
+    double x = statesLeft;
+    for (int index = 0; index < kSlotStateCount; ++index) {
+        if (!isPressState(static_cast<SlotState>(index))) {
+            x = legendSwatch(x, 0, static_cast<SlotState>(index));
+        }
     }
     painter.setPen(QPen(QColor(30, 30, 30), 1.5));
     painter.drawLine(QPointF(x, 8), QPointF(x, 16));
     painter.drawLine(QPointF(x, 8), QPointF(x + 4, 8));
     painter.drawLine(QPointF(x, 16), QPointF(x + 4, 16));
     painter.setPen(QColor(60, 60, 70));
-    x = legendText(m_texts, x + 8, tr("window")) + 14;
+    legendText(m_texts, x + 8, 0, tr("window"));
     const bool scores = m_scoreOverlay && hasPressScores();
-    if (scores) {
-        for (int stop = 0; stop < 24; ++stop) {
-            painter.fillRect(QRectF(x + stop, 6, 1, 11), PlotStyle::scoreColour(stop / 23.0));
+    if (!m_press.empty()) {
+        const double y = kLegendLineHeight;
+        x = legendText(m_texts, 8, y, tr("Cache press:")) + 16;
+        x = std::max(x, statesLeft);
+        x = legendSwatch(x, y, SlotState::Dropped);
+        x = legendSwatch(x, y, SlotState::PartlyDropped);
+        if (scores) {
+            for (int stop = 0; stop < 24; ++stop) {
+                painter.fillRect(QRectF(x + stop, y + 6, 1, 11), PlotStyle::scoreColour(stop / 23.0));
+            }
+            legendText(m_texts, x + 28, y, tr("press score rank"));
         }
-        legendText(m_texts, x + 28, tr("press score (low to high)"));
     }
 
     const QRect map = mapRect();

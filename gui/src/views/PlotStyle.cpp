@@ -41,7 +41,7 @@ QString PlotStyle::slotName(SlotState state) {
     case SlotState::Offloaded:
         return QObject::tr("offloaded to host");
     case SlotState::Dropped:
-        return QObject::tr("dropped by the press");
+        return QObject::tr("dropped by press");
     case SlotState::PartlyDropped:
         return QObject::tr("dropped by some heads");
     }

@@ -118,9 +118,14 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
                                          QStringLiteral("KEY=VALUE"));
     const QCommandLineOption pressScores(QStringLiteral("press-scores"),
                                          QStringLiteral("Shade the tokens a press kept by their scores (View menu)"));
+    const QCommandLineOption events(QStringLiteral("events"),
+                                    QStringLiteral("Show the event log (why each event happened) instead of the layer table"));
+    const QCommandLineOption compareWithoutPress(
+        QStringLiteral("compare-without-press"),
+        QStringLiteral("Compare the live --press run with the same run without its press (Compare menu)"));
     parser.addOptions({preset, config, checkpoint, tokenizer, cache, backend, nbits, residual, prompt, tokens, seed,
                        weightSeed, device, screenshot, step, layer, size, compare, synthetic, press, ratio, pressOption,
-                       pressScores});
+                       pressScores, events, compareWithoutPress});
     if (!parser.parse(arguments)) {
         return parser.errorText();
     }
@@ -201,6 +206,12 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
         live.press.options[option.left(equals).toStdString()] = option.mid(equals + 1).toStdString();
     }
     options.pressScores = parser.isSet(pressScores);
+    options.eventLog = parser.isSet(events);
+    options.compareWithoutPress = parser.isSet(compareWithoutPress);
+    if (options.compareWithoutPress && (live.press.name.empty() || !options.file.isEmpty() || parser.isSet(synthetic) ||
+                                        parser.isSet(compare))) {
+        return QStringLiteral("--compare-without-press goes with a live run's --press (no FILE, --synthetic or --compare)");
+    }
     try {
         config::validate(live);
     } catch (const config::ConfigError& error) {
@@ -313,6 +324,12 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
         errors << "kvscope: this build has no engine; open a session file instead" << Qt::endl;
         return 2;
     }
+    if (options.compareWithoutPress) {
+        if (const QString problem = window.comparePressWithoutIt(); !problem.isEmpty()) {
+            errors << "kvscope: " << problem << Qt::endl;
+            return 2;
+        }
+    }
     if (!options.compareFile.isEmpty()) {
         if (!headless) {
             window.compareWithFile(options.compareFile);
@@ -322,6 +339,9 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
         }
     }
     window.scoreOverlayAction()->setChecked(options.pressScores);
+    if (options.eventLog) {
+        window.showEventLog();
+    }
     if (!headless) {
         return std::nullopt;
     }
@@ -336,6 +356,14 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
         if (!failure.isEmpty()) {
             errors << "kvscope: the live session failed: " << failure << Qt::endl;
             return 2;
+        }
+    }
+    SessionController& compared = window.compareSession();
+    if (compared.mode() == SessionController::Mode::Live) {
+        QElapsedTimer clock;
+        clock.start();
+        while (!compared.liveFinished() && clock.elapsed() < 600000) {
+            compared.waitForEngine();
         }
     }
     window.resize(options.size);

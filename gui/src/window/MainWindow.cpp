@@ -271,6 +271,8 @@ void MainWindow::compareWithLive(const config::RunSettings& settings) {
     m_compareDock->raise();
 }
 
+void MainWindow::showEventLog() { m_tabs->setCurrentWidget(m_events); }
+
 QString MainWindow::comparePressWithoutIt() {
     if (m_session->mode() != SessionController::Mode::Live) {
         return tr("Start a live session with a cache press first (File → New session); a session file compares "

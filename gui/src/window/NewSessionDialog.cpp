@@ -20,10 +20,14 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <functional>
 
 namespace kvscope::gui {
 namespace {
+
+/// The ratio offered once a prefill press is picked: half of each layer's prefill cache.
+constexpr double kDefaultPressRatio = 0.5;
 
 /// Lists an enum's names from its name table, the enum value as item data; `note` may add to a name.
 template <typename Enum>
@@ -141,7 +145,7 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     m_pressLayout->addRow(tr("Press"), m_press);
     m_pressLayout->addRow(tr("Ratio"), m_ratio);
     connect(m_press, &QComboBox::currentIndexChanged, this, [this] {
-        rebuildPressOptions();
+        rebuildPressOptions({});
         updateEnabled();
     });
 
@@ -211,13 +215,9 @@ void NewSessionDialog::setSettings(const config::RunSettings& settings) {
         const QSignalBlocker pressSignals(m_press);
         m_press->setCurrentIndex(std::max(0, m_press->findData(QString::fromStdString(settings.press.name))));
     }
-    m_ratio->setValue(settings.press.ratio);
-    rebuildPressOptions();
-    for (const auto& [key, value] : settings.press.options) {
-        if (const auto field = m_pressOptions.find(key); field != m_pressOptions.end()) {
-            field->second->setText(QString::fromStdString(value));
-        }
-    }
+    // Without a press the box shows the ratio a prefill press starts from once one is picked.
+    m_ratio->setValue(settings.press.name.empty() ? kDefaultPressRatio : settings.press.ratio);
+    rebuildPressOptions(settings.press.options);
     updateEnabled();
     describeTokenizer();
 }
@@ -246,14 +246,10 @@ config::RunSettings NewSessionDialog::settings() const {
     settings.device = static_cast<config::ComputeDevice>(m_device->currentData().toInt());
     settings.press.name = m_press->currentData().toString().toStdString();
     if (!settings.press.name.empty()) {
-        settings.press.ratio = m_ratio->value();
+        // Only a prefill press reads the ratio; the decoding ones compress to their own sizes.
+        settings.press.ratio = prefillPress() ? m_ratio->value() : 0.0;
         // Only what was typed: an empty field keeps the press's default.
-        for (const auto& [key, field] : m_pressOptions) {
-            const QString value = field->text().trimmed();
-            if (!value.isEmpty()) {
-                settings.press.options[key] = value.toStdString();
-            }
-        }
+        settings.press.options = typedPressOptions();
     }
     return settings;
 }
@@ -307,25 +303,73 @@ void NewSessionDialog::describeTokenizer() {
     }
 }
 
-void NewSessionDialog::rebuildPressOptions() {
+bool NewSessionDialog::prefillPress() const {
+    const std::string name = m_press->currentData().toString().toStdString();
+    return std::any_of(m_capabilities.presses.begin(), m_capabilities.presses.end(),
+                       [&](const config::PressDescription& press) { return press.name == name && press.phase == "prefill"; });
+}
+
+std::map<std::string, std::string> NewSessionDialog::typedPressOptions() const {
+    std::map<std::string, std::string> typed;
+    for (const auto& [key, field] : m_pressOptions) {
+        const QString value = field->text().trimmed();
+        if (!value.isEmpty()) {
+            typed[key] = value.toStdString();
+        }
+    }
+    return typed;
+}
+
+void NewSessionDialog::rebuildPressOptions(const std::map<std::string, std::string>& values) {
     for (const auto& [key, field] : m_pressOptions) {
         m_pressLayout->removeRow(field);
     }
     m_pressOptions.clear();
-    const std::string name = m_press->currentData().toString().toStdString();
-    for (const config::PressDescription& press : m_capabilities.presses) {
-        if (press.name != name) {
-            continue;
-        }
-        for (const config::PressOption& option : press.options) {
+    const auto describe = [this](const std::string& name) -> const config::PressDescription* {
+        const auto found = std::find_if(m_capabilities.presses.begin(), m_capabilities.presses.end(),
+                                        [&](const config::PressDescription& press) { return press.name == name; });
+        return found != m_capabilities.presses.end() ? &*found : nullptr;
+    };
+    const auto addOptions = [&](const config::PressDescription& owner, const QString& suffix) {
+        for (const config::PressOption& option : owner.options) {
+            if (m_pressOptions.count(option.name) != 0) {
+                continue;
+            }
             auto* field = new QLineEdit;
             field->setPlaceholderText(tr("%1 (default)").arg(QString::fromStdString(option.defaultValue)));
             field->setToolTip(QStringLiteral("%1: %2").arg(QString::fromStdString(option.type),
                                                            QString::fromStdString(option.meaning)));
-            m_pressLayout->addRow(QString::fromStdString(option.name), field);
+            if (const auto value = values.find(option.name); value != values.end()) {
+                field->setText(QString::fromStdString(value->second));
+            }
+            m_pressLayout->addRow(QString::fromStdString(option.name) + suffix, field);
             m_pressOptions[option.name] = field;
         }
+    };
+    const config::PressDescription* press = describe(m_press->currentData().toString().toStdString());
+    if (press == nullptr) {
+        return;
     }
+    addOptions(*press, {});
+    // A wrapper (adakv, decoding) also takes its base press's options: laid out for the base it names, and
+    // again when another base is typed (queued: the field that signals is among those replaced).
+    const auto base = std::find_if(press->options.begin(), press->options.end(),
+                                   [](const config::PressOption& option) { return option.type == "press"; });
+    if (base == press->options.end()) {
+        return;
+    }
+    const auto typedBase = values.find(base->name);
+    const std::string baseName = typedBase != values.end() ? typedBase->second : base->defaultValue;
+    if (const config::PressDescription* basePress = describe(baseName)) {
+        addOptions(*basePress, QStringLiteral(" (%1)").arg(QString::fromStdString(baseName)));
+    }
+    QLineEdit* baseField = m_pressOptions.at(base->name);
+    connect(baseField, &QLineEdit::editingFinished, this, [this, baseField, baseName] {
+        const QString typed = baseField->text().trimmed();
+        if (!typed.isEmpty() && typed.toStdString() != baseName) {
+            QMetaObject::invokeMethod(this, [this] { rebuildPressOptions(typedPressOptions()); }, Qt::QueuedConnection);
+        }
+    });
 }
 
 void NewSessionDialog::updateEnabled() {
@@ -338,7 +382,7 @@ void NewSessionDialog::updateEnabled() {
         widget->setEnabled(kind == config::CacheKind::Quantized);
     }
     m_maxCacheLen->setEnabled(kind == config::CacheKind::Static);
-    m_ratio->setEnabled(!m_press->currentData().toString().isEmpty());
+    m_ratio->setEnabled(prefillPress());
 }
 
 } // namespace kvscope::gui

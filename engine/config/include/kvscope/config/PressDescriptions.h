@@ -29,8 +29,8 @@ public:
     static std::pair<std::map<std::string, std::string>, std::map<std::string, std::string>>
     splitOptions(const std::string& wrapper, const std::map<std::string, std::string>& given);
     /// Checks `options` given to press `name` (which must exist): every key is the press's own or, for a
-    /// wrapper, its base press's, and every value reads as its type. Throws std::invalid_argument naming the press,
-    /// the option and what is allowed. Ranges are the press's own check when it is built.
+    /// wrapper, its base press's, and every value reads as its type. Throws std::invalid_argument naming the
+    /// press, the option and what is allowed. Ranges are the press's own check when it is built.
     static void checkOptions(const std::string& name, const std::map<std::string, std::string>& options);
 };
 

@@ -26,11 +26,13 @@ std::pair<at::Tensor, at::Tensor> rotary(const at::Tensor& positions, const at::
 /// the head (partial rotary), only the leading channels rotate and the rest pass through.
 at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 /// Eager attention: q [B, Hq, T, D] against k/v [B, Hkv, KV, D] (grouped heads repeated), masked
-/// with the dtype's lowest value where `mask` [B|1, 1|Hkv, T, KV] is false (per KV head: a masking press's).
-/// Returns [B, T, Hq * D]; with `probabilities`, also the attention weights [B, Hq, T, KV] (for presses that
-/// read them).
-at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values, const at::Tensor& mask,
-                  double scale, double softcap = 0.0, at::Tensor* probabilities = nullptr);
+/// with the dtype's lowest value where `mask` [B|1, 1, T, KV] is false, and where `hiddenSlots`
+/// [B, Hkv, L <= KV] is true: a masking press's slots, hidden from that KV head's query heads. Returns
+/// [B, T, Hq * D]; with `probabilities`, also the attention weights [B, Hq, T, KV] (for presses that read
+/// them).
+at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values,
+                  const at::Tensor& mask, double scale, double softcap = 0.0,
+                  at::Tensor* probabilities = nullptr, const at::Tensor& hiddenSlots = at::Tensor());
 /// [B, T, heads * dim] -> [B, heads, T, dim].
 at::Tensor splitHeads(const at::Tensor& x, int64_t heads);
 

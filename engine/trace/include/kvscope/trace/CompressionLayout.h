@@ -45,7 +45,7 @@ private:
     struct Head {
         std::int64_t kept = 0;
         std::int64_t dropped = 0;
-        std::int64_t keptOffset = 0; ///< into keptScores, and into positions
+        std::int64_t keptOffset = 0;    ///< into keptScores, and into positions
         std::int64_t droppedOffset = 0; ///< into droppedScores; positions add keptRecorded
         std::int64_t droppedRecorded = 0;
     };

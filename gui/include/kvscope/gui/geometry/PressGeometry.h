@@ -35,8 +35,10 @@ public:
     /// The kept positions with their scores, ascending by position; empty where the event carries no kept
     /// scores (format 1.2, H2O, kept positions over the recording limit).
     static std::vector<PositionScore> keptScores(const trace::CompressionEvent& event);
-    /// Where `score` lies in [lowest, highest], from 0 to 1 (0.5 when the range is empty).
-    static double shade(double score, double lowest, double highest);
+    /// Each score's rank among `scores`, from 0 (the lowest) to 1 (the highest), equal scores sharing their
+    /// mean rank; a lone score, or one that is not a number, is 0.5. Ranks, not values: presses pin some
+    /// tokens far above the rest (SnapKV's window, StreamingLLM's sinks), which would flatten a linear scale.
+    static std::vector<double> rankShades(const std::vector<PositionScore>& scores);
 };
 
 } // namespace kvscope::gui

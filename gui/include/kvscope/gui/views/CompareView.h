@@ -31,6 +31,8 @@ public:
     std::int64_t firstDivergentStep() const { return m_firstDivergence; }
     /// The two texts as shown (rich text): A's line, then B's.
     QString texts() const;
+    /// The header (rich text): what A and B are (model, cache, press), the first divergence, top-1 agreement.
+    QString header() const;
 
 private:
     void recompute();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvscope/gui/geometry/OccupancyGeometry.h"
+#include "kvscope/gui/geometry/PressGeometry.h"
 #include "kvscope/gui/models/PressHistory.h"
 #include "kvscope/gui/views/StaticTextCache.h"
 
@@ -12,6 +13,7 @@ class QPainter;
 
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 namespace kvscope::gui {
@@ -56,8 +58,8 @@ public:
     bool scoreOverlay() const { return m_scoreOverlay; }
     /// Whether the session's press scored kept tokens of any layer up to the current step.
     bool hasPressScores() const;
-    /// The legend's entries, left to right (the dropped states only in sessions with a press; the score
-    /// scale while the overlay shows).
+    /// The legend's entries, line by line (the press's line only in sessions with a press; the score scale
+    /// while the overlay shows).
     QStringList legendEntries() const;
     QSize sizeHint() const override { return {640, 320}; }
     QSize minimumSizeHint() const override { return {240, 120}; }
@@ -71,6 +73,8 @@ protected:
 
 private:
     QRect mapRect() const;
+    /// The legend's lines: one, and a second for the press's states in a session with a press.
+    int legendHeight() const;
     /// The map's width, the same with or without column labels.
     int mapWidth() const;
     /// The band above the rows holding the column labels; empty while none fits.
@@ -86,6 +90,16 @@ private:
     std::vector<SlotSegment> segmentsFor(int layer) const;
     /// The latest compression of a layer at the current step; null where the press has not acted.
     const PressHistory::Compression* compressionOf(int layer) const;
+    /// What the map draws of a compression: its dropped runs, kept scores by position and their shades.
+    struct PressedLayer {
+        std::vector<SlotSegment> dropped;
+        std::vector<PositionScore> scores;
+        std::vector<double> shades;
+    };
+    /// The layer's latest compression as drawn, derived once per compression; null where none.
+    const PressedLayer* pressedLayer(int layer) const;
+    /// Reads the session's compressions (all of them for a new session, else what it gained).
+    void readPresses(bool newSession);
     void paintScores(QPainter& painter, const QRectF& row, int layer, const PositionSpan& span);
 
     SessionController& m_session;
@@ -96,6 +110,7 @@ private:
     StaticTextCache m_texts;
     StaticTextCache m_boldTexts;
     PressHistory m_press;
+    mutable std::unordered_map<const PressHistory::Compression*, PressedLayer> m_pressedLayers;
     bool m_scoreOverlay = false;
 };
 

@@ -17,7 +17,7 @@ class PlotStyle {
 public:
     static QColor slotColour(SlotState state);
     static QString slotName(SlotState state);
-    /// The score overlay's colour of a kept token whose score lies `shade` (0 lowest .. 1 highest) up its layer's range.
+    /// The score overlay's colour of a kept token whose score ranks `shade` (0 lowest .. 1 highest) in its layer.
     static QColor scoreColour(double shade);
     static QColor seriesColour(int index);
     static QColor cursorColour() { return QColor(220, 50, 47); }

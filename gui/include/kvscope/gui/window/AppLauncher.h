@@ -35,6 +35,10 @@ struct LaunchOptions {
     std::int64_t syntheticTokens = 0;
     /// --press-scores: the occupancy map's press score overlay on.
     bool pressScores = false;
+    /// --events: the event log's tab in front of the layer table.
+    bool eventLog = false;
+    /// --compare-without-press: compare mode against the same live run without its press.
+    bool compareWithoutPress = false;
 };
 
 /// Parses the command line and starts the window: a file, a synthetic session, or a live run (the

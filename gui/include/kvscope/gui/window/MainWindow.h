@@ -48,6 +48,8 @@ public:
     TransportBar* transport() const { return m_transport; }
     HeadOccupancyView* headOccupancy() const { return m_heads; }
     OccupancyMapView* occupancyMap() const { return m_occupancy; }
+    /// Brings the event log's tab (why each event happened) in front of the layer table.
+    void showEventLog();
     /// View > Press scores: the occupancy map's score overlay.
     QAction* scoreOverlayAction() const { return m_scoreOverlayAction; }
 

@@ -22,7 +22,7 @@ namespace kvscope::gui {
 /// Asks for a live session: model source (preset, config.json or checkpoint folder), the tokenizer (a
 /// checkpoint's own, shown once its folder is chosen, or one paired with a preset or config.json), cache
 /// kind and its options, a cache press (from the engine's list: its ratio, and its options with their
-/// defaults shown), prompt, tokens, seed and device. Accepting checks the input and says what is wrong,
+/// defaults shown; a wrapper's base press's options too), prompt, tokens, seed and device. Accepting checks the input and says what is wrong,
 /// e.g. that CUDA is not available here.
 class NewSessionDialog : public QDialog {
     Q_OBJECT
@@ -44,8 +44,13 @@ public:
 
 private:
     void updateEnabled();
-    /// One field per option of the chosen press, its default as the placeholder.
-    void rebuildPressOptions();
+    /// One field per option of the chosen press (and of a wrapper's base press), its default as the
+    /// placeholder, `values` typed in.
+    void rebuildPressOptions(const std::map<std::string, std::string>& values);
+    /// The option fields' non-empty texts.
+    std::map<std::string, std::string> typedPressOptions() const;
+    /// Whether the chosen press acts on the prefill (and so reads the ratio).
+    bool prefillPress() const;
     void describeTokenizer();
 
     EngineCapabilities m_capabilities;
