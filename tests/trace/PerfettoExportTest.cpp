@@ -4,6 +4,7 @@
 #include "TraceTestHelpers.h"
 
 #include "kvscope/trace/SessionError.h"
+#include "kvscope/trace/SessionReader.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -198,4 +199,44 @@ TEST(PerfettoExportTest, WritesFilesAtomically) {
     EXPECT_FALSE(std::filesystem::exists(folder.file("trace.json.tmp")));
     EXPECT_THROW(PerfettoExport::write(folder.file("missing/trace.json"), metadata(), offloadedSession()),
                  SessionError);
+}
+
+// A press session (golden-1.2: a compression of every layer at the prefill): each compression is an
+// instant on the cache lane, and every step from then on has counters of the kept and dropped tokens.
+TEST(PerfettoExportTest, CompressionsAreInstantsAndKeptTokensACounterPerLayer) {
+    const SessionContents contents =
+        SessionReader::read(std::filesystem::path(KVSCOPE_SOURCE_DIR) / "tests/data/sessions/golden-1.2.kvsess");
+    const std::vector<Event>& events = contents.events;
+    std::map<std::int32_t, const CompressionEvent*> compressions;
+    std::int64_t steps = 0;
+    for (const Event& event : events) {
+        steps = std::max(steps, event.step + 1);
+        if (const auto* compression = std::get_if<CompressionEvent>(&event.payload)) {
+            compressions[event.layer] = compression;
+        }
+    }
+    ASSERT_FALSE(compressions.empty()) << "golden-1.2 holds compression events";
+    const Json trace = exported(events);
+    std::vector<Json> kept;
+    std::vector<Json> dropped;
+    std::size_t instants = 0;
+    for (const Json& event : trace["traceEvents"]) {
+        if (event["ph"] == "C" && event["name"] == "press: kept tokens") {
+            kept.push_back(event["args"]);
+        } else if (event["ph"] == "C" && event["name"] == "press: dropped tokens (total)") {
+            dropped.push_back(event["args"]);
+        } else if (event["ph"] == "i" && event["name"].get<std::string>().rfind("compression L", 0) == 0) {
+            ++instants;
+            const CompressionEvent& compression = *compressions.at(event["args"]["layer"].get<std::int32_t>());
+            EXPECT_EQ(event["args"]["length_after"], compression.lengthAfter);
+            EXPECT_EQ(event["args"]["dropped"], compression.droppedCount);
+        }
+    }
+    EXPECT_EQ(instants, compressions.size());
+    ASSERT_EQ(static_cast<std::int64_t>(kept.size()), steps) << "the prefill compressed, so every step has the counter";
+    for (const auto& [layer, compression] : compressions) {
+        const std::string name = "L" + std::string(layer < 10 ? "0" : "") + std::to_string(layer);
+        EXPECT_EQ(kept.back()[name], compression->lengthAfter) << name;
+        EXPECT_EQ(dropped.back()[name], compression->lengthBefore - compression->lengthAfter) << name;
+    }
 }

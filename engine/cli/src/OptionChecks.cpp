@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 namespace kvscope::cli {
 namespace {
@@ -62,6 +63,18 @@ CLI::Validator OptionChecks::positiveNumber() {
             return {};
         },
         "NUMBER>0");
+}
+
+std::map<std::string, std::string> OptionChecks::keyValues(const std::vector<std::string>& given, const std::string& flag) {
+    std::map<std::string, std::string> values;
+    for (const std::string& option : given) {
+        const size_t equals = option.find('=');
+        if (equals == std::string::npos || equals == 0) {
+            throw std::invalid_argument(flag + " `" + option + "`: expected key=value");
+        }
+        values[option.substr(0, equals)] = option.substr(equals + 1);
+    }
+    return values;
 }
 
 } // namespace kvscope::cli

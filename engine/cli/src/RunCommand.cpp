@@ -83,6 +83,25 @@ void drawProgress(std::ostream& progress, int64_t done, int64_t total, double to
 CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
     config::RunSettings& settings = options.run;
     CLI::App* run = app.add_subcommand("run", "Generate token by token over a KV cache; JSON summary on stdout");
+    addModelOptions(*run, options);
+    run->add_flag("--ignore-eos", settings.ignoreEos, "Generate every token, past the tokenizer's eos");
+    run->add_option("--beams", settings.beams, "Beam search width (1 = greedy or sampling)")
+        ->check(OptionChecks::integerAtLeast(1));
+    run->add_option("--seed", settings.seed, "Sampling seed")->check(OptionChecks::integerAtLeast(0));
+    run->add_option("--temperature", settings.temperature, "Sampling temperature (0 = greedy)")
+        ->check(OptionChecks::numberAtLeast(0.0));
+    run->add_option("--top-k", settings.topK, "Sample among the k most likely tokens (0 = all)")
+        ->check(OptionChecks::integerAtLeast(0));
+    run->add_option("--out", options.out, "Session file to record, written step by step (sessions/FORMAT.md)");
+    run->add_flag("--check", options.check, "Recompute every step without a cache and report the difference");
+    run->add_flag("!--no-progress", options.progress, "No progress bar on stderr");
+    addPressOptions(*run, options);
+    return run;
+}
+
+void RunCommand::addModelOptions(CLI::App& command, RunOptions& options) {
+    config::RunSettings& settings = options.run;
+    CLI::App* run = &command;
     CLI::Option* preset = run->add_option("--preset", settings.preset, "Built-in model preset (kvscope-cli presets)");
     CLI::Option* config = run->add_option("--config", settings.configPath, "A Hugging Face config.json (built-in weights)");
     CLI::Option* checkpoint =
@@ -111,42 +130,48 @@ CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
     run->add_option("--prompt-file", options.promptFile, "Read the prompt from this file")
         ->check(CLI::ExistingFile)
         ->excludes(prompt);
-    run->add_flag("--ignore-eos", settings.ignoreEos, "Generate every token, past the tokenizer's eos");
     run->add_option("--tokens", settings.tokens, "New tokens to generate")->check(OptionChecks::integerAtLeast(1));
-    run->add_option("--beams", settings.beams, "Beam search width (1 = greedy or sampling)")
-        ->check(OptionChecks::integerAtLeast(1));
-    run->add_option("--seed", settings.seed, "Sampling seed")->check(OptionChecks::integerAtLeast(0));
     run->add_option("--weight-seed", settings.weightSeed, "Seed of the built-in weights (presets and --config)")
-        ->check(OptionChecks::integerAtLeast(0));
-    run->add_option("--temperature", settings.temperature, "Sampling temperature (0 = greedy)")
-        ->check(OptionChecks::numberAtLeast(0.0));
-    run->add_option("--top-k", settings.topK, "Sample among the k most likely tokens (0 = all)")
         ->check(OptionChecks::integerAtLeast(0));
     OptionChecks::addEnum(*run, "--device", settings.device, &config::computeDeviceFromString,
                           config::allowedComputeDevices(), "Device");
-    run->add_option("--out", options.out, "Session file to record, written step by step (sessions/FORMAT.md)");
-    run->add_flag("--check", options.check, "Recompute every step without a cache and report the difference");
-    run->add_flag("!--no-progress", options.progress, "No progress bar on stderr");
-    run->add_option("--press", settings.press.name,
-                    "Cache press (kvscope-cli presses): " + config::PressDescriptions::allowedNames());
-    run->add_option("--ratio", settings.press.ratio, "Share of each layer's prefill cache a prefill press removes, in [0, 1)")
+}
+
+void RunCommand::addPressOptions(CLI::App& command, RunOptions& options) {
+    CLI::App* run = &command;
+    config::PressSettings& press = options.run.press;
+    run->add_option("--press", press.name, "Cache press (kvscope-cli presses): " + config::PressDescriptions::allowedNames());
+    run->add_option("--ratio", press.ratio, "Share of each layer's prefill cache a prefill press removes, in [0, 1)")
         ->check(CLI::Range(0.0, 0.999999));
     run->add_option("--press-option", options.pressOptions, "A press option key=value (repeatable)");
     run->add_option("--interval", options.interval, "Decoding press: forward passes between compressions")
         ->check(OptionChecks::integerAtLeast(1));
     run->add_option("--target-size", options.targetSize, "Decoding press: tokens per KV head after a compression")
         ->check(OptionChecks::integerAtLeast(1));
-    return run;
+}
+
+config::RunSettings RunCommand::settingsOf(const RunOptions& options) {
+    config::RunSettings settings = options.run;
+    settings.press = pressSettings(options);
+    if (!options.promptFile.empty()) {
+        std::ifstream file(options.promptFile, std::ios::binary);
+        if (!file) {
+            throw runtime::GenerationError("cannot read the prompt file " + options.promptFile);
+        }
+        settings.prompt.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    }
+    config::validate(settings);
+    return settings;
 }
 
 config::PressSettings RunCommand::pressSettings(const RunOptions& options) {
     config::PressSettings press = options.run.press;
-    for (const std::string& option : options.pressOptions) {
-        const size_t equals = option.find('=');
-        if (equals == std::string::npos || equals == 0) {
-            throw runtime::GenerationError("--press-option `" + option + "`: expected key=value");
+    try {
+        for (const auto& [key, value] : OptionChecks::keyValues(options.pressOptions, "--press-option")) {
+            press.options[key] = value;
         }
-        press.options[option.substr(0, equals)] = option.substr(equals + 1);
+    } catch (const std::invalid_argument& error) {
+        throw runtime::GenerationError(error.what());
     }
     if (options.interval > 0) {
         press.options["compression_interval"] = std::to_string(options.interval);
@@ -173,16 +198,7 @@ nlohmann::json RunCommand::pressSummary(const runtime::CachePressHook& hook) {
 }
 
 nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress) {
-    config::RunSettings settings = options.run;
-    settings.press = pressSettings(options);
-    if (!options.promptFile.empty()) {
-        std::ifstream file(options.promptFile, std::ios::binary);
-        if (!file) {
-            throw runtime::GenerationError("cannot read the prompt file " + options.promptFile);
-        }
-        settings.prompt.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-    }
-    config::validate(settings);
+    const config::RunSettings settings = settingsOf(options);
     const at::Device device = model::ModelLoader::device(settings.device);
 
     const auto loadStart = Clock::now();

@@ -6,7 +6,9 @@
 #include "kvscope/cli/ConformanceRecorder.h"
 #include "kvscope/cli/ConformanceRunner.h"
 #include "kvscope/cli/OptionChecks.h"
+#include "kvscope/cli/FidelityCommand.h"
 #include "kvscope/cli/PresetsCommand.h"
+#include "kvscope/cli/PressBenchmark.h"
 #include "kvscope/cli/PressesCommand.h"
 #include "kvscope/cli/RunCommand.h"
 #include "kvscope/cli/SessionCommands.h"
@@ -123,12 +125,18 @@ int main(int argc, char** argv) {
     CLI::App* presses = kvscope::cli::PressesCommand::addSubcommand(app);
     kvscope::cli::RunOptions runOptions;
     CLI::App* run = kvscope::cli::RunCommand::addSubcommand(app, runOptions);
+    kvscope::cli::RunOptions fidelityOptions;
+    fidelityOptions.run.tokens = 128;
+    CLI::App* fidelity = kvscope::cli::FidelityCommand::addSubcommand(app, fidelityOptions);
     kvscope::cli::SessionCommands::Options sessionOptions;
     kvscope::cli::SessionCommands::addSubcommands(app, sessionOptions);
     kvscope::cli::TokenizeCommand::Options tokenizeOptions;
     const auto [tokenize, detokenize] = kvscope::cli::TokenizeCommand::addSubcommands(app, tokenizeOptions);
     kvscope::cli::TrainOptions trainOptions;
     CLI::App* train = kvscope::cli::TrainCommand::addSubcommand(app, trainOptions);
+
+    kvscope::cli::PressBenchmarkOptions pressBenchmarkOptions;
+    CLI::App* benchPress = kvscope::cli::PressBenchmark::addSubcommand(*bench, pressBenchmarkOptions);
 
     int timelineLayers = 32;
     int64_t timelineTokens = 32768;
@@ -157,6 +165,9 @@ int main(int argc, char** argv) {
         if (*run) {
             return kvscope::cli::RunCommand::execute(runOptions, std::cout, std::cerr);
         }
+        if (*fidelity) {
+            return kvscope::cli::FidelityCommand::execute(fidelityOptions, std::cout);
+        }
         if (*train) {
             return kvscope::cli::TrainCommand::execute(trainOptions, std::cout, std::cerr);
         }
@@ -177,6 +188,10 @@ int main(int argc, char** argv) {
         }
         if (*benchCache) {
             std::cout << kvscope::cli::CacheBenchmark::run(cacheOptions).dump() << std::endl;
+            return 0;
+        }
+        if (*benchPress) {
+            std::cout << kvscope::cli::PressBenchmark::run(pressBenchmarkOptions).dump() << std::endl;
             return 0;
         }
         if (*benchTimeline) {

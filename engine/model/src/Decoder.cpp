@@ -41,9 +41,11 @@ struct Decoder::Pass {
     ModelCache* modelCache = nullptr;
     at::Tensor paddingMask;
     at::Tensor positions;
+    at::Tensor inverseFrequencies;
     at::Tensor cos;
     at::Tensor sin;
     /// Gemma 3's sliding layers: the rotary table of `rope_local_base_freq`.
+    at::Tensor localInverseFrequencies;
     at::Tensor localCos;
     at::Tensor localSin;
     /// Masks built in this pass, by (kind, kvLength, kvOffset): layers of one kind share them.
@@ -166,13 +168,13 @@ at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, 
         positions = (at::arange(pass.length, ids.options()) + pass.queryOffset).unsqueeze(0);
     }
     pass.positions = positions;
-    std::tie(pass.cos, pass.sin) =
-        ops::rotary(positions, ops::inverseFrequencies(arch.rotaryDim(), config().ropeTheta,
-                                                       config().ropeScaling, m_device));
+    pass.inverseFrequencies =
+        ops::inverseFrequencies(arch.rotaryDim(), config().ropeTheta, config().ropeScaling, m_device);
+    std::tie(pass.cos, pass.sin) = ops::rotary(positions, pass.inverseFrequencies);
     if (arch.localRopeTheta() > 0.0) {
-        std::tie(pass.localCos, pass.localSin) =
-            ops::rotary(positions, ops::inverseFrequencies(arch.rotaryDim(), arch.localRopeTheta(),
-                                                           std::nullopt, m_device));
+        pass.localInverseFrequencies =
+            ops::inverseFrequencies(arch.rotaryDim(), arch.localRopeTheta(), std::nullopt, m_device);
+        std::tie(pass.localCos, pass.localSin) = ops::rotary(positions, pass.localInverseFrequencies);
     }
 
     at::Tensor x = at::embedding(weight("model.embed_tokens.weight"), ids);
@@ -281,11 +283,15 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
             seen.queryWeight = weight(p + "q_proj.weight");
             seen.queryBias = optional(p + "q_proj.bias");
         }
+        if (arch.queryKeyNorms()) {
+            seen.queryNormWeight = weight(p + "q_norm.weight");
+        }
         seen.positions = pass.positions;
         seen.keys = states.keys;
         seen.values = states.values;
         seen.cos = cos.squeeze(1);
         seen.sin = sin.squeeze(1);
+        seen.inverseFrequencies = local ? pass.localInverseFrequencies : pass.inverseFrequencies;
         seen.attentionWeights = weights;
         seen.cache = pass.modelCache;
         m_observer->afterAttention(seen);

@@ -31,18 +31,25 @@ at::Tensor ExpectedAttentionPress::score(const PressInputs& inputs, int64_t) con
     const at::Tensor centered = query - mean.unsqueeze(2);
     const at::Tensor covariance = at::matmul(centered.transpose(2, 3), centered) / static_cast<double>(rows - m_sinkCount);
 
-    // The average rotation over the next positions: R = mean_p diag(cos_p) + P diag(sin_p).
+    // The average rotation over the next positions: R = mean_p diag(cos_p) + P diag(sin_p), with the model's
+    // own frequencies (RoPE scaling included); a partial rotary head leaves its other dimensions alone.
     const auto longs = inputs.keys.options().dtype(at::kLong);
-    const auto [cos, sin] = model::ops::rotary(
-        at::arange(rows, rows + m_futurePositions, longs).unsqueeze(0),
-        model::ops::inverseFrequencies(dim, inputs.ropeTheta, std::nullopt, inputs.keys.device())); // [1, 1, F, D]
-    const at::Tensor identity = at::eye(dim, cos.options());
-    at::Tensor swap = at::zeros({dim, dim}, cos.options());
-    const int64_t half = dim / 2;
+    const at::Tensor frequencies = inputs.inverseFrequencies.defined()
+                                       ? inputs.inverseFrequencies
+                                       : model::ops::inverseFrequencies(dim, inputs.ropeTheta, std::nullopt,
+                                                                        inputs.keys.device());
+    const auto [cos, sin] =
+        model::ops::rotary(at::arange(rows, rows + m_futurePositions, longs).unsqueeze(0), frequencies); // [1, 1, F, R]
+    const int64_t rotated = cos.size(-1);
+    const at::Tensor identity = at::eye(rotated, cos.options());
+    at::Tensor swap = at::zeros({rotated, rotated}, cos.options());
+    const int64_t half = rotated / 2;
     swap.narrow(0, half, half).narrow(1, 0, half).copy_(at::eye(half, cos.options()));
     swap.narrow(0, 0, half).narrow(1, half, half).copy_(-at::eye(half, cos.options()));
-    const at::Tensor rotation =
-        (cos[0][0].unsqueeze(1) * identity + sin[0][0].unsqueeze(1) * swap).mean(0).to(query.scalar_type());
+    at::Tensor rotation = at::eye(dim, cos.options());
+    rotation.narrow(0, 0, rotated).narrow(1, 0, rotated).copy_(
+        (cos[0][0].unsqueeze(1) * identity + sin[0][0].unsqueeze(1) * swap).mean(0));
+    rotation = rotation.to(query.scalar_type());
     const at::Tensor rotatedMean = at::matmul(mean, rotation.t());
 
     at::Tensor keys = inputs.keys.narrow(2, m_sinkCount, length - m_sinkCount);

@@ -36,7 +36,11 @@ PressSelection Press::select(const PressInputs& inputs, double ratio) const {
 
 at::Tensor Press::queries(const PressInputs& inputs, int64_t rows) {
     const at::Tensor hidden = inputs.hiddenStates.narrow(1, inputs.hiddenStates.size(1) - rows, rows);
-    return model::ops::splitHeads(model::ops::linear(hidden, inputs.queryWeight, inputs.queryBias), inputs.numHeads);
+    const at::Tensor query =
+        model::ops::splitHeads(model::ops::linear(hidden, inputs.queryWeight, inputs.queryBias), inputs.numHeads);
+    return inputs.queryNormWeight.defined()
+               ? model::ops::rmsNorm(query, inputs.queryNormWeight, inputs.normEpsilon, inputs.normAddsOne)
+               : query;
 }
 
 at::Tensor Press::groupMean(const at::Tensor& perHead, int64_t numKeyValueHeads) {

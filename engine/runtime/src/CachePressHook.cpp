@@ -71,22 +71,26 @@ bool CachePressHook::wantsAttentionWeights(int64_t layer, int64_t) const {
     return m_scorer && m_scorer->reads().attentions && m_passes.count(layer) == 0;
 }
 
-press::PressInputs CachePressHook::inputsOf(const model::AttentionPass& pass) const {
+press::PressInputs CachePressHook::inputsOf(const model::AttentionPass& pass, const model::Architecture& architecture) {
     press::PressInputs inputs;
     inputs.keys = pass.keys;
     inputs.values = pass.values;
     inputs.hiddenStates = pass.hiddenStates;
     inputs.queryWeight = pass.queryWeight;
     inputs.queryBias = pass.queryBias;
+    inputs.queryNormWeight = pass.queryNormWeight;
+    inputs.normEpsilon = architecture.config().rmsNormEps;
+    inputs.normAddsOne = architecture.normAddsOne();
+    inputs.inverseFrequencies = pass.inverseFrequencies;
     inputs.cos = pass.cos;
     inputs.sin = pass.sin;
     inputs.attentions = pass.attentionWeights;
-    inputs.numHeads = m_architecture.numHeads();
-    inputs.numKeyValueHeads = m_architecture.numKvHeads();
-    inputs.headDim = m_architecture.headDim();
+    inputs.numHeads = architecture.numHeads();
+    inputs.numKeyValueHeads = architecture.numKvHeads();
+    inputs.headDim = architecture.headDim();
     inputs.layerIndex = pass.layer;
-    inputs.numLayers = m_architecture.numLayers();
-    inputs.ropeTheta = m_architecture.config().ropeTheta;
+    inputs.numLayers = architecture.numLayers();
+    inputs.ropeTheta = architecture.config().ropeTheta;
     return inputs;
 }
 
@@ -112,7 +116,7 @@ void CachePressHook::afterAttention(const model::AttentionPass& pass) {
     at::Tensor& positions = m_positions[pass.layer];
     positions = positions.defined() ? at::cat({positions, fresh}, 2) : fresh.contiguous();
 
-    const press::PressInputs inputs = inputsOf(pass);
+    const press::PressInputs inputs = inputsOf(pass, m_architecture);
     if (m_scorer && passIndex == 0 && m_settings.ratio > 0.0) {
         const press::PressSelection selection = m_scorer->select(inputs, m_settings.ratio);
         apply(pass, selection.keptIndices, selection.scores);

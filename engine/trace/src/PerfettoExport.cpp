@@ -243,6 +243,13 @@ std::optional<std::pair<std::string, Json>> instantOf(const Event& event) {
         detail["batch_after"] = select->batchAfter;
         return std::pair{std::string("batch select"), detail};
     }
+    if (const auto* compression = std::get_if<CompressionEvent>(&event.payload)) {
+        detail["length_before"] = compression->lengthBefore;
+        detail["length_after"] = compression->lengthAfter;
+        detail["heads"] = compression->heads;
+        detail["dropped"] = compression->droppedCount;
+        return std::pair{"compression " + layerName(event.layer), detail};
+    }
     if (std::holds_alternative<ResetEvent>(event.payload)) {
         return std::pair{std::string("reset"), detail};
     }
@@ -306,6 +313,8 @@ void PerfettoExport::write(std::ostream& out, const SessionMetadata& metadata, s
 
     LaneWriter laneWriter(stream);
     FlowTracker flows(stream);
+    // Per layer a cache press compressed: tokens its last compression kept, and all it dropped so far.
+    std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> pressed;
     StepState state;
     std::int64_t filed = -1;
     std::size_t next = 0;
@@ -321,6 +330,11 @@ void PerfettoExport::write(std::ostream& out, const SessionMetadata& metadata, s
             filed = std::max(filed, event.step);
             StateReducer::apply(state, event);
             const double instantTs = span.beginUs;
+            if (const auto* compression = std::get_if<CompressionEvent>(&event.payload)) {
+                auto& [kept, dropped] = pressed[event.layer];
+                kept = compression->lengthAfter;
+                dropped += compression->lengthBefore - compression->lengthAfter;
+            }
             if (const auto* compute = std::get_if<ComputeEvent>(&event.payload)) {
                 const int lane = kFirstLayerLane + event.layer;
                 Json sliceArgs = args(step, event.layer);
@@ -378,6 +392,18 @@ void PerfettoExport::write(std::ostream& out, const SessionMetadata& metadata, s
                         {"dur", span.endUs - span.beginUs},
                         {"args", std::move(stepArgs)}});
         writeCounters(stream, state, span.endUs);
+        if (!pressed.empty()) {
+            Json kept = Json::object();
+            Json dropped = Json::object();
+            for (const auto& [layer, counts] : pressed) {
+                kept[layerName(layer)] = counts.first;
+                dropped[layerName(layer)] = counts.second;
+            }
+            stream.add(Json{{"ph", "C"}, {"pid", kDeviceProcess}, {"name", "press: kept tokens"}, {"ts", span.endUs},
+                            {"args", std::move(kept)}});
+            stream.add(Json{{"ph", "C"}, {"pid", kDeviceProcess}, {"name", "press: dropped tokens (total)"},
+                            {"ts", span.endUs}, {"args", std::move(dropped)}});
+        }
     }
     out << "\n]}\n";
 }

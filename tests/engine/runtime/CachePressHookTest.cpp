@@ -3,10 +3,13 @@
 
 #include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/Cache.h"
+#include "kvscope/model/AttentionObserver.h"
 #include "kvscope/model/ByteTokenizer.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/model/ModelLoader.h"
+#include "kvscope/model/TensorOps.h"
+#include "kvscope/press/SnapKvPress.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/trace/CompressionLayout.h"
@@ -17,6 +20,7 @@
 #include <ATen/ATen.h>
 #include <algorithm>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -204,6 +208,59 @@ TEST(CachePressHookTest, SlidingWindowLayersAreLeftAloneWithANotice) {
     for (const auto& decision : hook.decisions()) {
         EXPECT_EQ(decision.layer % 2, 1);
     }
+}
+
+
+/// Keeps the last attention pass of one layer, with its weights.
+class LastPassOfLayer : public kvscope::model::AttentionObserver {
+public:
+    explicit LastPassOfLayer(int64_t layer) : m_layer(layer) {}
+    bool wantsAttentionWeights(int64_t layer, int64_t) const override { return layer == m_layer; }
+    void afterAttention(const kvscope::model::AttentionPass& pass) override {
+        if (pass.layer == m_layer) {
+            seen = pass;
+        }
+    }
+    kvscope::model::AttentionPass seen;
+
+private:
+    int64_t m_layer;
+};
+
+// kvpress rebuilds queries with q_proj then q_norm (get_prerope_query_states) and rotates future positions
+// with the model's own rotary_emb: a Qwen3 model with llama3 RoPE scaling must give SnapKV's window the very
+// attention the model computed, and ExpectedAttention the frequencies the model rotated with.
+TEST(CachePressHookTest, PressQueriesAreTheModelsOwnWithQueryNormAndScaledRope) {
+    nlohmann::json document = {
+        {"model_type", "qwen3"}, {"hidden_size", 64}, {"intermediate_size", 96}, {"num_hidden_layers", 2},
+        {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"head_dim", 16}, {"vocab_size", 259},
+        {"max_position_embeddings", 2048}, {"rms_norm_eps", 1e-6}, {"rope_theta", 10000.0},
+        {"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                          {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 16}}}};
+    auto model = ModelLoader::builtin(kvscope::config::ModelConfig::fromJson(document), 3);
+    LastPassOfLayer observer(1);
+    model->setAttentionObserver(&observer);
+    model->forward(at::tensor(kPrompt, at::kLong).unsqueeze(0), nullptr);
+    model->setAttentionObserver(nullptr);
+    ASSERT_TRUE(observer.seen.queryNormWeight.defined()) << "qwen3 norms its queries";
+
+    const kvscope::press::PressInputs inputs = CachePressHook::inputsOf(observer.seen, model->architecture());
+    const int64_t window = 6;
+    const int64_t length = static_cast<int64_t>(kPrompt.size());
+    const at::Tensor pressWindow = kvscope::press::SnapKvPress::windowAttention(inputs, window);
+    const at::Tensor modelWindow = observer.seen.attentionWeights.narrow(2, length - window, window).narrow(3, 0, length - window);
+    EXPECT_LT(kvscope::testing::maxAbsDifference(pressWindow, modelWindow), 1e-5);
+
+    // Without the norm the window differs: the test sees the norm.
+    kvscope::press::PressInputs unnormed = inputs;
+    unnormed.queryNormWeight = at::Tensor();
+    EXPECT_GT(kvscope::testing::maxAbsDifference(kvscope::press::SnapKvPress::windowAttention(unnormed, window), modelWindow), 1e-3);
+
+    // The frequencies a press rotates with reproduce the model's rotary rows, scaling included.
+    const auto [cos, sin] = kvscope::model::ops::rotary(observer.seen.positions, inputs.inverseFrequencies);
+    EXPECT_LT(kvscope::testing::maxAbsDifference(cos.squeeze(1), inputs.cos), 1e-6);
+    const at::Tensor plain = kvscope::model::ops::inverseFrequencies(16, 10000.0, std::nullopt, at::kCPU);
+    EXPECT_GT(kvscope::testing::maxAbsDifference(plain, inputs.inverseFrequencies), 1e-3) << "llama3 scaling changed no frequency";
 }
 
 } // namespace

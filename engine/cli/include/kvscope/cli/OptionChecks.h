@@ -3,9 +3,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kvscope::cli {
 
@@ -19,6 +21,8 @@ public:
     static CLI::Validator numberAtLeast(double minimum);
     /// A number greater than 0.
     static CLI::Validator positiveNumber();
+    /// `key=value` strings of a repeatable option as a map; std::invalid_argument naming `flag` otherwise.
+    static std::map<std::string, std::string> keyValues(const std::vector<std::string>& given, const std::string& flag);
 
     /// An option holding one of an enum's names: `parse` is the enum's name-table lookup, `allowed` its
     /// list for the message. `target` keeps its default when the option is not given.

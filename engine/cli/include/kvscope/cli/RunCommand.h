@@ -43,6 +43,12 @@ class RunCommand {
 public:
     /// Adds the `run` subcommand, its options bound to `options`.
     static CLI::App* addSubcommand(CLI::App& app, RunOptions& options);
+    /// The model, cache, prompt and device options that `run` shares with `fidelity`.
+    static void addModelOptions(CLI::App& command, RunOptions& options);
+    /// --press, --ratio, --press-option, --interval, --target-size.
+    static void addPressOptions(CLI::App& command, RunOptions& options);
+    /// The options' run settings with the prompt file read and the press folded in (pressSettings), validated.
+    static config::RunSettings settingsOf(const RunOptions& options);
     /// Runs and returns the summary; progress goes to `progress`. Throws on bad input.
     static nlohmann::json run(const RunOptions& options, std::ostream& progress);
     /// Runs, prints the summary on `out`; returns 0, or 1 when --check found a difference above the

@@ -19,6 +19,8 @@ struct AttentionPass {
     /// q_proj's weight [H * D, hidden] and bias (undefined without one).
     at::Tensor queryWeight;
     at::Tensor queryBias;
+    /// q_norm's weight [D] where the family norms queries (Qwen3, Gemma 3), else undefined.
+    at::Tensor queryNormWeight;
     /// Positions [B | 1, t] of this pass's tokens.
     at::Tensor positions;
     /// The keys and values the layer attended with [B, Hkv, KV, D]: its whole cache, this pass included.
@@ -27,6 +29,9 @@ struct AttentionPass {
     /// Rotary rows [B, t, D] of this pass's positions.
     at::Tensor cos;
     at::Tensor sin;
+    /// The layer's rotary inverse frequencies [rotaryDim / 2], RoPE scaling applied: presses rotate future
+    /// positions with them.
+    at::Tensor inverseFrequencies;
     /// Attention weights [B, H, t, KV], only when the observer asked for them.
     at::Tensor attentionWeights;
     /// The cache the layer updated (null without a cache).

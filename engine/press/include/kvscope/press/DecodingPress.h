@@ -36,6 +36,8 @@ public:
     /// The ratio for which `int(length * (1 - ratio)) == target` (kvpress's 20-step binary search).
     static double targetRatio(int64_t length, int64_t target);
     const Press& base() const { return *m_base; }
+    int64_t compressionInterval() const { return m_compressionInterval; }
+    int64_t targetSize() const { return m_targetSize; }
     void reset() { m_layers.clear(); }
 
 private:

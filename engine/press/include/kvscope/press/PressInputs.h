@@ -18,6 +18,11 @@ struct PressInputs {
     /// q_proj's weight [H * D, hidden] and bias (undefined without one; kvpress's models have none).
     at::Tensor queryWeight;
     at::Tensor queryBias;
+    /// q_norm's weight [D] (Qwen3, Gemma 3; undefined without one), applied to the pre-RoPE queries as
+    /// kvpress's get_prerope_query_states does, with the model's epsilon and Gemma's 1 + weight.
+    at::Tensor queryNormWeight;
+    double normEpsilon = 1e-6;
+    bool normAddsOne = false;
     /// Rotary rows [1 | B, n, D] of the hidden rows' positions; a single row is broadcast to every query.
     at::Tensor cos;
     at::Tensor sin;
@@ -28,6 +33,9 @@ struct PressInputs {
     int64_t headDim = 0;
     int64_t layerIndex = 0;
     int64_t numLayers = 1;
+    /// The layer's rotary inverse frequencies [rotaryDim / 2], RoPE scaling applied (the model's
+    /// rotary_emb); undefined: plain RoPE of ropeTheta over the whole head.
+    at::Tensor inverseFrequencies;
     double ropeTheta = 10000.0;
 };
 

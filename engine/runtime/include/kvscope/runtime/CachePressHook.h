@@ -58,9 +58,10 @@ public:
     /// What the press left alone and why (one line per layer).
     const std::vector<std::string>& notices() const { return m_notices; }
     const config::PressSettings& settings() const { return m_settings; }
+    /// What a press reads of one attention pass of `architecture`'s model.
+    static press::PressInputs inputsOf(const model::AttentionPass& pass, const model::Architecture& architecture);
 
 private:
-    press::PressInputs inputsOf(const model::AttentionPass& pass) const;
     void apply(const model::AttentionPass& pass, const at::Tensor& kept, const at::Tensor& scores);
     /// The trace record of a decision (sessions/FORMAT.md, kind 15), lists downsampled when large.
     static trace::CompressionEvent eventOf(const PressDecision& decision);
