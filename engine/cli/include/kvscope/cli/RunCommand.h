@@ -47,7 +47,7 @@ public:
     static void addModelOptions(CLI::App& command, RunOptions& options);
     /// --press, --ratio, --press-option, --interval, --target-size.
     static void addPressOptions(CLI::App& command, RunOptions& options);
-    /// The options' run settings with the prompt file read, validated.
+    /// The options' run settings with the prompt file read and the press folded in (pressSettings), validated.
     static config::RunSettings settingsOf(const RunOptions& options);
     /// Runs and returns the summary; progress goes to `progress`. Throws on bad input.
     static nlohmann::json run(const RunOptions& options, std::ostream& progress);
