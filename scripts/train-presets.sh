@@ -42,21 +42,49 @@ base() {
 }
 # Steps per preset (8 windows of 256 bytes each) and where it starts: a few minutes to half an hour
 # of one CPU thread each.
-declare -A steps=([llama]=900 [mistral]=60 [llama4]=60 [gemma2]=200 [gemma3]=200 [gemma3n]=150 [qwen3-next]=100)
+declare -A steps=([llama]=900 [mistral]=60 [llama4]=300 [gemma2]=200 [gemma3]=200 [gemma3n]=150 [qwen3-next]=250)
 declare -A start=([llama]="" [mistral]=resources/presets/llama.safetensors [llama4]=resources/presets/llama.safetensors
                   [gemma2]=$work/llama-base.safetensors [gemma3]=$work/llama-base.safetensors
                   [gemma3n]=$work/llama-base.safetensors [qwen3-next]=$work/llama-base.safetensors)
+# Warm restarts after the first run (steps:peak learning rate:weight decay:warm-up steps, each from the run
+# before): the
+# runs that lifted llama and qwen3-next to the word bar. llama's last, with a heavier weight decay, is
+# the longest.
+declare -A more=([llama]="600:5e-3:0.1:30 1500:4e-3:0.5:30" [qwen3-next]="150:5e-3:0.1:20")
 train() {
     local preset=$1
     local init=()
     if [ -n "${start[$preset]}" ]; then
         init=(--init "${start[$preset]}")
     fi
-    echo "== $preset: ${steps[$preset]} steps of 8 x 256 bytes" >&2
-    "$cli" train --preset "$preset" "${corpus[@]}" "${init[@]}" --steps "${steps[$preset]}" --batch 8 \
-        --sequence-length 256 --learning-rate 1e-2 --warmup 30 --eval-every 150 --eval-windows 64 --dtype f16 \
-        --no-progress --out "resources/presets/$preset.safetensors" >"resources/presets/training/$preset.json"
-    python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(f\"{s['preset']}: {s['held_out_bits_per_byte_as_written']:.3f} bits/byte held out after {s['steps']} steps, {s['seconds']:.0f} s\")" \
+    local phases=("${steps[$preset]}:1e-2:0.1:30" ${more[$preset]:-})
+    local records=()
+    local phase=0
+    for spec in "${phases[@]}"; do
+        IFS=: read -r count rate decay warmup <<<"$spec"
+        local out="$work/$preset-phase$phase.safetensors"
+        if ((phase > 0)); then
+            init=(--init "$work/$preset-phase$((phase - 1)).safetensors")
+        fi
+        echo "== $preset (run $((phase + 1)) of ${#phases[@]}): $count steps of 8 x 256 bytes, learning rate $rate" >&2
+        "$cli" train --preset "$preset" "${corpus[@]}" "${init[@]}" --steps "$count" --batch 8 \
+            --sequence-length 256 --learning-rate "$rate" --weight-decay "$decay" --warmup "$warmup" \
+            --eval-every 150 --eval-windows 64 --dtype f16 --no-progress --out "$out" >"$work/$preset-phase$phase.json"
+        records+=("$work/$preset-phase$phase.json")
+        phase=$((phase + 1))
+    done
+    cp "$work/$preset-phase$((phase - 1)).safetensors" "resources/presets/$preset.safetensors"
+    # The record: the last run's summary, the earlier runs under "earlier_runs".
+    python3 - "resources/presets/$preset.safetensors" "${records[@]}" >"resources/presets/training/$preset.json" <<'PYTHON'
+import json, sys
+runs = [json.load(open(path)) for path in sys.argv[2:]]
+record = dict(runs[-1], out=sys.argv[1])
+if len(runs) > 1:
+    record["earlier_runs"] = runs[:-1]
+json.dump(record, sys.stdout, indent=2, sort_keys=True)
+print()
+PYTHON
+    python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(f\"{s['preset']}: {s['held_out_bits_per_byte_as_written']:.3f} bits/byte held out after {s['steps']} steps ({len(s.get('earlier_runs', [])) + 1} runs), {s['seconds']:.0f} s\")" \
         "resources/presets/training/$preset.json" >&2
 }
 
