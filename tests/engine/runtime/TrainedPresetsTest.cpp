@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The presets' trained weights (resources/presets/<preset>.safetensors, scripts/train-presets.sh) do
-// what they were trained for: they write English-looking text.
+// what they were trained for: they write English-looking text, and their last layer has the first-token
+// attention sink of trained transformers, which the random weights lack.
 #include "kvscope/config/RunSettings.h"
+#include "kvscope/model/AttentionObserver.h"
 #include "kvscope/model/ByteTokenizer.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/runtime/ByteTextCodec.h"
@@ -81,6 +83,45 @@ std::string generate(kvscope::model::LanguageModel& model, double temperature) {
     return kvscope::runtime::ByteTextCodec().decode(generator.generatedTokens());
 }
 
+
+/// How much attention the first token (bos) draws in one layer, head by head: the attention it receives
+/// from the queries at kFirstQuery and later, over what an even spread would give it (1: no preference).
+class FirstTokenAttention : public kvscope::model::AttentionObserver {
+public:
+    static constexpr int64_t kFirstQuery = 64;
+    explicit FirstTokenAttention(int64_t layer) : m_layer(layer) {}
+    bool wantsAttentionWeights(int64_t layer, int64_t) const override { return layer == m_layer; }
+    void afterAttention(const kvscope::model::AttentionPass& pass) override {
+        if (pass.layer != m_layer) {
+            return;
+        }
+        const at::Tensor weights = pass.attentionWeights[0].to(at::kDouble); // [H, t, KV]
+        const int64_t length = weights.size(1);
+        const at::Tensor received = weights.select(2, 0).narrow(1, kFirstQuery, length - kFirstQuery).mean(1);
+        const double even = (1.0 / (at::arange(kFirstQuery, length, at::kDouble) + 1.0)).mean().item<double>();
+        perHead = received / even;
+    }
+    at::Tensor perHead;
+
+private:
+    int64_t m_layer;
+};
+
+/// The first token's attention in the last layer of `model`, per head, over an English passage of 368
+/// tokens (the prompt of scripts/press-fidelity.py).
+at::Tensor firstTokenAttention(kvscope::model::LanguageModel& model) {
+    const std::string passage =
+        "A man who does not read good books has no advantage over the man who cannot read them. The best way "
+        "to keep your word is not to give it, and the best way out is always through. It is a good thing for "
+        "an uneducated man to read books of quotations, for the memory is a net that holds what it catches. "
+        "Never put off until tomorrow what you can do the day after tomorrow.";
+    FirstTokenAttention observer(model.architecture().numLayers() - 1);
+    model.setAttentionObserver(&observer);
+    model.forward(at::tensor(kvscope::model::ByteTokenizer::encode(passage, true), at::kLong).unsqueeze(0), nullptr);
+    model.setAttentionObserver(nullptr);
+    return observer.perHead;
+}
+
 } // namespace
 
 TEST(TrainedPresetsTest, EveryTrainedPresetHasItsWeights) {
@@ -116,4 +157,18 @@ TEST(TrainedPresetsTest, GreedyAndSampledTextIsMostlyEnglishWords) {
             EXPECT_GE(share, kRequiredShare) << name << " T=" << temperature << " wrote: " << text;
         }
     }
+}
+
+// Trained transformers park attention on the first token when nothing else is worth attending to (an
+// attention sink, which StreamingLLM keeps). llama's trained last layer has a head that does; with random
+// weights no head of that layer prefers it.
+TEST(TrainedPresetsTest, TheFirstTokenIsAnAttentionSinkOfTheLastLayer) {
+    auto trained = ModelSource::load(kvscope::testing::presetSettings("llama", std::nullopt), at::Device(at::kCPU));
+    auto random = ModelSource::load(kvscope::testing::presetSettings("llama", 0), at::Device(at::kCPU));
+    const at::Tensor trainedHeads = firstTokenAttention(*trained.model);
+    const at::Tensor randomHeads = firstTokenAttention(*random.model);
+    std::cout << "llama, last layer, the first token's attention over an even share, per head: trained " << trainedHeads
+              << ", random " << randomHeads << "\n";
+    EXPECT_GE(trainedHeads.max().item<double>(), 3.0) << trainedHeads;
+    EXPECT_LE(randomHeads.max().item<double>(), 1.5) << randomHeads;
 }
