@@ -2,11 +2,13 @@
 // Caches and masks working together: for every preset and every cache kind, the logits of cached
 // token-by-token generation equal those of recomputing the whole sequence without a cache (full
 // precision: within 1e-4; quantized caches: within a per-bit-width bound, and the measured
-// difference is printed).
+// difference is printed), with random weights and with the presets' trained ones (whose sharper logits
+// set the quantized bounds).
 #include "kvscope/model/ByteTokenizer.h"
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/runtime/CacheFactory.h"
 #include "kvscope/runtime/Generator.h"
+#include "kvscope/runtime/ModelSource.h"
 
 #include "ModelTestHelpers.h"
 
@@ -77,31 +79,49 @@ protected:
 
 } // namespace
 
-TEST_P(CacheConsistencyTest, CachedStepsEqualRecompute) {
-    const auto& [preset, cacheCase] = GetParam();
-    auto model = kvscope::model::ModelLoader::builtin(kvscope::testing::presetConfig(preset), 17);
+namespace {
+
+/// Generates 16 sampled tokens after a 13-token prompt and checks every step against a recompute.
+void expectCachedEqualsRecompute(kvscope::model::LanguageModel& model, const std::string& label,
+                                 const CacheCase& cacheCase, double& worst) {
     GenerationOptions options;
     options.maxNewTokens = 16;
     options.stopAtEos = false;
     // Sampling (seeded) rather than greedy, so that random weights do not settle on one repeated token.
     options.temperature = 1.0;
     options.seed = 5;
-    Generator generator(*model, cacheCase.options, options);
+    Generator generator(model, cacheCase.options, options);
     // 13 prompt tokens: past the presets' windows/chunks (8) during prefill, more crossings while decoding.
     generator.prefill(kvscope::model::ByteTokenizer::encode("KV cache test"));
-    double worst = generator.recomputeDifference();
+    worst = generator.recomputeDifference();
     while (!generator.finished()) {
         generator.step();
         worst = std::max(worst, generator.recomputeDifference());
     }
     EXPECT_EQ(generator.generatedCount(), 16);
-    measured()[{preset, cacheCase.name}] = worst;
     const double bound = kvscope::runtime::CacheFactory::logitTolerance(cacheCase.options);
-    EXPECT_LE(worst, bound) << preset << " with " << cacheCase.name;
+    EXPECT_LE(worst, bound) << label << " with " << cacheCase.name;
     if (cacheCase.options.kind == kvscope::config::CacheKind::Quantized) {
         // A quantized cache that matched exactly would mean the quantizer never ran.
-        EXPECT_GT(worst, 0.0) << preset << " with " << cacheCase.name;
+        EXPECT_GT(worst, 0.0) << label << " with " << cacheCase.name;
     }
+}
+
+} // namespace
+
+TEST_P(CacheConsistencyTest, CachedStepsEqualRecompute) {
+    const auto& [preset, cacheCase] = GetParam();
+    auto model = kvscope::model::ModelLoader::builtin(kvscope::testing::presetConfig(preset), 17);
+    expectCachedEqualsRecompute(*model, preset, cacheCase, measured()[{preset, cacheCase.name}]);
+}
+
+// What `run --check` holds for a preset's default (trained) weights.
+TEST_P(CacheConsistencyTest, TrainedWeightsCachedStepsEqualRecompute) {
+    const auto& [preset, cacheCase] = GetParam();
+    auto loaded = kvscope::runtime::ModelSource::load(kvscope::testing::presetSettings(preset, std::nullopt),
+                                                      at::Device(at::kCPU));
+    double worst = 0.0;
+    expectCachedEqualsRecompute(*loaded.model, preset + " (trained)", cacheCase, worst);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryPresetAndCache, CacheConsistencyTest,
