@@ -49,6 +49,24 @@ TEST(EventExplainerTest, CompressionsSayWhatThePressKept) {
     EXPECT_TRUE(why.startsWith("Knorm kept 6 of 10 prompt tokens in layer 1")) << why.toStdString();
 }
 
+// The press leaves sliding-window layers alone, and a compression's reason says which they are.
+TEST(EventExplainerTest, CompressionsNameTheSlidingLayersThePressLeftAlone) {
+    trace::StepState state;
+    state.layers.resize(4);
+    for (std::size_t layer = 0; layer < state.layers.size(); ++layer) {
+        state.layers[layer].initialized = true;
+        state.layers[layer].kind = layer % 2 == 0 ? trace::LayerKind::DynamicSlidingWindow : trace::LayerKind::Dynamic;
+    }
+    const trace::Event compression{0, 1, 0, trace::CompressionEvent{10, 6, 2, 4, 0, {}, {}, {}, {}}};
+    const config::PressSettings snapkv{"snapkv", 0.4, {}};
+    const QString why = EventExplainer::why(compression, state, {}, snapkv);
+    EXPECT_TRUE(why.contains("leaves sliding-window layers 0, 2 alone")) << why.toStdString();
+    state.layers[2].kind = trace::LayerKind::Dynamic;
+    EXPECT_TRUE(EventExplainer::why(compression, state, {}, snapkv).contains("sliding-window layer 0 alone: its window"));
+    state.layers[0].kind = trace::LayerKind::Dynamic;
+    EXPECT_FALSE(EventExplainer::why(compression, state, {}, snapkv).contains("alone"));
+}
+
 TEST(EventExplainerTest, ReasonsNameTheCause) {
     trace::StepState state;
     const trace::Event slide{12, 3, 0, trace::WindowSlideEvent{1, 5, 13, 8}};

@@ -188,6 +188,27 @@ QString EventExplainer::summary(const trace::Event& event) {
         event.payload);
 }
 
+namespace {
+
+/// A press leaves sliding-window layers alone (their windows already bound them); says which, if any.
+QString slidingLayersLeftAlone(const trace::StepState& state) {
+    QStringList sliding;
+    for (std::size_t layer = 0; layer < state.layers.size(); ++layer) {
+        if (state.layers[layer].initialized && trace::isSlidingWindow(state.layers[layer].kind)) {
+            sliding << QString::number(layer);
+        }
+    }
+    if (sliding.isEmpty()) {
+        return {};
+    }
+    return QCoreApplication::translate("EventExplainer", " The press leaves sliding-window %1 %2 alone: %3 "
+                                                         "window%4 already bound%5 them.")
+        .arg(sliding.size() == 1 ? "layer" : "layers", sliding.join(", "), sliding.size() == 1 ? "its" : "their",
+             sliding.size() == 1 ? "" : "s", sliding.size() == 1 ? "s" : "");
+}
+
+} // namespace
+
 QString EventExplainer::why(const trace::Event& event, const trace::StepState& state, const TokenLookup& tokens,
                             const std::optional<config::PressSettings>& press) {
     using namespace trace;
@@ -275,7 +296,7 @@ QString EventExplainer::why(const trace::Event& event, const trace::StepState& s
             } else if constexpr (std::is_same_v<T, LogitsEvent>) {
                 return tr("Kept so that compare mode can measure how far two caches' predictions drift.");
             } else if constexpr (std::is_same_v<T, CompressionEvent>) {
-                return PressExplainer::sentence(event, press, tokens);
+                return PressExplainer::sentence(event, press, tokens) + slidingLayersLeftAlone(state);
             }
             return {};
         },
