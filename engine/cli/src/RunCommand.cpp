@@ -7,6 +7,7 @@
 #include "kvscope/cache/CacheLayer.h"
 #include "kvscope/cache/QuantizedLayer.h"
 #include "kvscope/config/ModelConfig.h"
+#include "kvscope/model/AttachedAttentionObserver.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/model/ModelLoader.h"
@@ -228,11 +229,7 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
 
     const std::unique_ptr<runtime::CachePressHook> press = runtime::CachePressHook::forRun(architecture, settings);
     // The model calls the hook only during this run.
-    struct ObserverGuard {
-        model::LanguageModel& model;
-        ~ObserverGuard() { model.setAttentionObserver(nullptr); }
-    } observerGuard{languageModel};
-    languageModel.setAttentionObserver(press.get());
+    const model::AttachedAttentionObserver attached(languageModel, press.get());
 
     trace::FanOutSink sinks;
     const runtime::TextCodec& text = *loaded.text;

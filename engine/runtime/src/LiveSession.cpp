@@ -2,6 +2,7 @@
 #include "kvscope/runtime/LiveSession.h"
 
 #include "kvscope/cache/DeviceSupport.h"
+#include "kvscope/model/AttachedAttentionObserver.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/runtime/CachePressHook.h"
@@ -13,19 +14,17 @@
 #include "kvscope/runtime/RunMetadata.h"
 
 #include <filesystem>
+#include <optional>
 
 namespace kvscope::runtime {
 
 struct LiveSession::Impl {
-    ~Impl() {
-        if (press) {
-            loaded.model->setAttentionObserver(nullptr);
-        }
-    }
     config::RunSettings settings;
     ModelSource::Loaded loaded;
-    /// The cache press the settings ask for (null without one), attached to the model while it lives.
+    /// The cache press the settings ask for (null without one), attached to the model while it lives
+    /// (declared after both, so it detaches first).
     std::unique_ptr<CachePressHook> press;
+    std::optional<model::AttachedAttentionObserver> attached;
     std::vector<std::int64_t> promptIds;
     std::unique_ptr<Generator> generator;
     std::int64_t createdUnixNs = 0;
@@ -39,7 +38,7 @@ LiveSession::LiveSession(config::RunSettings settings) : m_impl(std::make_unique
     const at::Device device = model::ModelLoader::device(s.device);
     impl.loaded = ModelSource::load(s, device);
     impl.press = CachePressHook::forRun(impl.loaded.model->architecture(), s);
-    impl.loaded.model->setAttentionObserver(impl.press.get());
+    impl.attached.emplace(*impl.loaded.model, impl.press.get());
     impl.promptIds = impl.loaded.text->encode(s.prompt);
     impl.createdUnixNs = RunMetadata::nowUnixNs();
 }

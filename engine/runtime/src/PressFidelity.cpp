@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/runtime/PressFidelity.h"
 
+#include "kvscope/model/AttachedAttentionObserver.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/runtime/CacheFactory.h"
@@ -19,15 +20,6 @@ at::Tensor nextLogProbabilities(model::LanguageModel& model, model::ModelCache& 
 }
 
 at::Tensor idsOf(const std::vector<int64_t>& tokens) { return at::tensor(tokens, at::kLong).unsqueeze(0); }
-
-/// Detaches the press when the measurement ends, thrown or not.
-struct AttachedObserver {
-    AttachedObserver(model::LanguageModel& model, model::AttentionObserver& observer) : model(model) {
-        model.setAttentionObserver(&observer);
-    }
-    ~AttachedObserver() { model.setAttentionObserver(nullptr); }
-    model::LanguageModel& model;
-};
 
 } // namespace
 
@@ -54,7 +46,7 @@ FidelityResult PressFidelity::measure(model::LanguageModel& model, const config:
     }
 
     const auto pressedCache = CacheFactory::create(model, cache, maxLength);
-    AttachedObserver attached(model, hook);
+    const model::AttachedAttentionObserver attached(model, &hook);
     int64_t agreements = 0;
     double total = 0.0;
     for (int64_t token = 0; token < tokens; ++token) {

@@ -3,6 +3,7 @@
 
 #include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/Cache.h"
+#include "kvscope/model/AttachedAttentionObserver.h"
 #include "kvscope/model/AttentionObserver.h"
 #include "kvscope/model/ByteTokenizer.h"
 #include "kvscope/model/LanguageModel.h"
@@ -28,6 +29,7 @@
 namespace {
 
 using kvscope::model::ByteTokenizer;
+using kvscope::model::AttachedAttentionObserver;
 using kvscope::model::ModelLoader;
 using kvscope::runtime::CachePressHook;
 using kvscope::runtime::GenerationOptions;
@@ -49,14 +51,6 @@ kvscope::config::CacheSettings cacheOf(kvscope::config::CacheKind kind) {
     return settings;
 }
 
-/// Detaches the hook from the model when the test ends.
-struct Attached {
-    Attached(kvscope::model::LanguageModel& model, CachePressHook& hook) : model(model) {
-        model.setAttentionObserver(&hook);
-    }
-    ~Attached() { model.setAttentionObserver(nullptr); }
-    kvscope::model::LanguageModel& model;
-};
 
 /// The llama preset's logits over `ids` [1, N] written out in plain ATen ops, attention computed per query
 /// head over the keys it may see: causal, and for rows past the `prefill` prompt without the slots
@@ -131,7 +125,7 @@ TEST(CachePressHookTest, PrefillPressKeepsExactlyTheChosenTokensOfEveryLayer) {
     plain.prefill(kPrompt);
 
     CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"snapkv", 0.5, {{"window_size", "4"}}});
-    Attached attached(*model, hook);
+    const AttachedAttentionObserver attached(*model, &hook);
     Generator pressed(*model, dynamic, tokens(1));
     pressed.prefill(kPrompt);
 
@@ -163,7 +157,7 @@ TEST(CachePressHookTest, EveryCompressionIsATraceEvent) {
     auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
     const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
     CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"knorm", 0.25, {}});
-    Attached attached(*model, hook);
+    const AttachedAttentionObserver attached(*model, &hook);
     kvscope::trace::RecordingSink sink;
     Generator generator(*model, dynamic, tokens(2), &sink);
     generator.prefill(kPrompt);
@@ -210,7 +204,7 @@ TEST(CachePressHookTest, AdaKvEventsRecordEachHeadsOwnKeptPositions) {
     auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
     const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
     CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"adakv", 0.5, {{"base", "knorm"}}});
-    Attached attached(*model, hook);
+    const AttachedAttentionObserver attached(*model, &hook);
     kvscope::trace::RecordingSink sink;
     Generator generator(*model, dynamic, tokens(2), &sink);
     generator.prefill(kPrompt);
@@ -263,7 +257,7 @@ TEST(CachePressHookTest, NewTokensContinueFromTheOriginalLength) {
     const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
     CachePressHook hook(model->architecture(), dynamic, 1,
                         PressSettings{"h2o", 0.0, {{"budget", "10"}, {"recent_window", "2"}}});
-    Attached attached(*model, hook);
+    const AttachedAttentionObserver attached(*model, &hook);
     Generator generator(*model, dynamic, tokens(4));
     generator.prefill(kPrompt);
     while (!generator.finished()) {
@@ -287,7 +281,7 @@ TEST(CachePressHookTest, RatioZeroChangesNothing) {
         plain.step();
     }
     CachePressHook hook(model->architecture(), quantized, 1, PressSettings{"knorm", 0.0, {}});
-    Attached attached(*model, hook);
+    const AttachedAttentionObserver attached(*model, &hook);
     Generator pressed(*model, quantized, tokens(6));
     pressed.prefill(kPrompt);
     while (!pressed.finished()) {
@@ -316,7 +310,7 @@ TEST(CachePressHookTest, AdaKvMasksEachHeadsPrunedSlotsFromEveryLaterQuery) {
         SCOPED_TRACE(std::string(kvscope::config::toString(kind)));
         CachePressHook hook(model->architecture(), settings, 1,
                             PressSettings{"adakv", 0.5, {{"base", "knorm"}}});
-        Attached attached(*model, hook);
+        const AttachedAttentionObserver attached(*model, &hook);
         auto cache = kvscope::runtime::CacheFactory::create(*model, settings, ids.size(1));
         const at::Tensor logits = kvscope::testing::cachedLogits(*model, *cache, ids, prefill, 1);
 
@@ -366,7 +360,7 @@ TEST(CachePressHookTest, AdaKvMasksSurviveARewindPastThePrompt) {
     auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
     const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
     CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"adakv", 0.5, {}});
-    Attached attached(*model, hook);
+    const AttachedAttentionObserver attached(*model, &hook);
     Generator generator(*model, dynamic, tokens(4));
     generator.prefill(kPrompt);
     while (!generator.finished()) {
@@ -406,7 +400,7 @@ TEST(CachePressHookTest, SlidingWindowLayersAreLeftAloneWithANotice) {
     auto model = ModelLoader::builtin(kvscope::testing::presetConfig("gemma2"), 1);
     const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
     CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"knorm", 0.5, {}});
-    Attached attached(*model, hook);
+    const AttachedAttentionObserver attached(*model, &hook);
     Generator generator(*model, dynamic, tokens(2));
     generator.prefill(kPrompt);
     ASSERT_EQ(hook.notices().size(), 2u);
@@ -445,9 +439,10 @@ TEST(CachePressHookTest, PressQueriesAreTheModelsOwnWithQueryNormAndScaledRope) 
                           {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 16}}}};
     auto model = ModelLoader::builtin(kvscope::config::ModelConfig::fromJson(document), 3);
     LastPassOfLayer observer(1);
-    model->setAttentionObserver(&observer);
-    model->forward(at::tensor(kPrompt, at::kLong).unsqueeze(0), nullptr);
-    model->setAttentionObserver(nullptr);
+    {
+        const AttachedAttentionObserver attached(*model, &observer);
+        model->forward(at::tensor(kPrompt, at::kLong).unsqueeze(0), nullptr);
+    }
     ASSERT_TRUE(observer.seen.queryNormWeight.defined()) << "qwen3 norms its queries";
 
     const kvscope::press::PressInputs inputs = CachePressHook::inputsOf(observer.seen, model->architecture());

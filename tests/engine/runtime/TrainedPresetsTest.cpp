@@ -3,6 +3,7 @@
 // what they were trained for: they write English-looking text, and their last layer has the first-token
 // attention sink of trained transformers, which the random weights lack.
 #include "kvscope/config/RunSettings.h"
+#include "kvscope/model/AttachedAttentionObserver.h"
 #include "kvscope/model/AttentionObserver.h"
 #include "kvscope/model/ByteTokenizer.h"
 #include "kvscope/model/LanguageModel.h"
@@ -116,9 +117,8 @@ at::Tensor firstTokenAttention(kvscope::model::LanguageModel& model) {
         "an uneducated man to read books of quotations, for the memory is a net that holds what it catches. "
         "Never put off until tomorrow what you can do the day after tomorrow.";
     FirstTokenAttention observer(model.architecture().numLayers() - 1);
-    model.setAttentionObserver(&observer);
+    const kvscope::model::AttachedAttentionObserver attached(model, &observer);
     model.forward(at::tensor(kvscope::model::ByteTokenizer::encode(passage, true), at::kLong).unsqueeze(0), nullptr);
-    model.setAttentionObserver(nullptr);
     return observer.perHead;
 }
 
