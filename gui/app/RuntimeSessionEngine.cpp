@@ -3,7 +3,9 @@
 
 namespace kvscope::app {
 
-RuntimeSessionEngine::RuntimeSessionEngine(const config::RunSettings& settings) : m_session(settings) {}
+// The inspector fits press defaults to a short prompt (docs/presses.md); `kvscope-cli run` keeps kvpress's.
+RuntimeSessionEngine::RuntimeSessionEngine(const config::RunSettings& settings)
+    : m_session(settings, runtime::LiveSession::PressDefaults::FitToPrompt) {}
 
 gui::EngineCapabilities RuntimeSessionEngine::capabilities() {
     gui::EngineCapabilities capabilities;

@@ -4,10 +4,27 @@
 #include "GuiTestHelpers.h"
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/window/MainWindow.h"
+#include "kvscope/gui/views/OccupancyMapView.h"
+#include "kvscope/gui/views/SessionFailurePanel.h"
+#include "kvscope/gui/window/TransportBar.h"
 
 #include <QImage>
 #include <QTemporaryDir>
 #include <QTextStream>
+#include <QAction>
+#include <QApplication>
+#include <QDialog>
+#include <QFileInfo>
+#include <QTest>
+#include <QTimer>
+
+// The connection this file's crash test catches writes into a frame that has returned: make ASan check
+// returned frames (GCC and Clang build the fake stack in; the runtime turns it on).
+#if defined(__SANITIZE_ADDRESS__)
+extern "C" const char* __asan_default_options() {
+    return "detect_stack_use_after_return=1";
+}
+#endif
 
 namespace kvscope::gui {
 namespace {
@@ -131,6 +148,102 @@ TEST(AppLauncherTest, AStepBeyondTheSessionIsRefused) {
     options.layer = 4;
     EXPECT_EQ(AppLauncher::launch(window, options, errors), 2);
     EXPECT_TRUE(log.contains("beyond the session's last layer 3")) << log.toStdString();
+}
+
+// What the report's engine said: SnapKV's default window does not fit gemma3's default prompt.
+const char* const kSnapKvRefusal =
+    "SnapKV's window_size (64) must be shorter than the prompt (20 tokens): give a "
+    "longer prompt or --press-option window_size=8";
+
+// launch() in a frame of its own that is gone, and its stack reused, before the session fails.
+std::optional<int> launchAndReturn(MainWindow& window, const LaunchOptions& options, QTextStream& errors) {
+    return AppLauncher::launch(window, options, errors);
+}
+
+[[gnu::noinline]] int scribbleOnTheStack(int seed) {
+    volatile char bytes[4096];
+    for (int index = 0; index < 4096; ++index) {
+        bytes[index] = static_cast<char>(seed + index);
+    }
+    return bytes[seed % 4096];
+}
+
+// Closes whatever modal dialog a key opened, so that the key sequence runs to its end.
+void rejectModalDialogs() {
+    if (QWidget* modal = QApplication::activeModalWidget()) {
+        if (auto* dialog = qobject_cast<QDialog*>(modal)) {
+            dialog->reject();
+        }
+    }
+}
+
+// The report: a live session fails at its prefill after launch() returned, then Escape, Return, ctrl+z,
+// Right. launch() connected errorOccurred to a lambda capturing its local by reference, with the window
+// as context: the failure wrote through a dangling reference (ASan: stack-use-after-return; a release
+// build: a heap corrupted, an abort a few keys later).
+TEST(AppLauncherTest, ALiveSessionFailingAfterLaunchLeavesAUsableWindowThatSaysWhy) {
+    MainWindow window(testing::failingFactory(testing::FailAt::Prefill, kSnapKvRefusal, 0, 50),
+                      capabilities());
+    LaunchOptions options;
+    options.live.preset = "gemma3";
+    options.live.cache.kind = config::CacheKind::Quantized;
+    options.live.cache.nbits = 2;
+    options.live.cache.residualLength = 8;
+    options.live.press = config::PressSettings{"snapkv", 0.5, {}};
+    options.live.tokens = 200;
+    QString log;
+    QTextStream errors(&log);
+    ASSERT_EQ(launchAndReturn(window, options, errors), std::nullopt) << log.toStdString();
+    EXPECT_NE(scribbleOnTheStack(7), 1000);
+    window.resize(1200, 800);
+    window.show();
+    window.activateWindow();
+    ASSERT_TRUE(testing::waitUntil([&] { return window.session().liveFailure().has_value(); }));
+    QCoreApplication::processEvents();
+
+    QTimer closer;
+    QObject::connect(&closer, &QTimer::timeout, &rejectModalDialogs);
+    closer.start(20);
+    for (const QKeySequence& key : {QKeySequence(Qt::Key_Escape), QKeySequence(Qt::Key_Return),
+                                    QKeySequence(Qt::CTRL | Qt::Key_Z), QKeySequence(Qt::Key_Right)}) {
+        QWidget* target = QApplication::focusWidget() != nullptr ? QApplication::focusWidget() : &window;
+        QTest::keyClick(target, key[0].key(), key[0].keyboardModifiers());
+        QTest::qWait(30);
+    }
+    closer.stop();
+
+    const auto& failure = window.session().liveFailure();
+    ASSERT_TRUE(failure.has_value());
+    EXPECT_EQ(failure->stage, LiveFailure::Stage::Prefill);
+    EXPECT_EQ(failure->reason, kSnapKvRefusal);
+    const SessionFailurePanel* panel = window.occupancyMap()->failurePanel();
+    EXPECT_TRUE(panel->isVisible());
+    EXPECT_EQ(panel->headline(), "The live session failed at its prefill (step 0)");
+    EXPECT_EQ(panel->reason(), kSnapKvRefusal);
+    EXPECT_EQ(window.session().liveSettings().press, options.live.press)
+        << "what New session is filled in with";
+
+    // Still usable: another session opens and the panel goes.
+    testing::loadSynthetic(window.session(), testing::smallSession(12));
+    QCoreApplication::processEvents();
+    EXPECT_FALSE(panel->isVisible());
+    EXPECT_FALSE(window.session().liveFailure().has_value());
+    window.transport()->stepAction()->trigger();
+    EXPECT_EQ(window.session().currentStep(), 1);
+}
+
+TEST(AppLauncherTest, AHeadlessScreenshotOfAFailedSessionSaysWhyAndWritesNothing) {
+    MainWindow window(testing::failingFactory(testing::FailAt::Prefill, kSnapKvRefusal), capabilities());
+    QTemporaryDir dir;
+    LaunchOptions options;
+    options.live.press = config::PressSettings{"snapkv", 0.5, {}};
+    options.screenshot = dir.filePath("shot.png");
+    QString log;
+    QTextStream errors(&log);
+    EXPECT_EQ(AppLauncher::launch(window, options, errors), 2);
+    EXPECT_EQ(log.trimmed(),
+              QStringLiteral("kvscope: The live session failed at its prefill (step 0): ") + kSnapKvRefusal);
+    EXPECT_FALSE(QFileInfo::exists(options.screenshot));
 }
 
 TEST(AppLauncherTest, UniformPicturesAreNotScreenshots) {

@@ -17,6 +17,10 @@
 #include <memory>
 #include <mutex>
 #include <vector>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
 
 namespace kvscope::gui::testing {
 
@@ -86,6 +90,54 @@ inline void loadWithCompression(SessionController& session, std::int32_t layer,
 inline SessionEngineFactory syntheticFactory() {
     return [](const kvscope::config::RunSettings& settings) -> std::unique_ptr<SessionEngine> {
         return std::make_unique<SyntheticEngine>(SyntheticEngine::optionsFor(settings));
+    };
+}
+
+// Where a FailingEngine throws: its factory (the model does not load), its prefill, or a later step.
+enum class FailAt { Loading, Prefill, Step };
+
+// A synthetic engine that fails as a real one does (a checkpoint cut short, a press refusing the prompt,
+// an exception at step N), with the engine's message; `delayMs` before failing lets a test act first.
+class FailingEngine final : public SessionEngine {
+public:
+    FailingEngine(const kvscope::config::RunSettings& settings, FailAt at, std::int64_t step,
+                  std::string message, int delayMs)
+        : m_inner(SyntheticEngine::optionsFor(settings)), m_at(at), m_step(step),
+          m_message(std::move(message)), m_delayMs(delayMs) {}
+    void start(trace::EventSink& sink) override {
+        std::this_thread::sleep_for(std::chrono::milliseconds(m_delayMs));
+        if (m_at == FailAt::Prefill) {
+            throw std::runtime_error(m_message);
+        }
+        m_inner.start(sink);
+    }
+    bool step() override {
+        if (m_at == FailAt::Step && m_inner.generatedCount() >= m_step) {
+            throw std::runtime_error(m_message);
+        }
+        return m_inner.step();
+    }
+    bool finished() const override { return m_inner.finished(); }
+    std::int64_t generatedCount() const override { return m_inner.generatedCount(); }
+    trace::SessionMetadata metadata() const override { return m_inner.metadata(); }
+
+private:
+    SyntheticEngine m_inner;
+    FailAt m_at;
+    std::int64_t m_step;
+    std::string m_message;
+    int m_delayMs;
+};
+
+// Engines failing `at` (at step `step` for FailAt::Step) with `message`.
+inline SessionEngineFactory failingFactory(FailAt at, std::string message, std::int64_t step = 0,
+                                           int delayMs = 0) {
+    return [=](const kvscope::config::RunSettings& settings) -> std::unique_ptr<SessionEngine> {
+        if (at == FailAt::Loading) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
+            throw std::runtime_error(message);
+        }
+        return std::make_unique<FailingEngine>(settings, at, step, message, delayMs);
     };
 }
 

@@ -10,6 +10,9 @@
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/PlotStyle.h"
 #include "kvscope/gui/window/TransportBar.h"
+#include "kvscope/config/PressDescriptions.h"
+#include "kvscope/gui/views/SessionFailurePanel.h"
+#include "kvscope/gui/window/NewSessionDialog.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -18,6 +21,11 @@
 #include <QSettings>
 #include <QTemporaryDir>
 #include <QUrl>
+#include <QApplication>
+#include <QLabel>
+#include <QPushButton>
+#include <QTest>
+#include <QTimer>
 
 namespace kvscope::gui {
 namespace {
@@ -248,6 +256,148 @@ TEST(MainWindowTest, ComparesALivePressWithTheSameRunWithoutIt) {
     EXPECT_EQ(window.compareSession().liveSettings().prompt, "same prompt");
     EXPECT_EQ(window.compareSession().liveSettings().cache, settings.cache);
     ASSERT_TRUE(testing::waitUntil([&] { return window.compareSession().liveFinished(); }, 20000));
+}
+
+QString liveLabel(const MainWindow& window) {
+    for (const QLabel* label : window.findChildren<QLabel*>()) {
+        if (label->text().startsWith(QStringLiteral("live: "))) {
+            return label->text();
+        }
+    }
+    return {};
+}
+
+// Every way a live session ends in an error leaves a window that says why, where the user looks, and
+// keeps working.
+TEST(MainWindowTest, EveryFailedLiveSessionSaysWhyOverTheMapAndLeavesTheWindowUsable) {
+    struct Case {
+        const char* what;
+        testing::FailAt at;
+        std::int64_t step;
+        const char* message;
+        const char* headline;
+    };
+    const std::vector<Case> cases = {
+        {"a checkpoint that fails mid-load", testing::FailAt::Loading, 0,
+         "cannot read /models/tiny/model.safetensors: tensor `model.norm.weight` ends at byte 9000 but the "
+         "file has "
+         "4096 bytes (cut short? download it again)",
+         "The live session could not load its model"},
+        {"a bad press option at run time", testing::FailAt::Loading, 0,
+         "H2O's recent_window (32) is part of its budget (16) and must be at most that: give --press-option "
+         "recent_window=2 or leave it out (budget / 8)",
+         "The live session could not load its model"},
+        {"a press refusing the prompt at the prefill", testing::FailAt::Prefill, 0,
+         "SnapKV's window_size (64) must be shorter than the prompt (20 tokens): give a longer prompt or "
+         "--press-option window_size=8",
+         "The live session failed at its prefill (step 0)"},
+        {"an engine exception at step 5", testing::FailAt::Step, 5, "attention scores overflowed at layer 3",
+         "The live session failed at step 5"},
+    };
+    for (const Case& test : cases) {
+        MainWindow window(testing::failingFactory(test.at, test.message, test.step), capabilities());
+        window.resize(1200, 800);
+        window.show();
+        kvscope::config::RunSettings settings;
+        settings.tokens = 20;
+        window.startLive(settings);
+        ASSERT_TRUE(testing::waitUntil([&] { return window.session().liveFailure().has_value(); }))
+            << test.what;
+        // The transport stops at the end of what ran.
+        ASSERT_TRUE(testing::waitUntil([&] { return !window.transport()->playing(); })) << test.what;
+
+        const SessionFailurePanel* panel = window.occupancyMap()->failurePanel();
+        EXPECT_TRUE(panel->isVisible()) << test.what;
+        EXPECT_EQ(panel->headline(), test.headline) << test.what;
+        EXPECT_EQ(panel->reason(), test.message) << test.what;
+        EXPECT_EQ(liveLabel(window), "live: failed") << test.what;
+        EXPECT_EQ(window.session().stepCount(), test.step)
+            << test.what << ": the steps before the failure stay";
+        EXPECT_TRUE(window.occupancyMap()->rect().contains(panel->geometry())) << test.what;
+        // With steps to look at, the panel sits along the top of the map and can be put away.
+        const bool steps = test.step > 0;
+        EXPECT_EQ(panel->dismissButton()->isVisible(), steps) << test.what;
+        if (steps) {
+            window.transport()->stepBackAction()->trigger();
+            EXPECT_EQ(window.session().currentStep(), test.step - 2) << test.what;
+            QTest::mouseClick(panel->dismissButton(), Qt::LeftButton);
+            EXPECT_FALSE(panel->isVisible()) << test.what;
+        } else {
+            EXPECT_LT(std::abs(panel->geometry().center().y() - window.occupancyMap()->rect().center().y()),
+                      4)
+                << test.what << ": centred over the empty map";
+        }
+        // Usable: a session file opens, and the panel goes.
+        testing::loadSynthetic(window.session(), testing::smallSession(12));
+        EXPECT_FALSE(panel->isVisible()) << test.what;
+        EXPECT_EQ(liveLabel(window), "") << test.what;
+        window.transport()->toEndAction()->trigger();
+        EXPECT_EQ(window.session().currentStep(), window.session().stepCount() - 1) << test.what;
+        EXPECT_GT(window.session().stepCount(), 10) << test.what;
+    }
+}
+
+TEST(MainWindowTest, TheFailurePanelOpensNewSessionFilledInWithTheFailedSettings) {
+    EngineCapabilities offering = capabilities();
+    offering.presses = config::PressDescriptions::all();
+    MainWindow window(
+        testing::failingFactory(testing::FailAt::Prefill, "SnapKV's window_size (64) must be shorter"), offering);
+    window.show();
+    kvscope::config::RunSettings settings;
+    settings.tokens = 33;
+    settings.prompt = "a short prompt";
+    settings.cache.kind = kvscope::config::CacheKind::Quantized;
+    settings.cache.nbits = 2;
+    settings.press = {"snapkv", 0.5, {{"kernel_size", "3"}}};
+    window.startLive(settings);
+    ASSERT_TRUE(testing::waitUntil([&] { return window.session().liveFailure().has_value(); }));
+    std::optional<kvscope::config::RunSettings> offered;
+    QTimer::singleShot(0, [&] {
+        if (auto* dialog = qobject_cast<NewSessionDialog*>(QApplication::activeModalWidget())) {
+            offered = dialog->settings();
+            dialog->reject();
+        }
+    });
+    QTest::mouseClick(window.occupancyMap()->failurePanel()->newSessionButton(), Qt::LeftButton);
+    ASSERT_TRUE(offered.has_value()) << "the button opens File > New session";
+    EXPECT_EQ(offered->press, settings.press);
+    EXPECT_EQ(offered->prompt, settings.prompt);
+    EXPECT_EQ(offered->tokens, settings.tokens);
+    EXPECT_EQ(offered->cache.kind, settings.cache.kind);
+    EXPECT_EQ(offered->cache.nbits, settings.cache.nbits);
+    EXPECT_TRUE(window.occupancyMap()->failurePanel()->isVisible())
+        << "cancelling the dialog leaves the failure shown";
+}
+
+// Escape (Playback > Cancel run) during a slow prefill: the run stops after it, the transport stops too
+// (playing, it would ask for the next token again), and nothing fails.
+TEST(MainWindowTest, CancellingDuringThePrefillStopsTheRunAndTheTransport) {
+    MainWindow window(testing::failingFactory(testing::FailAt::Step, "never reached", 1000, 300),
+                      capabilities());
+    window.show();
+    kvscope::config::RunSettings settings;
+    settings.tokens = 40;
+    window.startLive(settings);
+    EXPECT_TRUE(window.transport()->playing());
+    QAction* cancel = nullptr;
+    for (QAction* action : window.findChildren<QAction*>()) {
+        if (action->shortcut() == QKeySequence(Qt::Key_Escape)) {
+            cancel = action;
+        }
+    }
+    ASSERT_NE(cancel, nullptr);
+    cancel->trigger();
+    EXPECT_FALSE(window.transport()->playing());
+    ASSERT_TRUE(testing::waitUntil(
+        [&] { return window.session().stepCount() >= 1 && !window.session().liveBusy(); }));
+    QTest::qWait(400);
+    window.session().waitForEngine();
+    EXPECT_EQ(window.session().stepCount(), 1) << "nothing runs after a cancel";
+    EXPECT_FALSE(window.session().liveFailure().has_value());
+    EXPECT_EQ(liveLabel(window), "live: paused");
+    EXPECT_FALSE(window.occupancyMap()->failurePanel()->isVisible());
+    window.transport()->stepAction()->trigger();
+    ASSERT_TRUE(testing::waitUntil([&] { return window.session().stepCount() == 2; })) << "stepping goes on";
 }
 
 } // namespace

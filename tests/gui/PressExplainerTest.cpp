@@ -44,7 +44,15 @@ TEST(PressExplainerTest, EachPressSaysItsRuleWithItsOptions) {
         {{"observed_attention", 0.3, {}}, "least attention during the prefill"},
         {{"random", 0.3, {{"seed", "7"}}}, "2 chosen at random (seed 7) were dropped"},
         {{"h2o", 0.0, {{"budget", "4"}}},
-         "H2O kept 4 of 6 prompt tokens in layer 2: within a budget of 4 it keeps the 256 newest"},
+         "H2O kept 4 of 6 prompt tokens in layer 2: within a budget of 4 it keeps the 1 newest"},
+        // recent_window's default follows the budget: an eighth of it.
+        {{"h2o", 0.0, {{"budget", "16"}}}, "within a budget of 16 it keeps the 2 newest"},
+        {{"h2o", 0.0, {{"budget", "16"}, {"recent_window", "4"}}},
+         "within a budget of 16 it keeps the 4 newest"},
+        // A default the inspector fitted to the prompt is said so.
+        {{"snapkv", 0.5, {{"window_size", "2"}}, {{"window_size", "64"}}},
+         "from the last 2 queries was lowest were dropped, among them ' key', 'The'. The inspector set "
+         "window_size to 2 (default 64) to fit the short prompt."},
         {{"decoding", 0.0, {{"base", "snapkv"}, {"target_size", "4"}, {"window_size", "2"}}},
          "DecodingPress kept 4 of 6 prompt tokens in layer 2: every 512 steps it brings the cache back to 4 "
          "tokens "

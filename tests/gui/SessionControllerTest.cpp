@@ -194,6 +194,43 @@ TEST(SessionControllerTest, AFailingEngineReportsItsMessage) {
     EXPECT_EQ(session.stepCount(), 0);
 }
 
+TEST(SessionControllerTest, AFailureSaysWhereTheRunStoppedUntilTheNextSession) {
+    struct Case {
+        testing::FailAt at;
+        std::int64_t step;
+        LiveFailure::Stage stage;
+        std::int64_t steps;
+        const char* headline;
+    };
+    const std::vector<Case> cases = {
+        {testing::FailAt::Loading, 0, LiveFailure::Stage::Loading, 0,
+         "The live session could not load its model"},
+        {testing::FailAt::Prefill, 0, LiveFailure::Stage::Prefill, 0,
+         "The live session failed at its prefill (step 0)"},
+        {testing::FailAt::Step, 3, LiveFailure::Stage::Step, 3, "The live session failed at step 3"},
+    };
+    for (const Case& test : cases) {
+        SessionController session(testing::failingFactory(test.at, "the engine's reason", test.step));
+        QSignalSpy errors(&session, &SessionController::errorOccurred);
+        kvscope::config::RunSettings settings;
+        settings.tokens = 10;
+        session.startLive(settings, SessionController::Generation::ToTheEnd);
+        EXPECT_FALSE(session.liveFailure().has_value());
+        ASSERT_TRUE(waitUntil([&] { return errors.count() > 0; })) << test.headline;
+        ASSERT_TRUE(session.liveFailure().has_value());
+        EXPECT_EQ(session.liveFailure()->stage, test.stage);
+        EXPECT_EQ(session.liveFailure()->step, test.steps);
+        EXPECT_EQ(session.liveFailure()->reason, "the engine's reason");
+        EXPECT_EQ(session.liveFailure()->headline(), test.headline);
+        EXPECT_EQ(session.stepCount(), test.steps) << "the steps that ran are in the session";
+        EXPECT_TRUE(session.liveFinished());
+        session.startLive(settings, SessionController::Generation::OnRequest);
+        EXPECT_FALSE(session.liveFailure().has_value()) << "a new session starts clean";
+        testing::loadSynthetic(session, testing::smallSession(5));
+        EXPECT_FALSE(session.liveFailure().has_value());
+    }
+}
+
 TEST(SessionControllerTest, ANewRunDropsTheOldOnesBatches) {
     SessionController session(testing::syntheticFactory());
     kvscope::config::RunSettings first;

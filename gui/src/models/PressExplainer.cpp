@@ -62,7 +62,10 @@ QString rule(const config::PressSettings& press, std::int64_t dropped) {
         return tr("within a budget of %1 it keeps the %2 newest and the heavy hitters of accumulated "
                   "attention; "
                   "the %3 others were dropped")
-            .arg(option("budget"), option("recent_window"))
+            .arg(option("budget"), press.options.count("recent_window") != 0
+                                       ? option("recent_window")
+                                       : QString::number(config::PressDescriptions::h2oRecentWindow(
+                                             option("budget").toLongLong())))
             .arg(dropped);
     }
     if (name == "decoding" || name == "adakv") {
@@ -192,7 +195,13 @@ QString PressExplainer::sentence(const trace::Event& event, const std::optional<
             sentence += tr(", among them %1").arg(quotes.join(QStringLiteral(", ")));
         }
     }
-    return sentence + QLatin1Char('.');
+    sentence += QLatin1Char('.');
+    // Defaults the inspector fitted to a short prompt (kvscope-cli run keeps them and refuses instead).
+    for (const auto& [option, original] : press ? press->fitted : std::map<std::string, std::string>{}) {
+        sentence += tr(" The inspector set %1 to %2 (default %3) to fit the short prompt.")
+                        .arg(text(option), text(optionValue(*press, option)), text(original));
+    }
+    return sentence;
 }
 
 } // namespace kvscope::gui

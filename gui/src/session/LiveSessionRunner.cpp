@@ -76,13 +76,15 @@ void LiveSessionRunner::rtStart(std::uint64_t run, config::RunSettings settings)
     side.engine.reset();
     side.sink.clear();
     side.run = run;
+    bool loading = true;
     try {
         side.engine = m_factory(settings);
+        loading = false;
         side.engine->start(side.sink);
         rtPublish(run, true);
     } catch (const std::exception& error) {
         side.engine.reset();
-        rtEmit(&LiveSessionRunner::failed, run, QString::fromStdString(error.what()));
+        rtEmit(&LiveSessionRunner::failed, run, QString::fromStdString(error.what()), loading);
     }
     rtSetBusy(false);
 }
@@ -96,7 +98,7 @@ void LiveSessionRunner::rtAdvance(std::uint64_t run) {
             rtPublish(run, false);
         }
     } catch (const std::exception& error) {
-        rtEmit(&LiveSessionRunner::failed, run, QString::fromStdString(error.what()));
+        rtEmit(&LiveSessionRunner::failed, run, QString::fromStdString(error.what()), false);
         side.engine.reset();
     }
     rtSetBusy(false);

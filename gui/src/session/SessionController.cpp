@@ -21,6 +21,18 @@ std::filesystem::path toPath(const QString& path) { return std::filesystem::path
 
 } // namespace
 
+QString LiveFailure::headline() const {
+    switch (stage) {
+    case Stage::Loading:
+        return SessionController::tr("The live session could not load its model");
+    case Stage::Prefill:
+        return SessionController::tr("The live session failed at its prefill (step 0)");
+    case Stage::Step:
+        break;
+    }
+    return SessionController::tr("The live session failed at step %1").arg(step);
+}
+
 SessionController::SessionController(SessionEngineFactory engineFactory, QObject* parent)
     : QObject(parent), m_state(std::make_shared<const trace::StepState>()), m_runner(std::move(engineFactory)) {
     m_growthTimer.setSingleShot(true);
@@ -43,6 +55,7 @@ void SessionController::resetSession(Mode mode, const QString& name) {
     m_state = std::make_shared<const trace::StepState>();
     m_followLatest = true;
     m_liveFinished = false;
+    m_failure.reset();
     m_growthPending = false;
     m_growthTimer.stop();
 }
@@ -203,13 +216,20 @@ void SessionController::flushGrowth() {
     Q_EMIT liveStateChanged();
 }
 
-void SessionController::onFailed(std::uint64_t run, const QString& message) {
+void SessionController::onFailed(std::uint64_t run, const QString& message, bool loading) {
     if (run != m_runner.currentRun()) {
         return;
     }
+    // Batches before the failure were queued ahead of it: the timeline holds every step that succeeded.
+    flushGrowth();
+    const std::int64_t step = m_timeline.stepCount();
+    m_failure = LiveFailure{loading     ? LiveFailure::Stage::Loading
+                            : step == 0 ? LiveFailure::Stage::Prefill
+                                        : LiveFailure::Stage::Step,
+                            step, message};
     m_liveFinished = true;
-    Q_EMIT errorOccurred(message);
     Q_EMIT liveStateChanged();
+    Q_EMIT errorOccurred(message);
 }
 
 void SessionController::setCurrentStep(std::int64_t step) {

@@ -9,6 +9,7 @@
 #include "kvscope/gui/geometry/TimelineGeometry.h"
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/trace/LayerKind.h"
+#include "kvscope/gui/views/SessionFailurePanel.h"
 
 #include <QMouseEvent>
 #include <QWheelEvent>
@@ -72,14 +73,52 @@ std::int64_t tickStep(std::int64_t extent, int pixels) {
 } // namespace
 
 OccupancyMapView::OccupancyMapView(SessionController& session, ViewSelection& selection, QWidget* parent)
-    : QWidget(parent), m_session(session), m_selection(selection) {
+    : QWidget(parent), m_session(session), m_selection(selection),
+      m_failurePanel(new SessionFailurePanel(this)) {
     setMouseTracking(true);
     setAttribute(Qt::WA_OpaquePaintEvent);
+    m_failurePanel->hide();
     auto refresh = [this] { update(); };
-    connect(&session, &SessionController::sessionLoaded, this, [this] { readPresses(true); });
+    connect(&session, &SessionController::sessionLoaded, this, [this] {
+        m_failureDismissed = false;
+        readPresses(true);
+        updateFailurePanel();
+    });
     connect(&session, &SessionController::sessionGrew, this, [this] { readPresses(false); });
     connect(&session, &SessionController::stepChanged, this, refresh);
+    connect(&session, &SessionController::liveStateChanged, this, &OccupancyMapView::updateFailurePanel);
     connect(&selection, &ViewSelection::selectionChanged, this, refresh);
+    connect(m_failurePanel, &SessionFailurePanel::dismissed, this, [this] {
+        m_failureDismissed = true;
+        update();
+    });
+}
+
+void OccupancyMapView::updateFailurePanel() {
+    const std::optional<LiveFailure>& failure = m_session.liveFailure();
+    if (!failure || m_failureDismissed) {
+        m_failurePanel->hide();
+        return;
+    }
+    const bool steps = m_session.stepCount() > 0;
+    m_failurePanel->setFailure(*failure);
+    m_failurePanel->setDismissible(steps);
+    const QRect area = steps ? mapRect() : rect();
+    const int width = std::max(160, std::min(area.width() - 24, 720));
+    const int height =
+        std::min(std::max(m_failurePanel->heightForWidth(width), m_failurePanel->minimumSizeHint().height()),
+                 std::max(60, area.height() - 16));
+    const int x = area.left() + (area.width() - width) / 2;
+    const int y = steps ? area.top() + 8 : area.top() + std::max(8, (area.height() - height) / 2);
+    m_failurePanel->setGeometry(x, y, width, height);
+    m_failurePanel->show();
+    m_failurePanel->raise();
+    update();
+}
+
+void OccupancyMapView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    updateFailurePanel();
 }
 
 int OccupancyMapView::layerCount() const {
@@ -417,8 +456,10 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
     if (layers == 0 || state.layers.empty()) {
         painter.setPen(QColor(110, 110, 120));
         painter.setFont(font);
+        // A failed run says why in its panel over this area; otherwise the map says what it waits for.
         painter.drawText(map, Qt::AlignCenter,
-                         m_session.mode() == SessionController::Mode::Empty
+                         m_session.liveFailure() ? QString()
+                         : m_session.mode() == SessionController::Mode::Empty
                              ? tr("No session: File → New session, or open a session file")
                              : tr("Waiting for the first step…"));
         return;

@@ -291,9 +291,8 @@ bool AppLauncher::looksPainted(const QImage& image) {
 std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& options, QTextStream& errors) {
     const bool headless = !options.screenshot.isEmpty();
     SessionController& session = window.session();
-    QString failure;
-    QObject::connect(&session, &SessionController::errorOccurred, &window,
-                     [&failure](const QString& message) { failure = message; });
+    // Failures are read from the session's state, not caught by a connection: one made here would outlive
+    // this function (the window lives on) and a later failure would write through its captures.
     if (!options.file.isEmpty()) {
         if (!headless) {
             window.openFile(options.file);
@@ -350,11 +349,11 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
     if (session.mode() == SessionController::Mode::Live) {
         QElapsedTimer clock;
         clock.start();
-        while (!session.liveFinished() && failure.isEmpty() && clock.elapsed() < 600000) {
+        while (!session.liveFinished() && clock.elapsed() < 600000) {
             session.waitForEngine();
         }
-        if (!failure.isEmpty()) {
-            errors << "kvscope: the live session failed: " << failure << Qt::endl;
+        if (const auto& failure = session.liveFailure()) {
+            errors << "kvscope: " << failure->headline() << ": " << failure->reason << Qt::endl;
             return 2;
         }
     }
@@ -364,6 +363,11 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
         clock.start();
         while (!compared.liveFinished() && clock.elapsed() < 600000) {
             compared.waitForEngine();
+        }
+        if (const auto& failure = compared.liveFailure()) {
+            errors << "kvscope: the session to compare with failed: " << failure->headline() << ": "
+                   << failure->reason << Qt::endl;
+            return 2;
         }
     }
     window.resize(options.size);

@@ -15,6 +15,7 @@
 #include "kvscope/gui/views/TransferTimelineView.h"
 #include "kvscope/gui/window/TransportBar.h"
 #include "kvscope/gui/session/ViewSelection.h"
+#include "kvscope/gui/views/SessionFailurePanel.h"
 
 #include <QAction>
 #include <QApplication>
@@ -56,7 +57,8 @@ MainWindow::MainWindow(SessionEngineFactory engineFactory, EngineCapabilities ca
     createViews();
     createActions();
     createStatusBar();
-    connect(m_session.get(), &SessionController::sessionLoaded, this, &MainWindow::updateStatus);
+    // The live label too: a file opened after a live session is a replay.
+    connect(m_session.get(), &SessionController::sessionLoaded, this, &MainWindow::updateLiveState);
     connect(m_session.get(), &SessionController::stepChanged, this, &MainWindow::updateStatus);
     connect(m_session.get(), &SessionController::liveStateChanged, this, &MainWindow::updateLiveState);
     connect(m_session.get(), &SessionController::errorOccurred, this, &MainWindow::showError);
@@ -64,6 +66,8 @@ MainWindow::MainWindow(SessionEngineFactory engineFactory, EngineCapabilities ca
             [this](const QString& path, const QString& error) { fileOpened(path, error); });
     connect(m_compareSession.get(), &SessionController::errorOccurred, this, &MainWindow::showError);
     connect(m_session.get(), &SessionController::sessionLoaded, this, [this] { m_selection->clearStepRange(); });
+    connect(m_occupancy->failurePanel(), &SessionFailurePanel::newSessionRequested, this,
+            &MainWindow::newSession);
 
     QSettings settings;
     resize(1500, 950);
@@ -150,7 +154,7 @@ void MainWindow::createActions() {
     playback->addSeparator();
     m_runAction = playback->addAction(tr("&Run live session to the end"), m_session.get(), &SessionController::runToEnd);
     m_runAction->setShortcut(Qt::CTRL | Qt::Key_R);
-    playback->addAction(tr("&Cancel run"), m_session.get(), &SessionController::cancelRun)->setShortcut(Qt::Key_Escape);
+    playback->addAction(tr("&Cancel run"), this, &MainWindow::cancelRun)->setShortcut(Qt::Key_Escape);
 
     QToolBar* fileBar = new QToolBar(tr("File"), this);
     fileBar->setObjectName(QStringLiteral("fileToolbar"));
@@ -199,10 +203,7 @@ void MainWindow::createStatusBar() {
     m_cancel = new QToolButton;
     m_cancel->setText(tr("Cancel"));
     m_cancel->setToolTip(tr("Stop the live run after the current token (Esc)"));
-    connect(m_cancel, &QToolButton::clicked, this, [this] {
-        m_session->cancelRun();
-        m_transport->setPlaying(false);
-    });
+    connect(m_cancel, &QToolButton::clicked, this, &MainWindow::cancelRun);
     statusBar()->addWidget(m_modelLabel);
     statusBar()->addWidget(m_cacheLabel);
     statusBar()->addWidget(m_deviceLabel);
@@ -295,8 +296,16 @@ QImage MainWindow::renderImage() {
     return grab().toImage();
 }
 
+void MainWindow::cancelRun() {
+    // The transport first: playing, it would ask the engine for the next token again.
+    m_transport->setPlaying(false);
+    m_session->cancelRun();
+}
+
 void MainWindow::newSession() {
-    NewSessionDialog dialog(m_capabilities, m_lastSettings, this);
+    // Filled in with the session on screen, so that a failed one is corrected rather than retyped.
+    const bool live = m_session->mode() == SessionController::Mode::Live;
+    NewSessionDialog dialog(m_capabilities, live ? m_session->liveSettings() : m_lastSettings, this);
     if (dialog.exec() == QDialog::Accepted) {
         startLive(dialog.settings());
     }
@@ -457,11 +466,16 @@ void MainWindow::updateLiveState() {
         m_progress->setRange(0, static_cast<int>(m_session->liveTokenTarget()));
         m_progress->setValue(static_cast<int>(std::min<qint64>(generated, m_session->liveTokenTarget())));
         m_progress->setFormat(tr("%v / %m tokens"));
-        m_liveLabel->setText(m_session->liveFinished() ? tr("live: finished")
-                             : busy                    ? tr("live: generating")
-                                                       : tr("live: paused"));
+        const auto& failure = m_session->liveFailure();
+        m_liveLabel->setText(failure                     ? tr("live: failed")
+                             : m_session->liveFinished() ? tr("live: finished")
+                             : busy                      ? tr("live: generating")
+                                                         : tr("live: paused"));
+        m_liveLabel->setToolTip(failure ? failure->headline() + QStringLiteral(":\n") + failure->reason
+                                        : QString());
     } else {
         m_liveLabel->setText(m_session->mode() == SessionController::Mode::Replay ? tr("replay") : QString());
+        m_liveLabel->setToolTip({});
     }
     updateStatus();
 }

@@ -39,7 +39,9 @@ public:
 
 signals:
     void batchReady(std::shared_ptr<const kvscope::gui::StepBatch> batch);
-    void failed(std::uint64_t run, const QString& message);
+    /// The run stopped with the engine's message; `loading` when the engine could not even be built (the
+    /// model did not load), else it failed at its prefill or at a step.
+    void failed(std::uint64_t run, const QString& message, bool loading);
     void busyChanged(bool busy);
 
 private:

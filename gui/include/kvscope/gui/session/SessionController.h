@@ -16,8 +16,21 @@
 #include <cstdint>
 #include <memory>
 #include <vector>
+#include <optional>
 
 namespace kvscope::gui {
+
+/// Why a live run stopped with an error: where (the model did not load, the prefill, or a later step) and
+/// the engine's message, which names the problem and its fix.
+struct LiveFailure {
+    enum class Stage { Loading, Prefill, Step };
+    Stage stage = Stage::Loading;
+    /// The step that failed (0 for the prefill; the steps before it are in the session).
+    std::int64_t step = 0;
+    QString reason;
+    /// "The live session could not load its model", "... failed at its prefill", "... failed at step 7".
+    QString headline() const;
+};
 
 /// The session every view observes (RenderDoc's capture context): one Timeline, its metadata, the
 /// current step and its StepState snapshot. Replayed files and live runs fill the same Timeline, so the
@@ -53,6 +66,8 @@ public:
     void cancelRun();
     bool liveBusy() const { return m_runner.busy(); }
     bool liveFinished() const { return m_liveFinished; }
+    /// Set when the live run stopped with an error (it is then finished), until the next session.
+    const std::optional<LiveFailure>& liveFailure() const { return m_failure; }
     std::int64_t liveTokenTarget() const { return m_settings.tokens; }
     /// Waits for the engine thread and delivers its results: headless screenshot path and tests only.
     void waitForEngine();
@@ -83,12 +98,13 @@ signals:
     void sessionGrew(qint64 stepCount);
     void stepChanged(qint64 step);
     void liveStateChanged();
+    /// A live run failed (liveFailure() says where) or could not start; `message` is the reason.
     void errorOccurred(const QString& message);
     void fileOpened(const QString& path, const QString& error);
 
 private:
     void onBatch(const std::shared_ptr<const StepBatch>& batch);
-    void onFailed(std::uint64_t run, const QString& message);
+    void onFailed(std::uint64_t run, const QString& message, bool loading);
     void flushGrowth();
     void resetSession(Mode mode, const QString& name);
     QString load(const QString& path, trace::SessionContents contents);
@@ -108,6 +124,7 @@ private:
     std::shared_ptr<const trace::StepState> m_state;
     bool m_followLatest = true;
     bool m_liveFinished = false;
+    std::optional<LiveFailure> m_failure;
     bool m_growthPending = false;
     QTimer m_growthTimer;
     LiveSessionRunner m_runner;

@@ -19,6 +19,7 @@ class QPainter;
 namespace kvscope::gui {
 
 class SessionController;
+class SessionFailurePanel;
 class ViewSelection;
 
 /// Layers x token positions at the current step, each position coloured by what holds it (full
@@ -31,6 +32,8 @@ class ViewSelection;
 /// its columns with their tokens, written upwards above the rows. In a session with a cache press, the
 /// positions the press dropped have their own colour (lighter where only some KV heads dropped them), and
 /// the score overlay shades each kept token by its press score, from its layer's lowest to its highest.
+/// A live session that failed shows a SessionFailurePanel over the map: what failed, why, and a way back
+/// to File → New session with the same settings (over an empty map it stays; over steps it can be put away).
 class OccupancyMapView : public QWidget {
     Q_OBJECT
 public:
@@ -61,6 +64,8 @@ public:
     /// The legend's entries, line by line (the press's line only in sessions with a press; the score scale
     /// while the overlay shows).
     QStringList legendEntries() const;
+    /// The failed live session's panel (hidden while the session has not failed, or once dismissed).
+    SessionFailurePanel* failurePanel() const { return m_failurePanel; }
     QSize sizeHint() const override { return {640, 320}; }
     QSize minimumSizeHint() const override { return {240, 120}; }
 
@@ -70,6 +75,7 @@ protected:
     void mouseMoveEvent(QMouseEvent* event) override;
     void mouseDoubleClickEvent(QMouseEvent* event) override;
     void wheelEvent(QWheelEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     QRect mapRect() const;
@@ -101,6 +107,9 @@ private:
     /// Reads the session's compressions (all of them for a new session, else what it gained).
     void readPresses(bool newSession);
     void paintScores(QPainter& painter, const QRectF& row, int layer, const PositionSpan& span);
+    /// Shows the failure panel while the live session has failed (unless dismissed) and places it: centred
+    /// over an empty map, along the top of one with steps.
+    void updateFailurePanel();
 
     SessionController& m_session;
     ViewSelection& m_selection;
@@ -112,6 +121,8 @@ private:
     PressHistory m_press;
     mutable std::unordered_map<const PressHistory::Compression*, PressedLayer> m_pressedLayers;
     bool m_scoreOverlay = false;
+    SessionFailurePanel* m_failurePanel;
+    bool m_failureDismissed = false;
 };
 
 } // namespace kvscope::gui

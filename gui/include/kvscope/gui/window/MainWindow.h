@@ -81,7 +81,10 @@ private:
     void createViews();
     void createActions();
     void createStatusBar();
+    /// File → New session, filled in with the live session's settings (a failed one's, to correct them).
     void newSession();
+    /// Playback → Cancel run (Esc) and the status bar's Cancel: stops playing and the engine after its step.
+    void cancelRun();
     void openDialog();
     void saveAsDialog();
     void exportDialog();
