@@ -6,11 +6,17 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 namespace kvscope::config {
 namespace {
 
-const PressOption windowOption{"window_size", "int", "64", "recent queries whose attention scores the cache; kept"};
+const PressOption windowOption{"window_size", "int", "64",
+                               "recent queries whose attention scores the cache; kept",
+                               /*belowPrompt=*/true};
+const PressOption sinkOption{"n_sink", "int", "4",
+                             "attention-sink slots always kept at the start of the cache",
+                             /*belowPrompt=*/true};
 const PressOption kernelOption{"kernel_size", "int", "5", "width of the average pooling along the sequence"};
 const PressOption baseOption{"base", "press", "knorm", "the scorer press that ranks the tokens"};
 
@@ -18,8 +24,7 @@ const PressOption baseOption{"base", "press", "knorm", "the scorer press that ra
 
 const std::vector<PressDescription>& PressDescriptions::all() {
     static const std::vector<PressDescription> all = {
-        {"streaming_llm", "prefill", "keeps the first n_sink slots and the most recent ones",
-         {{"n_sink", "int", "4", "attention-sink slots always kept at the start of the cache"}}},
+        {"streaming_llm", "prefill", "keeps the first n_sink slots and the most recent ones", {sinkOption}},
         {"knorm", "prefill", "keeps the keys of smallest L2 norm", {}},
         {"snapkv", "prefill", "attention of the last window_size queries, pooled; the window is kept",
          {windowOption, kernelOption}},
@@ -30,7 +35,8 @@ const std::vector<PressDescription>& PressDescriptions::all() {
          {}},
         {"expected_attention", "prefill", "the attention expected from future queries (Gaussian queries, average RoPE)",
          {{"n_future_positions", "int", "512", "future positions the query statistics are rotated to"},
-          {"n_sink", "int", "4", "first tokens always kept and left out of the statistics"},
+          {"n_sink", "int", "4", "first tokens always kept and left out of the statistics",
+           /*belowPrompt=*/true},
           {"use_covariance", "bool", "true", "add the query covariance term to the expected logits"},
           {"use_vnorm", "bool", "true", "weigh scores by the value norms"},
           {"epsilon", "float", "0", "added to the scores before the value-norm weighting"}}},
@@ -45,7 +51,9 @@ const std::vector<PressDescription>& PressDescriptions::all() {
           {"hidden_states_buffer_size", "int", "256", "forward passes of hidden states kept for the base press"}}},
         {"h2o", "decoding", "heavy hitters: attention accumulated over every step plus a recent window",
          {{"budget", "int", "2048", "tokens per KV head kept once the cache grows past it"},
-          {"recent_window", "int", "256", "newest slots always kept (part of the budget)"}}},
+          {"recent_window", "int", "budget / 8",
+           "newest slots always kept (part of the budget; 256 of the default "
+           "budget, at least 1)"}}},
     };
     return all;
 }
@@ -124,6 +132,56 @@ void PressDescriptions::checkOptions(const std::string& name, const std::map<std
     if (wrapper) {
         checkOptions(options.text("base"), base);
     }
+}
+
+std::int64_t PressDescriptions::h2oRecentWindow(std::int64_t budget) {
+    return std::max<std::int64_t>(1, budget / 8);
+}
+
+std::int64_t PressDescriptions::fitBelowPrompt(std::int64_t tokens) {
+    std::int64_t value = 0;
+    for (std::int64_t power = 1; power <= tokens / 2; power *= 2) {
+        value = power;
+    }
+    return value;
+}
+
+std::vector<std::string> PressDescriptions::fitToPrompt(PressSettings& press, std::int64_t tokens) {
+    std::vector<std::string> notices;
+    const PressDescription* description = find(press.name);
+    if (description == nullptr || description->phase != "prefill") {
+        return notices; // decoding presses act on a cache longer than the prompt
+    }
+    std::vector<const PressDescription*> owners{description};
+    if (press.name == "adakv") {
+        const auto base = press.options.find("base");
+        owners.push_back(find(base != press.options.end() ? base->second : "knorm"));
+    }
+    const std::int64_t fit = fitBelowPrompt(tokens);
+    for (const PressDescription* owner : owners) {
+        for (const PressOption& option : owner != nullptr ? owner->options : std::vector<PressOption>{}) {
+            if (!option.belowPrompt || press.options.count(option.name) != 0 || fit < 1 ||
+                std::stoll(option.defaultValue) < tokens) {
+                continue;
+            }
+            press.options[option.name] = std::to_string(fit);
+            press.fitted[option.name] = option.defaultValue;
+            notices.push_back(owner->name + " " + option.name + " " + std::to_string(fit) + " instead of " +
+                              option.defaultValue + ": the prompt has " + std::to_string(tokens) + " tokens");
+        }
+    }
+    return notices;
+}
+
+std::string PressDescriptions::promptTooShort(const std::string& press, const std::string& option,
+                                              std::int64_t value, std::int64_t tokens) {
+    const std::string prompt = std::to_string(tokens) + (tokens == 1 ? " token" : " tokens");
+    const std::int64_t fit = fitBelowPrompt(tokens);
+    const std::string fix =
+        fit >= 1 ? "give a longer prompt or --press-option " + option + "=" + std::to_string(fit)
+                 : "give a prompt of at least " + std::to_string(value + 1) + " tokens";
+    return press + "'s " + option + " (" + std::to_string(value) + ") must be shorter than the prompt (" +
+           prompt + "): " + fix;
 }
 
 } // namespace kvscope::config

@@ -52,7 +52,11 @@ void validatePress(const RunSettings& settings) {
 } // namespace
 
 nlohmann::json PressSettings::toJson() const {
-    return {{"name", name}, {"ratio", ratio}, {"options", options}};
+    nlohmann::json json = {{"name", name}, {"ratio", ratio}, {"options", options}};
+    if (!fitted.empty()) {
+        json["fitted"] = fitted;
+    }
+    return json;
 }
 
 std::optional<PressSettings> PressSettings::fromCacheSettings(const std::string& cacheSettingsJson) {
@@ -69,10 +73,12 @@ std::optional<PressSettings> PressSettings::fromCacheSettings(const std::string&
     if (entry.contains("ratio") && entry["ratio"].is_number()) {
         press.ratio = entry["ratio"].get<double>();
     }
-    if (entry.contains("options") && entry["options"].is_object()) {
-        for (const auto& [key, value] : entry["options"].items()) {
-            if (value.is_string()) {
-                press.options[key] = value.get<std::string>();
+    for (auto [field, target] : {std::pair{"options", &press.options}, std::pair{"fitted", &press.fitted}}) {
+        if (entry.contains(field) && entry[field].is_object()) {
+            for (const auto& [key, value] : entry[field].items()) {
+                if (value.is_string()) {
+                    (*target)[key] = value.get<std::string>();
+                }
             }
         }
     }

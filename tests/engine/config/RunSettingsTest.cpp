@@ -151,6 +151,11 @@ TEST(RunSettingsTest, ThePressEntryOfASessionReadsBack) {
     const PressSettings press{"decoding", 0.0, {{"base", "knorm"}, {"target_size", "16"}}};
     const std::string cacheSettings = "{\"kind\": \"dynamic\", \"press\": " + press.toJson().dump() + "}";
     EXPECT_EQ(PressSettings::fromCacheSettings(cacheSettings), press);
+    EXPECT_FALSE(press.toJson().contains("fitted")) << "kvscope-cli run's sessions are as before";
+    // The inspector's fitted defaults read back too.
+    const PressSettings fitted{"snapkv", 0.5, {{"window_size", "8"}}, {{"window_size", "64"}}};
+    EXPECT_EQ(fitted.toJson().at("fitted"), nlohmann::json({{"window_size", "64"}}));
+    EXPECT_EQ(PressSettings::fromCacheSettings("{\"press\": " + fitted.toJson().dump() + "}"), fitted);
     EXPECT_EQ(PressSettings::fromCacheSettings("{\"kind\": \"dynamic\"}"), std::nullopt);
     EXPECT_EQ(PressSettings::fromCacheSettings("{\"press\": {\"ratio\": 0.5}}"), std::nullopt) << "no name";
     EXPECT_EQ(PressSettings::fromCacheSettings("not json"), std::nullopt);

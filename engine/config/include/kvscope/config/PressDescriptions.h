@@ -2,11 +2,13 @@
 #pragma once
 
 #include "kvscope/config/PressDescription.h"
+#include "kvscope/config/RunSettings.h"
 
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
+#include <cstdint>
 
 namespace kvscope::config {
 
@@ -32,6 +34,25 @@ public:
     /// wrapper, its base press's, and every value reads as its type. Throws std::invalid_argument naming the
     /// press, the option and what is allowed. Ranges are the press's own check when it is built.
     static void checkOptions(const std::string& name, const std::map<std::string, std::string>& options);
+
+    /// H2O's recent_window when none is given: an eighth of the budget, at least 1 (256 of the default
+    /// 2048), so that any budget works alone.
+    static std::int64_t h2oRecentWindow(std::int64_t budget);
+    /// What an option that must stay below the prompt fits a prompt of `tokens` tokens with: the largest
+    /// power of two at most half of it (8 for 20 tokens), or 0 under 2 tokens (no value fits).
+    static std::int64_t fitBelowPrompt(std::int64_t tokens);
+    /// The inspector's defaults: every prompt-bounded option (PressOption::belowPrompt) of the press, or of
+    /// an adakv's base press, that `press` does not set and whose default is not below `tokens` is set to
+    /// fitBelowPrompt(tokens), and `press.fitted` records the default it replaced. Options the user gave
+    /// stay (the press refuses them, saying why); `kvscope-cli run` keeps kvpress's defaults and never
+    /// calls this. Returns one line per fitted option, e.g. "snapkv window_size 8 instead of 64: the
+    /// prompt has 20 tokens".
+    static std::vector<std::string> fitToPrompt(PressSettings& press, std::int64_t tokens);
+    /// A press's refusal of a prompt-bounded option, in the user's terms and with the fix: "SnapKV's
+    /// window_size (64) must be shorter than the prompt (20 tokens): give a longer prompt or --press-option
+    /// window_size=8" (`press` as people write it).
+    static std::string promptTooShort(const std::string& press, const std::string& option, std::int64_t value,
+                                      std::int64_t tokens);
 };
 
 } // namespace kvscope::config

@@ -12,6 +12,9 @@ struct PressOption {
     std::string type;
     std::string defaultValue;
     std::string meaning;
+    /// A count that must stay below the prompt's token count at the prefill (SnapKV's window_size, an
+    /// n_sink): the inspector fits its default to a shorter prompt (PressDescriptions::fitToPrompt).
+    bool belowPrompt = false;
 };
 
 } // namespace kvscope::config

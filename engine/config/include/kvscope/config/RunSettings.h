@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace kvscope::config {
 
@@ -31,12 +32,22 @@ struct CacheSettings {
 /// prefill press removes, and `key=value` options (the press's own and, for adakv and decoding, the base
 /// press's; decoding's compression_interval and target_size among them).
 struct PressSettings {
+    PressSettings() = default;
+    // Not an aggregate, so that {name, ratio, options} leaves `fitted` empty without a warning.
+    PressSettings(std::string name, double ratio = 0.0, std::map<std::string, std::string> options = {},
+                  std::map<std::string, std::string> fitted = {})
+        : name(std::move(name)), ratio(ratio), options(std::move(options)), fitted(std::move(fitted)) {}
+
     std::string name;
     double ratio = 0.0;
     std::map<std::string, std::string> options;
+    /// Options the inspector fitted to a short prompt (PressDescriptions::fitToPrompt): option -> the
+    /// default it replaced; their values are in `options`. Empty for `kvscope-cli run`.
+    std::map<std::string, std::string> fitted;
 
     bool operator==(const PressSettings&) const = default;
-    /// {"name", "ratio", "options"}: the `press` entry of a session's cache_settings (sessions/FORMAT.md).
+    /// {"name", "ratio", "options"} and "fitted" where not empty: the `press` entry of a session's
+    /// cache_settings (sessions/FORMAT.md).
     nlohmann::json toJson() const;
     /// The press a session's cache_settings JSON records; nullopt without one or when it does not read.
     static std::optional<PressSettings> fromCacheSettings(const std::string& cacheSettingsJson);
