@@ -78,7 +78,8 @@ TEST(AppLauncherTest, ParsesAPressAndItsOptions) {
     EXPECT_TRUE(options.pressScores);
     EXPECT_TRUE(options.eventLog);
     EXPECT_TRUE(parseError({"--press", "snap"}).contains("unknown press `snap` (allowed: streaming_llm"));
-    EXPECT_TRUE(parseError({"--press", "knorm", "--ratio", "half"}).contains("--ratio must be a number"));
+    EXPECT_TRUE(parseError({"--press", "knorm", "--ratio", "half"})
+                    .contains("--ratio: must be a number in [0, 1), got `half`"));
     EXPECT_TRUE(parseError({"--press", "knorm", "--press-option", "x"}).contains("expected key=value"));
     EXPECT_TRUE(parseError({"--ratio", "0.5"}).contains("need a press"));
     EXPECT_TRUE(parseError({"--compare-without-press"}).contains("goes with a live run's --press"));
@@ -93,8 +94,9 @@ TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
     EXPECT_TRUE(parseError({"--cache", "paged"}).contains("allowed: dynamic, static, quantized, offloaded"));
     EXPECT_TRUE(parseError({"--device", "tpu"}).contains("allowed: cpu, cuda"));
     EXPECT_TRUE(parseError({"--backend", "int4"}).contains("allowed: min-max, quanto (= min-max), hqq"));
-    // The settings' own checks are the CLI's and the engine's (config::validate).
-    EXPECT_TRUE(parseError({"--tokens", "0"}).contains("tokens must be at least 1, got 0"));
+    // The run options' checks are kvscope-cli run's (config::RunOptionTable), then the engine's
+    // (config::validate).
+    EXPECT_EQ(parseError({"--tokens", "0"}), "--tokens: must be a whole number at least 1, got `0`");
     EXPECT_TRUE(parseError({"--cache", "quantized", "--nbits", "3"}).contains("allowed: 2, 4, 8"));
     EXPECT_TRUE(parseError({"--cache", "quantized", "--backend", "hqq", "--nbits", "3"}).isEmpty());
     EXPECT_TRUE(parseError({"--preset", "llama", "--checkpoint", "/x"}).contains("one model source"));
@@ -107,7 +109,8 @@ TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
     EXPECT_TRUE(parseError({"/no/such/file.kvs"}).contains("not found"));
     EXPECT_TRUE(parseError({"--synthetic", "lots"}).contains("LAYERSxTOKENS"));
     EXPECT_TRUE(parseError({"--size", "10x10"}).contains("320x240"));
-    EXPECT_TRUE(parseError({"--weight-seed", "-2"}).contains("--weight-seed must be a whole number"));
+    EXPECT_TRUE(
+        parseError({"--weight-seed", "-2"}).contains("--weight-seed: must be a whole number at least 0"));
     EXPECT_FALSE(parseError({"--bogus"}).isEmpty());
 }
 

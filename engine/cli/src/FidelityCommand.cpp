@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/FidelityCommand.h"
 
+#include "kvscope/cli/CliRunOptions.h"
 #include "kvscope/config/PressDescriptions.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
@@ -9,9 +10,9 @@
 #include "kvscope/runtime/PressFidelity.h"
 #include "kvscope/runtime/TextCodec.h"
 
+#include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-
 #include <ostream>
 #include <set>
 
@@ -20,8 +21,9 @@ namespace kvscope::cli {
 CLI::App* FidelityCommand::addSubcommand(CLI::App& app, RunOptions& options) {
     CLI::App* command = app.add_subcommand(
         "fidelity", "KL divergence and top-1 agreement of a press against no press, token by token; JSON on stdout");
-    RunCommand::addModelOptions(*command, options);
-    RunCommand::addPressOptions(*command, options);
+    // Greedy by design: the model, cache and press options of a run, no decoding ones.
+    CliRunOptions::addTo(*command, options.run,
+                         {config::RunOption::Group::Model, config::RunOption::Group::Press});
     return command;
 }
 
@@ -32,6 +34,7 @@ nlohmann::json FidelityCommand::run(const RunOptions& options) {
         throw runtime::GenerationError("fidelity compares a press against no press: give --press NAME (" +
                                        config::PressDescriptions::allowedNames() + ")");
     }
+    at::set_num_threads(config::computeThreads(settings));
     runtime::ModelSource::Loaded loaded = runtime::ModelSource::load(settings, model::ModelLoader::device(settings.device));
     const std::vector<int64_t> prompt = loaded.text->encode(settings.prompt);
     const runtime::FidelityResult result =

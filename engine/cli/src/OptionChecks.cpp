@@ -1,39 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/OptionChecks.h"
 
-#include <charconv>
-#include <cmath>
-#include <sstream>
+#include "kvscope/config/NumberText.h"
+
 #include <stdexcept>
 
 namespace kvscope::cli {
-namespace {
-
-std::optional<double> numberIn(const std::string& text) {
-    double value = 0.0;
-    const char* end = text.data() + text.size();
-    const auto [stop, error] = std::from_chars(text.data(), end, value);
-    if (error != std::errc() || stop != end || !std::isfinite(value)) {
-        return std::nullopt;
-    }
-    return value;
-}
-
-std::string shown(double value) {
-    std::ostringstream out;
-    out << value;
-    return out.str();
-}
-
-} // namespace
 
 CLI::Validator OptionChecks::integerAtLeast(long long minimum) {
     return CLI::Validator(
         [minimum](std::string& text) -> std::string {
-            long long value = 0;
-            const char* end = text.data() + text.size();
-            const auto [stop, error] = std::from_chars(text.data(), end, value);
-            if (error != std::errc() || stop != end || value < minimum) {
+            const std::optional<long long> value = config::NumberText::wholeNumber(text);
+            if (!value || *value < minimum) {
                 return "must be a whole number at least " + std::to_string(minimum) + ", got `" + text + "`";
             }
             return {};
@@ -44,19 +22,20 @@ CLI::Validator OptionChecks::integerAtLeast(long long minimum) {
 CLI::Validator OptionChecks::numberAtLeast(double minimum) {
     return CLI::Validator(
         [minimum](std::string& text) -> std::string {
-            const std::optional<double> value = numberIn(text);
+            const std::optional<double> value = config::NumberText::number(text);
             if (!value || *value < minimum) {
-                return "must be a number at least " + shown(minimum) + ", got `" + text + "`";
+                return "must be a number at least " + config::NumberText::shown(minimum) + ", got `" + text +
+                       "`";
             }
             return {};
         },
-        "NUMBER>=" + shown(minimum));
+        "NUMBER>=" + config::NumberText::shown(minimum));
 }
 
 CLI::Validator OptionChecks::positiveNumber() {
     return CLI::Validator(
         [](std::string& text) -> std::string {
-            const std::optional<double> value = numberIn(text);
+            const std::optional<double> value = config::NumberText::number(text);
             if (!value || *value <= 0.0) {
                 return "must be a number greater than 0, got `" + text + "`";
             }

@@ -1,22 +1,23 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/RunCommand.h"
 
+#include "kvscope/cli/CliRunOptions.h"
 #include "kvscope/cli/OptionChecks.h"
 
 #include "kvscope/cache/Cache.h"
 #include "kvscope/cache/CacheLayer.h"
 #include "kvscope/cache/QuantizedLayer.h"
 #include "kvscope/config/ModelConfig.h"
-#include "kvscope/model/AttachedAttentionObserver.h"
+#include "kvscope/config/PressDescriptions.h"
+#include "kvscope/config/RunOptionTable.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
-#include "kvscope/model/ModelLoader.h"
-#include "kvscope/config/PressDescriptions.h"
+#include "kvscope/runtime/CacheFactory.h"
 #include "kvscope/runtime/CachePressHook.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
-#include "kvscope/runtime/ModelSource.h"
-#include "kvscope/runtime/RunMetadata.h"
+#include "kvscope/runtime/LiveSession.h"
+#include "kvscope/runtime/TextCodec.h"
 #include "kvscope/trace/FanOutSink.h"
 #include "kvscope/trace/SessionWriter.h"
 
@@ -27,8 +28,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <ostream>
 
@@ -79,88 +78,79 @@ void drawProgress(std::ostream& progress, int64_t done, int64_t total, double to
     progress << std::flush;
 }
 
+/// The model, prompt, tokens, text, cache bytes and press of a finished session.
+nlohmann::json summaryOf(const runtime::LiveSession& session, const config::RunSettings& settings) {
+    const model::LanguageModel& languageModel = session.model();
+    const model::Architecture& architecture = languageModel.architecture();
+    const runtime::Generator& generator = session.generator();
+    const runtime::TextCodec& text = session.text();
+    const std::vector<int64_t> tokens = generator.generatedTokens();
+    nlohmann::json summary;
+    summary["model"] = {{"source", session.source()},
+                        {"model_type", architecture.config().modelType},
+                        {"layers", architecture.numLayers()},
+                        {"pattern", architecture.patternSummary()},
+                        {"parameters", languageModel.parameters().parameterCount()}};
+    summary["device"] = config::toString(settings.device);
+    summary["prompt"] = settings.prompt;
+    summary["prompt_tokens"] = session.promptIds().size();
+    summary["tokens"] = tokens;
+    summary["text"] = text.decode(tokens);
+    summary["tokenizer"] = text.name();
+    nlohmann::json pieces = nlohmann::json::array();
+    for (const int64_t token : tokens) {
+        pieces.push_back(text.piece(token));
+    }
+    summary["pieces"] = pieces;
+    summary["new_tokens"] = tokens.size();
+    summary["beams"] = settings.beams;
+    if (settings.beams > 1) {
+        summary["beam_scores"] = generator.beamScores();
+    }
+    nlohmann::json cacheSummary = cacheBytes(generator.cache().selfAttention());
+    cacheSummary["kind"] = config::toString(settings.cache.kind);
+    if (settings.cache.kind == config::CacheKind::Quantized) {
+        const cache::QuantizationSettings quantization =
+            runtime::CacheFactory::quantizationSettings(settings.cache, architecture.headDim());
+        cacheSummary["quantization"] = {{"backend", config::toString(quantization.backend)},
+                                        {"nbits", quantization.nbits},
+                                        {"group", quantization.groupSize},
+                                        {"residual", quantization.residualLength},
+                                        {"axis_key", quantization.axisKey},
+                                        {"axis_value", quantization.axisValue}};
+    }
+    const auto caches = generator.cache().caches();
+    if (caches.size() > 1) {
+        cacheSummary["cross_attention"] = cacheBytes(*caches[1]);
+    }
+    summary["cache"] = cacheSummary;
+    if (const runtime::CachePressHook* press = session.press()) {
+        summary["press"] = RunCommand::pressSummary(*press);
+    }
+    return summary;
+}
+
 } // namespace
 
 CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
-    config::RunSettings& settings = options.run;
     CLI::App* run = app.add_subcommand("run", "Generate token by token over a KV cache; JSON summary on stdout");
-    addModelOptions(*run, options);
-    run->add_flag("--ignore-eos", settings.ignoreEos, "Generate every token, past the tokenizer's eos");
-    run->add_option("--beams", settings.beams, "Beam search width (1 = greedy or sampling)")
-        ->check(OptionChecks::integerAtLeast(1));
-    run->add_option("--seed", settings.seed, "Sampling seed")->check(OptionChecks::integerAtLeast(0));
-    run->add_option("--temperature", settings.temperature, "Sampling temperature (0 = greedy)")
-        ->check(OptionChecks::numberAtLeast(0.0));
-    run->add_option("--top-k", settings.topK, "Sample among the k most likely tokens (0 = all)")
-        ->check(OptionChecks::integerAtLeast(0));
+    CliRunOptions::addTo(*run, options.run, config::RunOptionTable::allGroups());
     run->add_option("--out", options.out, "Session file to record, written step by step (sessions/FORMAT.md)");
     run->add_flag("--check", options.check, "Recompute every step without a cache and report the difference");
     run->add_flag("!--no-progress", options.progress, "No progress bar on stderr");
-    addPressOptions(*run, options);
     return run;
-}
-
-void RunCommand::addModelOptions(CLI::App& command, RunOptions& options) {
-    config::RunSettings& settings = options.run;
-    CLI::App* run = &command;
-    CLI::Option* preset = run->add_option("--preset", settings.preset, "Built-in model preset (kvscope-cli presets)");
-    CLI::Option* config = run->add_option("--config", settings.configPath, "A Hugging Face config.json (built-in weights)");
-    CLI::Option* checkpoint =
-        run->add_option("--checkpoint", settings.checkpointDir, "A folder with config.json and *.safetensors");
-    preset->excludes(config)->excludes(checkpoint);
-    config->excludes(checkpoint);
-    run->add_option("--tokenizer", settings.tokenizerPath,
-                    "A tokenizer for --preset or --config: folder, tokenizer.json or tokenizer.model (as many ids as "
-                    "the model's vocabulary at most)")
-        ->excludes(checkpoint);
-    OptionChecks::addEnum(*run, "--cache", settings.cache.kind, &config::cacheKindFromString,
-                          config::allowedCacheKinds(), "Cache kind");
-    OptionChecks::addEnum(*run, "--backend", settings.cache.backend, &config::quantizerBackendFromString,
-                          config::allowedQuantizerBackends(), "Quantized cache backend");
-    run->add_option("--nbits", settings.cache.nbits, "Quantized cache bits (min-max: 2, 4, 8; hqq: 1, 2, 3, 4, 8)")
-        ->check(OptionChecks::integerAtLeast(1));
-    run->add_option("--group", settings.cache.groupSize, "Quantization group size (0 = the head dim)")
-        ->check(OptionChecks::integerAtLeast(0));
-    run->add_option("--residual", settings.cache.residualLength, "Quantized cache residual length")
-        ->check(OptionChecks::integerAtLeast(1));
-    run->add_option("--max-cache-len", settings.cache.maxCacheLen, "Static cache length (0 = prompt + tokens)")
-        ->check(OptionChecks::integerAtLeast(0));
-    CLI::Option* prompt = run->add_option(
-        "--prompt", settings.prompt,
-        "Prompt text (the checkpoint's or --tokenizer's tokenizer, else byte tokens after a bos)");
-    run->add_option("--prompt-file", options.promptFile, "Read the prompt from this file")
-        ->check(CLI::ExistingFile)
-        ->excludes(prompt);
-    run->add_option("--tokens", settings.tokens, "New tokens to generate")->check(OptionChecks::integerAtLeast(1));
-    run->add_option("--weight-seed", settings.weightSeed, "Seed of the built-in weights (presets and --config)")
-        ->check(OptionChecks::integerAtLeast(0));
-    OptionChecks::addEnum(*run, "--device", settings.device, &config::computeDeviceFromString,
-                          config::allowedComputeDevices(), "Device");
-}
-
-void RunCommand::addPressOptions(CLI::App& command, RunOptions& options) {
-    config::RunSettings& settings = options.run;
-    CLI::App* run = &command;
-    run->add_option("--press", settings.press.name,
-                    "Cache press (kvscope-cli presses): " + config::PressDescriptions::allowedNames());
-    run->add_option("--ratio", settings.press.ratio, "Share of each layer's prefill cache a prefill press removes, in [0, 1)")
-        ->check(CLI::Range(0.0, 0.999999));
-    run->add_option("--press-option", options.pressOptions, "A press option key=value (repeatable)");
-    run->add_option("--interval", options.interval, "Decoding press: forward passes between compressions")
-        ->check(OptionChecks::integerAtLeast(1));
-    run->add_option("--target-size", options.targetSize, "Decoding press: tokens per KV head after a compression")
-        ->check(OptionChecks::integerAtLeast(1));
 }
 
 config::RunSettings RunCommand::settingsOf(const RunOptions& options) {
     config::RunSettings settings = options.run;
     settings.press = pressSettings(options);
     if (!options.promptFile.empty()) {
-        std::ifstream file(options.promptFile, std::ios::binary);
-        if (!file) {
-            throw runtime::GenerationError("cannot read the prompt file " + options.promptFile);
+        // As the command line reads --prompt-file: one reader, one message.
+        const std::string refusal =
+            config::RunOptionTable::find("prompt-file")->apply(settings, options.promptFile);
+        if (!refusal.empty()) {
+            throw runtime::GenerationError("--prompt-file: " + refusal);
         }
-        settings.prompt.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
     }
     config::validate(settings);
     return settings;
@@ -219,34 +209,19 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
                 "cannot hold: run --check without --press (or with a prefill press at --ratio 0)");
         }
     }
-    const at::Device device = model::ModelLoader::device(settings.device);
-
     const auto loadStart = Clock::now();
-    runtime::ModelSource::Loaded loaded = runtime::ModelSource::load(settings, device);
-    model::LanguageModel& languageModel = *loaded.model;
+    runtime::LiveSession session(settings);
     const double loadMs = millisecondsSince(loadStart);
-    const model::Architecture& architecture = languageModel.architecture();
 
-    const std::unique_ptr<runtime::CachePressHook> press = runtime::CachePressHook::forRun(architecture, settings);
-    // The model calls the hook only during this run.
-    const model::AttachedAttentionObserver attached(languageModel, press.get());
-
-    trace::FanOutSink sinks;
-    const runtime::TextCodec& text = *loaded.text;
-    const std::vector<int64_t> prompt = text.encode(settings.prompt);
-    runtime::Generator generator(languageModel, settings.cache, runtime::GenerationOptions::of(settings, text), &sinks,
-                                 &text);
     // The session file is written as the run goes, one chunk per step, so that a crash or kill
     // leaves every finished step readable (sessions/FORMAT.md). It is created once the options
     // have been accepted, and removed if the prefill refuses them, so bad input leaves no file.
-    std::unique_ptr<trace::SessionWriter> session;
+    trace::FanOutSink sinks;
+    std::unique_ptr<trace::SessionWriter> writer;
     if (!options.out.empty()) {
-        trace::SessionMetadata metadata =
-            runtime::RunMetadata::build(loaded, settings, text, prompt, runtime::RunMetadata::nowUnixNs());
-        session = std::make_unique<trace::SessionWriter>(options.out, std::move(metadata));
-        sinks.addSink(session.get());
+        writer = std::make_unique<trace::SessionWriter>(options.out, session.metadata());
+        sinks.addSink(writer.get());
     }
-
     double maxDifference = 0.0;
     double checkMs = 0.0;
     auto check = [&] {
@@ -254,35 +229,33 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
             return;
         }
         const auto start = Clock::now();
-        maxDifference = std::max(maxDifference, generator.recomputeDifference());
+        maxDifference = std::max(maxDifference, session.recomputeDifference());
         checkMs += millisecondsSince(start);
     };
 
-    const runtime::StepResult& first = [&]() -> const runtime::StepResult& {
-        try {
-            return generator.prefill(prompt);
-        } catch (...) {
-            if (session) {
-                sinks.removeSink(session.get());
-                session.reset();
-                std::filesystem::remove(options.out);
-            }
-            throw;
+    try {
+        session.start(sinks);
+    } catch (...) {
+        if (writer) {
+            sinks.removeSink(writer.get());
+            writer.reset();
+            std::filesystem::remove(options.out);
         }
-    }();
-    const double prefillMs = first.seconds * 1000.0;
+        throw;
+    }
+    const double prefillMs = session.lastStepSeconds() * 1000.0;
     check();
     double decodeSeconds = 0.0;
     int64_t decodeSteps = 0;
     if (options.progress) {
-        drawProgress(progress, generator.generatedCount(), settings.tokens, 0.0);
+        drawProgress(progress, session.generatedCount(), settings.tokens, 0.0);
     }
-    while (!generator.finished()) {
-        decodeSeconds += generator.step().seconds;
+    while (session.step()) {
+        decodeSeconds += session.lastStepSeconds();
         ++decodeSteps;
         check();
         if (options.progress) {
-            drawProgress(progress, generator.generatedCount(), settings.tokens,
+            drawProgress(progress, session.generatedCount(), settings.tokens,
                          decodeSeconds > 0 ? static_cast<double>(decodeSteps) / decodeSeconds : 0.0);
         }
     }
@@ -290,62 +263,19 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
         progress << "\n" << std::flush;
     }
 
-    const std::vector<int64_t> tokens = generator.generatedTokens();
-    nlohmann::json summary;
-    summary["model"] = {{"source", loaded.source},
-                        {"model_type", architecture.config().modelType},
-                        {"layers", architecture.numLayers()},
-                        {"pattern", architecture.patternSummary()},
-                        {"parameters", languageModel.parameters().parameterCount()}};
-    summary["device"] = config::toString(settings.device);
-    summary["prompt"] = settings.prompt;
-    summary["prompt_tokens"] = prompt.size();
-    summary["tokens"] = tokens;
-    summary["text"] = text.decode(tokens);
-    summary["tokenizer"] = text.name();
-    nlohmann::json pieces = nlohmann::json::array();
-    for (const int64_t token : tokens) {
-        pieces.push_back(text.piece(token));
-    }
-    summary["pieces"] = pieces;
-    summary["new_tokens"] = tokens.size();
-    summary["beams"] = settings.beams;
-    if (settings.beams > 1) {
-        summary["beam_scores"] = generator.beamScores();
-    }
-    nlohmann::json cacheSummary = cacheBytes(generator.cache().selfAttention());
-    cacheSummary["kind"] = config::toString(settings.cache.kind);
-    if (settings.cache.kind == config::CacheKind::Quantized) {
-        const cache::QuantizationSettings quantization =
-            runtime::CacheFactory::quantizationSettings(settings.cache, architecture.headDim());
-        cacheSummary["quantization"] = {{"backend", config::toString(quantization.backend)},
-                                        {"nbits", quantization.nbits},
-                                        {"group", quantization.groupSize},
-                                        {"residual", quantization.residualLength},
-                                        {"axis_key", quantization.axisKey},
-                                        {"axis_value", quantization.axisValue}};
-    }
-
-    const auto caches = generator.cache().caches();
-    if (caches.size() > 1) {
-        cacheSummary["cross_attention"] = cacheBytes(*caches[1]);
-    }
-    summary["cache"] = cacheSummary;
-    if (press) {
-        summary["press"] = pressSummary(*press);
-    }
+    nlohmann::json summary = summaryOf(session, settings);
     summary["timings"] = {{"load_ms", loadMs},
                           {"prefill_ms", prefillMs},
                           {"decode_ms", decodeSeconds * 1000.0},
                           {"decode_steps", decodeSteps},
                           {"check_ms", checkMs}};
     summary["tokens_per_second"] = decodeSeconds > 0 ? static_cast<double>(decodeSteps) / decodeSeconds : 0.0;
-    if (session) {
-        session->finish();
+    if (writer) {
+        writer->finish();
         summary["session"] = {{"file", options.out},
-                              {"bytes", session->bytesWritten()},
-                              {"steps", session->stepsWritten()},
-                              {"events", session->eventsWritten()}};
+                              {"bytes", writer->bytesWritten()},
+                              {"steps", writer->stepsWritten()},
+                              {"events", writer->eventsWritten()}};
     }
     if (options.check) {
         const double tolerance = runtime::CacheFactory::logitTolerance(settings.cache);

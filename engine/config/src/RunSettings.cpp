@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <thread>
 
 namespace kvscope::config {
 namespace {
@@ -85,6 +86,14 @@ std::optional<PressSettings> PressSettings::fromCacheSettings(const std::string&
     return press;
 }
 
+int computeThreads(const RunSettings& settings) {
+    if (settings.threads > 0) {
+        return static_cast<int>(std::min<std::int64_t>(settings.threads, 1024));
+    }
+    // hardware_concurrency() may say 0 when it cannot tell: one thread then.
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 void validate(const RunSettings& settings) {
     const int sources = !settings.preset.empty() + !settings.configPath.empty() + !settings.checkpointDir.empty();
     if (sources > 1) {
@@ -97,6 +106,7 @@ void validate(const RunSettings& settings) {
     requireAtLeast(settings.tokens, 1, "tokens");
     requireAtLeast(settings.beams, 1, "beams");
     requireAtLeast(settings.topK, 0, "top-k");
+    requireAtLeast(settings.threads, 0, "threads");
     if (!(settings.temperature >= 0.0)) {
         throw ConfigError("temperature must be at least 0 (0 = greedy), got " + std::to_string(settings.temperature));
     }

@@ -13,6 +13,7 @@
 #include "kvscope/runtime/PresetCatalog.h"
 #include "kvscope/runtime/RunMetadata.h"
 
+#include <ATen/Parallel.h>
 #include <filesystem>
 #include <optional>
 
@@ -28,6 +29,14 @@ struct LiveSession::Impl {
     std::vector<std::int64_t> promptIds;
     std::unique_ptr<Generator> generator;
     std::int64_t createdUnixNs = 0;
+    double lastStepSeconds = 0.0;
+
+    Generator& started() {
+        if (!generator) {
+            throw GenerationError("start the live session before stepping it");
+        }
+        return *generator;
+    }
 };
 
 LiveSession::LiveSession(config::RunSettings settings) : m_impl(std::make_unique<Impl>()) {
@@ -35,6 +44,8 @@ LiveSession::LiveSession(config::RunSettings settings) : m_impl(std::make_unique
     Impl& impl = *m_impl;
     impl.settings = std::move(settings);
     const config::RunSettings& s = impl.settings;
+    // The model computes on this thread (the GUI's engine thread, the CLI's main thread) from here on.
+    at::set_num_threads(config::computeThreads(s));
     const at::Device device = model::ModelLoader::device(s.device);
     impl.loaded = ModelSource::load(s, device);
     impl.press = CachePressHook::forRun(impl.loaded.model->architecture(), s);
@@ -82,17 +93,15 @@ void LiveSession::start(trace::EventSink& sink) {
     m_impl->generator =
         std::make_unique<Generator>(*m_impl->loaded.model, s.cache, GenerationOptions::of(s, *m_impl->loaded.text),
                                     &sink, m_impl->loaded.text.get());
-    m_impl->generator->prefill(m_impl->promptIds);
+    m_impl->lastStepSeconds = m_impl->generator->prefill(m_impl->promptIds).seconds;
 }
 
 bool LiveSession::step() {
-    if (!m_impl->generator) {
-        throw GenerationError("start the live session before stepping it");
-    }
-    if (m_impl->generator->finished()) {
+    Generator& generator = m_impl->started();
+    if (generator.finished()) {
         return false;
     }
-    m_impl->generator->step();
+    m_impl->lastStepSeconds = generator.step().seconds;
     return true;
 }
 
@@ -111,5 +120,36 @@ trace::SessionMetadata LiveSession::metadata() const {
                               m_impl->createdUnixNs);
 }
 
+double LiveSession::lastStepSeconds() const {
+    return m_impl->lastStepSeconds;
+}
+
+double LiveSession::recomputeDifference() {
+    return m_impl->started().recomputeDifference();
+}
+
+const model::LanguageModel& LiveSession::model() const {
+    return *m_impl->loaded.model;
+}
+
+const TextCodec& LiveSession::text() const {
+    return *m_impl->loaded.text;
+}
+
+const nlohmann::json& LiveSession::source() const {
+    return m_impl->loaded.source;
+}
+
+const std::vector<std::int64_t>& LiveSession::promptIds() const {
+    return m_impl->promptIds;
+}
+
+const CachePressHook* LiveSession::press() const {
+    return m_impl->press.get();
+}
+
+const Generator& LiveSession::generator() const {
+    return m_impl->started();
+}
 
 } // namespace kvscope::runtime

@@ -3,10 +3,10 @@
 
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/window/MainWindow.h"
+#include "kvscope/gui/window/QtRunOptions.h"
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/SyntheticEngine.h"
 #include "kvscope/config/ConfigError.h"
-#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/trace/RecordingSink.h"
 
 #include <QCommandLineParser>
@@ -19,8 +19,6 @@
 #include <QAction>
 #include <QTextStream>
 
-#include <limits>
-
 namespace kvscope::gui {
 namespace {
 
@@ -31,18 +29,6 @@ std::optional<std::int64_t> toInteger(const QString& text, std::int64_t minimum)
         return std::nullopt;
     }
     return value;
-}
-
-/// An enum option through its name table: the value, or a message naming the option and what is allowed.
-template <typename Enum>
-std::variant<Enum, QString> enumOption(const QCommandLineParser& parser, const QCommandLineOption& option,
-                                       std::optional<Enum> (*parse)(std::string_view), const std::string& allowed) {
-    const QString text = parser.value(option);
-    if (const std::optional<Enum> value = parse(text.toStdString())) {
-        return *value;
-    }
-    return QStringLiteral("--%1: unknown value `%2` (allowed: %3)")
-        .arg(option.names().front(), text, QString::fromStdString(allowed));
 }
 
 } // namespace
@@ -58,42 +44,8 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     parser.setApplicationDescription(QStringLiteral("kvscope: inspect the KV caches of transformer language models"));
     parser.addHelpOption();
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A session file to replay"));
-    const QCommandLineOption preset(QStringLiteral("preset"), QStringLiteral("Built-in model preset to run live"),
-                                    QStringLiteral("NAME"));
-    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("A config.json to run live (built-in weights)"),
-                                    QStringLiteral("FILE"));
-    const QCommandLineOption checkpoint(QStringLiteral("checkpoint"),
-                                        QStringLiteral("A checkpoint folder (config.json + safetensors) to run live"),
-                                        QStringLiteral("DIR"));
-    const QCommandLineOption tokenizer(QStringLiteral("tokenizer"),
-                                       QStringLiteral("A tokenizer for --preset or --config (folder, tokenizer.json or "
-                                                      "tokenizer.model; as many ids as the model's vocabulary at most)"),
-                                       QStringLiteral("PATH"));
-    const config::RunSettings defaults;
-    const QCommandLineOption cache(QStringLiteral("cache"),
-                                   QStringLiteral("Cache kind: ") + QString::fromStdString(config::allowedCacheKinds()),
-                                   QStringLiteral("KIND"), QString::fromUtf8(config::toString(defaults.cache.kind)));
-    const QCommandLineOption backend(QStringLiteral("backend"),
-                                     QStringLiteral("Quantizer: ") +
-                                         QString::fromStdString(config::allowedQuantizerBackends()),
-                                     QStringLiteral("NAME"),
-                                     QString::fromUtf8(config::toString(defaults.cache.backend)));
-    const QCommandLineOption nbits(QStringLiteral("nbits"), QStringLiteral("Quantized cache bits"), QStringLiteral("N"),
-                                   QStringLiteral("4"));
-    const QCommandLineOption residual(QStringLiteral("residual"), QStringLiteral("Quantized cache residual length"),
-                                      QStringLiteral("N"), QStringLiteral("128"));
-    const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Prompt text"), QStringLiteral("TEXT"),
-                                    QStringLiteral("The key-value cache"));
-    const QCommandLineOption tokens(QStringLiteral("tokens"), QStringLiteral("New tokens to generate"),
-                                    QStringLiteral("N"), QStringLiteral("32"));
-    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Sampling seed"), QStringLiteral("S"),
-                                  QStringLiteral("0"));
-    const QCommandLineOption weightSeed(QStringLiteral("weight-seed"),
-                                        QStringLiteral("Random built-in weights of this seed (default: a preset's trained weights)"),
-                                        QStringLiteral("S"));
-    const QCommandLineOption device(QStringLiteral("device"),
-                                    QStringLiteral("Device: ") + QString::fromStdString(config::allowedComputeDevices()),
-                                    QStringLiteral("DEVICE"), QString::fromUtf8(config::toString(defaults.device)));
+    // The live run's options are kvscope-cli run's (config::RunOptionTable); the rest are the window's.
+    QtRunOptions::addTo(parser, config::RunSettings{});
     const QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                         QStringLiteral("Render the window to a PNG offscreen and exit"),
                                         QStringLiteral("OUT.png"));
@@ -108,14 +60,6 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     const QCommandLineOption synthetic(QStringLiteral("synthetic"),
                                        QStringLiteral("Open a model-free synthetic session of that size"),
                                        QStringLiteral("LAYERSxTOKENS"));
-    const QCommandLineOption press(QStringLiteral("press"),
-                                   QStringLiteral("Cache press: ") + QString::fromStdString(config::PressDescriptions::allowedNames()),
-                                   QStringLiteral("NAME"));
-    const QCommandLineOption ratio(QStringLiteral("ratio"),
-                                   QStringLiteral("Share of each layer's prefill cache a prefill press removes, in [0, 1)"),
-                                   QStringLiteral("R"), QStringLiteral("0"));
-    const QCommandLineOption pressOption(QStringLiteral("press-option"), QStringLiteral("A press option (repeatable)"),
-                                         QStringLiteral("KEY=VALUE"));
     const QCommandLineOption pressScores(QStringLiteral("press-scores"),
                                          QStringLiteral("Shade the tokens a press kept by their scores (View menu)"));
     const QCommandLineOption events(QStringLiteral("events"),
@@ -123,9 +67,8 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     const QCommandLineOption compareWithoutPress(
         QStringLiteral("compare-without-press"),
         QStringLiteral("Compare the live --press run with the same run without its press (Compare menu)"));
-    parser.addOptions({preset, config, checkpoint, tokenizer, cache, backend, nbits, residual, prompt, tokens, seed,
-                       weightSeed, device, screenshot, step, layer, size, compare, synthetic, press, ratio, pressOption,
-                       pressScores, events, compareWithoutPress});
+    parser.addOptions(
+        {screenshot, step, layer, size, compare, synthetic, pressScores, events, compareWithoutPress});
     if (!parser.parse(arguments)) {
         return parser.errorText();
     }
@@ -143,67 +86,15 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
             return QStringLiteral("session file not found: %1").arg(options.file);
         }
     }
-    if (!options.file.isEmpty() && (parser.isSet(preset) || parser.isSet(config) || parser.isSet(checkpoint) ||
-                                    parser.isSet(tokenizer) || parser.isSet(synthetic))) {
+    const bool modelGiven =
+        parser.isSet(QStringLiteral("preset")) || parser.isSet(QStringLiteral("config")) ||
+        parser.isSet(QStringLiteral("checkpoint")) || parser.isSet(QStringLiteral("tokenizer"));
+    if (!options.file.isEmpty() && (modelGiven || parser.isSet(synthetic))) {
         return QStringLiteral("give either a session FILE to replay or a model to run, not both");
     }
     config::RunSettings& live = options.live;
-    live.preset = parser.value(preset).toStdString();
-    live.configPath = parser.value(config).toStdString();
-    live.checkpointDir = parser.value(checkpoint).toStdString();
-    live.tokenizerPath = parser.value(tokenizer).toStdString();
-    live.prompt = parser.value(prompt).toStdString();
-    const auto kind = enumOption(parser, cache, &config::cacheKindFromString, config::allowedCacheKinds());
-    const auto quantizer = enumOption(parser, backend, &config::quantizerBackendFromString, config::allowedQuantizerBackends());
-    const auto place = enumOption(parser, device, &config::computeDeviceFromString, config::allowedComputeDevices());
-    for (const QString* message : {std::get_if<QString>(&kind), std::get_if<QString>(&quantizer), std::get_if<QString>(&place)}) {
-        if (message != nullptr) {
-            return *message;
-        }
-    }
-    live.cache.kind = std::get<config::CacheKind>(kind);
-    live.cache.backend = std::get<config::QuantizerBackend>(quantizer);
-    live.device = std::get<config::ComputeDevice>(place);
-    // Integers here; their ranges are the one check every front end shares (config::validate).
-    const struct {
-        const QCommandLineOption& option;
-        std::int64_t& target;
-    } integers[] = {{residual, live.cache.residualLength}, {tokens, live.tokens}};
-    for (const auto& integer : integers) {
-        const auto value = toInteger(parser.value(integer.option), std::numeric_limits<std::int64_t>::min());
-        if (!value) {
-            return QStringLiteral("--%1 must be a whole number, got `%2`")
-                .arg(integer.option.names().front(), parser.value(integer.option));
-        }
-        integer.target = *value;
-    }
-    const auto bits = toInteger(parser.value(nbits), 0);
-    const auto seedValue = toInteger(parser.value(seed), 0);
-    if (!bits || !seedValue) {
-        return QStringLiteral("--nbits and --seed must be whole numbers at least 0, got `%1` and `%2`")
-            .arg(parser.value(nbits), parser.value(seed));
-    }
-    live.cache.nbits = static_cast<int>(std::min<std::int64_t>(*bits, 64));
-    live.seed = static_cast<std::uint64_t>(*seedValue);
-    if (parser.isSet(weightSeed)) {
-        const auto weightSeedValue = toInteger(parser.value(weightSeed), 0);
-        if (!weightSeedValue) {
-            return QStringLiteral("--weight-seed must be a whole number at least 0, got `%1`").arg(parser.value(weightSeed));
-        }
-        live.weightSeed = static_cast<std::uint64_t>(*weightSeedValue);
-    }
-    live.press.name = parser.value(press).toStdString();
-    bool ratioRead = false;
-    live.press.ratio = parser.value(ratio).toDouble(&ratioRead);
-    if (!ratioRead) {
-        return QStringLiteral("--ratio must be a number in [0, 1), got `%1`").arg(parser.value(ratio));
-    }
-    for (const QString& option : parser.values(pressOption)) {
-        const qsizetype equals = option.indexOf(QLatin1Char('='));
-        if (equals <= 0) {
-            return QStringLiteral("--press-option `%1`: expected key=value").arg(option);
-        }
-        live.press.options[option.left(equals).toStdString()] = option.mid(equals + 1).toStdString();
+    if (const QString refusal = QtRunOptions::apply(parser, live); !refusal.isEmpty()) {
+        return refusal;
     }
     options.pressScores = parser.isSet(pressScores);
     options.eventLog = parser.isSet(events);
@@ -224,7 +115,8 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
             for (const std::string& name : names) {
                 known << QString::fromStdString(name);
             }
-            return QStringLiteral("unknown preset `%1` (allowed: %2)").arg(parser.value(preset), known.join(", "));
+            return QStringLiteral("unknown preset `%1` (allowed: %2)")
+                .arg(QString::fromStdString(live.preset), known.join(", "));
         }
     }
     if (live.device == config::ComputeDevice::Cuda && !capabilities.cudaAvailable) {

@@ -82,6 +82,7 @@ TEST(RunSettingsTest, RefusalsNameTheSettingAndWhatIsAllowed) {
         {"negative group", [](RunSettings& s) { s.cache.groupSize = -4; }, "group size must be at least 0, got -4"},
         {"no residual", [](RunSettings& s) { s.cache.residualLength = 0; }, "residual length must be at least 1"},
         {"negative length", [](RunSettings& s) { s.cache.maxCacheLen = -1; }, "max cache length must be at least 0"},
+        {"negative threads", [](RunSettings& s) { s.threads = -2; }, "threads must be at least 0, got -2"},
         {"3-bit min-max",
          [](RunSettings& s) { s.cache.kind = CacheKind::Quantized; s.cache.nbits = 3; },
          "nbits 3 is not supported by the min-max quantizer (allowed: 2, 4, 8)"},

@@ -21,16 +21,17 @@ class CachePressHook;
 
 namespace kvscope::cli {
 
-/// The options of `kvscope-cli run` (docs/CLI.md): the run's settings, and what the command does
-/// around the run.
+/// The options of `kvscope-cli run` (docs/CLI.md): the run's settings (the command line reads them through
+/// config::RunOptionTable), and what the command does around the run.
 struct RunOptions {
     config::RunSettings run;
     std::string out;        ///< session file to record, appended step by step
     std::string promptFile; ///< read the prompt from this file instead of the settings' prompt
     bool check = false;
     bool progress = true;
-    /// --press-option key=value, and for decoding presses --interval / --target-size (compression_interval
-    /// / target_size): folded into run.press (whose name and ratio are --press and --ratio).
+    /// For callers that build options in code (the command line reads --prompt-file, --press-option,
+    /// --interval and --target-size straight into `run`): key=value press options, and for decoding presses
+    /// compression_interval / target_size, folded into run.press by settingsOf.
     std::vector<std::string> pressOptions;
     int64_t interval = 0;
     int64_t targetSize = 0;
@@ -43,13 +44,10 @@ class RunCommand {
 public:
     /// Adds the `run` subcommand, its options bound to `options`.
     static CLI::App* addSubcommand(CLI::App& app, RunOptions& options);
-    /// The model, cache, prompt and device options that `run` shares with `fidelity`.
-    static void addModelOptions(CLI::App& command, RunOptions& options);
-    /// --press, --ratio, --press-option, --interval, --target-size.
-    static void addPressOptions(CLI::App& command, RunOptions& options);
     /// The options' run settings with the prompt file read and the press folded in (pressSettings), validated.
     static config::RunSettings settingsOf(const RunOptions& options);
-    /// Runs and returns the summary; progress goes to `progress`. Throws on bad input.
+    /// Runs (a runtime::LiveSession, as the GUI's live sessions) and returns the summary; progress goes to
+    /// `progress`. Throws on bad input.
     static nlohmann::json run(const RunOptions& options, std::ostream& progress);
     /// Runs, prints the summary on `out`; returns 0, or 1 when --check found a difference above the
     /// cache's tolerance. Bad input throws (the caller exits 2).

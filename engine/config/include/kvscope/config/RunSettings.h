@@ -76,17 +76,21 @@ struct RunSettings {
     /// Built-in random weights of this seed; unset: a preset's trained weights where it has some, else seed 0.
     std::optional<std::uint64_t> weightSeed;
     ComputeDevice device = ComputeDevice::Cpu;
+    /// Intra-op threads of the model's compute (LibTorch's at::set_num_threads); 0 = all the machine's cores.
+    std::int64_t threads = 0;
 
     bool operator==(const RunSettings&) const = default;
 };
 
+/// The intra-op threads a run computes on: `settings.threads`, or every core of this machine when it is 0.
+int computeThreads(const RunSettings& settings);
+
 /// The one check of a run's settings before anything is built (the CLI's run, the GUI launcher and
 /// LiveSession): at most one model source, a tokenizer only with a preset or config.json, at least one
-/// token and one beam, a bit width the backend supports, no negative size, temperature or top-k, a known
-/// press with known options of the right types and a ratio in [0, 1) (no ratio or options without a
-/// press). Throws
-/// ConfigError naming the setting and what is allowed. Whether the device is usable here is the
-/// engine's check (DeviceSupport).
+/// token and one beam, no negative thread count, a bit width the backend supports, no negative size,
+/// temperature or top-k, a known press with known options of the right types and a ratio in [0, 1) (no ratio
+/// or options without a press). Throws ConfigError naming the setting and what is allowed. Whether the device
+/// is usable here is the engine's check (DeviceSupport).
 void validate(const RunSettings& settings);
 
 } // namespace kvscope::config

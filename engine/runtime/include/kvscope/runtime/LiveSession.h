@@ -5,6 +5,8 @@
 #include "kvscope/config/RunSettings.h"
 #include "kvscope/trace/SessionMetadata.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,14 +16,25 @@ namespace kvscope::trace {
 class EventSink;
 }
 
+namespace kvscope::model {
+class LanguageModel;
+}
+
 namespace kvscope::runtime {
 
-/// A generation run behind a torch-free interface, for callers that must not see LibTorch (the GUI):
-/// builds the model, then prefills and steps a Generator that reports every cache operation to the
-/// sink given to start(). Not thread-safe: use it from one thread (the GUI's engine thread).
+class CachePressHook;
+class Generator;
+class TextCodec;
+
+/// The one assembly of a generation run, behind a torch-free interface for callers that must not see
+/// LibTorch (the GUI): loads the model, attaches the settings' press, then prefills and steps a Generator
+/// that reports every cache operation to the sink given to start(). kvscope-cli run drives it too, and
+/// reads its summary through the engine-side accessors. Not thread-safe: use it from one thread (the
+/// GUI's engine thread), the one its model computes on with the settings' threads.
 class LiveSession {
 public:
-    /// Loads the model; throws std::runtime_error naming the problem and the allowed values for a bad
+    /// Sets the calling thread's intra-op threads (config::computeThreads), loads the model; throws
+    /// std::runtime_error naming the problem and the allowed values for a bad
     /// source, cache kind, option or an unavailable device.
     explicit LiveSession(config::RunSettings settings);
     ~LiveSession();
@@ -51,6 +64,21 @@ public:
     std::vector<std::string> pressNotices() const;
     /// What a session file records about this run.
     trace::SessionMetadata metadata() const;
+    /// Seconds the last prefill or step took (its forward pass and pick); 0 before start().
+    double lastStepSeconds() const;
+    /// Max |logits of the last forward pass - logits recomputed without a cache| (kvscope-cli run --check).
+    double recomputeDifference();
+
+    // The engine side, for kvscope-cli run's summary: LibTorch types, only declared here.
+    const model::LanguageModel& model() const;
+    const TextCodec& text() const;
+    /// The model source as a session records it (ModelSource::Loaded::source).
+    const nlohmann::json& source() const;
+    const std::vector<std::int64_t>& promptIds() const;
+    /// The press the settings ask for; null without one.
+    const CachePressHook* press() const;
+    /// The generator; start() first.
+    const Generator& generator() const;
 
 private:
     struct Impl;

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "kvscope/gui/window/QtRunOptions.h"
+
+#include <QCommandLineParser>
+
+namespace kvscope::gui {
+
+void QtRunOptions::addTo(QCommandLineParser& parser, const config::RunSettings& defaults) {
+    for (const config::RunOption& option : config::RunOptionTable::options()) {
+        const QString name = QString::fromStdString(option.name);
+        const QString help = QString::fromStdString(option.help);
+        if (option.valueName.empty()) {
+            parser.addOption(QCommandLineOption(name, help));
+            continue;
+        }
+        const std::string current = option.current(defaults);
+        parser.addOption(QCommandLineOption(name, help, QString::fromStdString(option.valueName),
+                                            current.empty() ? QString() : QString::fromStdString(current)));
+    }
+}
+
+QString QtRunOptions::apply(const QCommandLineParser& parser, config::RunSettings& settings) {
+    const auto given = [&parser](const std::string& name) {
+        return parser.isSet(QString::fromStdString(name));
+    };
+    for (const config::RunOption& option : config::RunOptionTable::options()) {
+        const QString name = QString::fromStdString(option.name);
+        if (!parser.isSet(name)) {
+            continue;
+        }
+        if (const std::string conflict = config::RunOptionTable::conflict(option, given); !conflict.empty()) {
+            return QString::fromStdString(conflict);
+        }
+        QStringList values;
+        if (option.valueName.empty()) {
+            values << QString();
+        } else if (option.repeatable) {
+            values = parser.values(name);
+        } else {
+            values << parser.value(name);
+        }
+        for (const QString& value : values) {
+            if (const std::string refusal = option.apply(settings, value.toStdString()); !refusal.empty()) {
+                return QStringLiteral("--%1: %2").arg(name, QString::fromStdString(refusal));
+            }
+        }
+    }
+    return {};
+}
+
+} // namespace kvscope::gui

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// kvscope's run options (QtRunOptions) against kvscope-cli run's (cli::CliRunOptions, torch-free): one
+// table, so every command line reads into the same RunSettings and is refused with the same words.
+#include "kvscope/gui/window/QtRunOptions.h"
+
+#include "kvscope/cli/CliRunOptions.h"
+
+#include <CLI/CLI.hpp>
+#include <QCommandLineParser>
+#include <QTemporaryDir>
+#include <fstream>
+#include <functional>
+#include <gtest/gtest.h>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace kvscope::gui {
+namespace {
+
+using Parsed = std::variant<config::RunSettings, std::string>;
+
+Parsed throughQt(const std::vector<std::string>& arguments) {
+    QCommandLineParser parser;
+    QtRunOptions::addTo(parser, config::RunSettings{});
+    QStringList line{QStringLiteral("kvscope")};
+    for (const std::string& argument : arguments) {
+        line << QString::fromStdString(argument);
+    }
+    if (!parser.parse(line)) {
+        return parser.errorText().toStdString();
+    }
+    config::RunSettings settings;
+    if (const QString refusal = QtRunOptions::apply(parser, settings); !refusal.isEmpty()) {
+        return refusal.toStdString();
+    }
+    return settings;
+}
+
+Parsed throughCli(const std::vector<std::string>& arguments) {
+    CLI::App app;
+    config::RunSettings settings;
+    cli::CliRunOptions::addTo(app, settings, config::RunOptionTable::allGroups());
+    std::vector<const char*> argv{"kvscope-cli"};
+    for (const std::string& argument : arguments) {
+        argv.push_back(argument.c_str());
+    }
+    try {
+        app.parse(static_cast<int>(argv.size()), argv.data());
+    } catch (const CLI::ParseError& error) {
+        return std::string(error.what());
+    }
+    return settings;
+}
+
+config::RunSettings changed(const std::function<void(config::RunSettings&)>& change) {
+    config::RunSettings settings;
+    change(settings);
+    return settings;
+}
+
+TEST(QtRunOptionsTest, EveryRunOptionParsesAlikeThroughBothCommandLines) {
+    QTemporaryDir directory;
+    const std::string promptFile = directory.filePath(QStringLiteral("prompt.txt")).toStdString();
+    std::ofstream(promptFile, std::ios::binary) << "from a file";
+    struct Case {
+        std::vector<std::string> arguments;
+        std::function<void(config::RunSettings&)> expected;
+    };
+    using S = config::RunSettings;
+    const std::vector<Case> cases = {
+        {{}, [](S&) {}},
+        {{"--preset", "gemma3", "--cache", "quantized", "--backend", "hqq", "--nbits", "3", "--group", "8",
+          "--residual", "16", "--max-cache-len", "40"},
+         [](S& s) {
+             s.preset = "gemma3";
+             s.cache = {config::CacheKind::Quantized, config::QuantizerBackend::Hqq, 3, 8, 16, 40};
+         }},
+        {{"--config", "c.json", "--tokenizer", "/models/tok", "--weight-seed", "5"},
+         [](S& s) {
+             s.configPath = "c.json";
+             s.tokenizerPath = "/models/tok";
+             s.weightSeed = 5;
+         }},
+        {{"--checkpoint", "/models/m", "--device", "cuda", "--threads", "3", "--tokens", "7"},
+         [](S& s) {
+             s.checkpointDir = "/models/m";
+             s.device = config::ComputeDevice::Cuda;
+             s.threads = 3;
+             s.tokens = 7;
+         }},
+        {{"--prompt", "Once upon", "--ignore-eos", "--beams", "2", "--seed", "9", "--temperature", "0.8",
+          "--top-k", "5"},
+         [](S& s) {
+             s.prompt = "Once upon";
+             s.ignoreEos = true;
+             s.beams = 2;
+             s.seed = 9;
+             s.temperature = 0.8;
+             s.topK = 5;
+         }},
+        {{"--prompt-file", promptFile}, [](S& s) { s.prompt = "from a file"; }},
+        {{"--press", "snapkv", "--ratio", "0.5", "--press-option", "window_size=4", "--press-option",
+          "kernel_size=3"},
+         [](S& s) {
+             s.press = {"snapkv", 0.5, {{"window_size", "4"}, {"kernel_size", "3"}}};
+         }},
+        // Table order: --interval after --press-option, whatever the order on the line.
+        {{"--interval", "5", "--press", "decoding", "--press-option", "compression_interval=3",
+          "--target-size", "64"},
+         [](S& s) {
+             s.press = {"decoding", 0.0, {{"compression_interval", "5"}, {"target_size", "64"}}};
+         }},
+        // A single-valued option given twice: the last one counts in both.
+        {{"--tokens", "3", "--tokens", "4"}, [](S& s) { s.tokens = 4; }},
+    };
+    std::set<std::string> covered;
+    for (const Case& c : cases) {
+        std::string line;
+        for (const std::string& argument : c.arguments) {
+            line += argument + " ";
+            if (argument.rfind("--", 0) == 0) {
+                covered.insert(argument.substr(2));
+            }
+        }
+        SCOPED_TRACE(line);
+        const config::RunSettings expected = changed(c.expected);
+        const Parsed qt = throughQt(c.arguments);
+        const Parsed cli = throughCli(c.arguments);
+        ASSERT_TRUE(std::holds_alternative<config::RunSettings>(qt)) << std::get<std::string>(qt);
+        ASSERT_TRUE(std::holds_alternative<config::RunSettings>(cli)) << std::get<std::string>(cli);
+        EXPECT_EQ(std::get<config::RunSettings>(qt), expected);
+        EXPECT_EQ(std::get<config::RunSettings>(cli), expected);
+    }
+    for (const config::RunOption& option : config::RunOptionTable::options()) {
+        EXPECT_TRUE(covered.count(option.name)) << "--" << option.name << " has no case";
+    }
+}
+
+TEST(QtRunOptionsTest, BothCommandLinesRefuseInTheSameWords) {
+    const struct {
+        std::vector<std::string> arguments;
+        const char* refusal;
+    } cases[] = {
+        {{"--tokens", "0"}, "--tokens: must be a whole number at least 1, got `0`"},
+        {{"--residual", "-1"}, "--residual: must be a whole number at least 1, got `-1`"},
+        {{"--threads", "many"}, "--threads: must be a whole number at least 0, got `many`"},
+        {{"--temperature", "-1"}, "--temperature: must be a number at least 0, got `-1`"},
+        {{"--ratio", "half"}, "--ratio: must be a number in [0, 1), got `half`"},
+        {{"--cache", "paged"},
+         "--cache: unknown value `paged` (allowed: dynamic, static, quantized, offloaded)"},
+        {{"--press-option", "window"}, "--press-option: expected key=value, got `window`"},
+        {{"--preset", "llama", "--checkpoint", "/m"},
+         "--preset excludes --checkpoint: give one model source: a preset, a config.json or a checkpoint "
+         "folder"},
+        {{"--prompt", "a", "--prompt-file", "/no/such/file"},
+         "--prompt-file excludes --prompt: give the prompt as text or as a file, not both"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.refusal);
+        const Parsed qt = throughQt(c.arguments);
+        const Parsed cli = throughCli(c.arguments);
+        ASSERT_TRUE(std::holds_alternative<std::string>(qt));
+        ASSERT_TRUE(std::holds_alternative<std::string>(cli));
+        EXPECT_EQ(std::get<std::string>(qt), c.refusal);
+        EXPECT_EQ(std::get<std::string>(cli), c.refusal);
+    }
+}
+
+TEST(QtRunOptionsTest, BothHelpTextsListEveryOptionWithTheSettingsDefault) {
+    QCommandLineParser parser;
+    QtRunOptions::addTo(parser, config::RunSettings{});
+    const QString qtHelp = parser.helpText();
+    CLI::App app;
+    config::RunSettings settings;
+    cli::CliRunOptions::addTo(app, settings, config::RunOptionTable::allGroups());
+    const std::string cliHelp = app.help();
+    for (const config::RunOption& option : config::RunOptionTable::options()) {
+        SCOPED_TRACE(option.name);
+        const std::string flag = "--" + option.name;
+        const std::string current = option.current(config::RunSettings{});
+        const std::string qtForm = option.valueName.empty() ? flag : flag + " <" + option.valueName + ">";
+        const std::string cliForm = option.valueName.empty() ? flag
+                                    : current.empty()        ? flag + " " + option.valueName
+                                                             : flag + " " + option.valueName + "=" + current;
+        EXPECT_TRUE(qtHelp.contains(QString::fromStdString(qtForm))) << qtForm;
+        EXPECT_NE(cliHelp.find(cliForm), std::string::npos) << cliForm << " in\n" << cliHelp;
+        if (!current.empty()) {
+            // Qt wraps long descriptions, so look for the default alone.
+            EXPECT_TRUE(qtHelp.contains(QString::fromStdString("[default: " + current + "]")));
+        }
+    }
+}
+
+} // namespace
+} // namespace kvscope::gui

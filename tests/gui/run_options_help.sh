@@ -1,0 +1,35 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# `kvscope --help` and `kvscope-cli run --help` list the same run options (config::RunOptionTable); each
+# tool's own options are listed here by hand.
+# Usage: run_options_help.sh KVSCOPE_CLI KVSCOPE
+cli=$1
+gui=$2
+# The option an option line of a help text starts with ("  --tokens N=32 ...", "  -h, --help ...").
+options() {
+    sed -n 's/^ *\(-[a-zA-Z?], \)*\(--[a-z][a-z0-9-]*\).*/\2/p' | sort -u
+}
+cli_only='--check --help --no-progress --out'
+gui_only='--compare --compare-without-press --events --help --help-all --layer --press-scores --screenshot --size --step --synthetic'
+without() {
+    grep -v -x -F "$(printf '%s\n' $1)"
+}
+cli_run=$("$cli" run --help 2>&1 | options | without "$cli_only")
+gui_run=$("$gui" --help 2>&1 | options | without "$gui_only")
+status=0
+if [ "$cli_run" != "$gui_run" ]; then
+    echo "FAIL the run options differ (< kvscope-cli run, > kvscope):"
+    listed=$(mktemp)
+    printf '%s\n' "$cli_run" >"$listed"
+    printf '%s\n' "$gui_run" | diff "$listed" - || true
+    rm -f "$listed"
+    status=1
+fi
+for expected in --preset --threads --press-option --ignore-eos; do
+    case " $(echo $cli_run) " in
+    *" $expected "*) ;;
+    *) echo "FAIL $expected is not among the run options: $cli_run"; status=1 ;;
+    esac
+done
+[ $status -eq 0 ] && echo "ok: both list the same $(echo "$cli_run" | wc -l) run options"
+exit $status
