@@ -12,7 +12,7 @@ options() {
 cli_only='--check --help --no-progress --out'
 gui_only='--compare --compare-without-press --events --help --help-all --layer --press-scores --screenshot --size --step --synthetic'
 without() {
-    grep -v -x -F "$(printf '%s\n' $1)"
+    grep -v -x -F -e "$(printf '%s\n' $1)"
 }
 cli_run=$("$cli" run --help 2>&1 | options | without "$cli_only")
 gui_run=$("$gui" --help 2>&1 | options | without "$gui_only")

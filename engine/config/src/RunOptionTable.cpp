@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 
@@ -223,8 +224,10 @@ std::vector<RunOption> build() {
              Group::Press);
     press.current = [](const RunSettings& settings) { return settings.press.name; };
     press.apply = [](RunSettings& settings, const std::string& value) -> std::string {
-        if (PressDescriptions::find(value) == nullptr) {
-            return "unknown press `" + value + "` (allowed: " + PressDescriptions::allowedNames() + ")";
+        try {
+            PressDescriptions::describe(value);
+        } catch (const std::invalid_argument& unknown) {
+            return unknown.what();
         }
         settings.press.name = value;
         return {};

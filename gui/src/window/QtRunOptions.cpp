@@ -13,9 +13,12 @@ void QtRunOptions::addTo(QCommandLineParser& parser, const config::RunSettings& 
             parser.addOption(QCommandLineOption(name, help));
             continue;
         }
+        // QCommandLineParser's help does not show default values: say them as kvscope-cli's help does.
         const std::string current = option.current(defaults);
-        parser.addOption(QCommandLineOption(name, help, QString::fromStdString(option.valueName),
-                                            current.empty() ? QString() : QString::fromStdString(current)));
+        const QString described =
+            current.empty() ? help
+                            : QStringLiteral("%1 [default: %2]").arg(help, QString::fromStdString(current));
+        parser.addOption(QCommandLineOption(name, described, QString::fromStdString(option.valueName)));
     }
 }
 

@@ -6,6 +6,7 @@
 #include "kvscope/trace/RecordingSink.h"
 #include "kvscope/trace/Timeline.h"
 
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,7 @@
 #include <variant>
 #include <fstream>
 #include <stdexcept>
+#include <thread>
 
 namespace kvscope::runtime {
 namespace {
@@ -44,6 +46,42 @@ TEST(LiveSessionTest, DescribesTheTokenizerAFolderOrFileBrings) {
     settings.preset = "llama";
     settings.tokenizerPath = directory.path().string();
     EXPECT_NE(refusal(settings).find("1001 ids but the model's vocabulary has 259"), std::string::npos);
+}
+
+TEST(LiveSessionTest, ComputesOnTheThreadsItIsGivenOnTheThreadThatBuildsIt) {
+    // As the GUI's engine thread builds it: the setting holds on that thread (0 = every core).
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    for (const auto& [threads, expected] : {std::pair<std::int64_t, int>{1, 1}, {3, 3}, {0, cores}}) {
+        config::RunSettings settings;
+        settings.preset = "llama";
+        settings.tokens = 2;
+        settings.threads = threads;
+        int seen = -1;
+        std::thread engine([&] {
+            LiveSession session(settings);
+            seen = at::get_num_threads();
+        });
+        engine.join();
+        EXPECT_EQ(seen, expected) << "--threads " << threads;
+    }
+}
+
+TEST(LiveSessionTest, TimesEachStepAndComparesWithACacheFreeRecompute) {
+    config::RunSettings settings;
+    settings.preset = "llama";
+    settings.tokens = 3;
+    LiveSession session(settings);
+    EXPECT_EQ(session.lastStepSeconds(), 0.0);
+    trace::RecordingSink sink;
+    session.start(sink);
+    EXPECT_GT(session.lastStepSeconds(), 0.0);
+    EXPECT_LE(session.recomputeDifference(), 1e-4);
+    EXPECT_EQ(session.promptIds().size(), settings.prompt.size() + 1) << "byte tokens after a bos";
+    EXPECT_EQ(session.press(), nullptr);
+    while (session.step()) {
+        EXPECT_GT(session.lastStepSeconds(), 0.0);
+        EXPECT_LE(session.recomputeDifference(), 1e-4);
+    }
 }
 
 TEST(LiveSessionTest, PrefillsThenStepsToTheTokenCount) {
