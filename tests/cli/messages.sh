@@ -33,6 +33,12 @@ expect "run --nbits 3" "nbits 3 is not supported by the min-max quantizer (allow
     run --cache quantized --nbits 3 --no-progress
 expect "run --tokenizer without one" "$empty/none" run --tokenizer "$empty/none" --no-progress
 expect "run --tokenizer bytes-only folder" "$empty" run --tokenizer "$empty" --no-progress
+expect "run --press snapkv on the default prompt" \
+    "SnapKV's window_size (64) must be shorter than the prompt (20 tokens): give a longer prompt or --press-option window_size=8" \
+    run --press snapkv --ratio 0.5 --tokens 1 --no-progress
+expect "run --press h2o --press-option recent_window beyond the budget" \
+    "H2O's recent_window (32) is part of its budget (16) and must be at most that" \
+    run --press h2o --press-option budget=16 --press-option recent_window=32 --tokens 1 --no-progress
 expect "bench cache --layers 0" "--layers: must be a whole number at least 1" bench cache --layers 0
 expect "bench cache --type paged" "dynamic_sliding" bench cache --type paged
 expect "replay --step -1" "--step: must be a whole number at least 0" replay /dev/null --step -1

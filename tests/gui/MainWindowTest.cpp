@@ -282,11 +282,11 @@ TEST(MainWindowTest, EveryFailedLiveSessionSaysWhyOverTheMapAndLeavesTheWindowUs
          "cannot read /models/tiny/model.safetensors: tensor `model.norm.weight` ends at byte 9000 but the "
          "file has "
          "4096 bytes (cut short? download it again)",
-         "The live session could not load its model"},
+         "The live session could not start"},
         {"a bad press option at run time", testing::FailAt::Loading, 0,
          "H2O's recent_window (32) is part of its budget (16) and must be at most that: give --press-option "
          "recent_window=2 or leave it out (budget / 8)",
-         "The live session could not load its model"},
+         "The live session could not start"},
         {"a press refusing the prompt at the prefill", testing::FailAt::Prefill, 0,
          "SnapKV's window_size (64) must be shorter than the prompt (20 tokens): give a longer prompt or "
          "--press-option window_size=8",

@@ -204,7 +204,7 @@ TEST(SessionControllerTest, AFailureSaysWhereTheRunStoppedUntilTheNextSession) {
     };
     const std::vector<Case> cases = {
         {testing::FailAt::Loading, 0, LiveFailure::Stage::Loading, 0,
-         "The live session could not load its model"},
+         "The live session could not start"},
         {testing::FailAt::Prefill, 0, LiveFailure::Stage::Prefill, 0,
          "The live session failed at its prefill (step 0)"},
         {testing::FailAt::Step, 3, LiveFailure::Stage::Step, 3, "The live session failed at step 3"},

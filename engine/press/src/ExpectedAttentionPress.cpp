@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <algorithm>
 
 namespace kvscope::press {
 
@@ -21,8 +22,7 @@ at::Tensor ExpectedAttentionPress::score(const PressInputs& inputs, int64_t) con
     const int64_t length = inputs.keys.size(2);
     const int64_t rows = inputs.hiddenStates.size(1);
     if (length <= m_sinkCount || rows <= m_sinkCount) {
-        throw std::invalid_argument("expected_attention needs more tokens (" + std::to_string(length) +
-                                    ") than n_sink (" + std::to_string(m_sinkCount) + ")");
+        refuseLongerThanPrompt("n_sink", m_sinkCount, std::min(length, rows));
     }
     const int64_t dim = inputs.headDim;
     // Statistics of the pre-RoPE queries after the sinks.

@@ -2,6 +2,7 @@
 #include "kvscope/press/H2oPress.h"
 
 #include "kvscope/press/TopKSelection.h"
+#include "kvscope/config/PressDescriptions.h"
 
 #include <ATen/ATen.h>
 
@@ -10,10 +11,19 @@
 namespace kvscope::press {
 
 H2oPress::H2oPress(int64_t budget, int64_t recentWindow) : m_budget(budget), m_recentWindow(recentWindow) {
-    if (budget < 1 || recentWindow < 0 || recentWindow > budget) {
-        throw std::invalid_argument("h2o: budget must be >= 1 and 0 <= recent_window <= budget (got budget " +
-                                    std::to_string(budget) + ", recent_window " + std::to_string(recentWindow) + ")");
+    if (budget < 1) {
+        throw std::invalid_argument("H2O's budget must be at least 1, got " + std::to_string(budget));
     }
+    if (recentWindow < 0 || recentWindow > budget) {
+        throw std::invalid_argument(
+            "H2O's recent_window (" + std::to_string(recentWindow) + ") is part of its budget (" +
+            std::to_string(budget) + ") and must be at most that: give --press-option recent_window=" +
+            std::to_string(defaultRecentWindow(budget)) + " or leave it out (budget / 8)");
+    }
+}
+
+int64_t H2oPress::defaultRecentWindow(int64_t budget) {
+    return config::PressDescriptions::h2oRecentWindow(budget);
 }
 
 at::Tensor H2oPress::step(int64_t layerIndex, const at::Tensor& attentions, int64_t numKeyValueHeads) {

@@ -3,12 +3,28 @@
 
 #include "kvscope/press/TopKSelection.h"
 #include "kvscope/model/TensorOps.h"
+#include "kvscope/config/PressDescriptions.h"
 
 #include <ATen/ATen.h>
 
 #include <stdexcept>
 
 namespace kvscope::press {
+
+std::string Press::displayName() const {
+    std::string display = referenceName();
+    const std::string suffix = "Press";
+    if (display.size() > suffix.size() &&
+        display.compare(display.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        display.resize(display.size() - suffix.size());
+    }
+    return display;
+}
+
+void Press::refuseLongerThanPrompt(const std::string& option, int64_t value, int64_t length) const {
+    throw std::invalid_argument(
+        config::PressDescriptions::promptTooShort(displayName(), option, value, length));
+}
 
 int64_t Press::keptCount(int64_t length, double ratio, const PressInputs&) const {
     return static_cast<int64_t>(static_cast<double>(length) * (1.0 - ratio));

@@ -100,7 +100,10 @@ DecodingPress PressCatalog::decoding(const std::map<std::string, std::string>& g
 
 H2oPress PressCatalog::h2o(const std::map<std::string, std::string>& given) {
     const PressOptions options = optionsOf("h2o", given);
-    return H2oPress(options.integer("budget", 1), options.integer("recent_window", 0));
+    const int64_t budget = options.integer("budget", 1);
+    // The recent window's default follows the budget, so that `budget=16` alone works.
+    return H2oPress(budget, given.count("recent_window") != 0 ? options.integer("recent_window", 0)
+                                                              : H2oPress::defaultRecentWindow(budget));
 }
 
 std::optional<std::string> PressCatalog::fromReferenceName(const std::string& referenceName) {

@@ -2,6 +2,7 @@
 #include "kvscope/press/SnapKvPress.h"
 
 #include "kvscope/model/TensorOps.h"
+#include "kvscope/config/PressDescriptions.h"
 
 #include <ATen/ATen.h>
 
@@ -43,6 +44,21 @@ at::Tensor SnapKvPress::windowAttention(const PressInputs& inputs, int64_t windo
 }
 
 at::Tensor SnapKvPress::score(const PressInputs& inputs, int64_t) const {
+    require(inputs.hiddenStates, "hidden states", name());
+    const int64_t length = inputs.keys.size(2);
+    const int64_t rows = inputs.hiddenStates.size(1);
+    if (m_windowSize >= length) {
+        refuseLongerThanPrompt("window_size", m_windowSize, length);
+    }
+    if (m_windowSize > rows) {
+        // Only where the press scores a cache longer than the hidden states it is handed (DecodingPress).
+        throw std::invalid_argument(displayName() + "'s window_size (" + std::to_string(m_windowSize) +
+                                    ") needs as many hidden states, but the decoding press holds " +
+                                    std::to_string(rows) +
+                                    ": raise hidden_states_buffer_size or give --press-option "
+                                    "window_size=" +
+                                    std::to_string(config::PressDescriptions::fitBelowPrompt(2 * rows)));
+    }
     at::Tensor scores = windowAttention(inputs, m_windowSize).mean(-2);
     scores = at::avg_pool1d(scores, {m_kernelSize}, {1}, {m_kernelSize / 2}, false, true);
     return withPads(groupMean(scores, inputs.numKeyValueHeads), m_windowSize, /*before=*/false);

@@ -12,6 +12,7 @@
 #include "kvscope/runtime/ModelSource.h"
 #include "kvscope/runtime/PresetCatalog.h"
 #include "kvscope/runtime/RunMetadata.h"
+#include "kvscope/config/PressDescriptions.h"
 
 #include <ATen/Parallel.h>
 #include <filesystem>
@@ -27,6 +28,7 @@ struct LiveSession::Impl {
     std::unique_ptr<CachePressHook> press;
     std::optional<model::AttachedAttentionObserver> attached;
     std::vector<std::int64_t> promptIds;
+    std::vector<std::string> fitNotices;
     std::unique_ptr<Generator> generator;
     std::int64_t createdUnixNs = 0;
     double lastStepSeconds = 0.0;
@@ -39,7 +41,8 @@ struct LiveSession::Impl {
     }
 };
 
-LiveSession::LiveSession(config::RunSettings settings) : m_impl(std::make_unique<Impl>()) {
+LiveSession::LiveSession(config::RunSettings settings, PressDefaults pressDefaults)
+    : m_impl(std::make_unique<Impl>()) {
     config::validate(settings);
     Impl& impl = *m_impl;
     impl.settings = std::move(settings);
@@ -48,9 +51,13 @@ LiveSession::LiveSession(config::RunSettings settings) : m_impl(std::make_unique
     at::set_num_threads(config::computeThreads(s));
     const at::Device device = model::ModelLoader::device(s.device);
     impl.loaded = ModelSource::load(s, device);
+    impl.promptIds = impl.loaded.text->encode(s.prompt);
+    if (pressDefaults == PressDefaults::FitToPrompt && !s.press.name.empty()) {
+        impl.fitNotices = config::PressDescriptions::fitToPrompt(
+            impl.settings.press, static_cast<std::int64_t>(impl.promptIds.size()));
+    }
     impl.press = CachePressHook::forRun(impl.loaded.model->architecture(), s);
     impl.attached.emplace(*impl.loaded.model, impl.press.get());
-    impl.promptIds = impl.loaded.text->encode(s.prompt);
     impl.createdUnixNs = RunMetadata::nowUnixNs();
 }
 
@@ -63,7 +70,11 @@ std::string LiveSession::defaultPreset() { return PresetCatalog::defaultPreset()
 const std::vector<config::PressDescription>& LiveSession::presses() { return press::PressCatalog::presses(); }
 
 std::vector<std::string> LiveSession::pressNotices() const {
-    return m_impl->press ? m_impl->press->notices() : std::vector<std::string>{};
+    std::vector<std::string> notices = m_impl->fitNotices;
+    if (m_impl->press) {
+        notices.insert(notices.end(), m_impl->press->notices().begin(), m_impl->press->notices().end());
+    }
+    return notices;
 }
 
 bool LiveSession::cudaAvailable() { return cache::DeviceSupport::refusal(config::ComputeDevice::Cuda).empty(); }

@@ -24,7 +24,7 @@ std::filesystem::path toPath(const QString& path) { return std::filesystem::path
 QString LiveFailure::headline() const {
     switch (stage) {
     case Stage::Loading:
-        return SessionController::tr("The live session could not load its model");
+        return SessionController::tr("The live session could not start");
     case Stage::Prefill:
         return SessionController::tr("The live session failed at its prefill (step 0)");
     case Stage::Step:

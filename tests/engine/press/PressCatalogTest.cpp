@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/press/PressCatalog.h"
 
+#include "kvscope/press/PressWorkload.h"
+
+#include <ATen/ATen.h>
+
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -53,6 +60,72 @@ TEST(PressCatalogTest, RefusesBadOptionsNamingWhatIsAllowed) {
               std::string::npos);
     EXPECT_NE(refusal([] { PressCatalog::decoding({{"base", "h2o"}}); }).find("expected a scorer press"),
               std::string::npos);
+}
+
+// Each press whose option must stay below the prompt refuses a short one in the user's terms, with the fix
+// (the message `kvscope-cli run` and the inspector both show).
+TEST(PressCatalogTest, APromptTooShortForAnOptionIsRefusedWithTheFix) {
+    struct Case {
+        const char* press;
+        std::map<std::string, std::string> options;
+        int64_t tokens;
+        std::string message;
+    };
+    const std::vector<Case> cases = {
+        {"snapkv",
+         {},
+         20,
+         "SnapKV's window_size (64) must be shorter than the prompt (20 tokens): give a longer prompt or "
+         "--press-option window_size=8"},
+        {"snapkv",
+         {{"window_size", "20"}},
+         20,
+         "SnapKV's window_size (20) must be shorter than the prompt (20 tokens): give a longer prompt or "
+         "--press-option window_size=8"},
+        {"pyramidkv",
+         {},
+         40,
+         "PyramidKV's window_size (64) must be shorter than the prompt (40 tokens): give a longer prompt or "
+         "--press-option window_size=16"},
+        {"streaming_llm",
+         {},
+         3,
+         "StreamingLLM's n_sink (4) must be shorter than the prompt (3 tokens): give a longer prompt or "
+         "--press-option n_sink=1"},
+        {"expected_attention",
+         {},
+         4,
+         "ExpectedAttention's n_sink (4) must be shorter than the prompt (4 tokens): give a longer prompt or "
+         "--press-option n_sink=2"},
+    };
+    for (const Case& test : cases) {
+        const kvscope::press::PressWorkload workload(test.tokens);
+        const auto press = PressCatalog::scorer(test.press, test.options);
+        EXPECT_EQ(refusal([&] { press->select(workload.inputs(), 0.5); }), test.message) << test.press;
+    }
+    // TOVA's window is one query: a one-token prompt leaves nothing to rank.
+    kvscope::press::PressInputs single = kvscope::press::PressWorkload(2).inputs();
+    single.keys = single.keys.narrow(2, 0, 1);
+    single.hiddenStates = single.hiddenStates.narrow(1, 0, 1);
+    EXPECT_EQ(
+        refusal([&] { PressCatalog::scorer("tova", {})->select(single, 0.5); }),
+        "TOVA ranks the tokens before the last one by its attention: give a prompt of at least 2 tokens");
+    // With the window the message offers, the same prompt is compressed.
+    const kvscope::press::PressWorkload workload(20);
+    EXPECT_EQ(
+        PressCatalog::scorer("snapkv", {{"window_size", "8"}})->select(workload.inputs(), 0.5).keptCount, 10);
+}
+
+TEST(PressCatalogTest, HeavyHittersTakeABudgetAloneAndRefuseAWindowBeyondItWithTheFix) {
+    EXPECT_EQ(PressCatalog::h2o({{"budget", "16"}}).recentWindow(), 2) << "an eighth of the budget";
+    EXPECT_EQ(PressCatalog::h2o({}).recentWindow(), 256) << "of the default 2048";
+    EXPECT_EQ(PressCatalog::h2o({{"budget", "16"}, {"recent_window", "5"}}).recentWindow(), 5);
+    EXPECT_EQ(
+        refusal([] {
+            PressCatalog::h2o({{"budget", "16"}, {"recent_window", "32"}});
+        }),
+        "H2O's recent_window (32) is part of its budget (16) and must be at most that: give --press-option "
+        "recent_window=2 or leave it out (budget / 8)");
 }
 
 } // namespace

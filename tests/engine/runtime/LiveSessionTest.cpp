@@ -14,6 +14,7 @@
 #include <variant>
 #include <fstream>
 #include <stdexcept>
+#include <map>
 #include <thread>
 
 namespace kvscope::runtime {
@@ -174,6 +175,77 @@ TEST(LiveSessionTest, APressCompressesEveryFullLayerAndIsRecordedInTheMetadata) 
     unpressed.press = {};
     LiveSession plain(unpressed);
     EXPECT_FALSE(nlohmann::json::parse(plain.metadata().cacheSettingsJson).contains("press"));
+}
+
+// The report's run: gemma3, a 2-bit quantized cache, SnapKV at 0.5 on the default 20-token prompt.
+config::RunSettings snapKvOnTheDefaultPrompt() {
+    config::RunSettings settings;
+    settings.preset = "gemma3";
+    settings.cache.kind = config::CacheKind::Quantized;
+    settings.cache.nbits = 2;
+    settings.cache.residualLength = 8;
+    settings.tokens = 2;
+    settings.press = config::PressSettings{"snapkv", 0.5, {}};
+    return settings;
+}
+
+TEST(LiveSessionTest, KvpresssDefaultsRefuseAShortPromptSayingWhyAndHowToFixIt) {
+    LiveSession session(snapKvOnTheDefaultPrompt());
+    trace::RecordingSink sink;
+    EXPECT_EQ(
+        testing::refusal([&] { session.start(sink); }),
+        "SnapKV's window_size (64) must be shorter than the prompt (20 tokens): give a longer prompt or "
+        "--press-option window_size=8");
+}
+
+TEST(LiveSessionTest, TheInspectorFitsAPressDefaultToAShortPromptAndRecordsIt) {
+    LiveSession session(snapKvOnTheDefaultPrompt(), LiveSession::PressDefaults::FitToPrompt);
+    trace::RecordingSink sink;
+    session.start(sink);
+    EXPECT_TRUE(session.step());
+    std::int64_t compressions = 0;
+    for (const trace::Event& event : sink.events()) {
+        if (const auto* compression = std::get_if<trace::CompressionEvent>(&event.payload)) {
+            ++compressions;
+            EXPECT_EQ(compression->lengthBefore, 20);
+            EXPECT_EQ(compression->lengthAfter, 10);
+        }
+    }
+    EXPECT_GT(compressions, 0);
+    ASSERT_FALSE(session.pressNotices().empty());
+    EXPECT_EQ(session.pressNotices().front(), "snapkv window_size 8 instead of 64: the prompt has 20 tokens");
+    const auto recorded = config::PressSettings::fromCacheSettings(session.metadata().cacheSettingsJson);
+    ASSERT_TRUE(recorded.has_value());
+    EXPECT_EQ(recorded->options, (std::map<std::string, std::string>{{"window_size", "8"}}));
+    EXPECT_EQ(recorded->fitted, (std::map<std::string, std::string>{{"window_size", "64"}}));
+
+    // A window the user gave is theirs: refused, not fitted.
+    config::RunSettings given = snapKvOnTheDefaultPrompt();
+    given.press.options = {{"window_size", "32"}};
+    LiveSession refused(given, LiveSession::PressDefaults::FitToPrompt);
+    trace::RecordingSink unused;
+    EXPECT_NE(
+        testing::refusal([&] { refused.start(unused); }).find("SnapKV's window_size (32) must be shorter"),
+        std::string::npos);
+}
+
+TEST(LiveSessionTest, HeavyHittersRunWithABudgetAlone) {
+    config::RunSettings settings;
+    settings.preset = "llama";
+    settings.tokens = 6;
+    settings.press = config::PressSettings{"h2o", 0.0, {{"budget", "16"}}};
+    LiveSession session(settings);
+    trace::RecordingSink sink;
+    session.start(sink);
+    while (session.step()) {
+    }
+    std::int64_t after = 0;
+    for (const trace::Event& event : sink.events()) {
+        if (const auto* compression = std::get_if<trace::CompressionEvent>(&event.payload)) {
+            after = compression->lengthAfter;
+        }
+    }
+    EXPECT_EQ(after, 16) << "the 20-token prompt grows past the budget and is brought back to it";
 }
 
 TEST(LiveSessionTest, ListsThePressesWithTheirOptions) {

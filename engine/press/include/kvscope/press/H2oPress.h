@@ -15,6 +15,8 @@ namespace kvscope::press {
 class H2oPress {
 public:
     H2oPress(int64_t budget, int64_t recentWindow);
+    /// The recent window when none is given (config::PressDescriptions::h2oRecentWindow: budget / 8).
+    static int64_t defaultRecentWindow(int64_t budget);
     /// One pass of `layerIndex`: `attentions` [B, H, q, L] over the layer's L cached slots (this pass's
     /// tokens appended). Returns the kept slots [B, Hkv, budget] ascending, or an undefined tensor when the
     /// cache fits; the layer's scores follow the kept slots.
@@ -22,6 +24,7 @@ public:
     /// Accumulated attention [B, Hkv, L] of the layer's slots (undefined before its first pass).
     at::Tensor accumulated(int64_t layerIndex) const;
     int64_t budget() const { return m_budget; }
+    int64_t recentWindow() const { return m_recentWindow; }
     void reset() { m_scores.clear(); }
 
 private:

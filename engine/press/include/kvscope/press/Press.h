@@ -18,6 +18,8 @@ public:
     virtual std::string name() const = 0;
     /// kvpress's class name (`SnapKVPress`).
     virtual std::string referenceName() const = 0;
+    /// The press as its users write it, in messages: the class name without `Press` (`SnapKV`).
+    std::string displayName() const;
     virtual PressReads reads() const = 0;
     /// Scores [B, Hkv, T] (higher is kept). `keptCount` is the budget the scores are for (StreamingLLM).
     virtual at::Tensor score(const PressInputs& inputs, int64_t keptCount) const = 0;
@@ -36,6 +38,9 @@ protected:
     static at::Tensor withPads(const at::Tensor& scores, int64_t count, bool before);
     /// Refuses inputs the press needs but did not get, naming them.
     static void require(const at::Tensor& tensor, const char* what, const std::string& press);
+    /// Refuses an option that must stay below the `length` cached tokens the press was given, in the
+    /// user's terms and with the fix (config::PressDescriptions::promptTooShort).
+    [[noreturn]] void refuseLongerThanPrompt(const std::string& option, int64_t value, int64_t length) const;
 };
 
 } // namespace kvscope::press

@@ -33,10 +33,17 @@ class TextCodec;
 /// GUI's engine thread), the one its model computes on with the settings' threads.
 class LiveSession {
 public:
+    /// What a press's defaults do on a prompt too short for them (SnapKV's window_size 64 on a 20-token
+    /// prompt): kept as kvpress has them, so the press refuses, saying why (`kvscope-cli run`, for
+    /// fidelity), or fitted below the prompt (the inspector; config::PressDescriptions::fitToPrompt), which
+    /// the session's metadata records (its press's `fitted`) and pressNotices() says.
+    enum class PressDefaults { Reference, FitToPrompt };
+
     /// Sets the calling thread's intra-op threads (config::computeThreads), loads the model; throws
     /// std::runtime_error naming the problem and the allowed values for a bad
     /// source, cache kind, option or an unavailable device.
-    explicit LiveSession(config::RunSettings settings);
+    explicit LiveSession(config::RunSettings settings,
+                         PressDefaults pressDefaults = PressDefaults::Reference);
     ~LiveSession();
     LiveSession(const LiveSession&) = delete;
     LiveSession& operator=(const LiveSession&) = delete;
@@ -60,7 +67,8 @@ public:
     bool finished() const;
     std::int64_t generatedCount() const;
     std::int64_t layerCount() const;
-    /// What the press left alone and why (a sliding layer, one line each); empty without a press.
+    /// Options fitted to the prompt, then what the press left alone and why (a sliding layer), one line
+    /// each; empty without a press.
     std::vector<std::string> pressNotices() const;
     /// What a session file records about this run.
     trace::SessionMetadata metadata() const;

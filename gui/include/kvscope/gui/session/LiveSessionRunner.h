@@ -39,8 +39,8 @@ public:
 
 signals:
     void batchReady(std::shared_ptr<const kvscope::gui::StepBatch> batch);
-    /// The run stopped with the engine's message; `loading` when the engine could not even be built (the
-    /// model did not load), else it failed at its prefill or at a step.
+    /// The run stopped with the engine's message; `loading` when the engine could not even be built (a model
+    /// that does not load, settings it refuses), else it failed at its prefill or at a step.
     void failed(std::uint64_t run, const QString& message, bool loading);
     void busyChanged(bool busy);
 

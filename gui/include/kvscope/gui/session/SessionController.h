@@ -20,15 +20,16 @@
 
 namespace kvscope::gui {
 
-/// Why a live run stopped with an error: where (the model did not load, the prefill, or a later step) and
-/// the engine's message, which names the problem and its fix.
+/// Why a live run stopped with an error: where (the engine could not be built: a model that does not load,
+/// settings the press refuses; the prefill; or a later step) and the engine's message, which names the
+/// problem and its fix.
 struct LiveFailure {
     enum class Stage { Loading, Prefill, Step };
     Stage stage = Stage::Loading;
     /// The step that failed (0 for the prefill; the steps before it are in the session).
     std::int64_t step = 0;
     QString reason;
-    /// "The live session could not load its model", "... failed at its prefill", "... failed at step 7".
+    /// "The live session could not start", "... failed at its prefill", "... failed at step 7".
     QString headline() const;
 };
 
