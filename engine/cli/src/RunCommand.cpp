@@ -13,6 +13,7 @@
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/config/PressDescriptions.h"
 #include "kvscope/runtime/CachePressHook.h"
+#include "kvscope/runtime/ComputeThreads.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/runtime/ModelSource.h"
@@ -220,6 +221,7 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
         }
     }
     const at::Device device = model::ModelLoader::device(settings.device);
+    runtime::ComputeThreads::apply(0); // every core (--threads: the run options' table)
 
     const auto loadStart = Clock::now();
     runtime::ModelSource::Loaded loaded = runtime::ModelSource::load(settings, device);
@@ -298,6 +300,7 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
                         {"pattern", architecture.patternSummary()},
                         {"parameters", languageModel.parameters().parameterCount()}};
     summary["device"] = config::toString(settings.device);
+    summary.update(runtime::ComputeThreads::describe()); // "threads" and "blas"
     summary["prompt"] = settings.prompt;
     summary["prompt_tokens"] = prompt.size();
     summary["tokens"] = tokens;

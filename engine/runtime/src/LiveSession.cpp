@@ -6,6 +6,7 @@
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/runtime/CachePressHook.h"
+#include "kvscope/runtime/ComputeThreads.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/runtime/HuggingFaceTextCodec.h"
@@ -36,6 +37,9 @@ LiveSession::LiveSession(config::RunSettings settings) : m_impl(std::make_unique
     impl.settings = std::move(settings);
     const config::RunSettings& s = impl.settings;
     const at::Device device = model::ModelLoader::device(s.device);
+    // Every core for the model; here, on the thread that will also step the session (the GUI's engine
+    // thread), since LibTorch's thread count is per thread.
+    ComputeThreads::apply(0);
     impl.loaded = ModelSource::load(s, device);
     impl.press = CachePressHook::forRun(impl.loaded.model->architecture(), s);
     impl.attached.emplace(*impl.loaded.model, impl.press.get());
