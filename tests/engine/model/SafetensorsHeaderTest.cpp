@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -22,8 +21,10 @@ namespace {
 
 std::vector<std::uint8_t> file(const std::string& header, std::size_t dataBytes, std::uint64_t declared = 0) {
     const std::uint64_t length = declared != 0 ? declared : header.size();
-    std::vector<std::uint8_t> bytes(8);
-    std::memcpy(bytes.data(), &length, 8);
+    std::vector<std::uint8_t> bytes;
+    for (int shift = 0; shift < 64; shift += 8) { // little-endian, as the format stores it
+        bytes.push_back(static_cast<std::uint8_t>(length >> shift));
+    }
     bytes.insert(bytes.end(), header.begin(), header.end());
     bytes.resize(bytes.size() + dataBytes, 0x5a);
     return bytes;

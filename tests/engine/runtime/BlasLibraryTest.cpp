@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
