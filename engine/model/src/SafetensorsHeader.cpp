@@ -92,13 +92,13 @@ SafetensorsHeader SafetensorsHeader::parse(std::span<const std::uint8_t> file, c
     }
     std::uint64_t headerLength = 0;
     std::memcpy(&headerLength, file.data(), 8);
-    if (headerLength > size - 8) {
-        throw ModelError(where + " declares a " + std::to_string(headerLength) + "-byte header but holds only " +
-                         std::to_string(size - 8) + " bytes after the length (truncated file, or not safetensors?)");
-    }
     if (headerLength > kMaxHeaderBytes) {
         throw ModelError(where + " declares a " + std::to_string(headerLength) + "-byte header; at most " +
                          std::to_string(kMaxHeaderBytes) + " bytes are read");
+    }
+    if (headerLength > size - 8) {
+        throw ModelError(where + " declares a " + std::to_string(headerLength) + "-byte header but holds only " +
+                         std::to_string(size - 8) + " bytes after the length (truncated file, or not safetensors?)");
     }
     SafetensorsHeader header;
     header.m_dataStart = 8 + headerLength;
