@@ -2,15 +2,13 @@
 #include "kvscope/cli/GemmBenchmark.h"
 
 #include "kvscope/cli/OptionChecks.h"
-
 #include "kvscope/runtime/ComputeThreads.h"
 
 #include <ATen/ATen.h>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 namespace kvscope::cli {
@@ -18,9 +16,12 @@ namespace kvscope::cli {
 CLI::App* GemmBenchmark::addSubcommand(CLI::App& bench, GemmBenchmarkOptions& options) {
     CLI::App* command = bench.add_subcommand("gemm", "GFLOP/s of a float matrix product on the BLAS in use");
     command->add_option("--m", options.m, "Rows of A and C (tokens)")->check(OptionChecks::integerAtLeast(1));
-    command->add_option("--k", options.k, "Columns of A, rows of B (model width)")->check(OptionChecks::integerAtLeast(1));
-    command->add_option("--n", options.n, "Columns of B and C (output width)")->check(OptionChecks::integerAtLeast(1));
-    command->add_option("--repeats", options.repeats, "Timed products (median)")->check(OptionChecks::integerAtLeast(1));
+    command->add_option("--k", options.k, "Columns of A, rows of B (model width)")
+        ->check(OptionChecks::integerAtLeast(1));
+    command->add_option("--n", options.n, "Columns of B and C (output width)")
+        ->check(OptionChecks::integerAtLeast(1));
+    command->add_option("--repeats", options.repeats, "Timed products (median)")
+        ->check(OptionChecks::integerAtLeast(1));
     command->add_option("--threads", options.threads, "CPU threads (0: every core)")
         ->check(OptionChecks::integerAtLeast(0));
     return command;

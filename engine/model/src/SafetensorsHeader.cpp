@@ -3,11 +3,10 @@
 
 #include "kvscope/model/ModelError.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 namespace kvscope::model {
 
@@ -33,9 +32,10 @@ bool nonNegativeInteger(const nlohmann::json& value, std::int64_t& out) {
 
 SafetensorsHeader::Entry readEntry(const nlohmann::json& value, const std::string& what) {
     const auto need = [&](const std::string& detail) {
-        return ModelError(what + ": " + detail +
-                          " (a header entry is {\"dtype\": string, \"shape\": [integers >= 0], \"data_offsets\": "
-                          "[begin, end]})");
+        return ModelError(
+            what + ": " + detail +
+            " (a header entry is {\"dtype\": string, \"shape\": [integers >= 0], \"data_offsets\": "
+            "[begin, end]})");
     };
     if (!value.is_object()) {
         throw need("the entry is not a JSON object");
@@ -83,12 +83,15 @@ std::uint64_t SafetensorsHeader::dtypeBytes(const std::string& dtype) {
     return 0;
 }
 
-const char* SafetensorsHeader::allowedDtypes() { return "F32, F16, BF16"; }
+const char* SafetensorsHeader::allowedDtypes() {
+    return "F32, F16, BF16";
+}
 
 SafetensorsHeader SafetensorsHeader::parse(std::span<const std::uint8_t> file, const std::string& where) {
     const std::uint64_t size = file.size();
     if (size < 8) {
-        throw ModelError(where + " is too short (" + std::to_string(size) + " bytes) to hold a header length");
+        throw ModelError(where + " is too short (" + std::to_string(size) +
+                         " bytes) to hold a header length");
     }
     std::uint64_t headerLength = 0;
     std::memcpy(&headerLength, file.data(), 8);
@@ -97,8 +100,9 @@ SafetensorsHeader SafetensorsHeader::parse(std::span<const std::uint8_t> file, c
                          std::to_string(kMaxHeaderBytes) + " bytes are read");
     }
     if (headerLength > size - 8) {
-        throw ModelError(where + " declares a " + std::to_string(headerLength) + "-byte header but holds only " +
-                         std::to_string(size - 8) + " bytes after the length (truncated file, or not safetensors?)");
+        throw ModelError(where + " declares a " + std::to_string(headerLength) +
+                         "-byte header but holds only " + std::to_string(size - 8) +
+                         " bytes after the length (truncated file, or not safetensors?)");
     }
     SafetensorsHeader header;
     header.m_dataStart = 8 + headerLength;
@@ -136,9 +140,10 @@ SafetensorsHeader SafetensorsHeader::parse(std::span<const std::uint8_t> file, c
         bool overflow = false;
         for (const std::int64_t dimension : entry.shape) {
             const auto unsignedDimension = static_cast<std::uint64_t>(dimension);
-            overflow = overflow || __builtin_mul_overflow(bytes, unsignedDimension, &bytes) ||
-                       __builtin_mul_overflow(extent, std::max<std::uint64_t>(unsignedDimension, 1), &extent) ||
-                       extent > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+            overflow =
+                overflow || __builtin_mul_overflow(bytes, unsignedDimension, &bytes) ||
+                __builtin_mul_overflow(extent, std::max<std::uint64_t>(unsignedDimension, 1), &extent) ||
+                extent > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
         }
         if (overflow) {
             throw ModelError(what + " has a shape whose size overflows 64 bits");

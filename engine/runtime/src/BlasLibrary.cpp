@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/runtime/BlasLibrary.h"
 
-#include <nlohmann/json.hpp>
-
 #include <dlfcn.h>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <system_error>
 
 namespace kvscope::runtime {

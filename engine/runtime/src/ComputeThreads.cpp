@@ -5,7 +5,6 @@
 
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
-
 #include <thread>
 
 namespace kvscope::runtime {
@@ -23,7 +22,9 @@ int ComputeThreads::apply(int requested) {
     return current();
 }
 
-int ComputeThreads::current() { return at::get_num_threads(); }
+int ComputeThreads::current() {
+    return at::get_num_threads();
+}
 
 nlohmann::json ComputeThreads::describe() {
     return {{"threads", current()}, {"blas", BlasLibrary::loaded().toJson()}};

@@ -2,14 +2,14 @@
 // SafetensorsHeader: a table of headers with what each must give (the entries, or a refusal naming the
 // problem), and every fuzzer seed and regression (tests/fuzz/safetensors-*) replayed with the fuzzer's
 // own check: refused with a ModelError, or every entry inside the data section with exactly its bytes.
-#include "kvscope/model/ModelError.h"
 #include "kvscope/model/SafetensorsHeader.h"
 
-#include <gtest/gtest.h>
+#include "kvscope/model/ModelError.h"
 
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -82,10 +82,12 @@ TEST(SafetensorsHeaderTest, RefusesWhatNoWriterProduces) {
          "`shape` holds -1"},
         {"negative offset", R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [-4, 0]}})", 4,
          "not two integers >= 0"},
-        {"one offset", R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [4]}})", 4, "not [begin, end]"},
+        {"one offset", R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [4]}})", 4,
+         "not [begin, end]"},
         // 4 bytes x 2^62 x 4 wraps to 0 in 64 bits: the view would read 2^66 bytes from an empty span.
-        {"overflowing shape", R"({"x": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 0]}})",
-         0, "overflows 64 bits"},
+        {"overflowing shape",
+         R"({"x": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 0]}})", 0,
+         "overflows 64 bits"},
         {"overflowing extent",
          R"({"x": {"dtype": "F32", "shape": [0, 4294967296, 4294967296], "data_offsets": [0, 0]}})", 0,
          "overflows 64 bits"},
@@ -97,12 +99,13 @@ TEST(SafetensorsHeaderTest, RefusesWhatNoWriterProduces) {
     };
     for (const Refused& entry : cases) {
         const auto bytes = std::string(entry.name) == "no length" ? std::vector<std::uint8_t>{}
-                                                                   : file(entry.header, entry.dataBytes);
+                                                                  : file(entry.header, entry.dataBytes);
         const std::string message = refusal(bytes);
         EXPECT_NE(message.find(entry.says), std::string::npos) << entry.name << ": " << message;
         EXPECT_EQ(message.rfind("file `x`", 0), 0u) << entry.name << ": " << message;
     }
-    EXPECT_NE(refusal(file("{}", 0, 1000)).find("declares a 1000-byte header but holds only 2"), std::string::npos);
+    EXPECT_NE(refusal(file("{}", 0, 1000)).find("declares a 1000-byte header but holds only 2"),
+              std::string::npos);
     // A length past the limit is refused before anything is parsed.
     const auto huge = file("{}", 0, SafetensorsHeader::kMaxHeaderBytes + 1);
     EXPECT_NE(refusal(huge).find("declares a 104857601-byte header; at most 104857600"), std::string::npos)
@@ -112,19 +115,23 @@ TEST(SafetensorsHeaderTest, RefusesWhatNoWriterProduces) {
 TEST(SafetensorsHeaderTest, EveryFuzzerSeedAndRegressionIsRefusedOrSafe) {
     int files = 0;
     for (const char* folder : {"safetensors-seeds", "safetensors-regressions"}) {
-        for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(KVSCOPE_SOURCE_DIR) /
-                                                                     "tests/fuzz" / folder)) {
+        for (const auto& entry : std::filesystem::directory_iterator(
+                 std::filesystem::path(KVSCOPE_SOURCE_DIR) / "tests/fuzz" / folder)) {
             std::ifstream in(entry.path(), std::ios::binary);
-            const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                                  std::istreambuf_iterator<char>());
             ++files;
             try {
-                const SafetensorsHeader header = SafetensorsHeader::parse(bytes, entry.path().filename().string());
+                const SafetensorsHeader header =
+                    SafetensorsHeader::parse(bytes, entry.path().filename().string());
                 const unsigned __int128 dataSize = bytes.size() - header.dataStart();
                 for (const auto& [name, tensor] : header.entries()) {
                     // 128 bits, stopping once past the data: no wrap, whatever the parser did.
                     unsigned __int128 need = SafetensorsHeader::dtypeBytes(tensor.dtype);
                     for (const std::int64_t dimension : tensor.shape) {
-                        need = dimension == 0 ? 0 : need > dataSize ? need : need * static_cast<std::uint64_t>(dimension);
+                        need = dimension == 0    ? 0
+                               : need > dataSize ? need
+                                                 : need * static_cast<std::uint64_t>(dimension);
                         if (need == 0) {
                             break;
                         }

@@ -5,11 +5,10 @@
 #include "kvscope/runtime/BlasLibrary.h"
 
 #include <ATen/ATen.h>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>

@@ -2,9 +2,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 
 namespace kvscope::cli {
 

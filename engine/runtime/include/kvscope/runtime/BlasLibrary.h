@@ -2,7 +2,6 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
-
 #include <string>
 
 namespace kvscope::runtime {
@@ -13,8 +12,8 @@ namespace kvscope::runtime {
 struct BlasLibrary {
     /// "openblas", "blis", "mkl", "reference" (netlib's), or "unknown".
     std::string implementation;
-    /// The file that serves sgemm_, links resolved ("/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3");
-    /// empty where no sgemm_ is loaded.
+    /// The file that serves sgemm_, links resolved
+    /// ("/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"); empty where no sgemm_ is loaded.
     std::string path;
     /// What the library says of itself (OpenBLAS's openblas_get_config, BLIS's version); may be empty.
     std::string version;
