@@ -4,15 +4,19 @@
 update-alternatives chose it) against Debian's reference BLAS, forced into the same binary with
 LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas (nothing on the system is changed).
 
-For each BLAS: `bench gemm` (512x1024x3072 float GEMM), the prefill of 512 tokens through a checkpoint of
-Qwen3-0.6B's shapes (28 layers, hidden 1024, MLP 3072, 16 query and 8 KV heads of 128, vocabulary 151936;
-random bf16 weights this script writes, std 0.02), `fidelity` of snapkv at 0.5 on the llama preset
-(128 tokens), and `train` steps/s of the llama preset. Prints a Markdown table (README, "Speed").
-    scripts/blas-speed.py [--cli build/dev/engine/cli/kvscope-cli] [--work DIR] [--skip-reference]
+For each BLAS: `bench gemm` (512x1024x3072 float GEMM), the prefill of --prompt-tokens tokens (512) through
+a checkpoint of Qwen3-0.6B's shapes (28 layers, hidden 1024, MLP 3072, 16 query and 8 KV heads of 128,
+vocabulary 151936; random bf16 weights this script writes, std 0.02), `fidelity` of snapkv at 0.5
+(window 8) on the llama preset's default prompt (128 tokens), and 20 `train` steps of the llama preset.
+Each is timed in wall clock and in CPU time (user + system of the child), the fairer figure on a shared
+machine. Prints a Markdown table (README, "Speed").
+    scripts/blas-speed.py [--cli build/dev/engine/cli/kvscope-cli] [--work DIR] [--prompt-tokens N]
+                          [--skip-reference]
 """
 import argparse
 import json
 import os
+import resource
 import struct
 import subprocess
 import sys
@@ -69,30 +73,35 @@ def write_checkpoint(folder):
 
 
 def run(cli, args, env):
+    """(parsed JSON, wall seconds, CPU seconds of the child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([cli, *args], capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit("kvscope-cli %s failed (%d): %s" % (" ".join(args), done.returncode, done.stderr[-2000:]))
-    return json.loads(done.stdout), seconds
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return json.loads(done.stdout), seconds, cpu
 
 
 def measure(cli, checkpoint, prompt_file, corpus, work, env):
-    gemm, _ = run(cli, ["bench", "gemm"], env)
-    prefill, _ = run(cli, ["run", "--checkpoint", checkpoint, "--prompt-file", prompt_file, "--tokens", "1",
-                           "--no-progress"], env)
-    fidelity, fidelity_seconds = run(cli, ["fidelity", "--preset", "llama", "--press", "snapkv", "--ratio", "0.5",
-                                           "--prompt-file", prompt_file], env)
-    train, _ = run(cli, ["train", "--preset", "llama", "--corpus", corpus, "--steps", "20", "--eval-every", "20",
-                         "--out", os.path.join(work, "train.safetensors"), "--no-progress"], env)
+    gemm, _, gemm_cpu = run(cli, ["bench", "gemm"], env)
+    prefill, prefill_wall, prefill_cpu = run(cli, ["run", "--checkpoint", checkpoint, "--prompt-file", prompt_file,
+                                                   "--tokens", "1", "--no-progress"], env)
+    fidelity, fidelity_wall, fidelity_cpu = run(cli, ["fidelity", "--preset", "llama", "--press", "snapkv",
+                                                      "--ratio", "0.5", "--press-option", "window_size=8"], env)
+    train, train_wall, train_cpu = run(cli, ["train", "--preset", "llama", "--corpus", corpus, "--steps", "20",
+                                             "--eval-every", "20", "--out", os.path.join(work, "train.safetensors"),
+                                             "--no-progress"], env)
     return {
         "blas": "%s (%s)" % (gemm["blas"]["implementation"], gemm["blas"]["path"]),
         "threads": gemm["threads"],
-        "gemm_gflops": gemm["gflops"],
+        "gemm": "%.1f (best %.1f)" % (gemm["gflops"], gemm["best_gflops"]),
         "prefill_tokens": prefill["prompt_tokens"],
-        "prefill_s": prefill["timings"]["prefill_ms"] / 1000.0,
-        "fidelity_s": fidelity_seconds,
-        "train_steps_per_s": train["steps_per_second"],
+        "prefill": "%.0f s (%.0f s CPU, load included)" % (prefill["timings"]["prefill_ms"] / 1000.0, prefill_cpu),
+        "fidelity": "%.0f s (%.0f s CPU)" % (fidelity_wall, fidelity_cpu),
+        "train": "%.3f (%.1f s CPU)" % (train["steps_per_second"], train_cpu),
     }
 
 
@@ -100,6 +109,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cli", default="build/dev/engine/cli/kvscope-cli")
     parser.add_argument("--work", help="folder for the checkpoint (kept); a temporary one by default")
+    parser.add_argument("--prompt-tokens", type=int, default=512, help="prefill length (the byte tokenizer's bos "
+                        "included)")
     parser.add_argument("--skip-reference", action="store_true", help="measure the BLAS in use only")
     args = parser.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="kvscope-blas-")
@@ -108,8 +119,9 @@ def main():
         print("writing %s ..." % checkpoint, file=sys.stderr)
         write_checkpoint(checkpoint)
     prompt_file = os.path.join(work, "prompt.txt")
-    with open(prompt_file, "w") as out:  # 511 bytes: with the byte tokenizer's bos, 512 tokens
-        out.write(("The cache keeps the keys and values of every token it has seen. " * 8)[:511])
+    with open(prompt_file, "w") as out:  # one byte per token after the byte tokenizer's bos
+        text = "The cache keeps the keys and values of every token it has seen. "
+        out.write((text * (args.prompt_tokens // len(text) + 1))[:args.prompt_tokens - 1])
     corpus = os.path.join(work, "corpus.txt")
     with open(corpus, "w") as out:
         for i in range(4000):
@@ -124,13 +136,12 @@ def main():
     for label, env in blases:
         print("measuring the %s BLAS ..." % label, file=sys.stderr)
         rows.append(measure(args.cli, checkpoint, prompt_file, corpus, work, env))
-    print("| BLAS | threads | GEMM 512x1024x3072 (GFLOP/s) | prefill of %d tokens, Qwen3-0.6B shapes (s) "
-          "| fidelity, llama, snapkv 0.5 (s) | train, llama (steps/s) |" % rows[0]["prefill_tokens"])
+    print("| BLAS | threads | GEMM 512x1024x3072 (GFLOP/s) | prefill of %d tokens, Qwen3-0.6B shapes "
+          "| fidelity, llama, snapkv 0.5 | train, llama (steps/s) |" % rows[0]["prefill_tokens"])
     print("| --- | --- | --- | --- | --- | --- |")
     for row in rows:
-        print("| %s | %d | %.1f | %.1f | %.1f | %.2f |" % (row["blas"], row["threads"], row["gemm_gflops"],
-                                                         row["prefill_s"], row["fidelity_s"],
-                                                         row["train_steps_per_s"]))
+        print("| %s | %d | %s | %s | %s | %s |" % (row["blas"], row["threads"], row["gemm"], row["prefill"],
+                                                  row["fidelity"], row["train"]))
 
 
 if __name__ == "__main__":
