@@ -76,6 +76,10 @@ class LayerFacts:
         kind = self._kinds.get(cls)
         if kind is None:
             cu = self.cu
+            if not issubclass(cls, self._attention) and (self._linear is None or not issubclass(cls, self._linear)):
+                # Recording it as some known kind would put made-up numbers in the session.
+                raise TypeError("a cache layer of class %s, which derives from no layer class of %s"
+                                % (cls.__name__, getattr(cu, "__name__", "cache_utils")))
             if self._hybrid is not None and issubclass(cls, self._hybrid):
                 kind = ev.LINEAR_ATTENTION_AND_FULL_ATTENTION
             elif issubclass(cls, cu.DynamicSlidingWindowLayer):

@@ -24,6 +24,9 @@ STEP_BEGIN = 11
 STEP_END = 12
 COMPUTE = 13
 LOGITS = 14
+# Annotations (kinds 128 and up) describe the recording, not the cache: no reader folds them into the
+# state, and readers that do not know them skip them by their length (sessions/FORMAT.md).
+LOST = 128
 
 # Layer kinds of the update event (trace::LayerKind).
 DYNAMIC = 0
@@ -83,6 +86,8 @@ def encode_payload(kind: int, fields: tuple) -> bytes:
         return struct.pack("<q", fields[0]) + _string(fields[1])
     if kind == STEP_END:
         return struct.pack("<q", fields[0]) + _string(fields[1]) + struct.pack("<q", fields[2])
+    if kind == LOST:
+        return _string(fields[0]) + _string(fields[1])
     if kind == LOGITS:
         ids, log_probs, complete = fields
         return (_int64_list(ids) + struct.pack("<I%df" % len(log_probs), len(log_probs), *log_probs)

@@ -8,10 +8,16 @@ changed as the C++ engine's CacheTracer would (kvscope.tracer). The model's `for
 the model object so that each forward is one step. On exit everything is put back, also after an
 exception; the file is finished (index and footer), or after an exception left as a crash leaves it,
 its finished steps readable.
+
+The recorder never breaks the program it watches: what it cannot record (arguments of a type it does
+not expect, a cache or layer class it does not know, a write that fails) becomes a `lost` marker in the
+session, one warning on stderr, and the call returns what the original returns (or raises what it
+raises).
 """
 
 import importlib
 import os
+import sys
 import time
 
 import torch
@@ -65,6 +71,9 @@ class Recorder:
         self.cu = None
         self.facts = None
         self.steps_written = 0
+        self.lost = 0             # operations the session marks `lost` (not recorded)
+        self._warned = False
+        self._write_error = None  # the first failed write: nothing more is written after it
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -80,6 +89,11 @@ class Recorder:
                 raise cache_api.UnsupportedCacheAPI(
                     "kvscope.record: transformers.cache_utils cannot be imported (%s); install transformers" % error)
         cache_api.check(cu)
+        directory = os.path.dirname(os.path.abspath(self.path))
+        if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
+            # Said before anything is patched: a session that cannot be written is not worth a run.
+            raise OSError("kvscope.record: cannot write %s: the folder %s does not exist or is not writable"
+                          % (self.path, directory))
         self.cu = cu
         self.facts = cache_api.LayerFacts(cu)
         try:
@@ -94,15 +108,22 @@ class Recorder:
         try:
             if exc_type is None and self._step_open:
                 self._close_step(-1, "")
+        except Exception as error:  # the recording's own failure must not replace the block's outcome
+            self.lose("step_end", error)
         finally:
             active.current = None
             self._patches.restore()
             self._write_header_if_needed()
-            if exc_type is None:
-                self._file.finish()
-            else:
-                # What a crash leaves: the finished steps, no footer; readers keep them and say so.
-                self._file.close_unfinished()
+            try:
+                if self._file is None:
+                    pass
+                elif exc_type is None and self._write_error is None:
+                    self._file.finish()
+                else:
+                    # What a crash leaves: the finished steps, no footer; readers keep them and say so.
+                    self._file.close_unfinished()
+            except Exception as error:
+                self._write_failed(error)
         return False
 
     def next_step(self) -> int:
@@ -119,9 +140,48 @@ class Recorder:
     def _emit(self, kind, layer, fields):
         event = (kind, self._step, layer, fields)
         if self._file is None:
-            self._early.append(event)
-        else:
+            if self._write_error is None:
+                self._early.append(event)
+            return
+        self._emit_event(event)
+
+    def _emit_event(self, event):
+        if self._write_error is not None:
+            return
+        try:
             self._file.emit(event)
+        except Exception as error:
+            self._write_failed(error)
+
+    def lose(self, operation, error) -> None:
+        """Marks an operation the recorder could not record: a `lost` event in the session (the
+        operation and why), one warning on stderr for the whole recording. Never raises."""
+        self.lost += 1
+        reason = "%s: %s" % (type(error).__name__, error)
+        try:
+            self._emit(ev.LOST, -1, (str(operation), reason))
+        except Exception:
+            pass
+        self._warn("could not record %s (%s); the session marks it `lost` (kvscope-cli info counts them) "
+                   "and the program goes on" % (operation, reason))
+
+    def _write_failed(self, error) -> None:
+        """A write failed (disk full, file removed): stop writing, say so once, let the program go on."""
+        if self._write_error is None:
+            self._write_error = error
+            self.lost += 1
+            self._warn("writing %s failed (%s: %s); nothing more is recorded and the program goes on"
+                       % (self.path, type(error).__name__, error))
+
+    def _warn(self, message) -> None:
+        # stderr rather than warnings.warn: `python -W error` would turn a warning into an exception.
+        if self._warned:
+            return
+        self._warned = True
+        try:
+            sys.stderr.write("kvscope: %s (further problems of this recording are not reported here)\n" % message)
+        except Exception:
+            pass
 
     def _ensure_step(self):
         """Raw calls (no model) open their step lazily; with a model, forwards open steps."""
@@ -134,8 +194,11 @@ class Recorder:
         self._emit(ev.STEP_BEGIN, -1, (int(token_id), text))
 
     def _close_step(self, token_id, text, logits=None):
-        for _, tracer, _ in self._tracers.values():
-            tracer.emit_totals_if_changed()
+        try:
+            for _, tracer, _ in self._tracers.values():
+                tracer.emit_totals_if_changed()
+        except Exception as error:
+            self.lose("memory totals", error)
         if logits is not None:
             self._emit(ev.LOGITS, -1, logits)
         wall = time.perf_counter_ns() - self._step_start
@@ -151,19 +214,29 @@ class Recorder:
         return ns - self._clock0
 
     def _write_header_if_needed(self):
-        if self._file is not None:
+        if self._file is not None or self._write_error is not None:
             return
-        self._file = SessionFile(self.path, self._metadata())
+        try:
+            metadata = self._metadata()
+        except Exception as error:  # a model or cache whose description fails: the events still count
+            self.lose("metadata", error)
+            metadata = self._metadata(describe=False)
+        try:
+            self._file = SessionFile(self.path, metadata)
+        except Exception as error:
+            self._write_failed(error)
+            return
         early, self._early = self._early, []
         for event in early:
-            self._file.emit(event)
+            self._emit_event(event)
 
     # --- metadata --------------------------------------------------------------------------
 
-    def _metadata(self) -> dict:
-        cache = next(iter(self._tracers.values()))[0] if self._tracers else None
+    def _metadata(self, describe=True) -> dict:
+        """The header; without `describe`, only what needs nothing of the model and the cache."""
+        cache = next(iter(self._tracers.values()))[0] if self._tracers and describe else None
         model_name, model_config = "", {}
-        if self.model is not None:
+        if self.model is not None and describe:
             config = getattr(self.model, "config", None)
             model_name = getattr(config, "_name_or_path", "") or type(self.model).__name__
             model_config = metadata.config_dict(config)

@@ -119,7 +119,7 @@ class StepState:
             self.input_token_id, self.input_text = fields
         elif kind == ev.STEP_END:
             self.token_id, self.token_text, self.wall_ns = fields
-        elif kind == ev.LOGITS:
+        elif kind in (ev.LOGITS, ev.LOST):
             pass
         elif kind == ev.MEMORY and layer < 0:
             self.memory = fields

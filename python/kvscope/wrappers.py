@@ -11,6 +11,7 @@ without a cache. A wrapper reached again for the same object (a `super()` call) 
 import contextlib
 import inspect
 import math
+import operator
 import time
 
 import torch
@@ -91,43 +92,64 @@ def _inside(rec, obj, context=None):
         rec._context = outer
 
 
+def _unrecorded(rec, obj):
+    """Runs an operation the recorder gave up on: it and the layer operations it reaches go unrecorded
+    (a context whose op no layer wrapper records)."""
+    return _inside(rec, obj, Context(None, None, "lost"))
+
+
 # --- cache wrappers: one operation of a whole cache ---------------------------------------------
+#
+# Every wrapper has the same shape: what it needs before the call (probes) and what it records after
+# are each guarded; whatever fails there is lost (Recorder.lose), never raised; the original runs once,
+# with the caller's arguments, and its result or exception reaches the caller unchanged.
 
 def _cache_update(original):
     def update(self, key_states, value_states, layer_idx, *args, **kwargs):
         rec = active.current
         if rec is None or id(self) in rec._inside:
             return original(self, key_states, value_states, layer_idx, *args, **kwargs)
-        rec._ensure_step()
-        rec._note_device(key_states)
-        tracer = rec._tracer_for(self)
-        layers = self.layers
-        index = layer_idx + len(layers) if layer_idx < 0 else layer_idx
-        layer = layers[index] if 0 <= index < len(layers) else None
-        before = tracer.probe(layer) if layer is not None else EMPTY
-        quantized_before = getattr(layer, "_quantized_keys", None)
-        context = Context(self, tracer, "update", index)
-        offloading = bool(getattr(self, "offloading", False))
+        try:
+            rec._ensure_step()
+            rec._note_device(key_states)
+            tracer = rec._tracer_for(self)
+            layers = self.layers
+            index = layer_idx + len(layers) if layer_idx < 0 else layer_idx
+            layer = layers[index] if 0 <= index < len(layers) else None
+            before = tracer.probe(layer) if layer is not None else EMPTY
+            quantized_before = getattr(layer, "_quantized_keys", None)
+            context = Context(self, tracer, "update", index)
+            offloading = bool(getattr(self, "offloading", False))
+        except Exception as error:
+            rec.lose("update", error)
+            with _unrecorded(rec, self):
+                return original(self, key_states, value_states, layer_idx, *args, **kwargs)
         start = time.perf_counter_ns() if offloading else 0
         with _inside(rec, self, context):
             returned = original(self, key_states, value_states, layer_idx, *args, **kwargs)
         end = time.perf_counter_ns() if offloading else 0
-        if layer_idx < 0:
-            index = layer_idx + len(self.layers)
-        layer = self.layers[index]
-        compute = None
-        if offloading:
-            begin = context.prefetch_end or start
-            compute = (begin, context.offload[0] if context.offload else end)
-        record_update(rec, tracer, index, layer, before, quantized_before, key_states, value_states, returned,
-                           offloads=offloading, context=context, compute=compute)
+        try:
+            if layer_idx < 0:
+                index = layer_idx + len(self.layers)
+            layer = self.layers[index]
+            compute = None
+            if offloading:
+                begin = context.prefetch_end or start
+                compute = (begin, context.offload[0] if context.offload else end)
+            record_update(rec, tracer, index, layer, before, quantized_before, key_states, value_states, returned,
+                          offloads=offloading, context=context, compute=compute)
+        except Exception as error:
+            rec.lose("update", error)
         return returned
     return update
 
 
 def _cache_mask_sizes(original):
     # The caller may pass either argument by keyword, or rely on a default for layer_idx.
-    parameter = inspect.signature(original).parameters.get("layer_idx")
+    try:
+        parameter = inspect.signature(original).parameters.get("layer_idx")
+    except (TypeError, ValueError):  # a callable without a signature: layer 0 by default
+        parameter = None
     default_layer = parameter.default if parameter is not None and parameter.default is not inspect.Parameter.empty \
         else 0
 
@@ -135,14 +157,21 @@ def _cache_mask_sizes(original):
         rec = active.current
         result = original(self, *args, **kwargs)
         if rec is not None and id(self) not in rec._inside:
-            query = args[0] if args else kwargs.get("query_length", kwargs.get("cache_position"))
-            layer_idx = args[1] if len(args) > 1 else kwargs.get("layer_idx", default_layer)
-            # Some Transformers versions pass the query's cache positions: their count is its length.
-            query_length = query.numel() if isinstance(query, torch.Tensor) and query.dim() > 0 else int(query)
-            rec._ensure_step()
-            layer = layer_idx + len(self.layers) if layer_idx < 0 else layer_idx
-            rec._tracer_for(self)
-            rec._emit(ev.MASK_SIZES, int(layer), (query_length, int(result[0]), int(result[1])))
+            try:
+                query = args[0] if args else kwargs.get("query_length", kwargs.get("cache_position"))
+                layer_idx = args[1] if len(args) > 1 else kwargs.get("layer_idx", default_layer)
+                # Some Transformers versions pass the query's cache positions: their count is its length.
+                query_length = query.numel() if isinstance(query, torch.Tensor) and query.dim() > 0 \
+                    else operator.index(query)
+                # operator.index, not int: a float or a many-element tensor is not a length to record.
+                fields = (query_length, operator.index(result[0]), operator.index(result[1]))
+                layer = operator.index(layer_idx)
+                layer = layer + len(self.layers) if layer < 0 else layer
+                rec._ensure_step()
+                rec._tracer_for(self)
+                rec._emit(ev.MASK_SIZES, layer, fields)
+            except Exception as error:
+                rec.lose("get_mask_sizes", error)
         return result
     return get_mask_sizes
 
@@ -154,30 +183,43 @@ def _cache_op(op):
             rec = active.current
             if rec is None or id(self) in rec._inside:
                 return original(self, *args, **kwargs)
-            rec._ensure_step()
-            tracer = rec._tracer_for(self)
-            facts = rec.facts
-            batch_before = facts.batch_size(self.layers) if op in ("batch_repeat_interleave",
-                                                                   "batch_select_indices") else 0
+            try:
+                rec._ensure_step()
+                tracer = rec._tracer_for(self)
+                facts = rec.facts
+                batch_before = facts.batch_size(self.layers) if op in ("batch_repeat_interleave",
+                                                                       "batch_select_indices") else 0
+            except Exception as error:
+                rec.lose(op, error)
+                with _unrecorded(rec, self):
+                    return original(self, *args, **kwargs)
             with _inside(rec, self, Context(self, tracer, op)):
                 result = original(self, *args, **kwargs)
-            argument = args[0] if args else next(iter(kwargs.values()), None)
-            if op == "crop":
-                tracer.emit_totals_if_changed()  # the layers reported themselves
-                return result
-            if op == "reset":
-                rec._emit(ev.RESET, -1, ())
-            elif op == "reorder_cache":
-                rec._emit(ev.REORDER, -1, (cache_api.indices_of(argument),))
-            elif op == "batch_repeat_interleave":
-                rec._emit(ev.BATCH_REPEAT, -1, (int(argument), batch_before, facts.batch_size(self.layers)))
-            elif op == "batch_select_indices":
-                rec._emit(ev.BATCH_SELECT, -1, (cache_api.indices_of(argument), batch_before,
-                                                facts.batch_size(self.layers)))
-            tracer.emit_all_memory(self.layers)
+            try:
+                _record_cache_op(rec, op, self, tracer, args, kwargs, batch_before)
+            except Exception as error:
+                rec.lose(op, error)
             return result
         return operation
     return make
+
+
+def _record_cache_op(rec, op, cache, tracer, args, kwargs, batch_before):
+    argument = args[0] if args else next(iter(kwargs.values()), None)
+    facts = rec.facts
+    if op == "crop":
+        tracer.emit_totals_if_changed()  # the layers reported themselves
+        return
+    if op == "reset":
+        rec._emit(ev.RESET, -1, ())
+    elif op == "reorder_cache":
+        rec._emit(ev.REORDER, -1, (cache_api.indices_of(argument),))
+    elif op == "batch_repeat_interleave":
+        rec._emit(ev.BATCH_REPEAT, -1, (int(argument), batch_before, facts.batch_size(cache.layers)))
+    elif op == "batch_select_indices":
+        rec._emit(ev.BATCH_SELECT, -1, (cache_api.indices_of(argument), batch_before,
+                                        facts.batch_size(cache.layers)))
+    tracer.emit_all_memory(cache.layers)
 
 
 def _cache_recurrent(original):
@@ -185,11 +227,14 @@ def _cache_recurrent(original):
         rec = active.current
         result = original(self, recurrent_states, layer_idx, *args, **kwargs)
         if rec is not None and id(self) not in rec._inside:
-            rec._ensure_step()
-            layer = self.layers[layer_idx]
-            if not rec.facts.is_attention(layer):
-                index = layer_idx + len(self.layers) if layer_idx < 0 else layer_idx
-                rec._tracer_for(self).emit_state_update(index, layer)
+            try:
+                rec._ensure_step()
+                layer = self.layers[layer_idx]
+                if not rec.facts.is_attention(layer):
+                    index = layer_idx + len(self.layers) if layer_idx < 0 else layer_idx
+                    rec._tracer_for(self).emit_state_update(index, layer)
+            except Exception as error:
+                rec.lose("update_recurrent_state", error)
         return result
     return update_recurrent_state
 
@@ -213,14 +258,22 @@ def _layer_update(original):
         rec = active.current
         if rec is None or id(self) in rec._inside or rec._context is not None:
             return original(self, key_states, value_states, *args, **kwargs)  # the cache reports it
-        rec._ensure_step()
-        rec._note_device(key_states)
-        tracer, index, _ = rec._layer_place(self)
-        before = tracer.probe(self)
-        quantized_before = getattr(self, "_quantized_keys", None)
+        try:
+            rec._ensure_step()
+            rec._note_device(key_states)
+            tracer, index, _ = rec._layer_place(self)
+            before = tracer.probe(self)
+            quantized_before = getattr(self, "_quantized_keys", None)
+        except Exception as error:
+            rec.lose("update", error)
+            with _unrecorded(rec, self):
+                return original(self, key_states, value_states, *args, **kwargs)
         with _inside(rec, self):
             returned = original(self, key_states, value_states, *args, **kwargs)
-        record_update(rec, tracer, index, self, before, quantized_before, key_states, value_states, returned)
+        try:
+            record_update(rec, tracer, index, self, before, quantized_before, key_states, value_states, returned)
+        except Exception as error:
+            rec.lose("update", error)
         return returned
     return update
 
@@ -228,17 +281,25 @@ def _layer_update(original):
 def _layer_crop(original):
     def crop(self, max_length, *args, **kwargs):
         rec = active.current
-        if rec is None or id(self) in rec._inside:
+        if rec is None or id(self) in rec._inside or (rec._context is not None and rec._context.op == "lost"):
             return original(self, max_length, *args, **kwargs)
-        rec._ensure_step()
-        tracer, index, context = rec._layer_place(self)
-        before = tracer.probe(self)
+        try:
+            rec._ensure_step()
+            tracer, index, context = rec._layer_place(self)
+            before = tracer.probe(self)
+        except Exception as error:
+            rec.lose("crop", error)
+            with _unrecorded(rec, self):
+                return original(self, max_length, *args, **kwargs)
         with _inside(rec, self):
             result = original(self, max_length, *args, **kwargs)
-        tracer.emit_crop(index, self, before, int(max_length))
-        tracer.emit_memory(index, self, tracer.is_on_host(index))
-        if context is None:
-            tracer.emit_totals_if_changed()
+        try:
+            tracer.emit_crop(index, self, before, int(max_length))
+            tracer.emit_memory(index, self, tracer.is_on_host(index))
+            if context is None:
+                tracer.emit_totals_if_changed()
+        except Exception as error:
+            rec.lose("crop", error)
         return result
     return crop
 
@@ -250,26 +311,38 @@ def _layer_op(op):
             rec = active.current
             if rec is None or id(self) in rec._inside or rec._context is not None:
                 return original(self, *args, **kwargs)
-            rec._ensure_step()
-            tracer, index, _ = rec._layer_place(self)
-            batch_before = rec.facts.batch_size([self])
+            try:
+                rec._ensure_step()
+                tracer, index, _ = rec._layer_place(self)
+                batch_before = rec.facts.batch_size([self])
+            except Exception as error:
+                rec.lose(op, error)
+                with _unrecorded(rec, self):
+                    return original(self, *args, **kwargs)
             with _inside(rec, self):
                 result = original(self, *args, **kwargs)
-            argument = args[0] if args else next(iter(kwargs.values()), None)
-            if op == "reset":
-                rec._emit(ev.RESET, index, ())
-            elif op == "reorder_cache":
-                rec._emit(ev.REORDER, index, (cache_api.indices_of(argument),))
-            elif op == "batch_repeat_interleave":
-                rec._emit(ev.BATCH_REPEAT, index, (int(argument), batch_before, rec.facts.batch_size([self])))
-            else:
-                rec._emit(ev.BATCH_SELECT, index, (cache_api.indices_of(argument), batch_before,
-                                                   rec.facts.batch_size([self])))
-            tracer.emit_memory(index, self, tracer.is_on_host(index))
-            tracer.emit_totals_if_changed()
+            try:
+                _record_layer_op(rec, op, self, tracer, index, args, kwargs, batch_before)
+            except Exception as error:
+                rec.lose(op, error)
             return result
         return operation
     return make
+
+
+def _record_layer_op(rec, op, layer, tracer, index, args, kwargs, batch_before):
+    argument = args[0] if args else next(iter(kwargs.values()), None)
+    if op == "reset":
+        rec._emit(ev.RESET, index, ())
+    elif op == "reorder_cache":
+        rec._emit(ev.REORDER, index, (cache_api.indices_of(argument),))
+    elif op == "batch_repeat_interleave":
+        rec._emit(ev.BATCH_REPEAT, index, (int(argument), batch_before, rec.facts.batch_size([layer])))
+    else:
+        rec._emit(ev.BATCH_SELECT, index, (cache_api.indices_of(argument), batch_before,
+                                           rec.facts.batch_size([layer])))
+    tracer.emit_memory(index, layer, tracer.is_on_host(index))
+    tracer.emit_totals_if_changed()
 
 
 def _layer_offload(original):
@@ -278,16 +351,24 @@ def _layer_offload(original):
         context = rec._context if rec is not None else None
         if context is None or context.op != "update" or id(self) in rec._inside:
             return original(self, *args, **kwargs)
-        tracer, index, _ = rec._layer_place(self)
+        try:
+            tracer, index, _ = rec._layer_place(self)
+        except Exception as error:
+            rec.lose("offload", error)
+            with _unrecorded(rec, self):
+                return original(self, *args, **kwargs)
         begin = time.perf_counter_ns()
         with _inside(rec, self):
             result = original(self, *args, **kwargs)
         end = time.perf_counter_ns()
-        while len(tracer.on_host) <= index:
-            tracer.on_host.append(False)
-        tracer.on_host[index] = True
-        if index == context.index:
-            context.offload = (begin, end, rec.facts.transfer_bytes(self, rec.facts.kind(self)))
+        try:
+            while len(tracer.on_host) <= index:
+                tracer.on_host.append(False)
+            tracer.on_host[index] = True
+            if index == context.index:
+                context.offload = (begin, end, rec.facts.transfer_bytes(self, rec.facts.kind(self)))
+        except Exception as error:
+            rec.lose("offload", error)
         return result
     return offload
 
@@ -298,18 +379,26 @@ def _layer_prefetch(original):
         context = rec._context if rec is not None else None
         if context is None or context.op != "update" or id(self) in rec._inside:
             return original(self, *args, **kwargs)
-        tracer, index, _ = rec._layer_place(self)
-        moves = tracer.is_on_host(index)
+        try:
+            tracer, index, _ = rec._layer_place(self)
+            moves = tracer.is_on_host(index)
+        except Exception as error:
+            rec.lose("prefetch", error)
+            with _unrecorded(rec, self):
+                return original(self, *args, **kwargs)
         begin = time.perf_counter_ns()
         with _inside(rec, self):
             result = original(self, *args, **kwargs)
         end = time.perf_counter_ns()
-        context.prefetch_end = end
-        if moves:
-            tracer.on_host[index] = False
-            rec._emit(ev.TRANSFER, index, (ev.PREFETCH, ev.LANE_PREFETCH, ev.MEASURED, rec._clock(begin),
-                                           rec._clock(end), rec.facts.transfer_bytes(self, rec.facts.kind(self))))
-            tracer.report_memory(index, self, False, AFTER_PREFETCH)
+        try:
+            context.prefetch_end = end
+            if moves:
+                tracer.on_host[index] = False
+                rec._emit(ev.TRANSFER, index, (ev.PREFETCH, ev.LANE_PREFETCH, ev.MEASURED, rec._clock(begin),
+                                               rec._clock(end), rec.facts.transfer_bytes(self, rec.facts.kind(self))))
+                tracer.report_memory(index, self, False, AFTER_PREFETCH)
+        except Exception as error:
+            rec.lose("prefetch", error)
         return result
     return prefetch
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/CacheBenchmark.h"
 
+#include "kvscope/runtime/ComputeThreads.h"
 #include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/Cache.h"
 #include "kvscope/cache/DeviceSupport.h"
@@ -266,7 +267,8 @@ std::string allowedKernels() { return kKernelNames.allowed(); }
 
 nlohmann::json CacheBenchmark::run(const CacheBenchmarkOptions& options) {
     const at::Device device = DeviceSupport::resolve(options.device);
-    at::set_num_threads(options.threads);
+    // One thread by default: the per-update cost, not the machine's width (LibTorch's and the BLAS's).
+    runtime::ComputeThreads::apply(options.threads);
     const Inputs inputs(options, device);
     const bool offloaded = options.type == BenchmarkedCache::Offloaded;
     // Events are emitted by the Cache, so recording runs every type through one.
@@ -286,6 +288,7 @@ nlohmann::json CacheBenchmark::run(const CacheBenchmarkOptions& options) {
                              {"us_per_update", rounded(seconds / static_cast<double>(updates) * 1e6, 1e3)},
                              {"peak_tokens", options.prefill + options.steps},
                              {"device", config::toString(options.device)}};
+    result.update(runtime::ComputeThreads::describe());
     if (options.type == BenchmarkedCache::Quantized) {
         result["kernels"] = toString(options.kernels);
     }

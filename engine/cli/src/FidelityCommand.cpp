@@ -5,6 +5,7 @@
 #include "kvscope/config/PressDescriptions.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
+#include "kvscope/runtime/ComputeThreads.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/ModelSource.h"
 #include "kvscope/runtime/PressFidelity.h"
@@ -34,7 +35,7 @@ nlohmann::json FidelityCommand::run(const RunOptions& options) {
         throw runtime::GenerationError("fidelity compares a press against no press: give --press NAME (" +
                                        config::PressDescriptions::allowedNames() + ")");
     }
-    at::set_num_threads(config::computeThreads(settings));
+    runtime::ComputeThreads::apply(config::computeThreads(settings));
     runtime::ModelSource::Loaded loaded = runtime::ModelSource::load(settings, model::ModelLoader::device(settings.device));
     const std::vector<int64_t> prompt = loaded.text->encode(settings.prompt);
     const runtime::FidelityResult result =
@@ -43,7 +44,7 @@ nlohmann::json FidelityCommand::run(const RunOptions& options) {
     for (const runtime::PressDecision& decision : result.decisions) {
         compressed.insert(decision.layer);
     }
-    return {{"model", loaded.source},
+    nlohmann::json summary = {{"model", loaded.source},
             {"press", press.name},
             {"ratio", press.ratio},
             {"options", press.options},
@@ -58,6 +59,8 @@ nlohmann::json FidelityCommand::run(const RunOptions& options) {
             {"compressed_layers", std::vector<int64_t>(compressed.begin(), compressed.end())},
             {"notices", result.notices},
             {"text", loaded.text->decode(result.tokens)}};
+    summary.update(runtime::ComputeThreads::describe());
+    return summary;
 }
 
 int FidelityCommand::execute(const RunOptions& options, std::ostream& out) {

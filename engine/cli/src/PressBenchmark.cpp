@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/PressBenchmark.h"
 
+#include "kvscope/runtime/ComputeThreads.h"
 #include "kvscope/cli/OptionChecks.h"
 #include "kvscope/config/PressDescriptions.h"
 #include "kvscope/press/PressCatalog.h"
@@ -158,12 +159,14 @@ nlohmann::json PressBenchmark::run(const PressBenchmarkOptions& options) {
     if (!(options.ratio >= 0.0 && options.ratio < 1.0)) {
         throw std::invalid_argument("--ratio " + std::to_string(options.ratio) + " is outside [0, 1)");
     }
-    at::set_num_threads(options.threads);
+    // One thread by default: the per-update cost, not the machine's width (LibTorch's and the BLAS's).
+    runtime::ComputeThreads::apply(options.threads);
     const std::map<std::string, std::string> pressOptions = OptionChecks::keyValues(options.pressOptions, "--press-option");
     const std::string phase = phaseOf(options.press);
     nlohmann::json result = {{"press", options.press}, {"phase", phase}, {"tokens", options.tokens},
                              {"heads", options.heads}, {"kv_heads", options.keyValueHeads},
-                             {"head_dim", options.headDim}, {"threads", options.threads}};
+                             {"head_dim", options.headDim}};
+    result.update(runtime::ComputeThreads::describe());
     const press::PressWorkloadShape shape{options.heads, options.keyValueHeads, options.headDim};
     if (phase == "decoding") {
         timeDecoding(options, pressOptions, result);

@@ -14,6 +14,7 @@
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/runtime/CacheFactory.h"
 #include "kvscope/runtime/CachePressHook.h"
+#include "kvscope/runtime/ComputeThreads.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/runtime/LiveSession.h"
@@ -92,6 +93,7 @@ nlohmann::json summaryOf(const runtime::LiveSession& session, const config::RunS
                         {"pattern", architecture.patternSummary()},
                         {"parameters", languageModel.parameters().parameterCount()}};
     summary["device"] = config::toString(settings.device);
+    summary.update(runtime::ComputeThreads::describe()); // "threads" and "blas"
     summary["prompt"] = settings.prompt;
     summary["prompt_tokens"] = session.promptIds().size();
     summary["tokens"] = tokens;

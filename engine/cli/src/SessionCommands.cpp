@@ -245,10 +245,25 @@ int SessionCommands::info(const Options& options, std::ostream& out, std::ostrea
               {"events", contents.events.size()},
               {"event_counts", counts},
               {"skipped_chunks", contents.skippedChunks}};
+    // Only when there are any: the golden info files of every format version stay as they are.
+    if (contents.skippedEvents > 0) {
+        json["skipped_events"] = contents.skippedEvents;
+    }
+    std::int64_t lost = 0;
+    for (const auto& [operation, count] : contents.lost) {
+        lost += count;
+    }
+    if (lost > 0) {
+        json["lost"] = {{"count", lost}, {"operations", contents.lost}};
+    }
     if (!contents.damage.empty()) {
         json["damage"] = contents.damage;
     }
     print(out, json);
+    if (lost > 0) {
+        err << "kvscope-cli info: the recorder could not record " << lost
+            << " operation(s) (`lost` in the file; the state shown misses what they did)\n";
+    }
     warnDamage(err, "info", contents);
     return contents.damage.empty() ? 0 : 2;
 }

@@ -7,6 +7,8 @@
 #include "kvscope/model/Architecture.h"
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/model/SafetensorsFile.h"
+#include "kvscope/runtime/BlasLibrary.h"
+#include "kvscope/runtime/ComputeThreads.h"
 #include "kvscope/runtime/PresetCatalog.h"
 #include "kvscope/training/TextCorpus.h"
 #include "kvscope/training/TrainingError.h"
@@ -83,7 +85,8 @@ CLI::App* TrainCommand::addSubcommand(CLI::App& app, TrainOptions& options) {
                       "Start from these weights (another preset's .safetensors): tensors of the same name and shape")
         ->check(CLI::ExistingFile);
     train->add_option("--seed", t.seed, "Seed of the initial weights and of the batches")->check(OptionChecks::integerAtLeast(0));
-    train->add_option("--threads", options.threads, "CPU threads (1 is deterministic)")->check(OptionChecks::integerAtLeast(1));
+    train->add_option("--threads", options.threads, "CPU threads (0: every core; 1 is deterministic)")
+        ->check(OptionChecks::integerAtLeast(0));
     train->add_option("--dtype", options.dtype, std::string("Weight dtype of the file (") + allowedDtypes() + ")")
         ->check(CLI::IsMember({"f16", "bf16", "f32"}));
     train->add_flag("!--no-progress", options.progress, "No progress bar on stderr");
@@ -94,7 +97,7 @@ nlohmann::json TrainCommand::run(const TrainOptions& options, std::ostream& prog
     const at::ScalarType dtype = dtypeOf(options.dtype);
     const runtime::PresetCatalog catalog;
     const config::ModelConfig config = catalog.load(options.preset);
-    at::set_num_threads(options.threads);
+    const int threads = runtime::ComputeThreads::apply(options.threads);
 
     training::TrainingOptions trainingOptions = options.training;
     if (!trainingOptions.initialWeights.empty()) {
@@ -161,6 +164,9 @@ nlohmann::json TrainCommand::run(const TrainOptions& options, std::ostream& prog
             {"training_bytes", corpus.training().size()},
             {"held_out_bytes", corpus.heldOut().size()},
             {"seconds", seconds},
+            {"steps_per_second", seconds > 0 ? static_cast<double>(result.steps) / seconds : 0.0},
+            {"threads", threads},
+            {"blas", runtime::BlasLibrary::loaded().toJson()},
             {"parameters", written->parameters().parameterCount()},
             {"dtype", options.dtype},
             {"out", options.out}};

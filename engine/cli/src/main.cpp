@@ -7,6 +7,7 @@
 #include "kvscope/cli/ConformanceRunner.h"
 #include "kvscope/cli/OptionChecks.h"
 #include "kvscope/cli/FidelityCommand.h"
+#include "kvscope/cli/GemmBenchmark.h"
 #include "kvscope/cli/PresetsCommand.h"
 #include "kvscope/cli/PressBenchmark.h"
 #include "kvscope/cli/PressesCommand.h"
@@ -137,6 +138,8 @@ int main(int argc, char** argv) {
 
     kvscope::cli::PressBenchmarkOptions pressBenchmarkOptions;
     CLI::App* benchPress = kvscope::cli::PressBenchmark::addSubcommand(*bench, pressBenchmarkOptions);
+    kvscope::cli::GemmBenchmarkOptions gemmOptions;
+    CLI::App* benchGemm = kvscope::cli::GemmBenchmark::addSubcommand(*bench, gemmOptions);
 
     int timelineLayers = 32;
     int64_t timelineTokens = 32768;
@@ -192,6 +195,10 @@ int main(int argc, char** argv) {
         }
         if (*benchPress) {
             std::cout << kvscope::cli::PressBenchmark::run(pressBenchmarkOptions).dump() << std::endl;
+            return 0;
+        }
+        if (*benchGemm) {
+            std::cout << kvscope::cli::GemmBenchmark::run(gemmOptions).dump() << std::endl;
             return 0;
         }
         if (*benchTimeline) {

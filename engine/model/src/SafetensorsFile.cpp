@@ -2,9 +2,9 @@
 #include "kvscope/model/SafetensorsFile.h"
 
 #include "kvscope/model/ModelError.h"
+#include "kvscope/model/SafetensorsHeader.h"
 
 #include <ATen/ATen.h>
-#include <nlohmann/json.hpp>
 
 #include <bit>
 #include <cerrno>
@@ -65,101 +65,24 @@ private:
 
 namespace {
 
-struct DtypeInfo {
-    at::ScalarType type;
-    uint64_t bytes;
-};
-
-bool dtypeInfo(const std::string& name, DtypeInfo& info) {
-    if (name == "F32") {
-        info = {at::kFloat, 4};
-    } else if (name == "F16") {
-        info = {at::kHalf, 2};
-    } else if (name == "BF16") {
-        info = {at::kBFloat16, 2};
-    } else {
-        return false;
+at::ScalarType scalarType(const std::string& dtype) {
+    if (dtype == "F32") {
+        return at::kFloat;
     }
-    return true;
+    return dtype == "F16" ? at::kHalf : at::kBFloat16; // SafetensorsHeader accepts these three only
 }
 
 } // namespace
 
-const char* SafetensorsFile::allowedDtypes() { return "F32, F16, BF16"; }
+const char* SafetensorsFile::allowedDtypes() { return SafetensorsHeader::allowedDtypes(); }
 
 SafetensorsFile::SafetensorsFile(const std::filesystem::path& path)
     : m_path(path), m_mapping(std::make_shared<Mapping>(path)) {
-    const std::string where = "safetensors file `" + path.string() + "`";
-    const uint64_t size = m_mapping->size();
-    if (size < 8) {
-        throw ModelError(where + " is too short (" + std::to_string(size) + " bytes) to hold a header length");
-    }
-    uint64_t headerLength = 0;
-    std::memcpy(&headerLength, m_mapping->data(), 8);
-    if (headerLength > size - 8) {
-        throw ModelError(where + " declares a " + std::to_string(headerLength) + "-byte header but holds only " +
-                         std::to_string(size - 8) + " bytes after the length");
-    }
-    m_dataStart = 8 + headerLength;
-    nlohmann::json header;
-    try {
-        header = nlohmann::json::parse(m_mapping->data() + 8, m_mapping->data() + m_dataStart);
-    } catch (const nlohmann::json::exception& error) {
-        throw ModelError(where + " has a header that is not valid JSON: " + error.what());
-    }
-    if (!header.is_object()) {
-        throw ModelError(where + " has a header that is not a JSON object");
-    }
-    const uint64_t dataSize = size - m_dataStart;
-    for (const auto& [name, value] : header.items()) {
-        if (name == "__metadata__") {
-            if (value.is_object()) {
-                for (const auto& [key, text] : value.items()) {
-                    if (text.is_string()) {
-                        m_metadata[key] = text.get<std::string>();
-                    }
-                }
-            }
-            continue;
-        }
-        const std::string what = where + ", tensor `" + name + "`";
-        Entry entry;
-        try {
-            entry.dtype = value.at("dtype").get<std::string>();
-            entry.shape = value.at("shape").get<std::vector<int64_t>>();
-            const auto offsets = value.at("data_offsets").get<std::vector<uint64_t>>();
-            if (offsets.size() != 2) {
-                throw ModelError(what + ": `data_offsets` must hold [begin, end]");
-            }
-            entry.begin = offsets[0];
-            entry.end = offsets[1];
-        } catch (const nlohmann::json::exception& error) {
-            throw ModelError(what + ": header entry needs `dtype` (string), `shape` (list of integers) and "
-                                    "`data_offsets` ([begin, end]): " +
-                             error.what());
-        }
-        DtypeInfo info{};
-        if (!dtypeInfo(entry.dtype, info)) {
-            throw ModelError(what + " has dtype " + entry.dtype + " (allowed: " + allowedDtypes() + ")");
-        }
-        uint64_t elements = 1;
-        for (int64_t dim : entry.shape) {
-            if (dim < 0) {
-                throw ModelError(what + " has a negative dimension");
-            }
-            elements *= static_cast<uint64_t>(dim);
-        }
-        if (entry.end < entry.begin || entry.end > dataSize) {
-            throw ModelError(what + " has data offsets [" + std::to_string(entry.begin) + ", " +
-                             std::to_string(entry.end) + "] outside the " + std::to_string(dataSize) +
-                             "-byte data section (truncated file?)");
-        }
-        if (entry.end - entry.begin != elements * info.bytes) {
-            throw ModelError(what + " spans " + std::to_string(entry.end - entry.begin) + " bytes but its shape and dtype need " +
-                             std::to_string(elements * info.bytes));
-        }
-        m_entries.emplace(name, std::move(entry));
-    }
+    SafetensorsHeader header = SafetensorsHeader::parse({m_mapping->data(), m_mapping->size()},
+                                                        "safetensors file `" + path.string() + "`");
+    m_dataStart = header.dataStart();
+    m_entries = header.entries();
+    m_metadata = header.metadata();
 }
 
 SafetensorsFile::~SafetensorsFile() = default;
@@ -186,11 +109,9 @@ const std::string& SafetensorsFile::dtypeName(const std::string& name) const { r
 
 at::Tensor SafetensorsFile::tensor(const std::string& name) const {
     const Entry& found = entry(name);
-    DtypeInfo info{};
-    dtypeInfo(found.dtype, info);
     uint8_t* data = m_mapping->data() + m_dataStart + found.begin;
-    const auto options = at::TensorOptions().dtype(info.type);
-    if (reinterpret_cast<uintptr_t>(data) % info.bytes != 0) {
+    const auto options = at::TensorOptions().dtype(scalarType(found.dtype));
+    if (reinterpret_cast<uintptr_t>(data) % SafetensorsHeader::dtypeBytes(found.dtype) != 0) {
         // The format does not promise aligned data; copy rather than hand kernels a misaligned view.
         at::Tensor copy = at::empty(found.shape, options);
         std::memcpy(copy.data_ptr(), data, found.end - found.begin);

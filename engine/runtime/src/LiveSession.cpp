@@ -6,6 +6,7 @@
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/runtime/CachePressHook.h"
+#include "kvscope/runtime/ComputeThreads.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/runtime/HuggingFaceTextCodec.h"
@@ -48,7 +49,7 @@ LiveSession::LiveSession(config::RunSettings settings, PressDefaults pressDefaul
     impl.settings = std::move(settings);
     const config::RunSettings& s = impl.settings;
     // The model computes on this thread (the GUI's engine thread, the CLI's main thread) from here on.
-    at::set_num_threads(config::computeThreads(s));
+    ComputeThreads::apply(config::computeThreads(s));
     const at::Device device = model::ModelLoader::device(s.device);
     impl.loaded = ModelSource::load(s, device);
     impl.promptIds = impl.loaded.text->encode(s.prompt);

@@ -43,16 +43,19 @@ struct SentencePieceModel::Module {
         static Module module;
         static std::string error;
         std::call_once(once, [] {
-            int flags = RTLD_NOW | RTLD_LOCAL;
-#ifndef KVSCOPE_ASAN
-            // Its own (bundled) protobuf first: LibTorch's libprotobuf may already be in the process.
-            // AddressSanitizer refuses RTLD_DEEPBIND; sanitized test processes carry no LibTorch.
-            flags |= RTLD_DEEPBIND;
-#endif
             void* library = nullptr;
             std::string tried;
             for (const char* path : {KVSCOPE_SENTENCEPIECE_MODULE, "libkvscope_sentencepiece.so"}) {
-                library = dlopen(path, flags);
+#ifdef KVSCOPE_ASAN
+                // AddressSanitizer refuses RTLD_DEEPBIND, and without it the module's libsentencepiece
+                // binds to LibTorch's libprotobuf (a FATAL version check). A link-map namespace of its own
+                // keeps the two apart as well; the module is built without sanitizers for it (the
+                // sanitizer runtime lives in the main namespace only: engine/tokenizer/CMakeLists.txt).
+                library = dlmopen(LM_ID_NEWLM, path, RTLD_NOW | RTLD_LOCAL);
+#else
+                // Its own (bundled) protobuf first: LibTorch's libprotobuf may already be in the process.
+                library = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+#endif
                 if (library != nullptr) {
                     break;
                 }

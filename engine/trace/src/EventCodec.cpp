@@ -157,12 +157,23 @@ void EventCodec::encode(ByteWriter& out, const Event& event) {
     out.patchLength(body);
 }
 
-std::optional<Event> EventCodec::decode(ByteReader& in) {
+std::optional<Event> EventCodec::decode(ByteReader& in, Skipped* skipped) {
     const auto kind = in.get<std::uint8_t>();
     const auto length = in.get<std::uint32_t>();
     ByteReader body(in.take(length));
     if (kind >= kEventKindCount) {
-        return std::nullopt; // a kind from a newer minor version: its length lets us skip it
+        // An annotation, or a kind from a newer minor version: its length lets us skip it.
+        if (skipped != nullptr) {
+            skipped->kind = kind;
+            skipped->lostOperation.clear();
+            if (kind == kLostKind) {
+                (void)body.get<std::int64_t>();
+                (void)body.get<std::int32_t>();
+                (void)body.get<std::uint64_t>();
+                skipped->lostOperation = body.getString();
+            }
+        }
+        return std::nullopt;
     }
     Event event;
     event.step = body.get<std::int64_t>();

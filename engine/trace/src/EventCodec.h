@@ -8,6 +8,7 @@
 #include "kvscope/trace/StepState.h"
 
 #include <optional>
+#include <string>
 
 namespace kvscope::trace {
 
@@ -20,8 +21,19 @@ public:
         using std::runtime_error::runtime_error;
     };
 
+    /// Kinds from 128 up are annotations about the recording, never folded into the state; 128, `lost`:
+    /// an operation the recorder could not record (operation, reason: two strings).
+    static constexpr std::uint8_t kLostKind = 128;
+
+    /// What decode() passed over: an annotation or a kind from a newer minor.
+    struct Skipped {
+        std::uint8_t kind = 0;
+        std::string lostOperation; ///< the operation of a `lost` annotation
+    };
+
     static void encode(ByteWriter& out, const Event& event);
-    static std::optional<Event> decode(ByteReader& in);
+    /// The next event; nullopt for a kind that is not folded into the state, described in `skipped`.
+    static std::optional<Event> decode(ByteReader& in, Skipped* skipped = nullptr);
 
     static void encode(ByteWriter& out, const StepState& state);
     static StepState decodeStepState(ByteReader& in);

@@ -155,6 +155,8 @@ Chunk readChunk(std::span<const std::uint8_t> bytes, std::uint64_t offset, Decom
 struct StepChunk {
     std::int64_t step = 0;
     std::vector<Event> events;
+    std::int64_t skippedEvents = 0;
+    std::map<std::string, std::int64_t> lost;
 };
 
 StepChunk decodeStep(const Chunk& chunk) {
@@ -164,9 +166,14 @@ StepChunk decodeStep(const Chunk& chunk) {
         decoded.step = in.get<std::int64_t>();
         const std::size_t count = in.getCount(1 + 4); // kind and length, at least
         decoded.events.reserve(count);
+        EventCodec::Skipped skipped;
         for (std::size_t i = 0; i < count; ++i) {
-            if (auto event = EventCodec::decode(in)) {
+            if (auto event = EventCodec::decode(in, &skipped)) {
                 decoded.events.push_back(std::move(*event));
+            } else if (skipped.kind == EventCodec::kLostKind) {
+                ++decoded.lost[skipped.lostOperation];
+            } else {
+                ++decoded.skippedEvents;
             }
         }
         if (!in.atEnd()) {
@@ -299,6 +306,10 @@ SessionContents SessionReader::read(std::span<const std::uint8_t> bytes, const s
                 }
                 stepChunks.push_back({step.step, offset});
                 steps.insert(step.step);
+                contents.skippedEvents += step.skippedEvents;
+                for (const auto& [operation, count] : step.lost) {
+                    contents.lost[operation] += count;
+                }
                 chunkEvents.push_back(std::move(step.events));
                 break;
             }

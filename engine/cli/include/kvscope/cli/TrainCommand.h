@@ -22,7 +22,7 @@ struct TrainOptions {
     std::string heldOut; ///< empty: the last 5% of the corpus
     std::string out;
     std::string dtype = "f16";
-    int threads = 1;
+    int threads = 0; ///< 0: every core (runtime::ComputeThreads)
     bool progress = true;
     training::TrainingOptions training;
 };

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/model/SafetensorsHeader.h"
+
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
@@ -13,7 +15,8 @@
 namespace kvscope::model {
 
 /// One .safetensors file (8-byte little-endian header length, JSON header, raw little-endian data),
-/// memory-mapped: tensors are views of the mapping in the file's dtype and keep it alive.
+/// memory-mapped: tensors are views of the mapping in the file's dtype and keep it alive. The header is
+/// checked by SafetensorsHeader.
 class SafetensorsFile {
 public:
     /// Maps the file and validates the header; throws ModelError naming the file and the problem.
@@ -34,12 +37,7 @@ public:
     static const char* allowedDtypes();
 
 private:
-    struct Entry {
-        std::string dtype;
-        std::vector<int64_t> shape;
-        uint64_t begin = 0;
-        uint64_t end = 0;
-    };
+    using Entry = SafetensorsHeader::Entry;
     class Mapping;
 
     const Entry& entry(const std::string& name) const;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct SessionContents {
     bool complete = false; ///< the index footer was found and agrees with the chunks
     std::string damage; ///< empty when the file is whole; else what is wrong and at which byte
     std::int64_t skippedChunks = 0; ///< chunks of types this reader does not know (from newer minors)
+    std::int64_t skippedEvents = 0; ///< events of kinds this reader does not know (from newer minors)
+    /// Operations the recorder could not record (`lost` annotations, sessions/FORMAT.md), per operation.
+    std::map<std::string, std::int64_t> lost;
     std::uint64_t fileBytes = 0;
     std::uint64_t payloadBytes = 0; ///< decompressed bytes of the chunks read
 };
