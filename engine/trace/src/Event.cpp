@@ -8,9 +8,33 @@ namespace kvscope::trace {
 namespace {
 
 constexpr std::array<std::string_view, kEventKindCount> kEventKindNames{
-    "update",       "mask_sizes",   "window_slide", "quantize_flush", "transfer",   "crop",     "reorder",
-    "batch_repeat", "batch_select", "reset",        "memory",         "step_begin", "step_end",
-    "compute",      "logits",       "compression",
+    "update",
+    "mask_sizes",
+    "window_slide",
+    "quantize_flush",
+    "transfer",
+    "crop",
+    "reorder",
+    "batch_repeat",
+    "batch_select",
+    "reset",
+    "memory",
+    "step_begin",
+    "step_end",
+    "compute",
+    "logits",
+    "compression",
+    "paged_pool",
+    "request_arrived",
+    "request_admitted",
+    "request_scheduled",
+    "request_preempted",
+    "request_finished",
+    "block_allocated",
+    "block_touched",
+    "block_cached",
+    "block_freed",
+    "block_evicted",
 };
 
 } // namespace
@@ -48,6 +72,23 @@ std::string_view toString(TimingSource timing) {
         return "modeled";
     }
     return "unknown";
+}
+
+std::string_view toString(FinishReason reason) {
+    switch (reason) {
+    case FinishReason::Eos:
+        return "eos";
+    case FinishReason::MaxTokens:
+        return "max_tokens";
+    case FinishReason::MaxModelLen:
+        return "max_model_len";
+    }
+    return "unknown";
+}
+
+bool isPagedKind(EventKind kind) {
+    return static_cast<std::uint8_t>(kind) >= static_cast<std::uint8_t>(EventKind::PagedPool) &&
+           static_cast<std::uint8_t>(kind) <= static_cast<std::uint8_t>(EventKind::BlockEvicted);
 }
 
 std::optional<EventKind> eventKindFromString(std::string_view name) {

@@ -14,11 +14,24 @@ namespace kvscope::trace {
 namespace {
 
 template <typename Enum> constexpr const char* enumName();
-template <> constexpr const char* enumName<LayerKind>() { return "layer kind"; }
-template <> constexpr const char* enumName<TransferDirection>() { return "transfer direction"; }
-template <> constexpr const char* enumName<TransferLane>() { return "transfer lane"; }
-template <> constexpr const char* enumName<TimingSource>() { return "timing source"; }
-template <> constexpr const char* enumName<Residency>() { return "residency"; }
+template <> constexpr const char* enumName<LayerKind>() {
+    return "layer kind";
+}
+template <> constexpr const char* enumName<TransferDirection>() {
+    return "transfer direction";
+}
+template <> constexpr const char* enumName<TransferLane>() {
+    return "transfer lane";
+}
+template <> constexpr const char* enumName<TimingSource>() {
+    return "timing source";
+}
+template <> constexpr const char* enumName<Residency>() {
+    return "residency";
+}
+template <> constexpr const char* enumName<FinishReason>() {
+    return "finish reason";
+}
 
 template <typename T> struct IsVector : std::false_type {};
 template <typename T> struct IsVector<std::vector<T>> : std::true_type {};
@@ -35,9 +48,12 @@ template <typename Value> constexpr std::size_t wireBytes() {
     } else if constexpr (std::is_same_v<Value, std::string> || IsVector<Value>::value) {
         return sizeof(std::uint32_t);
     } else {
-        return std::apply([](auto... members) { return (std::size_t{0} + ... + wireBytes<std::remove_cvref_t<
-                                                            decltype(std::declval<Value&>().*members)>>()); },
-                          EventFields<Value>::list);
+        return std::apply(
+            [](auto... members) {
+                return (std::size_t{0} + ... +
+                        wireBytes<std::remove_cvref_t<decltype(std::declval<Value&>().*members)>>());
+            },
+            EventFields<Value>::list);
     }
 }
 
@@ -65,8 +81,8 @@ template <typename Value> void read(ByteReader& in, Value& value) {
         const auto raw = in.get<std::uint8_t>();
         constexpr auto last = static_cast<std::uint8_t>(Value::Last);
         if (raw > last) {
-            throw EventCodec::Invalid(std::string("unknown ") + enumName<Value>() + " " + std::to_string(raw) +
-                                      " (0.." + std::to_string(last) + " allowed)");
+            throw EventCodec::Invalid(std::string("unknown ") + enumName<Value>() + " " +
+                                      std::to_string(raw) + " (0.." + std::to_string(last) + " allowed)");
         }
         value = static_cast<Value>(raw);
     } else if constexpr (std::is_same_v<Value, bool>) {
@@ -92,7 +108,8 @@ template <typename Value> void read(ByteReader& in, Value& value) {
 
 template <typename Record> void writeRecord(ByteWriter& out, const Record& record) {
     std::apply([&](auto... members) { (write(out, record.*members), ...); }, EventFields<Record>::list);
-    std::apply([&](auto... members) { (write(out, record.*members), ...); }, AppendedEventFields<Record>::list);
+    std::apply([&](auto... members) { (write(out, record.*members), ...); },
+               AppendedEventFields<Record>::list);
 }
 
 template <typename Record> void readRecord(ByteReader& in, Record& record) {
@@ -116,8 +133,9 @@ template <std::size_t Index = 0> EventPayload decodePayload(std::size_t kind, By
             std::variant_alternative_t<Index, EventPayload> payload;
             readRecord(in, payload);
             // Fields of a newer minor than the writer's are absent: the body ends before them.
-            std::apply([&](auto... members) { ((in.remaining() > 0 ? read(in, payload.*members) : void()), ...); },
-                       AppendedEventFields<decltype(payload)>::list);
+            std::apply(
+                [&](auto... members) { ((in.remaining() > 0 ? read(in, payload.*members) : void()), ...); },
+                AppendedEventFields<decltype(payload)>::list);
             checkDecoded(payload);
             return payload;
         }
@@ -155,7 +173,9 @@ std::optional<Event> EventCodec::decode(ByteReader& in) {
     return event;
 }
 
-void EventCodec::encode(ByteWriter& out, const StepState& state) { writeRecord(out, state); }
+void EventCodec::encode(ByteWriter& out, const StepState& state) {
+    writeRecord(out, state);
+}
 
 StepState EventCodec::decodeStepState(ByteReader& in) {
     StepState state;

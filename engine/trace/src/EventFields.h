@@ -19,14 +19,10 @@ template <typename Record> struct EventFields;
 /// Fields a later minor appended to a record, in wire order. A reader takes each one only while the
 /// event's body has bytes left, so a payload written by an older minor reads with these at their defaults.
 /// Only event payloads have them: their body length bounds them (a snapshot's records have none).
-template <typename Record> struct AppendedEventFields {
-    static constexpr std::tuple<> list{};
-};
+template <typename Record> struct AppendedEventFields { static constexpr std::tuple<> list{}; };
 
-#define KVSCOPE_EVENT_FIELDS(Record, ...)                                                                             \
-    template <> struct EventFields<Record> {                                                                          \
-        static constexpr auto list = std::make_tuple(__VA_ARGS__);                                                    \
-    }
+#define KVSCOPE_EVENT_FIELDS(Record, ...)                                                                    \
+    template <> struct EventFields<Record> { static constexpr auto list = std::make_tuple(__VA_ARGS__); }
 
 KVSCOPE_EVENT_FIELDS(UpdateEvent, &UpdateEvent::tokensIn, &UpdateEvent::seqLength, &UpdateEvent::storedTokens,
                      &UpdateEvent::capacity, &UpdateEvent::returnedTokens, &UpdateEvent::bytes,
@@ -35,22 +31,21 @@ KVSCOPE_EVENT_FIELDS(MaskSizesEvent, &MaskSizesEvent::queryLength, &MaskSizesEve
                      &MaskSizesEvent::kvOffset);
 KVSCOPE_EVENT_FIELDS(WindowSlideEvent, &WindowSlideEvent::positionsEvicted, &WindowSlideEvent::windowStart,
                      &WindowSlideEvent::windowEnd, &WindowSlideEvent::windowSize);
-KVSCOPE_EVENT_FIELDS(QuantizeFlushEvent, &QuantizeFlushEvent::tokensMoved, &QuantizeFlushEvent::residualBefore,
-                     &QuantizeFlushEvent::residualAfter, &QuantizeFlushEvent::quantizedTokensAfter,
-                     &QuantizeFlushEvent::bytesBefore, &QuantizeFlushEvent::bytesAfter,
-                     &QuantizeFlushEvent::maxAbsError, &QuantizeFlushEvent::meanAbsError,
-                     &QuantizeFlushEvent::relativeError);
+KVSCOPE_EVENT_FIELDS(QuantizeFlushEvent, &QuantizeFlushEvent::tokensMoved,
+                     &QuantizeFlushEvent::residualBefore, &QuantizeFlushEvent::residualAfter,
+                     &QuantizeFlushEvent::quantizedTokensAfter, &QuantizeFlushEvent::bytesBefore,
+                     &QuantizeFlushEvent::bytesAfter, &QuantizeFlushEvent::maxAbsError,
+                     &QuantizeFlushEvent::meanAbsError, &QuantizeFlushEvent::relativeError);
 KVSCOPE_EVENT_FIELDS(TransferEvent, &TransferEvent::direction, &TransferEvent::lane, &TransferEvent::timing,
                      &TransferEvent::beginNs, &TransferEvent::endNs, &TransferEvent::bytes);
-KVSCOPE_EVENT_FIELDS(CropEvent, &CropEvent::maxLength, &CropEvent::seqLengthBefore, &CropEvent::seqLengthAfter);
+KVSCOPE_EVENT_FIELDS(CropEvent, &CropEvent::maxLength, &CropEvent::seqLengthBefore,
+                     &CropEvent::seqLengthAfter);
 KVSCOPE_EVENT_FIELDS(ReorderEvent, &ReorderEvent::beamIndices);
 KVSCOPE_EVENT_FIELDS(BatchRepeatEvent, &BatchRepeatEvent::repeats, &BatchRepeatEvent::batchBefore,
                      &BatchRepeatEvent::batchAfter);
 KVSCOPE_EVENT_FIELDS(BatchSelectEvent, &BatchSelectEvent::indices, &BatchSelectEvent::batchBefore,
                      &BatchSelectEvent::batchAfter);
-template <> struct EventFields<ResetEvent> {
-    static constexpr std::tuple<> list{};
-};
+template <> struct EventFields<ResetEvent> { static constexpr std::tuple<> list{}; };
 KVSCOPE_EVENT_FIELDS(MemoryEvent, &MemoryEvent::deviceFullPrecision, &MemoryEvent::deviceQuantized,
                      &MemoryEvent::host);
 KVSCOPE_EVENT_FIELDS(StepBeginEvent, &StepBeginEvent::tokenId, &StepBeginEvent::text);
@@ -58,12 +53,42 @@ KVSCOPE_EVENT_FIELDS(StepEndEvent, &StepEndEvent::tokenId, &StepEndEvent::text, 
 KVSCOPE_EVENT_FIELDS(ComputeEvent, &ComputeEvent::timing, &ComputeEvent::beginNs, &ComputeEvent::endNs);
 KVSCOPE_EVENT_FIELDS(LogitsEvent, &LogitsEvent::tokenIds, &LogitsEvent::logProbs, &LogitsEvent::complete);
 KVSCOPE_EVENT_FIELDS(CompressionEvent, &CompressionEvent::lengthBefore, &CompressionEvent::lengthAfter,
-                     &CompressionEvent::heads, &CompressionEvent::droppedCount, &CompressionEvent::keptRecorded,
-                     &CompressionEvent::positions, &CompressionEvent::droppedScores);
+                     &CompressionEvent::heads, &CompressionEvent::droppedCount,
+                     &CompressionEvent::keptRecorded, &CompressionEvent::positions,
+                     &CompressionEvent::droppedScores);
 template <> struct AppendedEventFields<CompressionEvent> {
     // 1.3
-    static constexpr auto list = std::make_tuple(&CompressionEvent::keptScores, &CompressionEvent::keptPerHead);
+    static constexpr auto list =
+        std::make_tuple(&CompressionEvent::keptScores, &CompressionEvent::keptPerHead);
 };
+// 1.4: paged serving.
+KVSCOPE_EVENT_FIELDS(PagedPoolEvent, &PagedPoolEvent::blockSize, &PagedPoolEvent::numBlocks,
+                     &PagedPoolEvent::nullBlock, &PagedPoolEvent::prefixCaching, &PagedPoolEvent::freePolicy,
+                     &PagedPoolEvent::groupWindows, &PagedPoolEvent::maxNumBatchedTokens,
+                     &PagedPoolEvent::maxNumSeqs);
+KVSCOPE_EVENT_FIELDS(RequestArrivedEvent, &RequestArrivedEvent::requestId, &RequestArrivedEvent::promptTokens,
+                     &RequestArrivedEvent::maxTokens);
+KVSCOPE_EVENT_FIELDS(RequestAdmittedEvent, &RequestAdmittedEvent::requestId, &RequestAdmittedEvent::numTokens,
+                     &RequestAdmittedEvent::cachedTokens, &RequestAdmittedEvent::resumed);
+KVSCOPE_EVENT_FIELDS(RequestScheduledEvent, &RequestScheduledEvent::requestId,
+                     &RequestScheduledEvent::firstPosition, &RequestScheduledEvent::numTokens,
+                     &RequestScheduledEvent::samples);
+KVSCOPE_EVENT_FIELDS(RequestPreemptedEvent, &RequestPreemptedEvent::requestId,
+                     &RequestPreemptedEvent::numComputedTokens);
+KVSCOPE_EVENT_FIELDS(RequestFinishedEvent, &RequestFinishedEvent::requestId, &RequestFinishedEvent::reason,
+                     &RequestFinishedEvent::outputTokens);
+KVSCOPE_EVENT_FIELDS(BlockAllocatedEvent, &BlockAllocatedEvent::requestId, &BlockAllocatedEvent::group,
+                     &BlockAllocatedEvent::block, &BlockAllocatedEvent::tableIndex);
+KVSCOPE_EVENT_FIELDS(BlockTouchedEvent, &BlockTouchedEvent::requestId, &BlockTouchedEvent::group,
+                     &BlockTouchedEvent::block, &BlockTouchedEvent::tableIndex, &BlockTouchedEvent::refCnt);
+KVSCOPE_EVENT_FIELDS(BlockCachedEvent, &BlockCachedEvent::requestId, &BlockCachedEvent::group,
+                     &BlockCachedEvent::block, &BlockCachedEvent::hash, &BlockCachedEvent::parentHash,
+                     &BlockCachedEvent::tokenBegin, &BlockCachedEvent::tokenEnd);
+KVSCOPE_EVENT_FIELDS(BlockFreedEvent, &BlockFreedEvent::requestId, &BlockFreedEvent::group,
+                     &BlockFreedEvent::block, &BlockFreedEvent::tableIndex, &BlockFreedEvent::refCnt,
+                     &BlockFreedEvent::queuePosition, &BlockFreedEvent::windowed);
+KVSCOPE_EVENT_FIELDS(BlockEvictedEvent, &BlockEvictedEvent::group, &BlockEvictedEvent::block,
+                     &BlockEvictedEvent::hash);
 KVSCOPE_EVENT_FIELDS(LayerState, &LayerState::initialized, &LayerState::kind, &LayerState::seqLength,
                      &LayerState::storedTokens, &LayerState::capacity, &LayerState::returnedTokens,
                      &LayerState::lastUpdateStep, &LayerState::queryLength, &LayerState::kvLength,
@@ -98,10 +123,16 @@ template <typename Record, typename... Members> constexpr std::size_t memberCoun
 
 } // namespace detail
 
+/// Members a record keeps out of the wire on purpose: StepState::paged, rebuilt from events, stays out of
+/// snapshots so that a 1.4 snapshot has the 1.3 layout (older readers refuse bytes after a snapshot).
+template <typename Record> struct UnrecordedMemberCount { static constexpr std::size_t value = 0; };
+template <> struct UnrecordedMemberCount<StepState> { static constexpr std::size_t value = 1; };
+
 /// Whether a record's field list names every data member it has.
 template <typename Record> constexpr bool listsEveryMember() {
     return std::tuple_size_v<std::remove_const_t<decltype(EventFields<Record>::list)>> +
-               std::tuple_size_v<std::remove_const_t<decltype(AppendedEventFields<Record>::list)>> ==
+               std::tuple_size_v<std::remove_const_t<decltype(AppendedEventFields<Record>::list)>> +
+               UnrecordedMemberCount<Record>::value ==
            detail::memberCount<Record>();
 }
 

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/trace/StateReducer.h"
 
+#include "kvscope/trace/PagedStateReducer.h"
+
 #include <algorithm>
+#include <type_traits>
 
 namespace kvscope::trace {
 
@@ -108,6 +111,15 @@ struct LayerFolder {
     void operator()(const StepEndEvent&) const {}
     void operator()(const ComputeEvent&) const {}
     void operator()(const LogitsEvent&) const {}
+    // Paged-serving events are step-level (PagedStateReducer): no layer changes.
+    template <typename Paged>
+    requires(std::is_same_v<Paged, PagedPoolEvent> || std::is_same_v<Paged, RequestArrivedEvent> ||
+             std::is_same_v<Paged, RequestAdmittedEvent> || std::is_same_v<Paged, RequestScheduledEvent> ||
+             std::is_same_v<Paged, RequestPreemptedEvent> || std::is_same_v<Paged, RequestFinishedEvent> ||
+             std::is_same_v<Paged, BlockAllocatedEvent> || std::is_same_v<Paged, BlockTouchedEvent> ||
+             std::is_same_v<Paged, BlockCachedEvent> || std::is_same_v<Paged, BlockFreedEvent> ||
+             std::is_same_v<Paged, BlockEvictedEvent>) void
+    operator()(const Paged&) const {}
 
     void operator()(const CompressionEvent& e) const {
         if (e.lengthAfter == e.lengthBefore) {
@@ -131,6 +143,18 @@ StateReducer::Scope StateReducer::scopeOf(const Event& event) {
     case EventKind::StepBegin:
     case EventKind::StepEnd:
     case EventKind::Logits:
+        return Scope::Step;
+    case EventKind::PagedPool:
+    case EventKind::RequestArrived:
+    case EventKind::RequestAdmitted:
+    case EventKind::RequestScheduled:
+    case EventKind::RequestPreempted:
+    case EventKind::RequestFinished:
+    case EventKind::BlockAllocated:
+    case EventKind::BlockTouched:
+    case EventKind::BlockCached:
+    case EventKind::BlockFreed:
+    case EventKind::BlockEvicted:
         return Scope::Step;
     case EventKind::Memory:
         return event.layer < 0 ? Scope::Step : Scope::Layer;
@@ -162,6 +186,8 @@ void StateReducer::apply(StepState& state, const Event& event) {
             state.memoryDeviceFullPrecision = memory->deviceFullPrecision;
             state.memoryDeviceQuantized = memory->deviceQuantized;
             state.memoryHost = memory->host;
+        } else if (isPagedKind(event.kind())) {
+            PagedStateReducer::apply(state.paged, event);
         }
         return;
     case Scope::Layer: {

@@ -18,31 +18,31 @@ namespace kvscope::trace {
 /// where a field says so.
 
 enum class TransferDirection : std::uint8_t {
-    Offload = 0, ///< device -> host
+    Offload = 0,  ///< device -> host
     Prefetch = 1, ///< host -> device
     Last = Prefetch,
 };
 
 enum class TransferLane : std::uint8_t {
-    Compute = 0, ///< the compute stream (the reference offloads on it)
+    Compute = 0,  ///< the compute stream (the reference offloads on it)
     Prefetch = 1, ///< the side stream used for prefetching
     Last = Prefetch,
 };
 
 enum class TimingSource : std::uint8_t {
     Measured = 0, ///< begin/end taken from device events
-    Modeled = 1, ///< computed from bytes and a configured bandwidth (CPU runs have no second device)
+    Modeled = 1,  ///< computed from bytes and a configured bandwidth (CPU runs have no second device)
     Last = Modeled,
 };
 
 /// One Cache::update of one layer, described after the update has been applied.
 struct UpdateEvent {
-    std::int64_t tokensIn = 0; ///< new tokens passed to update()
-    std::int64_t seqLength = 0; ///< tokens seen by the layer after the update
-    std::int64_t storedTokens = 0; ///< tokens physically held after the update
-    std::int64_t capacity = -1; ///< tokens the layer can hold; -1 = unbounded
+    std::int64_t tokensIn = 0;       ///< new tokens passed to update()
+    std::int64_t seqLength = 0;      ///< tokens seen by the layer after the update
+    std::int64_t storedTokens = 0;   ///< tokens physically held after the update
+    std::int64_t capacity = -1;      ///< tokens the layer can hold; -1 = unbounded
     std::int64_t returnedTokens = 0; ///< K/V rows returned to attention
-    std::int64_t bytes = 0; ///< device bytes the layer holds after the update
+    std::int64_t bytes = 0;          ///< device bytes the layer holds after the update
     LayerKind layerType = LayerKind::Dynamic;
     bool operator==(const UpdateEvent&) const = default;
 };
@@ -59,8 +59,8 @@ struct MaskSizesEvent {
 struct WindowSlideEvent {
     std::int64_t positionsEvicted = 0;
     std::int64_t windowStart = 0; ///< absolute position of the first token held
-    std::int64_t windowEnd = 0; ///< one past the last token held
-    std::int64_t windowSize = 0; ///< configured window length
+    std::int64_t windowEnd = 0;   ///< one past the last token held
+    std::int64_t windowSize = 0;  ///< configured window length
     bool operator==(const WindowSlideEvent&) const = default;
 };
 
@@ -71,8 +71,8 @@ struct QuantizeFlushEvent {
     std::int64_t residualAfter = 0;
     std::int64_t quantizedTokensAfter = 0;
     std::int64_t bytesBefore = 0; ///< device bytes of the layer before the flush
-    std::int64_t bytesAfter = 0; ///< device bytes of the layer after the flush
-    double maxAbsError = 0.0; ///< of dequantize(quantize(x)) against x, over the moved tokens
+    std::int64_t bytesAfter = 0;  ///< device bytes of the layer after the flush
+    double maxAbsError = 0.0;     ///< of dequantize(quantize(x)) against x, over the moved tokens
     double meanAbsError = 0.0;
     double relativeError = 0.0;
     bool operator==(const QuantizeFlushEvent&) const = default;
@@ -189,11 +189,137 @@ struct CompressionEvent {
 inline constexpr std::int64_t kCompressionKeptLimit = 8192;
 inline constexpr std::int64_t kCompressionDroppedLimit = 1024;
 
+/// Paged serving (format 1.4, docs/paged.md): the block pool's configuration, emitted once before any other
+/// paged event. groupWindows holds one entry per layer group: 0 for full attention, else the sliding window
+/// in tokens. nullBlock is the reserved null block (FreePolicy Current: 0), -1 when there is none.
+struct PagedPoolEvent {
+    std::int64_t blockSize = 0;
+    std::int32_t numBlocks = 0;
+    std::int32_t nullBlock = -1;
+    bool prefixCaching = true;
+    std::uint8_t freePolicy = 0; ///< 0 document, 1 current
+    std::vector<std::int64_t> groupWindows;
+    std::int64_t maxNumBatchedTokens = 0;
+    std::int32_t maxNumSeqs = 0;
+    bool operator==(const PagedPoolEvent&) const = default;
+};
+
+/// A request reached its arrival step and joined the waiting queue.
+struct RequestArrivedEvent {
+    std::string requestId;
+    std::int64_t promptTokens = 0;
+    std::int64_t maxTokens = 0;
+    bool operator==(const RequestArrivedEvent&) const = default;
+};
+
+/// A waiting request was admitted to the running list: it holds numTokens tokens (prompt and, after a
+/// preemption, its outputs), of which cachedTokens were found in the prefix cache. resumed: it had been
+/// preempted.
+struct RequestAdmittedEvent {
+    std::string requestId;
+    std::int64_t numTokens = 0;
+    std::int64_t cachedTokens = 0;
+    bool resumed = false;
+    bool operator==(const RequestAdmittedEvent&) const = default;
+};
+
+/// The scheduler gave a request numTokens tokens this step, from position firstPosition; samples: the step
+/// produces its next token (the prompt, or what is left of it, is computed).
+struct RequestScheduledEvent {
+    std::string requestId;
+    std::int64_t firstPosition = 0;
+    std::int64_t numTokens = 0;
+    bool samples = false;
+    bool operator==(const RequestScheduledEvent&) const = default;
+};
+
+/// A running request was preempted: its blocks were freed (BlockFreed events follow) and it went back to
+/// the front of the waiting queue; numComputedTokens it had computed are to be recomputed.
+struct RequestPreemptedEvent {
+    std::string requestId;
+    std::int64_t numComputedTokens = 0;
+    bool operator==(const RequestPreemptedEvent&) const = default;
+};
+
+/// Why a request finished.
+enum class FinishReason : std::uint8_t {
+    Eos = 0,
+    MaxTokens = 1,
+    MaxModelLen = 2,
+    Last = MaxModelLen,
+};
+
+/// A request finished; its blocks are freed next (BlockFreed events follow).
+struct RequestFinishedEvent {
+    std::string requestId;
+    FinishReason reason = FinishReason::MaxTokens;
+    std::int64_t outputTokens = 0;
+    bool operator==(const RequestFinishedEvent&) const = default;
+};
+
+/// The head of the free queue went to a request's block table of one group, at tableIndex.
+struct BlockAllocatedEvent {
+    std::string requestId;
+    std::int32_t group = 0;
+    std::int32_t block = 0;
+    std::int32_t tableIndex = 0;
+    bool operator==(const BlockAllocatedEvent&) const = default;
+};
+
+/// A prefix-cache hit: a cached block joined a request's table at tableIndex (reference count + 1, taken
+/// out of the free queue when it was free).
+struct BlockTouchedEvent {
+    std::string requestId;
+    std::int32_t group = 0;
+    std::int32_t block = 0;
+    std::int32_t tableIndex = 0;
+    std::int32_t refCnt = 0; ///< after the touch
+    bool operator==(const BlockTouchedEvent&) const = default;
+};
+
+/// A full block was cached: it holds the request's tokens [tokenBegin, tokenEnd) and hash, whose parent is
+/// parentHash (the previous block's, or the fixed seed for the first block).
+struct BlockCachedEvent {
+    std::string requestId;
+    std::int32_t group = 0;
+    std::int32_t block = 0;
+    std::uint64_t hash = 0;
+    std::uint64_t parentHash = 0;
+    std::int64_t tokenBegin = 0;
+    std::int64_t tokenEnd = 0;
+    bool operator==(const BlockCachedEvent&) const = default;
+};
+
+/// A request released a block: refCnt after the release; when it reached 0 the block joined the free queue
+/// at queuePosition (0 = head), else queuePosition is -1. windowed: a sliding-window group dropped the block
+/// from the table slot tableIndex (the slot becomes a hole); otherwise the whole request was freed.
+struct BlockFreedEvent {
+    std::string requestId;
+    std::int32_t group = 0;
+    std::int32_t block = 0;
+    std::int32_t tableIndex = 0;
+    std::int32_t refCnt = 0;
+    std::int32_t queuePosition = -1;
+    bool windowed = false;
+    bool operator==(const BlockFreedEvent&) const = default;
+};
+
+/// The free queue's head, about to be allocated, still held a hash: the hash is forgotten (an eviction).
+struct BlockEvictedEvent {
+    std::int32_t group = 0;
+    std::int32_t block = 0;
+    std::uint64_t hash = 0;
+    bool operator==(const BlockEvictedEvent&) const = default;
+};
+
 /// The variant index is the kind's number in session files: append new payloads at the end only.
-using EventPayload = std::variant<UpdateEvent, MaskSizesEvent, WindowSlideEvent, QuantizeFlushEvent,
-                                  TransferEvent, CropEvent, ReorderEvent, BatchRepeatEvent, BatchSelectEvent,
-                                  ResetEvent, MemoryEvent, StepBeginEvent, StepEndEvent, ComputeEvent, LogitsEvent,
-                                  CompressionEvent>;
+using EventPayload =
+    std::variant<UpdateEvent, MaskSizesEvent, WindowSlideEvent, QuantizeFlushEvent, TransferEvent, CropEvent,
+                 ReorderEvent, BatchRepeatEvent, BatchSelectEvent, ResetEvent, MemoryEvent, StepBeginEvent,
+                 StepEndEvent, ComputeEvent, LogitsEvent, CompressionEvent, PagedPoolEvent,
+                 RequestArrivedEvent, RequestAdmittedEvent, RequestScheduledEvent, RequestPreemptedEvent,
+                 RequestFinishedEvent, BlockAllocatedEvent, BlockTouchedEvent, BlockCachedEvent,
+                 BlockFreedEvent, BlockEvictedEvent>;
 
 /// Names the alternative held by an EventPayload; equal to its variant index.
 enum class EventKind : std::uint8_t {
@@ -213,15 +339,26 @@ enum class EventKind : std::uint8_t {
     Compute = 13,
     Logits = 14,
     Compression = 15,
+    PagedPool = 16,
+    RequestArrived = 17,
+    RequestAdmitted = 18,
+    RequestScheduled = 19,
+    RequestPreempted = 20,
+    RequestFinished = 21,
+    BlockAllocated = 22,
+    BlockTouched = 23,
+    BlockCached = 24,
+    BlockFreed = 25,
+    BlockEvicted = 26,
 };
 inline constexpr std::size_t kEventKindCount = std::variant_size_v<EventPayload>;
-static_assert(static_cast<std::size_t>(EventKind::Compression) + 1 == kEventKindCount,
+static_assert(static_cast<std::size_t>(EventKind::BlockEvicted) + 1 == kEventKindCount,
               "EventKind must list every EventPayload alternative in order");
 
 /// One cache or generation operation as recorded by the trace.
 struct Event {
-    std::int64_t step = 0; ///< generation step; 0 = prefill
-    std::int32_t layer = -1; ///< -1 when the operation is not per layer
+    std::int64_t step = 0;      ///< generation step; 0 = prefill
+    std::int32_t layer = -1;    ///< -1 when the operation is not per layer
     std::uint64_t sequence = 0; ///< emission order within the session, assigned by the emitter
     EventPayload payload;
 
@@ -234,6 +371,10 @@ std::string_view toString(EventKind kind);
 std::string_view toString(TransferDirection direction);
 std::string_view toString(TransferLane lane);
 std::string_view toString(TimingSource timing);
+std::string_view toString(FinishReason reason);
+/// Whether the kind is one of the paged-serving events (PagedPool .. BlockEvicted): step-level, folded into
+/// StepState::paged.
+bool isPagedKind(EventKind kind);
 std::optional<EventKind> eventKindFromString(std::string_view name);
 
 } // namespace kvscope::trace

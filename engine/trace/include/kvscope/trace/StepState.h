@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvscope/trace/LayerState.h"
+#include "kvscope/trace/PagedState.h"
 
 #include <cstdint>
 #include <string>
@@ -26,6 +27,10 @@ struct StepState {
     std::int64_t tokenId = -1; ///< from StepEnd: what the step produced
     std::string tokenText;
     std::int64_t wallNs = 0; ///< from StepEnd: duration of the step
+
+    /// Serving sessions: the block pool after the step (format 1.4). Rebuilt from events; session file
+    /// snapshots do not carry it (they keep the 1.3 layout so that older readers still open the file).
+    PagedState paged;
 
     std::int64_t memoryDeviceTotal() const { return memoryDeviceFullPrecision + memoryDeviceQuantized; }
 
