@@ -28,7 +28,8 @@ std::vector<paged::LayerGroup> PagedModelRunner::pagedGroups(const model::Archit
         throw paged::PagedError(why);
     }
     std::vector<paged::LayerGroup> groups;
-    for (const LayerGroups::Group& group : LayerGroups(architecture).groups()) {
+    const LayerGroups layerGroups(architecture); // named: a range-for over a temporary's member dangles
+    for (const LayerGroups::Group& group : layerGroups.groups()) {
         paged::LayerGroup described;
         described.kind =
             group.kind == LayerGroups::Kind::Full ? paged::GroupKind::Full : paged::GroupKind::Sliding;

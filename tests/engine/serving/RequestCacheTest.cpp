@@ -74,7 +74,8 @@ at::Tensor pagedLogits(model::LanguageModel& model, const serving::LayerGroups& 
 
 TEST(RequestCacheTest, ChunkedPagedPrefillMatchesTheDynamicCacheOnEveryDecoderPreset) {
     for (const std::string& preset : decoderPresets()) {
-        auto loaded = runtime::ModelSource::load(testing::presetSettings(preset, std::nullopt), at::kCPU);
+        auto loaded =
+            runtime::ModelSource::load(kvscope::testing::presetSettings(preset, std::nullopt), at::kCPU);
         model::LanguageModel& model = *loaded.model;
         const serving::LayerGroups groups(model.architecture());
         serving::KvPools pools(model.architecture(), groups, kNumBlocks, kBlockSize, at::kCPU);
@@ -90,13 +91,14 @@ TEST(RequestCacheTest, ChunkedPagedPrefillMatchesTheDynamicCacheOnEveryDecoderPr
         const at::Tensor expected = soloLogits(model, ids);
         const at::Tensor paged =
             pagedLogits(model, groups, cache, tables, ids, 0, {5, 7, 1, 1, 6, 2, 1, 1, 3});
-        EXPECT_LT(testing::maxAbsDifference(paged, expected), kTolerance) << preset;
+        EXPECT_LT(kvscope::testing::maxAbsDifference(paged, expected), kTolerance) << preset;
     }
 }
 
 TEST(RequestCacheTest, APrefixHitReadsAnotherRequestsBlocks) {
     for (const std::string& preset : decoderPresets()) {
-        auto loaded = runtime::ModelSource::load(testing::presetSettings(preset, std::nullopt), at::kCPU);
+        auto loaded =
+            runtime::ModelSource::load(kvscope::testing::presetSettings(preset, std::nullopt), at::kCPU);
         model::LanguageModel& model = *loaded.model;
         const serving::LayerGroups groups(model.architecture());
         if (groups.hasLinearAttention()) {
@@ -118,18 +120,19 @@ TEST(RequestCacheTest, APrefixHitReadsAnotherRequestsBlocks) {
                                                   std::vector<int64_t>{4, 6, 8, 1, 2, 3});
         const at::Tensor expected = soloLogits(model, second).narrow(1, 12, 9);
         const at::Tensor paged = pagedLogits(model, groups, b, tablesB, second, 12, {4, 1, 1, 3});
-        EXPECT_LT(testing::maxAbsDifference(paged, expected), kTolerance) << preset;
+        EXPECT_LT(kvscope::testing::maxAbsDifference(paged, expected), kTolerance) << preset;
     }
 }
 
 TEST(RequestCacheTest, RefusesWhatPagedBlocksCannotDo) {
-    auto loaded = runtime::ModelSource::load(testing::presetSettings("llama", std::nullopt), at::kCPU);
+    auto loaded =
+        runtime::ModelSource::load(kvscope::testing::presetSettings("llama", std::nullopt), at::kCPU);
     const serving::LayerGroups groups(loaded.model->architecture());
     serving::KvPools pools(loaded.model->architecture(), groups, kNumBlocks, kBlockSize, at::kCPU);
     serving::RequestCache cache(loaded.model->architecture(), groups, pools);
     cache.bind({{1, 2}}, 0, 3);
-    const std::string why = testing::refusal([&] { cache.modelCache().crop(1); });
+    const std::string why = kvscope::testing::refusal([&] { cache.modelCache().crop(1); });
     EXPECT_NE(why.find("paged cache cannot crop"), std::string::npos) << why;
-    EXPECT_NE(testing::refusal([&] { cache.bind({{1}}, 3, 3); }).find("cannot hold position 5"),
+    EXPECT_NE(kvscope::testing::refusal([&] { cache.bind({{1}}, 3, 3); }).find("cannot hold position 5"),
               std::string::npos);
 }

@@ -70,10 +70,12 @@ paged::Workload mixedWorkload() {
     return paged::Workload{"mixed", requests};
 }
 
-paged::PagedConfig tightConfig(paged::FreePolicy policy, bool prefixCaching) {
+/// `numBlocks`: small enough that the burst preempts (mistral's all-sliding layers free blocks as they go,
+/// so it needs a smaller pool for that).
+paged::PagedConfig tightConfig(paged::FreePolicy policy, bool prefixCaching, std::int32_t numBlocks = 40) {
     paged::PagedConfig config;
     config.blockSize = 4;
-    config.numBlocks = 40;
+    config.numBlocks = numBlocks;
     config.maxNumBatchedTokens = 24;
     config.maxNumSeqs = 4;
     config.prefixCaching = prefixCaching;
@@ -114,9 +116,12 @@ Observed expectSoloEquivalence(model::LanguageModel& model, const SoloRuns& solo
         const SoloRun& expected = soloRuns.at(described.id);
         EXPECT_EQ(request.outputIds, expected.tokens) << what << " " << described.id;
         const auto& logits = loop.sampledLogits(described.id);
-        ASSERT_EQ(logits.size(), expected.logits.size()) << what << " " << described.id;
+        EXPECT_EQ(logits.size(), expected.logits.size()) << what << " " << described.id;
+        if (logits.size() != expected.logits.size()) {
+            continue;
+        }
         for (size_t i = 0; i < logits.size(); ++i) {
-            EXPECT_LT(testing::maxAbsDifference(logits[i], expected.logits[i]), kTolerance)
+            EXPECT_LT(kvscope::testing::maxAbsDifference(logits[i], expected.logits[i]), kTolerance)
                 << what << " " << described.id << " token " << i;
         }
     }
@@ -127,15 +132,17 @@ Observed expectSoloEquivalence(model::LanguageModel& model, const SoloRuns& solo
 
 TEST(ServingLoopTest, EveryRequestMatchesItsSoloRunOnEveryDecoderPreset) {
     for (const std::string& preset : decoderPresets()) {
-        auto loaded = runtime::ModelSource::load(testing::presetSettings(preset, std::nullopt), at::kCPU);
+        auto loaded =
+            runtime::ModelSource::load(kvscope::testing::presetSettings(preset, std::nullopt), at::kCPU);
         const bool linear = serving::LayerGroups(loaded.model->architecture()).hasLinearAttention();
         const SoloRuns expected = soloRuns(*loaded.model, mixedWorkload());
         for (const auto policy : {paged::FreePolicy::Document, paged::FreePolicy::Current}) {
             for (const bool prefixCaching : {true, false}) {
                 const std::string what = preset + " " + std::string(paged::toString(policy)) +
                                          (prefixCaching ? " prefix caching" : " no prefix caching");
-                const Observed observed =
-                    expectSoloEquivalence(*loaded.model, expected, tightConfig(policy, prefixCaching), what);
+                const Observed observed = expectSoloEquivalence(
+                    *loaded.model, expected,
+                    tightConfig(policy, prefixCaching, preset == "mistral" ? 16 : 40), what);
                 // The workload must exercise what it claims to.
                 EXPECT_GT(observed.preemptions, 0) << what;
                 EXPECT_GT(observed.chunkedPrompts, 0) << what;
@@ -150,7 +157,8 @@ TEST(ServingLoopTest, EveryRequestMatchesItsSoloRunOnEveryDecoderPreset) {
 }
 
 TEST(ServingLoopTest, SeededSamplingDrawsWhatTheRequestDrawsAlone) {
-    auto loaded = runtime::ModelSource::load(testing::presetSettings("llama", std::nullopt), at::kCPU);
+    auto loaded =
+        runtime::ModelSource::load(kvscope::testing::presetSettings("llama", std::nullopt), at::kCPU);
     const runtime::ByteTextCodec text;
     serving::SamplingSettings sampling{0.8, 20, 7};
     std::map<std::string, std::vector<int64_t>> batched;
@@ -176,7 +184,8 @@ TEST(ServingLoopTest, SeededSamplingDrawsWhatTheRequestDrawsAlone) {
 }
 
 TEST(ServingLoopTest, LinearAttentionModelsServeWithoutPrefixHitsAndSayWhy) {
-    auto loaded = runtime::ModelSource::load(testing::presetSettings("qwen3-next", std::nullopt), at::kCPU);
+    auto loaded =
+        runtime::ModelSource::load(kvscope::testing::presetSettings("qwen3-next", std::nullopt), at::kCPU);
     const runtime::ByteTextCodec text;
     serving::ServingLoop loop(*loaded.model, text, tightConfig(paged::FreePolicy::Document, true));
     EXPECT_FALSE(loop.config().prefixCaching);
@@ -185,9 +194,10 @@ TEST(ServingLoopTest, LinearAttentionModelsServeWithoutPrefixHitsAndSayWhy) {
 }
 
 TEST(ServingLoopTest, RefusesTheEncoderDecoderPresetWithTheReason) {
-    auto loaded = runtime::ModelSource::load(testing::presetSettings("whisper", std::nullopt), at::kCPU);
+    auto loaded =
+        runtime::ModelSource::load(kvscope::testing::presetSettings("whisper", std::nullopt), at::kCPU);
     const runtime::ByteTextCodec text;
-    const std::string why = testing::refusal([&] {
+    const std::string why = kvscope::testing::refusal([&] {
         serving::ServingLoop loop(*loaded.model, text, tightConfig(paged::FreePolicy::Document, true));
     });
     EXPECT_NE(why.find("encoder-decoder"), std::string::npos) << why;
@@ -195,7 +205,8 @@ TEST(ServingLoopTest, RefusesTheEncoderDecoderPresetWithTheReason) {
 }
 
 TEST(ServingLoopTest, RecordsStepsLogitsAndPagedEvents) {
-    auto loaded = runtime::ModelSource::load(testing::presetSettings("llama", std::nullopt), at::kCPU);
+    auto loaded =
+        runtime::ModelSource::load(kvscope::testing::presetSettings("llama", std::nullopt), at::kCPU);
     const runtime::ByteTextCodec text;
     trace::RecordingSink sink;
     serving::ServingLoop loop(*loaded.model, text, tightConfig(paged::FreePolicy::Document, true), {}, &sink);

@@ -72,9 +72,10 @@ private:
 
     model::LanguageModel& m_model;
     const runtime::TextCodec& m_text;
+    /// Before m_config: building the config may add a notice.
+    std::vector<std::string> m_notices;
     paged::PagedConfig m_config;
     SamplingSettings m_sampling;
-    std::vector<std::string> m_notices;
     trace::EventEmitter m_emitter;
     std::unique_ptr<paged::Scheduler> m_scheduler;
     PagedModelRunner m_runner;
