@@ -23,21 +23,32 @@ void PagedLayer::restart() {
 }
 
 cache::KeyValueStates PagedLayer::update(const at::Tensor& keyStates, const at::Tensor& valueStates) {
-    if (keyStates.size(0) != 1 || keyStates.size(2) != m_binding.queryLength) {
-        throw cache::CacheError(cache::ErrorKind::Value,
-                                "a paged layer takes one request's " + std::to_string(m_binding.queryLength) +
-                                    " scheduled tokens [1, heads, tokens, head_dim], got batch " +
-                                    std::to_string(keyStates.size(0)) + " and " +
-                                    std::to_string(keyStates.size(2)) + " tokens");
+    const int64_t batch = m_binding.batch;
+    const int64_t tokens = m_binding.queryLength;
+    if (keyStates.size(0) != batch || keyStates.size(2) != tokens) {
+        throw cache::CacheError(
+            cache::ErrorKind::Value,
+            "a paged layer takes the pass's " + std::to_string(batch) + " row(s) of " +
+                std::to_string(tokens) + " scheduled tokens [batch, heads, tokens, head_dim], got " +
+                std::to_string(keyStates.size(0)) + " row(s) of " + std::to_string(keyStates.size(2)));
     }
     if (m_updated) {
         throw cache::CacheError(cache::ErrorKind::Runtime, "a paged layer was updated twice in one pass");
     }
-    // [1, H, T, D] -> [T, H, D] rows into the request's slots, then its rows in position order back out.
-    m_keyPool.index_copy_(0, m_binding.writeSlots, keyStates.select(0, 0).transpose(0, 1));
-    m_valuePool.index_copy_(0, m_binding.writeSlots, valueStates.select(0, 0).transpose(0, 1));
-    m_lastKeys = m_keyPool.index_select(0, m_binding.readSlots).transpose(0, 1).unsqueeze(0);
-    m_lastValues = m_valuePool.index_select(0, m_binding.readSlots).transpose(0, 1).unsqueeze(0);
+    // [B, H, T, D] -> [B * T, H, D] rows into their slots, then every row's slots in position order back out.
+    const int64_t heads = m_keyPool.size(1);
+    const int64_t dim = m_keyPool.size(2);
+    auto rowsOf = [&](const at::Tensor& states) {
+        return batch == 1 ? states.select(0, 0).transpose(0, 1)
+                          : states.transpose(1, 2).reshape({-1, heads, dim});
+    };
+    m_keyPool.index_copy_(0, m_binding.writeSlots, rowsOf(keyStates));
+    m_valuePool.index_copy_(0, m_binding.writeSlots, rowsOf(valueStates));
+    const int64_t length = m_binding.sizes.kvLength;
+    m_lastKeys =
+        m_keyPool.index_select(0, m_binding.readSlots).view({batch, length, heads, dim}).transpose(1, 2);
+    m_lastValues =
+        m_valuePool.index_select(0, m_binding.readSlots).view({batch, length, heads, dim}).transpose(1, 2);
     m_updated = true;
     return {m_lastKeys, m_lastValues};
 }

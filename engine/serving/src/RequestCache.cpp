@@ -5,6 +5,8 @@
 #include "kvscope/cache/LinearAttentionLayer.h"
 #include "kvscope/serving/PagedLayer.h"
 
+#include <ATen/ATen.h>
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -64,6 +66,39 @@ void RequestCache::bind(const std::vector<std::vector<int64_t>>& blockTables, in
             self.layer(layer).reset();
         }
     }
+}
+
+at::Tensor
+RequestCache::bindDecodeBatch(const std::vector<const std::vector<std::vector<int64_t>>*>& blockTables,
+                              const std::vector<int64_t>& computed) {
+    if (!m_linearLayers.empty()) {
+        throw std::runtime_error("a decode batch cannot carry per-request linear-attention states");
+    }
+    const auto& groups = m_groups.groups();
+    const int64_t padded = *std::max_element(computed.begin(), computed.end()) + 1;
+    const at::Device device = m_pools.keys(groups.front().layers.front()).device();
+    for (size_t group = 0; group < groups.size(); ++group) {
+        std::vector<const std::vector<int64_t>*> tables;
+        for (const auto* perGroup : blockTables) {
+            tables.push_back(&perGroup->at(group));
+        }
+        *m_bindings[group] = SlotBinding::ofDecodeBatch(tables, m_pools.blockSize(), groups[group].kind,
+                                                        groups[group].window, computed, padded, device);
+    }
+    for (PagedLayer* layer : m_paged) {
+        layer->beginPass();
+    }
+    // Row r is real from padded index padded - (computed[r] + 1) on.
+    const auto batch = static_cast<int64_t>(computed.size());
+    at::Tensor mask = at::empty({batch, padded}, at::TensorOptions().dtype(at::kLong));
+    int64_t* cells = mask.data_ptr<int64_t>();
+    for (int64_t row = 0; row < batch; ++row) {
+        const int64_t pads = padded - computed[static_cast<size_t>(row)] - 1;
+        for (int64_t j = 0; j < padded; ++j) {
+            cells[row * padded + j] = j < pads ? 0 : 1;
+        }
+    }
+    return device.is_cpu() ? mask : mask.to(device);
 }
 
 } // namespace kvscope::serving

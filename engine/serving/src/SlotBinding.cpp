@@ -20,6 +20,68 @@ cache::MaskSizes SlotBinding::sizesFor(LayerGroups::Kind kind, int64_t window, i
     return {computed + queryLength - first, first};
 }
 
+namespace {
+
+int64_t slotOf(const std::vector<int64_t>& blockTable, int64_t blockSize, int64_t position) {
+    const auto entry = static_cast<size_t>(position / blockSize);
+    if (entry >= blockTable.size()) {
+        throw std::runtime_error("block table of " + std::to_string(blockTable.size()) + " blocks of " +
+                                 std::to_string(blockSize) + " tokens cannot hold position " +
+                                 std::to_string(position) +
+                                 " (the scheduler allocates blocks before a step)");
+    }
+    const int64_t block = blockTable[entry];
+    if (block < 0) {
+        throw std::runtime_error("position " + std::to_string(position) +
+                                 " is needed by attention but its block was freed (block table entry " +
+                                 std::to_string(entry) + ")");
+    }
+    return block * blockSize + position % blockSize;
+}
+
+at::Tensor onDevice(const std::vector<int64_t>& slots, const at::Device& device) {
+    at::Tensor cpu = at::empty({static_cast<int64_t>(slots.size())}, at::TensorOptions().dtype(at::kLong));
+    std::copy(slots.begin(), slots.end(), cpu.data_ptr<int64_t>());
+    return device.is_cpu() ? cpu : cpu.to(device);
+}
+
+} // namespace
+
+SlotBinding SlotBinding::ofDecodeBatch(const std::vector<const std::vector<int64_t>*>& blockTables,
+                                       int64_t blockSize, LayerGroups::Kind kind, int64_t window,
+                                       const std::vector<int64_t>& computed, int64_t paddedLength,
+                                       const at::Device& device) {
+    SlotBinding binding;
+    binding.batch = static_cast<int64_t>(computed.size());
+    binding.computed = paddedLength - 1;
+    binding.queryLength = 1;
+    int64_t rows = 0;
+    std::vector<int64_t> firsts;
+    for (const int64_t done : computed) {
+        const cache::MaskSizes own = sizesFor(kind, window, done, 1);
+        firsts.push_back(own.kvOffset);
+        rows = std::max(rows, own.kvLength);
+    }
+    binding.sizes = {rows, paddedLength - rows};
+    std::vector<int64_t> writes;
+    std::vector<int64_t> reads;
+    reads.reserve(static_cast<size_t>(binding.batch * rows));
+    for (size_t row = 0; row < computed.size(); ++row) {
+        const std::vector<int64_t>& table = *blockTables[row];
+        const int64_t own = slotOf(table, blockSize, computed[row]);
+        writes.push_back(own);
+        // Padded index j holds position j - (paddedLength - (computed + 1)).
+        const int64_t shift = paddedLength - (computed[row] + 1);
+        for (int64_t j = paddedLength - rows; j < paddedLength; ++j) {
+            const int64_t position = j - shift;
+            reads.push_back(position < firsts[row] ? own : slotOf(table, blockSize, position));
+        }
+    }
+    binding.writeSlots = onDevice(writes, device);
+    binding.readSlots = onDevice(reads, device);
+    return binding;
+}
+
 SlotBinding SlotBinding::of(const std::vector<int64_t>& blockTable, int64_t blockSize, LayerGroups::Kind kind,
                             int64_t window, int64_t computed, int64_t queryLength, const at::Device& device) {
     SlotBinding binding;
@@ -27,24 +89,12 @@ SlotBinding SlotBinding::of(const std::vector<int64_t>& blockTable, int64_t bloc
     binding.queryLength = queryLength;
     binding.sizes = sizesFor(kind, window, computed, queryLength);
     const int64_t end = computed + queryLength;
-    if (static_cast<int64_t>(blockTable.size()) * blockSize < end) {
-        throw std::runtime_error("block table of " + std::to_string(blockTable.size()) + " blocks of " +
-                                 std::to_string(blockSize) + " tokens cannot hold position " +
-                                 std::to_string(end - 1) + " (the scheduler allocates blocks before a step)");
-    }
-    std::vector<int64_t> slots(static_cast<size_t>(binding.sizes.kvLength));
+    std::vector<int64_t> slots;
+    slots.reserve(static_cast<size_t>(binding.sizes.kvLength));
     for (int64_t position = binding.sizes.kvOffset; position < end; ++position) {
-        const int64_t block = blockTable[static_cast<size_t>(position / blockSize)];
-        if (block < 0) {
-            throw std::runtime_error("position " + std::to_string(position) +
-                                     " is needed by attention but its block was freed (block table entry " +
-                                     std::to_string(position / blockSize) + ")");
-        }
-        slots[static_cast<size_t>(position - binding.sizes.kvOffset)] =
-            block * blockSize + position % blockSize;
+        slots.push_back(slotOf(blockTable, blockSize, position));
     }
-    const at::Tensor read = at::tensor(slots, at::TensorOptions().dtype(at::kLong));
-    binding.readSlots = read.to(device);
+    binding.readSlots = onDevice(slots, device);
     binding.writeSlots = binding.readSlots.narrow(0, binding.sizes.kvLength - queryLength, queryLength);
     return binding;
 }

@@ -84,6 +84,7 @@ paged::PagedConfig tightConfig(paged::FreePolicy policy, bool prefixCaching, std
 }
 
 struct Observed {
+    int64_t batchedDecodes = 0;
     int64_t preemptions = 0;
     int64_t cachedTokens = 0;
     int64_t chunkedPrompts = 0;
@@ -109,6 +110,7 @@ Observed expectSoloEquivalence(model::LanguageModel& model, const SoloRuns& solo
     loop.run();
     Observed observed;
     observed.preemptions = loop.scheduler().stats().preemptions;
+    observed.batchedDecodes = loop.runner().batchedDecodes();
     for (const paged::WorkloadRequest& described : workload.requests) {
         const paged::Request& request = loop.scheduler().request(described.id);
         observed.cachedTokens += std::max<int64_t>(request.cachedTokens, 0);
@@ -146,6 +148,9 @@ TEST(ServingLoopTest, EveryRequestMatchesItsSoloRunOnEveryDecoderPreset) {
                 // The workload must exercise what it claims to.
                 EXPECT_GT(observed.preemptions, 0) << what;
                 EXPECT_GT(observed.chunkedPrompts, 0) << what;
+                // Decode steps run as left-padded batches, except where requests keep linear-attention
+                // states.
+                EXPECT_EQ(observed.batchedDecodes > 0, !linear) << what;
                 if (prefixCaching && !linear) {
                     EXPECT_GT(observed.cachedTokens, 0) << what;
                 } else {

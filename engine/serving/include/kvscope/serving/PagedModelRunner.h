@@ -39,20 +39,31 @@ public:
     static std::string refusal(const model::Architecture& architecture);
 
     /// Computes the step: per scheduled request (in output order) the logits [vocab] of its last position
-    /// where it samples, undefined where it does not.
+    /// where it samples, undefined where it does not. Running requests' decode steps (one token each) run
+    /// together as one left-padded batch, as a left-padded generate() batch runs (padding masked, positions
+    /// from the mask), unless the model keeps linear-attention states per request; every other request's
+    /// tokens (prefill chunks, admissions) run as a pass of their own.
     std::vector<at::Tensor> execute(const paged::SchedulerOutput& output);
     /// Forgets a finished request's cache (its blocks are the scheduler's to free).
     void release(const std::string& requestId);
 
     const LayerGroups& groups() const { return m_groups; }
+    /// Decode steps run inside a batch of several requests, over the runner's life.
+    int64_t batchedDecodes() const { return m_batchedDecodes; }
     const KvPools& pools() const { return m_pools; }
 
 private:
+    /// The step's tables of a request, holes as -1 whatever the policy's null block.
+    std::vector<std::vector<int64_t>> tablesOf(const paged::ScheduledRequest& scheduled) const;
+
     model::LanguageModel& m_model;
     LayerGroups m_groups;
     KvPools m_pools;
     int64_t m_nullBlock;
     std::map<std::string, std::unique_ptr<RequestCache>> m_caches;
+    /// Bound to each step's decode batch.
+    std::unique_ptr<RequestCache> m_batchCache;
+    int64_t m_batchedDecodes = 0;
 };
 
 } // namespace kvscope::serving

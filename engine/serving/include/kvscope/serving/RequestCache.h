@@ -29,6 +29,13 @@ public:
     /// states (a new or preempted request computes every token again).
     void bind(const std::vector<std::vector<int64_t>>& blockTables, int64_t computed, int64_t queryLength);
 
+    /// Binds a batch of decode steps instead (one token for each of several requests; models without
+    /// linear-attention layers only, whose requests hold nothing but their blocks): request r has computed[r]
+    /// tokens and its tables in blockTables[r]. Returns the padding mask [batch, longest computed + 1] (1 for
+    /// real positions, right-aligned) that the forward pass takes with the batch.
+    at::Tensor bindDecodeBatch(const std::vector<const std::vector<std::vector<int64_t>>*>& blockTables,
+                               const std::vector<int64_t>& computed);
+
     model::ModelCache& modelCache() { return *m_cache; }
     const SlotBinding& binding(int64_t group) const { return *m_bindings.at(static_cast<size_t>(group)); }
 
