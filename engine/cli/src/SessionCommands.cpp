@@ -2,7 +2,6 @@
 #include "kvscope/cli/SessionCommands.h"
 
 #include "kvscope/cli/OptionChecks.h"
-
 #include "kvscope/trace/CompressionLayout.h"
 #include "kvscope/trace/PerfettoExport.h"
 #include "kvscope/trace/SessionError.h"
@@ -10,10 +9,10 @@
 #include "kvscope/trace/Timeline.h"
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <ostream>
 #include <variant>
@@ -28,7 +27,9 @@ Json parsedOrText(const std::string& text) {
     return value.is_discarded() ? Json(text) : value;
 }
 
-Json metadataJson(const trace::SessionMetadata& metadata) { return parsedOrText(metadata.toJson()); }
+Json metadataJson(const trace::SessionMetadata& metadata) {
+    return parsedOrText(metadata.toJson());
+}
 
 trace::Timeline timelineOf(const trace::SessionContents& contents) {
     trace::Timeline timeline;
@@ -67,22 +68,74 @@ Json layerJson(std::size_t index, const trace::LayerState& layer) {
     return json;
 }
 
+/// The paged-serving section (docs/paged.md): hashes as 16-hex-digit strings, since JSON readers hold
+/// numbers as doubles and would round 64-bit hashes.
+Json pagedJson(const trace::PagedState& paged) {
+    const auto hex = [](std::uint64_t value) {
+        char text[19];
+        std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(value));
+        return std::string(text);
+    };
+    Json groups = Json::array();
+    for (const std::int64_t window : paged.groupWindows)
+        groups.push_back(window == 0 ? Json{{"kind", "full"}}
+                                     : Json{{"kind", "sliding"}, {"window", window}});
+    Json blocks = Json::array();
+    for (const trace::PagedBlockState& block : paged.blocks) {
+        blocks.push_back({{"id", block.id},
+                          {"ref_cnt", block.refCnt},
+                          {"hash", block.cached ? Json(hex(block.hash)) : Json(nullptr)},
+                          {"group", block.group < 0 ? Json(nullptr) : Json(block.group)}});
+    }
+    static constexpr const char* kPhases[] = {"waiting", "running", "preempted", "finished"};
+    Json requests = Json::array();
+    for (const trace::PagedRequestState& request : paged.requests) {
+        Json tables = Json::object();
+        for (std::size_t g = 0; g < request.blockTables.size(); ++g)
+            tables[std::to_string(g)] = request.blockTables[g];
+        requests.push_back({{"id", request.id},
+                            {"state", kPhases[static_cast<std::size_t>(request.phase)]},
+                            {"block_tables", std::move(tables)},
+                            {"num_computed_tokens", request.numComputedTokens},
+                            {"prompt_tokens", request.promptTokens},
+                            {"cached_tokens", request.cachedTokens},
+                            {"preemptions", request.preemptions},
+                            {"output_tokens", request.outputTokens}});
+    }
+    return Json{{"block_size", paged.blockSize},
+                {"num_blocks", paged.numBlocks},
+                {"null_block", paged.nullBlock < 0 ? Json(nullptr) : Json(paged.nullBlock)},
+                {"free_policy", paged.freePolicy == 1 ? "current" : "document"},
+                {"prefix_caching", paged.prefixCaching},
+                {"groups", std::move(groups)},
+                {"free_queue", paged.freeQueue},
+                {"blocks", std::move(blocks)},
+                {"requests", std::move(requests)},
+                {"evictions", paged.evictions},
+                {"preemptions", paged.preemptions},
+                {"query_tokens", paged.queryTokens},
+                {"hit_tokens", paged.hitTokens}};
+}
+
 Json stateJson(const trace::StepState& state) {
     Json layers = Json::array();
     for (std::size_t index = 0; index < state.layers.size(); ++index) {
         layers.push_back(layerJson(index, state.layers[index]));
     }
-    return Json{{"step", state.step},
-                {"input_token_id", state.inputTokenId},
-                {"input", state.inputText},
-                {"token_id", state.tokenId},
-                {"token", state.tokenText},
-                {"wall_ns", state.wallNs},
-                {"memory",
-                 {{"device_full_precision", state.memoryDeviceFullPrecision},
-                  {"device_quantized", state.memoryDeviceQuantized},
-                  {"host", state.memoryHost}}},
-                {"layers", std::move(layers)}};
+    Json json{{"step", state.step},
+              {"input_token_id", state.inputTokenId},
+              {"input", state.inputText},
+              {"token_id", state.tokenId},
+              {"token", state.tokenText},
+              {"wall_ns", state.wallNs},
+              {"memory",
+               {{"device_full_precision", state.memoryDeviceFullPrecision},
+                {"device_quantized", state.memoryDeviceQuantized},
+                {"host", state.memoryHost}}},
+              {"layers", std::move(layers)}};
+    if (state.paged.active)
+        json["paged"] = pagedJson(state.paged);
+    return json;
 }
 
 /// Adds to each pressed layer of `json` (a stateJson) the last compression at or before its step: the press,
@@ -108,7 +161,8 @@ void addCompressions(Json& json, const trace::Timeline& timeline) {
                 // Ascending positions, each score beside its position.
                 std::vector<std::size_t> order(positions.size());
                 std::iota(order.begin(), order.end(), std::size_t{0});
-                std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return positions[a] < positions[b]; });
+                std::sort(order.begin(), order.end(),
+                          [&](std::size_t a, std::size_t b) { return positions[a] < positions[b]; });
                 Json headPositions = Json::array();
                 Json headScores = Json::array();
                 for (const std::size_t index : order) {
@@ -128,7 +182,8 @@ void addCompressions(Json& json, const trace::Timeline& timeline) {
                 {"after", compression->lengthAfter},
                 {"kept_positions", kept}};
             if (!keptScores.empty()) {
-                json["layers"][static_cast<std::size_t>(event.layer)]["compression"]["kept_scores"] = keptScores;
+                json["layers"][static_cast<std::size_t>(event.layer)]["compression"]["kept_scores"] =
+                    keptScores;
             }
         }
     }
@@ -155,7 +210,8 @@ void SessionCommands::addSubcommands(CLI::App& app, Options& options) {
                             ->check(OptionChecks::integerAtLeast(0));
     replay->add_flag("--all-steps", options.allSteps, "Every step's state, as a JSON array indexed by step")
         ->excludes(step);
-    CLI::App* exporter = app.add_subcommand("export", "Export a session file for Perfetto (Chrome trace JSON)");
+    CLI::App* exporter =
+        app.add_subcommand("export", "Export a session file for Perfetto (Chrome trace JSON)");
     exporter->add_option("FILE", options.file, "A session file (.kvsess)")->required();
     exporter->add_option("--perfetto", options.perfetto, "The JSON file to write")->required();
 }
@@ -246,7 +302,8 @@ int SessionCommands::exportPerfetto(const Options& options, std::ostream& out, s
     try {
         const trace::SessionContents contents = trace::SessionReader::read(options.file);
         warnDamage(err, "export", contents);
-        trace::PerfettoExport::write(std::filesystem::path(options.perfetto), contents.metadata, contents.events);
+        trace::PerfettoExport::write(std::filesystem::path(options.perfetto), contents.metadata,
+                                     contents.events);
         print(out, Json{{"file", options.file},
                         {"perfetto", options.perfetto},
                         {"events", contents.events.size()},
