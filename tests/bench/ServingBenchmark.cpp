@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The cost of paging (issue "Paged KV caches", item 7): one serving step of 8 decoding requests on the llama
-// preset (schedule, paged forward of each request, greedy pick, update) against the same 8 requests' solo
+// preset (schedule, paged forward of the 8 decodes as one left-padded batch, or of each request alone, greedy
+// pick, update) against the same 8 requests' solo
 // decode steps on dynamic caches (forward, greedy pick), summed. Both are timed over 16 decode steps after
 // a 32-token prompt each; the counter s_per_step is the time of one step (one serving step, or the 8 solo
 // steps). docs/serving.md records the numbers.
@@ -43,6 +44,7 @@ std::vector<int64_t> prompt(int64_t request) {
     return ids;
 }
 
+/// state.range(0): 1 = decode steps batched (the default), 0 = each request a pass of its own.
 void PagedDecodeStepOf8(benchmark::State& state) {
     at::set_num_threads(1);
     model::LanguageModel& model = llama();
@@ -55,6 +57,7 @@ void PagedDecodeStepOf8(benchmark::State& state) {
     for (auto _ : state) {
         state.PauseTiming();
         auto loop = std::make_unique<serving::ServingLoop>(model, text, config);
+        loop->runner().setBatchDecodes(state.range(0) == 1);
         for (int64_t request = 0; request < kRequests; ++request) {
             paged::Request added;
             added.id = "r" + std::to_string(request);
@@ -76,7 +79,12 @@ void PagedDecodeStepOf8(benchmark::State& state) {
         benchmark::Counter(static_cast<double>(kDecodeSteps),
                            benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(PagedDecodeStepOf8)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(PagedDecodeStepOf8)
+    ->ArgName("batched")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2.0);
 
 void SoloDecodeStepsOf8Summed(benchmark::State& state) {
     at::set_num_threads(1);

@@ -37,7 +37,7 @@ const nlohmann::json& requestOf(const nlohmann::json& summary, const std::string
 
 TEST(ServeCommandTest, TheDesignDocumentsWorkedExampleReproducesItsTables) {
     ServeOptions options;
-    options.workload = "WORKED_EXAMPLE";
+    options.workload = "prefix-caching-example";
     options.run.preset = "llama";
     options.paged.blockSize = 4;
     options.paged.numBlocks = 10;
@@ -102,7 +102,11 @@ TEST(ServeCommandTest, EveryRequestGetsTheTokensOfItsSoloRun) {
         const nlohmann::json summary = serve(options);
         EXPECT_GT(summary.at("preemptions").get<int64_t>(), 0) << preset;
         EXPECT_GT(summary.at("prefix_hit_rate").get<double>(), 0.0) << preset;
-        EXPECT_GT(requestOf(summary, "late").at("cached_tokens").get<int64_t>(), 0) << preset;
+        if (preset == "llama") {
+            // One full-attention group keeps a's blocks cached; gemma3's sliding group frees (and the burst
+            // then evicts) the window blocks a hit would need at its end.
+            EXPECT_GT(requestOf(summary, "late").at("cached_tokens").get<int64_t>(), 0) << preset;
+        }
         EXPECT_GT(requestOf(summary, "long").at("prompt_tokens").get<int64_t>(), 24) << preset; // chunked
         for (const nlohmann::json& request : workload.at("requests")) {
             kvscope::cli::RunOptions solo;
@@ -123,7 +127,7 @@ TEST(ServeCommandTest, EveryRequestGetsTheTokensOfItsSoloRun) {
 TEST(ServeCommandTest, RecordsASessionThatReads) {
     kvscope::testing::TemporaryDirectory directory("serve-session");
     ServeOptions options;
-    options.workload = "WORKED_EXAMPLE";
+    options.workload = "prefix-caching-example";
     options.run.preset = "gemma2";
     options.paged.blockSize = 4;
     options.paged.numBlocks = 24;
@@ -138,7 +142,7 @@ TEST(ServeCommandTest, RecordsASessionThatReads) {
 
 TEST(ServeCommandTest, RefusesWhatIsNotPagedWithTheReason) {
     ServeOptions options;
-    options.workload = "WORKED_EXAMPLE";
+    options.workload = "prefix-caching-example";
     options.run.cache.kind = kvscope::config::CacheKind::Quantized;
     EXPECT_NE(refusal([&] { serve(options); }).find("quantized caches are not paged"), std::string::npos);
     options.run.cache.kind = kvscope::config::CacheKind::Dynamic;

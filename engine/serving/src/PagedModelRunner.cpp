@@ -77,7 +77,7 @@ std::vector<at::Tensor> PagedModelRunner::execute(const paged::SchedulerOutput& 
     // batch; they are running requests, which come before the admitted ones whose prefix hits may read blocks
     // computed in this step, so running them first keeps every read after its write.
     std::vector<size_t> decodes;
-    if (!m_groups.hasLinearAttention()) {
+    if (m_batchDecodes && !m_groups.hasLinearAttention()) {
         for (size_t index = 0; index < output.requests.size(); ++index) {
             if (output.requests[index].tokenIds.size() == 1 && !output.requests[index].admitted) {
                 decodes.push_back(index);

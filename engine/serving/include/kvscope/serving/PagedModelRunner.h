@@ -19,10 +19,10 @@ class LanguageModel;
 
 namespace kvscope::serving {
 
-/// Runs a scheduler step on a decoder-only model: every scheduled request's tokens go through the model
-/// over its own RequestCache, request after request (each pass is one request's chunk, so masks, rotary
-/// positions and linear-attention states are exactly those of a solo run); keys and values live in the
-/// shared KvPools and are read through the step's block tables.
+/// Runs a scheduler step on a decoder-only model over the shared KvPools, read and written through the
+/// step's block tables: running requests' decode steps as one left-padded batch, every other request's
+/// tokens as a pass of its own over its RequestCache (so masks, rotary positions and linear-attention
+/// states are those of a solo run).
 class PagedModelRunner {
 public:
     /// Refuses an encoder-decoder model (its decoder needs each request's encoder output and a
@@ -48,6 +48,9 @@ public:
     void release(const std::string& requestId);
 
     const LayerGroups& groups() const { return m_groups; }
+    /// Whether decode steps may run as one batch (on by default; off runs every request as a pass of its own,
+    /// as linear-attention models always do: the benchmark compares the two).
+    void setBatchDecodes(bool batch) { m_batchDecodes = batch; }
     /// Decode steps run inside a batch of several requests, over the runner's life.
     int64_t batchedDecodes() const { return m_batchedDecodes; }
     const KvPools& pools() const { return m_pools; }
@@ -64,6 +67,7 @@ private:
     /// Bound to each step's decode batch.
     std::unique_ptr<RequestCache> m_batchCache;
     int64_t m_batchedDecodes = 0;
+    bool m_batchDecodes = true;
 };
 
 } // namespace kvscope::serving

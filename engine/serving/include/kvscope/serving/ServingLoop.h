@@ -60,6 +60,7 @@ public:
     const paged::Scheduler& scheduler() const { return *m_scheduler; }
     const paged::PagedConfig& config() const { return m_config; }
     const PagedModelRunner& runner() const { return m_runner; }
+    PagedModelRunner& runner() { return m_runner; }
     const std::vector<std::string>& notices() const { return m_notices; }
     /// Keeps, per request, the logits [vocab] of every token it sampled (the tests compare them with solo
     /// runs); off by default.
