@@ -64,3 +64,26 @@ TEST(SlotBindingTest, RefusesTablesThatDoNotHoldThePass) {
         EXPECT_NE(std::string(error.what()).find("position 0"), std::string::npos) << error.what();
     }
 }
+
+TEST(SlotBindingTest, DecodeBatchesAreRightAlignedAndPadWithTheRowsOwnSlot) {
+    // Block size 4. Row 0 has computed 5 tokens (table [7, 2]), row 1 two (table [3]); padded length 6.
+    const std::vector<int64_t> first{7, 2};
+    const std::vector<int64_t> second{3};
+    const std::vector<const std::vector<int64_t>*> tables{&first, &second};
+    const SlotBinding full =
+        SlotBinding::ofDecodeBatch(tables, 4, LayerGroups::Kind::Full, 0, {5, 2}, 6, at::kCPU);
+    EXPECT_EQ(full.batch, 2);
+    EXPECT_EQ(full.computed, 5);
+    EXPECT_EQ(full.sizes.kvLength, 6);
+    EXPECT_EQ(full.sizes.kvOffset, 0);
+    // Row 0: positions 0..5; row 1: three pads (its own new slot, 14), then positions 0..2.
+    EXPECT_EQ(toVector(full.readSlots), (std::vector<int64_t>{28, 29, 30, 31, 8, 9, 14, 14, 14, 12, 13, 14}));
+    EXPECT_EQ(toVector(full.writeSlots), (std::vector<int64_t>{9, 14}));
+    // A window of 4: row 0 needs positions 2..5, row 1 positions 0..2 after one pad; 4 rows from padded
+    // index 2.
+    const SlotBinding sliding =
+        SlotBinding::ofDecodeBatch(tables, 4, LayerGroups::Kind::Sliding, 4, {5, 2}, 6, at::kCPU);
+    EXPECT_EQ(sliding.sizes.kvLength, 4);
+    EXPECT_EQ(sliding.sizes.kvOffset, 2);
+    EXPECT_EQ(toVector(sliding.readSlots), (std::vector<int64_t>{30, 31, 8, 9, 14, 12, 13, 14}));
+}
