@@ -41,6 +41,13 @@ expect "run --press h2o --press-option recent_window beyond the budget" \
     run --press h2o --press-option budget=16 --press-option recent_window=32 --tokens 1 --no-progress
 expect "bench cache --layers 0" "--layers: must be a whole number at least 1" bench cache --layers 0
 expect "bench cache --type paged" "dynamic_sliding" bench cache --type paged
+expect "serve --free-policy lru" "(allowed: document, current)" serve --workload prefix-caching-example --free-policy lru
+expect "serve --block-size 0" "--block-size: must be a whole number at least 1" \
+    serve --workload prefix-caching-example --block-size 0
+expect "serve --cache quantized" "quantized caches are not paged" serve --workload prefix-caching-example --cache quantized
+expect "serve --preset whisper" "is an encoder-decoder" serve --workload prefix-caching-example --preset whisper
+expect "serve --workload nope" "built-in workloads are burst-preemption" serve --workload nope
+expect "serve a pool too small" "raise --num-blocks" serve --workload prefix-caching-example --num-blocks 2 --block-size 4
 expect "replay --step -1" "--step: must be a whole number at least 0" replay /dev/null --step -1
 printf 'a corpus of a few bytes\nand another line of text\n' >"$empty/corpus.txt"
 expect "train --preset gpt5" "unknown preset \`gpt5\` (allowed: gemma2" \
