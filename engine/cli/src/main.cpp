@@ -11,6 +11,7 @@
 #include "kvscope/cli/PressBenchmark.h"
 #include "kvscope/cli/PressesCommand.h"
 #include "kvscope/cli/RunCommand.h"
+#include "kvscope/cli/ServeCommand.h"
 #include "kvscope/cli/SessionCommands.h"
 #include "kvscope/cli/TokenizeCommand.h"
 #include "kvscope/cli/TrainCommand.h"
@@ -125,6 +126,8 @@ int main(int argc, char** argv) {
     CLI::App* presses = kvscope::cli::PressesCommand::addSubcommand(app);
     kvscope::cli::RunOptions runOptions;
     CLI::App* run = kvscope::cli::RunCommand::addSubcommand(app, runOptions);
+    kvscope::cli::ServeOptions serveOptions;
+    CLI::App* serve = kvscope::cli::ServeCommand::addSubcommand(app, serveOptions);
     kvscope::cli::RunOptions fidelityOptions;
     fidelityOptions.run.tokens = 128;
     CLI::App* fidelity = kvscope::cli::FidelityCommand::addSubcommand(app, fidelityOptions);
@@ -164,6 +167,9 @@ int main(int argc, char** argv) {
         }
         if (*run) {
             return kvscope::cli::RunCommand::execute(runOptions, std::cout, std::cerr);
+        }
+        if (*serve) {
+            return kvscope::cli::ServeCommand::execute(serveOptions, std::cout, std::cerr);
         }
         if (*fidelity) {
             return kvscope::cli::FidelityCommand::execute(fidelityOptions, std::cout);

@@ -90,6 +90,8 @@ public:
 
     model::ModelCache& cache();
     const model::ModelCache& cache() const;
+    /// A row's next-token log-probabilities, whole or top-k (see trace::LogitsEvent); serving shares it.
+    static trace::LogitsEvent logitsEventOf(const at::Tensor& rowLogits);
     const model::LanguageModel& model() const { return m_model; }
     const GenerationOptions& options() const { return m_options; }
     const config::CacheSettings& cacheSettings() const { return m_cacheSettings; }
@@ -102,8 +104,6 @@ private:
     void pickBeams(const at::Tensor& logits, bool first);
     void beginStep(int64_t tokenId, const std::string& text);
     void endStep(std::chrono::steady_clock::time_point start);
-    /// Row 0's next-token log-probabilities, whole or top-k (see trace::LogitsEvent).
-    static trace::LogitsEvent logitsEventOf(const at::Tensor& rowLogits);
 
     model::LanguageModel& m_model;
     config::CacheSettings m_cacheSettings;
