@@ -37,11 +37,16 @@ TEST(BlockPoolViewTest, TheDesignDocumentExampleAtItsLastStep) {
         bool allocated, touched, evicted;
     };
     const std::vector<Row> rows = {
-        {BlockCellKind::CachedFree, 9, false, true, false}, {BlockCellKind::CachedFree, 8, false, true, false},
-        {BlockCellKind::CachedFree, 7, false, true, false}, {BlockCellKind::Free, 2, true, false, true},
-        {BlockCellKind::CachedFree, 3, true, false, false}, {BlockCellKind::CachedFree, 1, false, false, false},
-        {BlockCellKind::Free, 0, false, false, false},      {BlockCellKind::CachedFree, 6, true, false, false},
-        {BlockCellKind::CachedFree, 5, true, false, false}, {BlockCellKind::CachedFree, 4, true, false, false},
+        {BlockCellKind::CachedFree, 9, false, true, false},
+        {BlockCellKind::CachedFree, 8, false, true, false},
+        {BlockCellKind::CachedFree, 7, false, true, false},
+        {BlockCellKind::Free, 2, true, false, true},
+        {BlockCellKind::CachedFree, 3, true, false, false},
+        {BlockCellKind::CachedFree, 1, false, false, false},
+        {BlockCellKind::Free, 0, false, false, false},
+        {BlockCellKind::CachedFree, 6, true, false, false},
+        {BlockCellKind::CachedFree, 5, true, false, false},
+        {BlockCellKind::CachedFree, 4, true, false, false},
     };
     for (std::size_t block = 0; block < rows.size(); ++block) {
         const BlockCell& cell = view.cells()[block];
@@ -51,17 +56,20 @@ TEST(BlockPoolViewTest, TheDesignDocumentExampleAtItsLastStep) {
         EXPECT_EQ(cell.touched, rows[block].touched) << block;
         EXPECT_EQ(cell.evicted, rows[block].evicted) << block;
     }
-    EXPECT_EQ(view.headline().toStdString(),
-              "Step 5: 0 of 10 blocks held, 8 free and still cached, 2 empty · blocks of 4 tokens · prefix hits 34% "
-              "so far · 1 evicted this step");
+    EXPECT_EQ(view.headline().toStdString(), "Step 5: 0 of 10 blocks held, 8 free and still cached, 2 empty "
+                                             "· blocks of 4 tokens · prefix hits 34% "
+                                             "so far · 1 evicted this step");
     const QString block7 = view.describeBlock(7);
-    EXPECT_TRUE(block7.contains("free but still cached: #6 in the free queue, so 6 allocations come before it is "
-                                "evicted"))
+    EXPECT_TRUE(
+        block7.contains("free but still cached: #6 in the free queue, so 6 allocations come before it is "
+                        "evicted"))
         << block7.toStdString();
-    EXPECT_TRUE(block7.contains("cached by r2: tokens 12 to 15 ' w300 w301 w302 w303'")) << block7.toStdString();
+    EXPECT_TRUE(block7.contains("cached by r2: tokens 12 to 15 ' w300 w301 w302 w303'"))
+        << block7.toStdString();
     EXPECT_TRUE(block7.contains("this step: allocated")) << block7.toStdString();
     EXPECT_TRUE(view.describeBlock(3).contains("evicted (its old hash forgotten), allocated"));
-    EXPECT_EQ(view.legendEntries().mid(0, 3), (QStringList{"r0 (finished)", "r1 (finished)", "r2 (finished)"}));
+    EXPECT_EQ(view.legendEntries().mid(0, 3),
+              (QStringList{"r0 (finished)", "r1 (finished)", "r2 (finished)"}));
 }
 
 TEST(BlockPoolViewTest, HeldBlocksShowTheirRequestsAndAClickSelectsOne) {
@@ -80,7 +88,8 @@ TEST(BlockPoolViewTest, HeldBlocksShowTheirRequestsAndAClickSelectsOne) {
     EXPECT_TRUE(cells[0].touched && cells[1].touched);
     EXPECT_EQ(cells[3].kind, BlockCellKind::Free);
     const QString block1 = view.describeBlock(1);
-    EXPECT_TRUE(block1.contains("held by r0: slot 1, tokens 4 to 7 ' assistant. Answer briefly'")) << block1.toStdString();
+    EXPECT_TRUE(block1.contains("held by r0: slot 1, tokens 4 to 7 ' assistant. Answer briefly'"))
+        << block1.toStdString();
     EXPECT_TRUE(block1.contains("reference count 1")) << block1.toStdString();
     EXPECT_TRUE(block1.contains("hash ")) << block1.toStdString();
 
@@ -109,9 +118,10 @@ TEST(BlockPoolViewTest, SharedBlocksCountTheirHolders) {
     // for 2 outputs so that it is still running after its admission step.
     session.setRecordedSession(
         {},
-        testing::serve(testing::exampleConfig(),
-                       {testing::request("r0", 0, testing::ids(100, 8), 6),
-                        testing::request("r1", 1, testing::join(testing::ids(100, 8), testing::ids(200, 2)), 2)}),
+        testing::serve(
+            testing::exampleConfig(),
+            {testing::request("r0", 0, testing::ids(100, 8), 6),
+             testing::request("r1", 1, testing::join(testing::ids(100, 8), testing::ids(200, 2)), 2)}),
         "shared");
     session.setCurrentStep(1);
     const std::vector<BlockCell>& cells = view.cells();

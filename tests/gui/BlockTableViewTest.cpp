@@ -19,7 +19,8 @@ TEST(BlockTableViewTest, TheSelectedRequestsTableOverItsPositions) {
     session.setCurrentStep(2);
     // No selection: the first running request.
     EXPECT_EQ(view.shownRequest(), "r0");
-    EXPECT_EQ(view.headline(), "r0 (running): 17 tokens computed, 0 from the prefix cache; block table [0, 1, 2, 3, 4]");
+    EXPECT_EQ(view.headline(),
+              "r0 (running): 17 tokens computed, 0 from the prefix cache; block table [0, 1, 2, 3, 4]");
     // 20 positions (five blocks of four) over 732 px after the group label.
     EXPECT_EQ(view.positionAt(62 + 36 * 3 + 10), 3);
     EXPECT_EQ(view.positionAt(10), -1);
@@ -27,11 +28,13 @@ TEST(BlockTableViewTest, TheSelectedRequestsTableOverItsPositions) {
 
     selection.setSelectedRequest("r2");
     session.goToEnd();
-    EXPECT_EQ(view.headline(), "r2 (finished: the table it held when it finished): 29 tokens computed, 12 from the "
-                               "prefix cache; block table [0, 1, 2, 7, 8, 9, 4, 3]");
+    EXPECT_EQ(view.headline(),
+              "r2 (finished: the table it held when it finished): 29 tokens computed, 12 from the "
+              "prefix cache; block table [0, 1, 2, 7, 8, 9, 4, 3]");
     session.setCurrentStep(3);
     EXPECT_EQ(view.shownRequest(), "") << "r2 has not arrived at step 3, and nothing runs after r0 finished";
-    EXPECT_TRUE(view.headline().startsWith("No request running at this step")) << view.headline().toStdString();
+    EXPECT_TRUE(view.headline().startsWith("No request running at this step"))
+        << view.headline().toStdString();
 }
 
 TEST(BlockTableViewTest, ComputedPositionsTakeTheRequestsColour) {

@@ -4,9 +4,8 @@
 #include "PagedTestSessions.h"
 #include "kvscope/trace/Timeline.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
+#include <gtest/gtest.h>
 
 namespace kvscope::gui {
 namespace {
@@ -20,7 +19,8 @@ trace::Timeline timelineOf(const std::vector<trace::Event>& events) {
     return timeline;
 }
 
-std::uint64_t sequenceOf(const std::vector<trace::Event>& events, trace::EventKind kind, const std::string& request) {
+std::uint64_t sequenceOf(const std::vector<trace::Event>& events, trace::EventKind kind,
+                         const std::string& request) {
     for (const trace::Event& event : events) {
         if (event.kind() != kind) {
             continue;
@@ -93,8 +93,12 @@ TEST(PagedHistoryTest, TheDesignDocumentExampleStepByStep) {
     EXPECT_EQ(history.changes(4).allocated, (std::vector<std::int32_t>{5, 6}));
 
     const std::vector<std::vector<Lane>> lanes = {
-        {{Phase::Prefill, 0, 15, true}, {Phase::Decode, 15, 1, true}, {Phase::Decode, 16, 1, true},
-         {Phase::Decode, 17, 1, true}, {Phase::Finished}, {Phase::Finished}},
+        {{Phase::Prefill, 0, 15, true},
+         {Phase::Decode, 15, 1, true},
+         {Phase::Decode, 16, 1, true},
+         {Phase::Decode, 17, 1, true},
+         {Phase::Finished},
+         {Phase::Finished}},
         {{}, {}, {}, {}, {Phase::Prefill, 8, 6, true}, {Phase::Finished}},
         {{}, {}, {}, {}, {}, {Phase::Prefill, 12, 17, true}},
     };
@@ -146,7 +150,8 @@ TEST(PagedHistoryTest, GrowingAsALiveSessionGivesWhatTheWholeSessionGives) {
         for (std::int64_t step = 0; step < whole.stepCount(); ++step) {
             const trace::PagedState pool = whole.stateAt(step).paged;
             const auto usable = pool.numBlocks - (pool.nullBlock >= 0 ? 1 : 0);
-            EXPECT_EQ(once.metrics(step).usedBlocks, usable - static_cast<std::int32_t>(pool.freeQueue.size()))
+            EXPECT_EQ(once.metrics(step).usedBlocks,
+                      usable - static_cast<std::int32_t>(pool.freeQueue.size()))
                 << step;
             EXPECT_EQ(live.metrics(step), once.metrics(step)) << step;
             EXPECT_EQ(once.metrics(step).totalHitTokens, pool.hitTokens) << step;

@@ -17,10 +17,10 @@ namespace kvscope::gui::testing {
 /// The text of the stand-in tokens: a system prompt (100..114), r1's and r2's own tokens, and outputs.
 inline std::string pieceOf(paged::TokenId id) {
     static const std::map<paged::TokenId, std::string> pieces = {
-        {100, "You"},     {101, " are"},  {102, " a"},   {103, " helpful"}, {104, " assistant"},
-        {105, "."},       {106, " Answer"}, {107, " briefly"}, {108, " and"}, {109, " kindly"},
-        {110, "."},       {111, " Say"},  {112, " the"}, {113, " KV"},      {114, " cache"},
-        {5015, " keeps"}, {5016, " keys"}, {5017, " and"}, {5018, " values"},
+        {100, "You"},     {101, " are"},    {102, " a"},       {103, " helpful"}, {104, " assistant"},
+        {105, "."},       {106, " Answer"}, {107, " briefly"}, {108, " and"},     {109, " kindly"},
+        {110, "."},       {111, " Say"},    {112, " the"},     {113, " KV"},      {114, " cache"},
+        {5015, " keeps"}, {5016, " keys"},  {5017, " and"},    {5018, " values"},
     };
     const auto found = pieces.find(id);
     return found != pieces.end() ? found->second : " w" + std::to_string(id);
@@ -49,8 +49,8 @@ inline paged::Request request(std::string id, std::int64_t arrival, std::vector<
 }
 
 /// Runs the requests to the end and returns the recorded events.
-inline std::vector<trace::Event> serve(const paged::PagedConfig& config, const std::vector<paged::Request>& requests,
-                                       bool withText = true) {
+inline std::vector<trace::Event> serve(const paged::PagedConfig& config,
+                                       const std::vector<paged::Request>& requests, bool withText = true) {
     trace::RecordingSink sink;
     trace::EventEmitter emitter(&sink);
     paged::Scheduler scheduler(config, &emitter);

@@ -2,7 +2,6 @@
 #include "kvscope/gui/geometry/PoolGeometry.h"
 
 #include <gtest/gtest.h>
-
 #include <vector>
 
 namespace kvscope::gui {
@@ -16,11 +15,11 @@ TEST(PoolGeometryTest, LayoutPicksTheLargestCellsThatFit) {
     };
     // Worked by hand: gap = max(1, floor(cell / 10)); columns = floor((width + gap) / (cell + gap)).
     const std::vector<Case> cases = {
-        {10, 200, 100, {5, 2, 37, 3, 0, 0}},      // 38 would need 4 columns and 3 rows (120 px)
-        {10, 1000, 100, {12, 1, 72, 7, 0, 0}},    // one row of the largest cells
-        {1000, 100, 50, {5, 200, 16, 1, 0, 0}},   // nothing fits: smallest cells, the view scrolls
-        {0, 300, 300, {1, 0, 72, 7, 0, 0}},       // no pool
-        {1, 10, 10, {1, 1, 16, 1, 0, 0}},         // narrower than one cell: still one column
+        {10, 200, 100, {5, 2, 37, 3, 0, 0}},    // 38 would need 4 columns and 3 rows (120 px)
+        {10, 1000, 100, {12, 1, 72, 7, 0, 0}},  // one row of the largest cells
+        {1000, 100, 50, {5, 200, 16, 1, 0, 0}}, // nothing fits: smallest cells, the view scrolls
+        {0, 300, 300, {1, 0, 72, 7, 0, 0}},     // no pool
+        {1, 10, 10, {1, 1, 16, 1, 0, 0}},       // narrower than one cell: still one column
     };
     for (const Case& test : cases) {
         EXPECT_EQ(PoolGeometry::layout(test.blocks, test.width, test.height, 16, 72), test.expected)
@@ -60,7 +59,8 @@ trace::PagedState sixBlocks() {
     state.blocks = {{0, 2, true, 11, 0}, {1, 1, false, 0, 0}, {2, 0, true, 12, 0},
                     {3, 1, true, 13, 0}, {4, 0, false, 0, 0}, {5, 0, true, 14, 0}};
     trace::PagedRequestState ra{"ra", trace::PagedRequestPhase::Running, {{0, 1}}, 8};
-    trace::PagedRequestState rb{"rb", trace::PagedRequestPhase::Finished, {{3}}, 4}; // keeps its table on record
+    trace::PagedRequestState rb{
+        "rb", trace::PagedRequestPhase::Finished, {{3}}, 4}; // keeps its table on record
     trace::PagedRequestState rc{"rc", trace::PagedRequestPhase::Running, {{0, 3}}, 6};
     state.requests = {ra, rb, rc};
     return state;

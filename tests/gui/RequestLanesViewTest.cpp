@@ -23,13 +23,16 @@ TEST(RequestLanesViewTest, LanesSayWhatEachRequestDidInEachStep) {
         QString text;
     };
     const std::vector<Row> rows = {
-        {0, 0, "Step 0: r0 computes a prefill chunk: tokens 0 to 14 'You are a helpful assistant. Answer ...', and "
-               "samples ' keeps'"},
+        {0, 0,
+         "Step 0: r0 computes a prefill chunk: tokens 0 to 14 'You are a helpful assistant. Answer ...', and "
+         "samples ' keeps'"},
         {0, 1, "Step 1: r0 decodes token 15 ' keeps', and samples ' keys'"},
         {0, 4, "Step 4: r0 has finished"},
         {1, 2, "Step 2: r1 has not arrived yet"},
-        {2, 5, "Step 5: r2 computes a prefill chunk: tokens 12 to 28 ' w300 w301 w302 w303 w304 w305 w306 ...', and "
-               "samples ' w5029'"},
+        {2, 5,
+         "Step 5: r2 computes a prefill chunk: tokens 12 to 28 ' w300 w301 w302 w303 w304 w305 w306 ...', "
+         "and "
+         "samples ' w5029'"},
     };
     for (const Row& row : rows) {
         EXPECT_EQ(view.describe(row.lane, row.step), row.text) << row.lane << " " << row.step;
@@ -59,7 +62,8 @@ TEST(RequestLanesViewTest, PreemptedRequestsWaitAgain) {
     RequestLanesView view(session, selection);
     view.resize(800, 200);
     session.setRecordedSession({}, testing::preemption(), "preemption");
-    EXPECT_EQ(view.describe(1, 5), "Step 5: r1 was preempted: its blocks were freed and it waits to be recomputed");
+    EXPECT_EQ(view.describe(1, 5),
+              "Step 5: r1 was preempted: its blocks were freed and it waits to be recomputed");
     EXPECT_EQ(view.describe(1, 6), "Step 6: r1 waits in the queue");
     const QImage image = view.grab().toImage();
     EXPECT_FALSE(image.isNull());

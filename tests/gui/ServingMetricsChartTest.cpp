@@ -43,7 +43,8 @@ TEST(ServingMetricsChartTest, TheDesignDocumentExamplesMetrics) {
     EXPECT_DOUBLE_EQ(cumulative[0], 0.0);
     EXPECT_DOUBLE_EQ(cumulative[4], 100.0 * 8 / 29);
     EXPECT_DOUBLE_EQ(cumulative[5], 100.0 * 20 / 58);
-    EXPECT_EQ(stepsOf(hits, 1), (std::vector<std::int64_t>{0, 4, 5})) << "per step only where requests were admitted";
+    EXPECT_EQ(stepsOf(hits, 1), (std::vector<std::int64_t>{0, 4, 5}))
+        << "per step only where requests were admitted";
     EXPECT_DOUBLE_EQ(valuesOf(hits, 1)[1], 100.0 * 8 / 14);
     EXPECT_EQ(valuesOf(evictions, 0), (std::vector<double>{0, 0, 0, 0, 0, 1}));
     EXPECT_EQ(valuesOf(evictions, 1), (std::vector<double>(6, 0)));

@@ -7,7 +7,9 @@
 namespace kvscope::gui {
 namespace {
 
-double gapOf(double cell) { return std::max(1.0, std::floor(cell / 10.0)); }
+double gapOf(double cell) {
+    return std::max(1.0, std::floor(cell / 10.0));
+}
 
 int columnsFor(double width, double cell) {
     const double gap = gapOf(cell);
@@ -123,7 +125,8 @@ std::vector<BlockCell> PoolGeometry::cellsOf(const trace::PagedState& state, int
             cell.refCnt > 0) {
             cell.kind = BlockCellKind::Held; // held by a group the selection leaves out
         }
-        cell.otherGroup = group >= 0 && cell.group >= 0 && cell.group != group && cell.kind != BlockCellKind::Null;
+        cell.otherGroup =
+            group >= 0 && cell.group >= 0 && cell.group != group && cell.kind != BlockCellKind::Null;
     }
     const auto mark = [&cells](const std::vector<std::int32_t>& ids, bool BlockCell::*flag) {
         for (const std::int32_t id : ids) {

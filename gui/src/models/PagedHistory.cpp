@@ -7,7 +7,9 @@
 
 namespace kvscope::gui {
 
-void PagedHistory::clear() { *this = PagedHistory{}; }
+void PagedHistory::clear() {
+    *this = PagedHistory{};
+}
 
 void PagedHistory::extend(const trace::Timeline& timeline) {
     const std::span<const trace::Event> events = timeline.events();
@@ -127,7 +129,8 @@ void PagedHistory::apply(const trace::Event& event) {
                     const auto at = static_cast<std::size_t>(e.firstPosition) + i;
                     request->tokenIds[at] = e.tokenIds[i];
                     const std::int64_t pieceEnd = hasText ? e.pieceEnds[i] : -1;
-                    if (hasText && pieceEnd >= begin && pieceEnd <= static_cast<std::int64_t>(e.text.size())) {
+                    if (hasText && pieceEnd >= begin &&
+                        pieceEnd <= static_cast<std::int64_t>(e.text.size())) {
                         request->pieces[at] = e.text.substr(static_cast<std::size_t>(begin),
                                                             static_cast<std::size_t>(pieceEnd - begin));
                         begin = pieceEnd;
@@ -196,8 +199,9 @@ void PagedHistory::apply(const trace::Event& event) {
                 }
             } else if constexpr (std::is_same_v<T, BlockCachedEvent>) {
                 changes.cached.push_back(e.block);
-                m_cached[e.block].push_back(CacheRecord{event.sequence, event.step, e.requestId, e.group, e.block,
-                                                        e.hash, e.parentHash, e.tokenBegin, e.tokenEnd});
+                m_cached[e.block].push_back(CacheRecord{event.sequence, event.step, e.requestId, e.group,
+                                                        e.block, e.hash, e.parentHash, e.tokenBegin,
+                                                        e.tokenEnd});
             } else if constexpr (std::is_same_v<T, BlockFreedEvent>) {
                 changes.freed.push_back(e.block);
                 if (e.queuePosition >= 0) {
@@ -240,7 +244,8 @@ std::optional<std::string> PagedHistory::piece(const std::string& id, std::int64
     return request->pieces[static_cast<std::size_t>(position)];
 }
 
-std::optional<std::string> PagedHistory::text(const std::string& id, std::int64_t begin, std::int64_t end) const {
+std::optional<std::string> PagedHistory::text(const std::string& id, std::int64_t begin,
+                                              std::int64_t end) const {
     std::string joined;
     for (std::int64_t position = begin; position < end; ++position) {
         const std::optional<std::string> one = piece(id, position);

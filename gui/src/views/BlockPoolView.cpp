@@ -14,7 +14,6 @@
 #include <QPainter>
 #include <QToolTip>
 #include <QVBoxLayout>
-
 #include <algorithm>
 #include <limits>
 
@@ -57,7 +56,9 @@ QString phaseName(trace::PagedRequestPhase phase) {
 }
 
 /// Black or white, whichever reads better on `fill`.
-QColor textOn(const QColor& fill) { return fill.lightnessF() > 0.6 ? QColor(30, 30, 30) : QColor(255, 255, 255); }
+QColor textOn(const QColor& fill) {
+    return fill.lightnessF() > 0.6 ? QColor(30, 30, 30) : QColor(255, 255, 255);
+}
 
 } // namespace
 
@@ -129,8 +130,9 @@ void BlockPoolView::reload() {
 QString BlockPoolView::headline() const {
     const trace::PagedState& paged = m_session.state()->paged;
     if (!paged.active) {
-        return tr("No block pool: this session is not a serving session (kvscope-cli serve, or File > New session "
-                  "> Serving).");
+        return tr(
+            "No block pool: this session is not a serving session (kvscope-cli serve, or File > New session "
+            "> Serving).");
     }
     int used = 0;
     int cached = 0;
@@ -140,17 +142,19 @@ QString BlockPoolView::headline() const {
     }
     const PagedHistory::StepMetrics& metrics = m_session.paged().metrics(m_session.state()->step);
     const int usable = paged.numBlocks - (paged.nullBlock >= 0 ? 1 : 0);
-    QString line = tr("Step %1: %2 of %3 blocks held, %4 free and still cached, %5 empty · blocks of %6 tokens")
-                       .arg(m_session.state()->step)
-                       .arg(used)
-                       .arg(usable)
-                       .arg(cached)
-                       .arg(usable - used - cached)
-                       .arg(paged.blockSize);
+    QString line =
+        tr("Step %1: %2 of %3 blocks held, %4 free and still cached, %5 empty · blocks of %6 tokens")
+            .arg(m_session.state()->step)
+            .arg(used)
+            .arg(usable)
+            .arg(cached)
+            .arg(usable - used - cached)
+            .arg(paged.blockSize);
     if (paged.queryTokens > 0) {
-        line += tr(" · prefix hits %1% so far").arg(100.0 * static_cast<double>(paged.hitTokens) /
-                                                      static_cast<double>(paged.queryTokens),
-                                                  0, 'f', 0);
+        line +=
+            tr(" · prefix hits %1% so far")
+                .arg(100.0 * static_cast<double>(paged.hitTokens) / static_cast<double>(paged.queryTokens), 0,
+                     'f', 0);
     }
     if (metrics.evictions > 0) {
         line += tr(" · %1 evicted this step").arg(metrics.evictions);
@@ -165,14 +169,15 @@ QStringList BlockPoolView::legendEntries() const {
     QStringList entries;
     const trace::PagedState& paged = m_session.state()->paged;
     for (const trace::PagedRequestState& request : paged.requests) {
-        entries << QStringLiteral("%1 (%2)").arg(QString::fromStdString(request.id), phaseName(request.phase));
+        entries << QStringLiteral("%1 (%2)").arg(QString::fromStdString(request.id),
+                                                 phaseName(request.phase));
     }
     if (!paged.active) {
         return entries;
     }
     entries << tr("empty (free)") << tr("free, still cached (#: evicted in this order)")
-            << tr("shared (×: reference count)") << tr("allocated this step") << tr("reused this step (prefix hit)")
-            << tr("evicted this step");
+            << tr("shared (×: reference count)") << tr("allocated this step")
+            << tr("reused this step (prefix hit)") << tr("evicted this step");
     return entries;
 }
 
@@ -233,10 +238,12 @@ QString BlockPoolView::describeBlock(int block) const {
     const PagedHistory& history = m_session.paged();
     const trace::PagedBlockState& state = paged.blocks[static_cast<std::size_t>(block)];
     QStringList lines;
-    lines << (paged.groupWindows.size() > 1 && cell.group >= 0 ? tr("Block %1 (%2)").arg(block).arg(groupName(paged, cell.group))
-                                                               : tr("Block %1").arg(block));
+    lines << (paged.groupWindows.size() > 1 && cell.group >= 0
+                  ? tr("Block %1 (%2)").arg(block).arg(groupName(paged, cell.group))
+                  : tr("Block %1").arg(block));
     const auto tokensOf = [&](const std::string& request, std::int64_t begin, std::int64_t end) {
-        QString line = end - begin == 1 ? tr("token %1").arg(begin) : tr("tokens %1 to %2").arg(begin).arg(end - 1);
+        QString line =
+            end - begin == 1 ? tr("token %1").arg(begin) : tr("tokens %1 to %2").arg(begin).arg(end - 1);
         if (const std::optional<std::string> text = history.text(request, begin, end)) {
             line += QStringLiteral(" '%1'").arg(PagedExplainer::preview(*text, 48));
         }
@@ -244,16 +251,19 @@ QString BlockPoolView::describeBlock(int block) const {
     };
     switch (cell.kind) {
     case BlockCellKind::Null:
-        lines << tr("the null block: reserved, never allocated; sliding-window tables point their holes at it");
+        lines << tr(
+            "the null block: reserved, never allocated; sliding-window tables point their holes at it");
         break;
     case BlockCellKind::Free:
-        lines << tr("free, holds no hash: %1 in the free queue").arg(cell.freeRank == 0 ? tr("first") : tr("#%1").arg(cell.freeRank));
+        lines << tr("free, holds no hash: %1 in the free queue")
+                     .arg(cell.freeRank == 0 ? tr("first") : tr("#%1").arg(cell.freeRank));
         break;
     case BlockCellKind::CachedFree: {
         lines << tr("free but still cached: #%1 in the free queue, so %2")
                      .arg(cell.freeRank)
-                     .arg(cell.freeRank == 0 ? tr("the next allocation evicts it")
-                                             : tr("%1 allocations come before it is evicted").arg(cell.freeRank));
+                     .arg(cell.freeRank == 0
+                              ? tr("the next allocation evicts it")
+                              : tr("%1 allocations come before it is evicted").arg(cell.freeRank));
         if (const PagedHistory::CacheRecord* record =
                 history.cachedBy(block, std::numeric_limits<std::uint64_t>::max())) {
             lines << tr("cached by %1: %2")
@@ -343,8 +353,9 @@ void BlockPoolView::paintEvent(QPaintEvent*) {
                 // A shared block shows each holder's colour in a band of its own.
                 const double band = box.width() / static_cast<double>(cell.owners.size());
                 for (std::size_t i = 0; i < cell.owners.size(); ++i) {
-                    painter.fillRect(QRectF(box.left() + band * static_cast<double>(i), box.top(), band, box.height()),
-                                     PlotStyle::requestColour(cell.owners[i]));
+                    painter.fillRect(
+                        QRectF(box.left() + band * static_cast<double>(i), box.top(), band, box.height()),
+                        PlotStyle::requestColour(cell.owners[i]));
                 }
                 fill = PlotStyle::requestColour(cell.owners.front());
             }
@@ -358,13 +369,15 @@ void BlockPoolView::paintEvent(QPaintEvent*) {
         if (!selected.isEmpty()) {
             for (const int owner : cell.owners) {
                 if (QString::fromStdString(paged.requests[static_cast<std::size_t>(owner)].id) == selected) {
-                    painter.fillRect(QRectF(box.left() + 3, box.bottom() - 5, box.width() - 6, 3), QColor(20, 20, 20));
+                    painter.fillRect(QRectF(box.left() + 3, box.bottom() - 5, box.width() - 6, 3),
+                                     QColor(20, 20, 20));
                 }
             }
         }
         painter.setFont(small);
         painter.setPen(textOn(fill));
-        painter.drawText(box.adjusted(3, 1, -2, -1), Qt::AlignLeft | Qt::AlignTop, QString::number(cell.block));
+        painter.drawText(box.adjusted(3, 1, -2, -1), Qt::AlignLeft | Qt::AlignTop,
+                         QString::number(cell.block));
         if (cell.kind == BlockCellKind::CachedFree && box.width() >= 24) {
             painter.drawText(box, Qt::AlignCenter, QStringLiteral("#%1").arg(cell.freeRank));
         }
@@ -375,7 +388,8 @@ void BlockPoolView::paintEvent(QPaintEvent*) {
         painter.setOpacity(1.0);
         const double corner = std::max(5.0, box.width() / 4.0);
         if (cell.allocated) {
-            const QPointF points[] = {box.topRight(), box.topRight() + QPointF(-corner, 0), box.topRight() + QPointF(0, corner)};
+            const QPointF points[] = {box.topRight(), box.topRight() + QPointF(-corner, 0),
+                                      box.topRight() + QPointF(0, corner)};
             painter.setPen(Qt::NoPen);
             painter.setBrush(kAllocated);
             painter.drawPolygon(points, 3);
@@ -422,7 +436,8 @@ void BlockPoolView::paintEvent(QPaintEvent*) {
                 painter.setPen(QPen(QColor(25, 25, 30), 2));
                 break;
             case 3: {
-                const QPointF points[] = {swatch.topRight(), swatch.topRight() + QPointF(-7, 0), swatch.topRight() + QPointF(0, 7)};
+                const QPointF points[] = {swatch.topRight(), swatch.topRight() + QPointF(-7, 0),
+                                          swatch.topRight() + QPointF(0, 7)};
                 painter.setBrush(kAllocated);
                 painter.setPen(Qt::NoPen);
                 painter.drawPolygon(points, 3);
@@ -445,8 +460,8 @@ void BlockPoolView::paintEvent(QPaintEvent*) {
         }
         painter.drawRect(swatch.adjusted(0, 0, -1, -1));
         painter.setPen(palette().color(QPalette::WindowText));
-        painter.drawText(QRect(kMargin + x + kSwatch + 4, y, entryWidth, metrics.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                         entries[index]);
+        painter.drawText(QRect(kMargin + x + kSwatch + 4, y, entryWidth, metrics.height()),
+                         Qt::AlignLeft | Qt::AlignVCenter, entries[index]);
         x += entryWidth;
     }
 }
@@ -465,8 +480,8 @@ void BlockPoolView::mousePressEvent(QMouseEvent* event) {
     if (block < 0 || m_cells[static_cast<std::size_t>(block)].owners.empty()) {
         return;
     }
-    const auto& request =
-        m_session.state()->paged.requests[static_cast<std::size_t>(m_cells[static_cast<std::size_t>(block)].owners.front())];
+    const auto& request = m_session.state()->paged.requests[static_cast<std::size_t>(
+        m_cells[static_cast<std::size_t>(block)].owners.front())];
     const QString id = QString::fromStdString(request.id);
     m_selection.setSelectedRequest(id);
     Q_EMIT requestClicked(id);

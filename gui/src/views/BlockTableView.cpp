@@ -10,7 +10,6 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
-
 #include <algorithm>
 #include <cmath>
 
@@ -47,7 +46,8 @@ BlockTableView::BlockTableView(SessionController& session, ViewSelection& select
 
 QString BlockTableView::shownRequest() const {
     const trace::PagedState& paged = m_session.state()->paged;
-    if (!m_selection.selectedRequest().isEmpty() && findRequest(paged, m_selection.selectedRequest()) != nullptr) {
+    if (!m_selection.selectedRequest().isEmpty() &&
+        findRequest(paged, m_selection.selectedRequest()) != nullptr) {
         return m_selection.selectedRequest();
     }
     for (const trace::PagedRequestState& request : paged.requests) {
@@ -65,7 +65,8 @@ QString BlockTableView::headline() const {
     }
     const trace::PagedRequestState* request = findRequest(paged, shownRequest());
     if (request == nullptr) {
-        return tr("No request running at this step: click a request's lane or a pool block to show its block table");
+        return tr("No request running at this step: click a request's lane or a pool block to show its block "
+                  "table");
     }
     QString state;
     switch (request->phase) {
@@ -136,9 +137,8 @@ void BlockTableView::paintEvent(QPaintEvent*) {
         return;
     }
     const PagedHistory& history = m_session.paged();
-    const QColor colour = PlotStyle::requestColour(history.requestIndex(request->id) >= 0
-                                                       ? history.requestIndex(request->id)
-                                                       : indexOf(paged, request));
+    const QColor colour = PlotStyle::requestColour(
+        history.requestIndex(request->id) >= 0 ? history.requestIndex(request->id) : indexOf(paged, request));
     const QColor pale = QColor::fromRgbF(colour.redF() * 0.35 + 0.65, colour.greenF() * 0.35 + 0.65,
                                          colour.blueF() * 0.35 + 0.65);
     const std::int64_t extent = positionExtent();
@@ -153,7 +153,8 @@ void BlockTableView::paintEvent(QPaintEvent*) {
         const std::int64_t window = group < paged.groupWindows.size() ? paged.groupWindows[group] : 0;
         painter.drawText(QRect(kMargin, top, kGroupLabel - 4, kRow - 8), Qt::AlignVCenter | Qt::AlignLeft,
                          request->blockTables.size() > 1
-                             ? (window == 0 ? tr("group %1\nfull").arg(group) : tr("group %1\nwindow %2").arg(group).arg(window))
+                             ? (window == 0 ? tr("group %1\nfull").arg(group)
+                                            : tr("group %1\nwindow %2").arg(group).arg(window))
                              : tr("table"));
         const std::vector<std::int32_t>& table = request->blockTables[group];
         for (std::size_t slot = 0; slot < table.size(); ++slot) {
@@ -171,8 +172,9 @@ void BlockTableView::paintEvent(QPaintEvent*) {
                 painter.fillRect(cell, position < request->numComputedTokens ? colour : pale);
                 if (each >= 18) {
                     if (const std::optional<std::string> piece = history.piece(request->id, position)) {
-                        painter.setPen(position < request->numComputedTokens && colour.lightnessF() < 0.6 ? Qt::white
-                                                                                                          : Qt::black);
+                        painter.setPen(position < request->numComputedTokens && colour.lightnessF() < 0.6
+                                           ? Qt::white
+                                           : Qt::black);
                         painter.drawText(cell.adjusted(1, 0, -1, 0), Qt::AlignCenter,
                                          QString::fromStdString(SessionTokens::visible(*piece)));
                     }
@@ -182,14 +184,17 @@ void BlockTableView::paintEvent(QPaintEvent*) {
                                 paged.blocks[static_cast<std::size_t>(block)].refCnt > 1;
             painter.setPen(shared ? QPen(QColor(25, 25, 30), 3) : QPen(QColor(120, 125, 135), 1));
             painter.drawRect(box);
-            const bool hit = (static_cast<std::int64_t>(slot) + 1) * paged.blockSize <= std::max<std::int64_t>(0, request->cachedTokens);
+            const bool hit = (static_cast<std::int64_t>(slot) + 1) * paged.blockSize <=
+                             std::max<std::int64_t>(0, request->cachedTokens);
             if (hit) {
                 painter.fillRect(QRectF(box.left(), box.bottom() + 1, box.width(), 3), QColor(0, 110, 255));
             }
             painter.setPen(palette().color(QPalette::WindowText));
-            painter.drawText(QRectF(x0, top, box.width(), 12), Qt::AlignLeft | Qt::AlignVCenter,
-                             shared ? tr("block %1 ×%2").arg(block).arg(paged.blocks[static_cast<std::size_t>(block)].refCnt)
-                                    : tr("block %1").arg(block));
+            painter.drawText(
+                QRectF(x0, top, box.width(), 12), Qt::AlignLeft | Qt::AlignVCenter,
+                shared
+                    ? tr("block %1 ×%2").arg(block).arg(paged.blocks[static_cast<std::size_t>(block)].refCnt)
+                    : tr("block %1").arg(block));
         }
     }
 }

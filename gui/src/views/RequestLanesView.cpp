@@ -12,7 +12,6 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
-
 #include <algorithm>
 #include <cmath>
 
@@ -66,7 +65,8 @@ std::int64_t RequestLanesView::stepAt(int x) const {
     if (steps <= 0 || x < lanes.left() || x >= lanes.left() + lanes.width()) {
         return -1;
     }
-    const double step = TimelineGeometry::pixelToTime(x, 0.0, static_cast<double>(steps), lanes.left(), lanes.width());
+    const double step =
+        TimelineGeometry::pixelToTime(x, 0.0, static_cast<double>(steps), lanes.left(), lanes.width());
     return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(step)), 0, steps - 1);
 }
 
@@ -127,7 +127,8 @@ QString RequestLanesView::describe(int lane, std::int64_t step) const {
                                                   .arg(quoted(cell.firstPosition, end));
         if (cell.samples) {
             const QString produced = quoted(end, end + 1);
-            what += produced.isEmpty() ? tr(", and samples its next token") : tr(", and samples%1").arg(produced);
+            what +=
+                produced.isEmpty() ? tr(", and samples its next token") : tr(", and samples%1").arg(produced);
         }
         break;
     }
@@ -152,7 +153,8 @@ void RequestLanesView::paintEvent(QPaintEvent*) {
         painter.setPen(outline);
         painter.drawRect(swatch.adjusted(0, 0, -1, -1));
         painter.setPen(palette().color(QPalette::WindowText));
-        painter.drawText(QRect(x + 16, 0, metrics.horizontalAdvance(label) + 4, kLegendHeight), Qt::AlignVCenter, label);
+        painter.drawText(QRect(x + 16, 0, metrics.horizontalAdvance(label) + 4, kLegendHeight),
+                         Qt::AlignVCenter, label);
         x += 16 + metrics.horizontalAdvance(label) + 14;
     };
     const QColor sample = PlotStyle::requestColour(0);
@@ -164,7 +166,8 @@ void RequestLanesView::paintEvent(QPaintEvent*) {
 
     const QRect lanes = lanesRect();
     const std::int64_t steps = history.stepCount();
-    const double stepWidth = static_cast<double>(lanes.width()) / static_cast<double>(std::max<std::int64_t>(1, steps));
+    const double stepWidth =
+        static_cast<double>(lanes.width()) / static_cast<double>(std::max<std::int64_t>(1, steps));
     const QString selected = m_selection.selectedRequest();
     for (std::size_t lane = 0; lane < history.requestIds().size(); ++lane) {
         const std::string& id = history.requestIds()[lane];
@@ -172,16 +175,19 @@ void RequestLanesView::paintEvent(QPaintEvent*) {
         const int top = lanes.top() + static_cast<int>(lane) * kRowHeight;
         const QRect label(kMargin, top, kLabelWidth - 4, kRowHeight - 2);
         if (QString::fromStdString(id) == selected) {
-            painter.fillRect(QRect(kMargin, top, width() - 2 * kMargin, kRowHeight - 1), QColor(255, 244, 200));
+            painter.fillRect(QRect(kMargin, top, width() - 2 * kMargin, kRowHeight - 1),
+                             QColor(255, 244, 200));
         }
         painter.fillRect(QRect(label.left(), label.top() + 4, 10, 10), colour);
         painter.setPen(palette().color(QPalette::WindowText));
-        painter.drawText(label.adjusted(14, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, QString::fromStdString(id));
+        painter.drawText(label.adjusted(14, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                         QString::fromStdString(id));
         for (std::int64_t step = 0; step < steps; ++step) {
             const PagedHistory::LaneCell cell = history.lane(id, step);
-            const double x0 = TimelineGeometry::timeToPixel(static_cast<double>(step), 0.0, static_cast<double>(steps),
-                                                            lanes.left(), lanes.width());
-            const QRectF box(x0, top + 2, std::max(1.0, stepWidth - (stepWidth > 4 ? 1.0 : 0.0)), kRowHeight - 5);
+            const double x0 = TimelineGeometry::timeToPixel(
+                static_cast<double>(step), 0.0, static_cast<double>(steps), lanes.left(), lanes.width());
+            const QRectF box(x0, top + 2, std::max(1.0, stepWidth - (stepWidth > 4 ? 1.0 : 0.0)),
+                             kRowHeight - 5);
             switch (cell.phase) {
             case Phase::Absent:
             case Phase::Finished:
@@ -206,11 +212,14 @@ void RequestLanesView::paintEvent(QPaintEvent*) {
             }
             // The step a request finished in ends its lane with a bar.
             if (step + 1 < steps && history.lane(id, step + 1).phase == Phase::Finished) {
-                painter.fillRect(QRectF(box.right() - 1, box.top() - 1, 2, box.height() + 2), QColor(30, 30, 30));
+                painter.fillRect(QRectF(box.right() - 1, box.top() - 1, 2, box.height() + 2),
+                                 QColor(30, 30, 30));
             }
             const QString text = cellText(static_cast<int>(lane), step);
             if (!text.isEmpty() && stepWidth >= metrics.horizontalAdvance(text) + 4) {
-                painter.setPen(cell.phase == Phase::Prefill ? (colour.lightnessF() > 0.6 ? Qt::black : Qt::white) : Qt::black);
+                painter.setPen(cell.phase == Phase::Prefill
+                                   ? (colour.lightnessF() > 0.6 ? Qt::black : Qt::white)
+                                   : Qt::black);
                 painter.drawText(box, Qt::AlignCenter, text);
             }
         }
@@ -241,7 +250,8 @@ void RequestLanesView::mousePressEvent(QMouseEvent* event) {
     if (lane < 0) {
         return;
     }
-    m_selection.setSelectedRequest(QString::fromStdString(m_session.paged().requestIds()[static_cast<std::size_t>(lane)]));
+    m_selection.setSelectedRequest(
+        QString::fromStdString(m_session.paged().requestIds()[static_cast<std::size_t>(lane)]));
     if (const std::int64_t step = stepAt(point.x()); step >= 0) {
         m_session.setCurrentStep(step);
     }

@@ -65,13 +65,14 @@ std::optional<double> valueOf(const PagedHistory& history, ServingMetricsChart::
                                                           static_cast<double>(m.totalQueryTokens))
                                           : std::nullopt;
         }
-        return m.queryTokens > 0
-                   ? std::optional(100.0 * static_cast<double>(m.hitTokens) / static_cast<double>(m.queryTokens))
-                   : std::nullopt;
+        return m.queryTokens > 0 ? std::optional(100.0 * static_cast<double>(m.hitTokens) /
+                                                 static_cast<double>(m.queryTokens))
+                                 : std::nullopt;
     case ServingMetricsChart::Metric::Evictions:
         return static_cast<double>(index == 0 ? m.evictions : m.preemptions);
     case ServingMetricsChart::Metric::TokensPerStep:
-        return index == 0 ? static_cast<double>(m.scheduledTokens) : static_cast<double>(pool.maxNumBatchedTokens);
+        return index == 0 ? static_cast<double>(m.scheduledTokens)
+                          : static_cast<double>(pool.maxNumBatchedTokens);
     }
     return std::nullopt;
 }
@@ -101,7 +102,8 @@ ServingMetricsChart::ServingMetricsChart(SessionController& session, ViewSelecti
     rebuild();
 }
 
-std::vector<trace::SeriesPoint> ServingMetricsChart::series(int index, std::int64_t first, std::int64_t last) const {
+std::vector<trace::SeriesPoint> ServingMetricsChart::series(int index, std::int64_t first,
+                                                            std::int64_t last) const {
     std::vector<trace::SeriesPoint> points;
     const PagedHistory& history = m_session.paged();
     if (!history.active()) {

@@ -149,10 +149,11 @@ void MainWindow::createViews() {
                                                  ServingMetricsChart::Metric::Evictions,
                                                  ServingMetricsChart::Metric::TokensPerStep};
     for (int index = 0; index < 4; ++index) {
-        grid->addWidget(new ServingMetricsChart(*m_session, *m_selection, kinds[index]), index, 0);
+        grid->addWidget(new ServingMetricsChart(*m_session, *m_selection, kinds[index]), 0, index);
     }
-    m_metricsDock = addDock(metrics, tr("Serving metrics"), QStringLiteral("servingMetricsDock"), Qt::RightDockWidgetArea);
-    tabifyDockWidget(findChild<QDockWidget*>(QStringLiteral("maskDock")), m_metricsDock);
+    // Four charts side by side under the serving views, sharing the bottom with the transfer timeline.
+    m_metricsDock = addDock(metrics, tr("Serving metrics"), QStringLiteral("servingMetricsDock"), Qt::BottomDockWidgetArea);
+    tabifyDockWidget(transfers, m_metricsDock);
     // Compare shares the full-width bottom area with the transfer timeline, as a tab.
     tabifyDockWidget(transfers, m_compareDock);
     resizeDocks({findChild<QDockWidget*>(QStringLiteral("maskDock"))}, {560}, Qt::Horizontal);

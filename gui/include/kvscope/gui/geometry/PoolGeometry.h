@@ -20,14 +20,14 @@ enum class BlockCellKind : std::uint8_t {
 struct BlockCell {
     std::int32_t block = 0;
     BlockCellKind kind = BlockCellKind::Free;
-    std::vector<int> owners;      ///< indices (arrival order) of the running requests holding it, ascending
+    std::vector<int> owners; ///< indices (arrival order) of the running requests holding it, ascending
     std::int32_t refCnt = 0;
-    std::int32_t freeRank = -1;   ///< position in the free queue (0 = allocated next), -1 when held
-    std::int32_t group = -1;      ///< the layer group that holds or last held it
-    bool otherGroup = false;      ///< a group is selected and the block belongs to another one
-    bool allocated = false;       ///< this step took it from the free queue
-    bool touched = false;         ///< this step reused it (a prefix hit)
-    bool evicted = false;         ///< this step evicted its hash
+    std::int32_t freeRank = -1; ///< position in the free queue (0 = allocated next), -1 when held
+    std::int32_t group = -1;    ///< the layer group that holds or last held it
+    bool otherGroup = false;    ///< a group is selected and the block belongs to another one
+    bool allocated = false;     ///< this step took it from the free queue
+    bool touched = false;       ///< this step reused it (a prefix hit)
+    bool evicted = false;       ///< this step evicted its hash
     bool operator==(const BlockCell&) const = default;
 };
 

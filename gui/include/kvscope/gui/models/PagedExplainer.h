@@ -4,7 +4,6 @@
 #include "kvscope/trace/Event.h"
 
 #include <QString>
-
 #include <cstdint>
 #include <string>
 #include <vector>

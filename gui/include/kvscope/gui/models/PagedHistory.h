@@ -54,23 +54,23 @@ public:
     };
     /// Pool metrics after one step.
     struct StepMetrics {
-        std::int32_t usedBlocks = 0;        ///< held by at least one request
-        std::int64_t scheduledTokens = 0;   ///< computed this step
-        std::int64_t queryTokens = 0;       ///< looked up in the prefix cache at this step's admissions
-        std::int64_t hitTokens = 0;         ///< of which found
-        std::int64_t totalQueryTokens = 0;  ///< since the start
+        std::int32_t usedBlocks = 0;       ///< held by at least one request
+        std::int64_t scheduledTokens = 0;  ///< computed this step
+        std::int64_t queryTokens = 0;      ///< looked up in the prefix cache at this step's admissions
+        std::int64_t hitTokens = 0;        ///< of which found
+        std::int64_t totalQueryTokens = 0; ///< since the start
         std::int64_t totalHitTokens = 0;
-        std::int32_t evictions = 0;         ///< this step
-        std::int32_t preemptions = 0;       ///< this step
-        std::int32_t runningRequests = 0;   ///< after the step
+        std::int32_t evictions = 0;       ///< this step
+        std::int32_t preemptions = 0;     ///< this step
+        std::int32_t runningRequests = 0; ///< after the step
         bool operator==(const StepMetrics&) const = default;
     };
     /// A block a request released, as its BlockFreed event says.
     struct Release {
         std::int32_t block = 0;
-        std::int32_t refCnt = 0;        ///< after
+        std::int32_t refCnt = 0; ///< after
         std::int32_t queuePosition = -1;
-        std::int32_t queueLength = 0;   ///< the free queue's length after it joined (when it did)
+        std::int32_t queueLength = 0; ///< the free queue's length after it joined (when it did)
     };
 
     void clear();
@@ -115,7 +115,7 @@ private:
         std::int64_t promptTokens = 0;
         std::vector<std::int64_t> tokenIds;
         std::vector<std::optional<std::string>> pieces;
-        std::vector<LaneCell> lane; ///< from step 0
+        std::vector<LaneCell> lane;    ///< from step 0
         Phase carried = Phase::Absent; ///< what the next step starts as
     };
     void openStep(std::int64_t step);

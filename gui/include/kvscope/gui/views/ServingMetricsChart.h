@@ -14,12 +14,13 @@ class ServingMetricsChart : public StepChart {
     Q_OBJECT
 public:
     enum class Metric {
-        PoolUsage,   ///< blocks held, against the pool's size
-        HitRate,     ///< prefix hit rate in percent: cumulative, and of each step's admissions
-        Evictions,   ///< evictions and preemptions per step
+        PoolUsage,     ///< blocks held, against the pool's size
+        HitRate,       ///< prefix hit rate in percent: cumulative, and of each step's admissions
+        Evictions,     ///< evictions and preemptions per step
         TokensPerStep, ///< tokens computed per step, against the budget (max_num_batched_tokens)
     };
-    ServingMetricsChart(SessionController& session, ViewSelection& selection, Metric metric, QWidget* parent = nullptr);
+    ServingMetricsChart(SessionController& session, ViewSelection& selection, Metric metric,
+                        QWidget* parent = nullptr);
 
     Metric metric() const { return m_metric; }
     /// The points of series `index` over [first, last] as the chart plots them (before downsampling).
