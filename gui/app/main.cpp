@@ -2,6 +2,7 @@
 // kvscope: the Qt inspector. Plugs the LibTorch engine (through runtime::LiveSession) into the GUI.
 
 #include "RuntimeSessionEngine.h"
+#include "ServingSessionEngine.h"
 
 #include "kvscope/gui/window/AppLauncher.h"
 #include "kvscope/gui/window/MainWindow.h"
@@ -49,7 +50,12 @@ int main(int argc, char* argv[]) {
     const gui::LaunchOptions& options = std::get<gui::LaunchOptions>(parsed);
 
     gui::MainWindow window(
-        [](const config::RunSettings& settings) { return std::make_unique<app::RuntimeSessionEngine>(settings); },
+        [](const config::RunSettings& settings) -> std::unique_ptr<gui::SessionEngine> {
+            if (settings.serving) {
+                return std::make_unique<app::ServingSessionEngine>(settings);
+            }
+            return std::make_unique<app::RuntimeSessionEngine>(settings);
+        },
         capabilities);
     if (const std::optional<int> exitCode = gui::AppLauncher::launch(window, options, errors)) {
         return *exitCode;

@@ -89,6 +89,24 @@ TEST(AppLauncherTest, ParsesAPressAndItsOptions) {
     EXPECT_TRUE(std::get<LaunchOptions>(compared).compareWithoutPress);
 }
 
+TEST(AppLauncherTest, ParsesAServingWorkloadAndItsPool) {
+    const auto parsed =
+        AppLauncher::parse({"kvscope", "--workload", "chat-shared-system-prompt", "--preset", "llama", "--block-size",
+                            "4", "--num-blocks", "24", "--max-num-batched-tokens", "32", "--max-num-seqs", "3",
+                            "--no-prefix-caching", "--free-policy", "current"},
+                           capabilities());
+    ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
+    const config::RunSettings& live = std::get<LaunchOptions>(parsed).live;
+    ASSERT_TRUE(live.serving.has_value());
+    const config::ServingSettings expected{"chat-shared-system-prompt", 4, 24, 32, 3, false, "current"};
+    EXPECT_EQ(*live.serving, expected);
+    EXPECT_EQ(live.tokens, 1 << 20) << "a serving run goes to its last request's end";
+    const auto defaults = AppLauncher::parse({"kvscope", "--workload", "w.json"}, capabilities());
+    ASSERT_TRUE(std::holds_alternative<LaunchOptions>(defaults));
+    EXPECT_EQ(*std::get<LaunchOptions>(defaults).live.serving, (config::ServingSettings{"w.json"}));
+    EXPECT_FALSE(std::get<LaunchOptions>(AppLauncher::parse({"kvscope"}, capabilities())).live.serving.has_value());
+}
+
 TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
     EXPECT_TRUE(parseError({"--preset", "gpt9"}).contains("allowed: gemma3, llama"));
     EXPECT_TRUE(parseError({"--cache", "paged"}).contains("allowed: dynamic, static, quantized, offloaded"));
@@ -112,6 +130,16 @@ TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
     EXPECT_TRUE(
         parseError({"--weight-seed", "-2"}).contains("--weight-seed: must be a whole number at least 0"));
     EXPECT_FALSE(parseError({"--bogus"}).isEmpty());
+}
+
+TEST(AppLauncherTest, BadServingArgumentsAreRefusedWithTheFix) {
+    EXPECT_EQ(parseError({"--block-size", "4"}),
+              "--block-size, --num-blocks, --max-num-batched-tokens, --max-num-seqs, --no-prefix-caching and "
+              "--free-policy go with --workload");
+    EXPECT_EQ(parseError({"--workload", "w.json", "--num-blocks", "0"}),
+              "--num-blocks must be a whole number at least 1, got `0`");
+    EXPECT_EQ(parseError({"--workload", "w.json", "--free-policy", "lru"}),
+              "--free-policy must be document or current, got `lru`");
 }
 
 TEST(AppLauncherTest, ScreenshotOfALiveRunIsAPaintedPicture) {

@@ -31,6 +31,18 @@ TEST(EventExplainerTest, EveryKindHasASummaryAndAReason) {
         trace::ComputeEvent{},
         trace::LogitsEvent{{1}, {-0.1f}, false},
         trace::CompressionEvent{10, 6, 2, 4, 12, {}, {}, {}, {}},
+        trace::PagedPoolEvent{4, 10, -1, true, 0, {0}, 64, 8},
+        trace::RequestArrivedEvent{"r0", 15, 4},
+        trace::RequestAdmittedEvent{"r0", 15, 0, false},
+        trace::RequestScheduledEvent{"r0", 0, 15, true},
+        trace::RequestPreemptedEvent{"r0", 16},
+        trace::RequestFinishedEvent{"r0", trace::FinishReason::MaxTokens, 4},
+        trace::BlockAllocatedEvent{"r0", 0, 3, 3},
+        trace::BlockTouchedEvent{"r1", 0, 0, 0, 2},
+        trace::BlockCachedEvent{"r0", 0, 2, 0x1234, 0x5678, 8, 12},
+        trace::BlockFreedEvent{"r0", 0, 4, 4, 0, 9, false},
+        trace::BlockEvictedEvent{0, 3, 0x1234},
+        trace::RequestTokensEvent{"r0", 15, {5015}, " keeps", {6}},
     };
     ASSERT_EQ(payloads.size(), trace::kEventKindCount + 1);
     for (const trace::EventPayload& payload : payloads) {

@@ -2,6 +2,9 @@
 #include "kvscope/gui/window/MainWindow.h"
 
 #include "GuiTestHelpers.h"
+#include "PagedTestSessions.h"
+#include "kvscope/gui/views/BlockPoolView.h"
+#include "kvscope/gui/views/RequestLanesView.h"
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/views/HeadOccupancyView.h"
 #include "kvscope/gui/window/AppLauncher.h"
@@ -118,6 +121,29 @@ TEST(MainWindowTest, HeadsViewExpandsTheSelectedLayerIntoItsKvHeads) {
                                                {10, 12, HeadSlot::Kept},
                                                {12, 13, HeadSlot::Later}}));
     EXPECT_TRUE(AppLauncher::looksPainted(window.renderImage()));
+}
+
+TEST(MainWindowTest, AServingSessionShowsThePoolInPlaceOfTheMap) {
+    MainWindow window(testing::syntheticFactory(), capabilities());
+    window.resize(1400, 900);
+    EXPECT_FALSE(window.showsServingViews());
+    window.session().setRecordedSession({}, testing::designExample(), "example");
+    EXPECT_TRUE(window.showsServingViews());
+    EXPECT_TRUE(window.occupancyMap()->isHidden());
+    EXPECT_FALSE(window.blockPool()->isHidden());
+    EXPECT_FALSE(window.findChild<QDockWidget*>(QStringLiteral("servingMetricsDock"))->isHidden());
+    window.session().goToEnd();
+    EXPECT_EQ(window.blockPool()->cells().size(), 10u);
+    // Clicking a lane selects its request for every view.
+    window.selection().setSelectedRequest("r2");
+    EXPECT_EQ(window.selection().selectedRequest(), "r2");
+    const QImage image = window.renderImage();
+    EXPECT_FALSE(image.isNull());
+    // Any other session brings the per-layer views back, and a new session clears the request selection.
+    testing::loadSynthetic(window.session(), testing::smallSession(10));
+    EXPECT_FALSE(window.showsServingViews());
+    EXPECT_FALSE(window.occupancyMap()->isHidden());
+    EXPECT_TRUE(window.selection().selectedRequest().isEmpty());
 }
 
 TEST(MainWindowTest, RenderedWindowIsNotBlank) {

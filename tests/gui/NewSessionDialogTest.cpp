@@ -3,6 +3,7 @@
 
 #include "kvscope/config/PressDescriptions.h"
 
+#include <QGroupBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
@@ -157,6 +158,37 @@ TEST(NewSessionDialogTest, OffersTheEnginesPressesWithTheirOptions) {
     fresh.pressBox()->setCurrentIndex(fresh.pressBox()->findData(QStringLiteral("knorm")));
     EXPECT_TRUE(fresh.ratioBox()->isEnabled());
     EXPECT_EQ(fresh.settings().press, (kvscope::config::PressSettings{"knorm", 0.5, {}}));
+}
+
+} // namespace
+} // namespace kvscope::gui
+
+namespace kvscope::gui {
+namespace {
+
+TEST(NewSessionDialogTest, ServingPicksAWorkloadAndThePool) {
+    NewSessionDialog dialog(capabilities(false), config::RunSettings{});
+    EXPECT_FALSE(dialog.servingBox()->isChecked());
+    EXPECT_FALSE(dialog.settings().serving.has_value());
+    // Every built-in workload is offered, the chat with a shared system prompt first chosen.
+    EXPECT_GE(dialog.workloadBox()->findText("burst-preemption"), 0);
+    EXPECT_EQ(dialog.workloadBox()->currentText(), "chat-shared-system-prompt");
+    dialog.servingBox()->setChecked(true);
+    ASSERT_TRUE(dialog.settings().serving.has_value());
+    EXPECT_EQ(*dialog.settings().serving, (config::ServingSettings{"chat-shared-system-prompt"}));
+    EXPECT_EQ(dialog.validate(), QString());
+
+    config::RunSettings settings;
+    settings.preset = "llama";
+    settings.serving = config::ServingSettings{"rag-shared-document", 4, 20, 32, 2, false, "current"};
+    settings.tokens = 1 << 20;
+    dialog.setSettings(settings);
+    EXPECT_TRUE(dialog.servingBox()->isChecked());
+    EXPECT_EQ(dialog.settings().serving, settings.serving);
+    EXPECT_EQ(dialog.settings().tokens, 1 << 20);
+
+    dialog.workloadBox()->setCurrentText("no-such-workload");
+    EXPECT_TRUE(dialog.validate().contains("no-such-workload")) << dialog.validate().toStdString();
 }
 
 } // namespace

@@ -82,6 +82,7 @@ TEST(PagedRecorderTest, EveryPagedEventKindIsRecorded) {
         EXPECT_TRUE(kinds.contains(static_cast<trace::EventKind>(kind)))
             << trace::toString(static_cast<trace::EventKind>(kind)) << " never recorded";
     }
+    EXPECT_TRUE(kinds.contains(trace::EventKind::RequestTokens)) << "request_tokens never recorded";
 }
 
 TEST(PagedRecorderTest, ReplayRebuildsTheLiveBookkeepingAtEveryStep) {

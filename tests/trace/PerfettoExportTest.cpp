@@ -240,3 +240,44 @@ TEST(PerfettoExportTest, CompressionsAreInstantsAndKeptTokensACounterPerLayer) {
         EXPECT_EQ(dropped.back()[name], compression->lengthBefore - compression->lengthAfter) << name;
     }
 }
+
+// A serving session (golden-1.4: four requests a, b, c, d; 24 scheduled slices, 12 evictions, 2 preemptions
+// as its info JSON counts them) exports a lane per request and the pool's counters.
+TEST(PerfettoExportTest, ServingSessionsGetALanePerRequestAndPoolCounters) {
+    const SessionContents contents =
+        SessionReader::read(std::filesystem::path(KVSCOPE_TEST_DATA_DIR) / "sessions/golden-1.4.kvsess");
+    const Json trace = exported(contents.events);
+    const auto names = laneNames(trace);
+    EXPECT_EQ(names.at({3, 1}), "request a");
+    EXPECT_EQ(names.at({3, 2}), "request b");
+    EXPECT_EQ(names.at({3, 3}), "request c");
+    EXPECT_EQ(names.at({3, 4}), "request d");
+    int slices = 0;
+    int finished = 0;
+    int preempted = 0;
+    Json lastTotals;
+    Json lastBlocks;
+    for (const Json& event : trace["traceEvents"]) {
+        if (event["pid"] != 3) {
+            continue;
+        }
+        if (event["ph"] == "X") {
+            ++slices;
+            EXPECT_GE(event["tid"].get<int>(), 1);
+        } else if (event["ph"] == "i") {
+            finished += event["name"] == "finished" ? 1 : 0;
+            preempted += event["name"] == "preempted" ? 1 : 0;
+        } else if (event["ph"] == "C" && event["name"] == "evictions and preemptions (total)") {
+            lastTotals = event["args"];
+        } else if (event["ph"] == "C" && event["name"] == "pool: blocks") {
+            lastBlocks = event["args"];
+        }
+    }
+    EXPECT_EQ(slices, 24);
+    EXPECT_EQ(finished, 4);
+    EXPECT_EQ(preempted, 2);
+    EXPECT_EQ(lastTotals["evictions"], 12);
+    EXPECT_EQ(lastTotals["preemptions"], 2);
+    EXPECT_EQ(lastBlocks["held"], 0) << "every request finished";
+    EXPECT_EQ(lastBlocks["free"], 14);
+}

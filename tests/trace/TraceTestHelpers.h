@@ -74,19 +74,27 @@ inline std::vector<Event> everyKindSession(std::int64_t tokens = 40, std::int32_
     // 1.3: heads keeping different numbers of tokens (AdaKV), nothing evicted.
     events.push_back(Event{lastStep, 1, 0, CompressionEvent{4, 4, 2, 4, 4, {0, 2, 3, 3, 1, 0, 1, 2}, {}, {}, {3, 1}}});
     events.push_back(Event{lastStep, -1, 0, StepBeginEvent{-1, "non-ASCII \xc3\xa9 and \0 inside"s}});
-    // 1.4: paged serving, one event of each kind (a pool of 4 blocks, two groups, one request).
-    events.push_back(Event{lastStep, -1, 0, PagedPoolEvent{4, 4, 0, true, 1, {0, 8}, 64, 2}});
-    events.push_back(Event{lastStep, -1, 0, RequestArrivedEvent{"r\xc3\xa9"s, 6, 3}});
-    events.push_back(Event{lastStep, -1, 0, RequestAdmittedEvent{"r\xc3\xa9"s, 6, 0, false}});
-    events.push_back(Event{lastStep, -1, 0, BlockEvictedEvent{0, 1, 0xfedcba9876543210ULL}});
-    events.push_back(Event{lastStep, -1, 0, BlockAllocatedEvent{"r\xc3\xa9"s, 0, 1, 0}});
-    events.push_back(Event{lastStep, -1, 0, BlockTouchedEvent{"r\xc3\xa9"s, 1, 2, 0, 1}});
-    events.push_back(Event{lastStep, -1, 0, BlockCachedEvent{"r\xc3\xa9"s, 0, 1, 0xfedcba9876543210ULL, 7, 0, 4}});
-    events.push_back(Event{lastStep, -1, 0, RequestScheduledEvent{"r\xc3\xa9"s, 0, 6, true}});
-    events.push_back(Event{lastStep, -1, 0, RequestPreemptedEvent{"r\xc3\xa9"s, 6}});
-    events.push_back(Event{lastStep, -1, 0, BlockFreedEvent{"r\xc3\xa9"s, 0, 1, 0, 0, 2, false}});
-    events.push_back(Event{lastStep, -1, 0, BlockFreedEvent{"r\xc3\xa9"s, 1, 2, 0, 0, 0, true}});
-    events.push_back(Event{lastStep, -1, 0, RequestFinishedEvent{"r\xc3\xa9"s, FinishReason::Eos, 1}});
+    // 1.4: paged serving, every kind once (a pool of 4 blocks, two requests).
+    const std::vector<EventPayload> paged = {
+        PagedPoolEvent{4, 4, -1, true, 0, {0, 8}, 16, 2},
+        RequestArrivedEvent{"r0", 5, 2},
+        RequestTokensEvent{"r0", 0, {1, 2, 3, 4, 5}, "a b c d e", {1, 3, 5, 7, 9}},
+        RequestAdmittedEvent{"r0", 5, 0, false},
+        BlockAllocatedEvent{"r0", 0, 0, 0},
+        BlockCachedEvent{"r0", 0, 0, 0x0123456789abcdefULL, 0x1b0afb11ab707a55ULL, 0, 4},
+        BlockAllocatedEvent{"r0", 0, 1, 1},
+        RequestScheduledEvent{"r0", 0, 5, true},
+        RequestArrivedEvent{"r1", 4, 1},
+        BlockTouchedEvent{"r1", 0, 0, 0, 2},
+        RequestPreemptedEvent{"r0", 5},
+        BlockFreedEvent{"r0", 0, 1, 1, 0, 2, false},
+        BlockFreedEvent{"r0", 0, 0, 0, 1, -1, false},
+        BlockEvictedEvent{0, 3, 0x42},
+        RequestFinishedEvent{"r1", FinishReason::Eos, 1},
+    };
+    for (const EventPayload& payload : paged) {
+        events.push_back(Event{lastStep, -1, 0, payload});
+    }
     for (std::size_t i = 0; i < events.size(); ++i) {
         events[i].sequence = i;
     }

@@ -92,4 +92,20 @@ void PagedRecorder::evicted(std::int32_t group, BlockId block, HashValue hash) {
         m_emitter->emit(-1, trace::BlockEvictedEvent{group, block, hash});
 }
 
+void PagedRecorder::tokens(std::string_view request, std::int64_t firstPosition, std::span<const TokenId> ids) {
+    if (m_emitter == nullptr)
+        return;
+    trace::RequestTokensEvent e;
+    e.requestId = std::string(request);
+    e.firstPosition = firstPosition;
+    e.tokenIds.assign(ids.begin(), ids.end());
+    if (m_pieceOf) {
+        for (const TokenId id : ids) {
+            e.text += m_pieceOf(id);
+            e.pieceEnds.push_back(static_cast<std::int64_t>(e.text.size()));
+        }
+    }
+    m_emitter->emit(-1, std::move(e));
+}
+
 } // namespace kvscope::paged

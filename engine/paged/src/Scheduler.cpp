@@ -89,6 +89,7 @@ void Scheduler::admitArrivals() {
         m_arrivalOrder.push_back(request);
         m_waiting.push_back(request);
         m_recorder.arrived(request->id, request->numPromptTokens(), request->maxTokens);
+        m_recorder.tokens(request->id, 0, request->promptIds);
     }
 }
 
@@ -243,6 +244,7 @@ std::vector<std::string> Scheduler::update(const SchedulerOutput& output, std::s
                              " scheduled requests: give one per request");
         const TokenId token = sampled[i];
         request.outputIds.push_back(token);
+        m_recorder.tokens(request.id, request.numTokens() - 1, std::span<const TokenId>(&token, 1));
         if (request.firstTokenStep < 0)
             request.firstTokenStep = m_step;
         std::optional<trace::FinishReason> reason;

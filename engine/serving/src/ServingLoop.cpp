@@ -35,7 +35,10 @@ ServingLoop::ServingLoop(model::LanguageModel& model, const runtime::TextCodec& 
       m_config(withModelGroups(std::move(config), model.architecture(), m_notices)), m_sampling(sampling),
       m_emitter(sink),
       m_scheduler(std::make_unique<paged::Scheduler>(m_config, sink != nullptr ? &m_emitter : nullptr)),
-      m_runner(model, m_config) {}
+      m_runner(model, m_config) {
+    // Sessions carry each request's text, so that a replay shows it with no tokenizer.
+    m_scheduler->setPieceFunction([this](paged::TokenId id) { return m_text.piece(id); });
+}
 
 ServingLoop::~ServingLoop() = default;
 

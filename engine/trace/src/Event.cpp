@@ -35,6 +35,7 @@ constexpr std::array<std::string_view, kEventKindCount> kEventKindNames{
     "block_cached",
     "block_freed",
     "block_evicted",
+    "request_tokens",
 };
 
 } // namespace
@@ -87,8 +88,9 @@ std::string_view toString(FinishReason reason) {
 }
 
 bool isPagedKind(EventKind kind) {
-    return static_cast<std::uint8_t>(kind) >= static_cast<std::uint8_t>(EventKind::PagedPool) &&
-           static_cast<std::uint8_t>(kind) <= static_cast<std::uint8_t>(EventKind::BlockEvicted);
+    return (static_cast<std::uint8_t>(kind) >= static_cast<std::uint8_t>(EventKind::PagedPool) &&
+            static_cast<std::uint8_t>(kind) <= static_cast<std::uint8_t>(EventKind::BlockEvicted)) ||
+           kind == EventKind::RequestTokens;
 }
 
 std::optional<EventKind> eventKindFromString(std::string_view name) {

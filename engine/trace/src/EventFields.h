@@ -89,6 +89,8 @@ KVSCOPE_EVENT_FIELDS(BlockFreedEvent, &BlockFreedEvent::requestId, &BlockFreedEv
                      &BlockFreedEvent::queuePosition, &BlockFreedEvent::windowed);
 KVSCOPE_EVENT_FIELDS(BlockEvictedEvent, &BlockEvictedEvent::group, &BlockEvictedEvent::block,
                      &BlockEvictedEvent::hash);
+KVSCOPE_EVENT_FIELDS(RequestTokensEvent, &RequestTokensEvent::requestId, &RequestTokensEvent::firstPosition,
+                     &RequestTokensEvent::tokenIds, &RequestTokensEvent::text, &RequestTokensEvent::pieceEnds);
 KVSCOPE_EVENT_FIELDS(LayerState, &LayerState::initialized, &LayerState::kind, &LayerState::seqLength,
                      &LayerState::storedTokens, &LayerState::capacity, &LayerState::returnedTokens,
                      &LayerState::lastUpdateStep, &LayerState::queryLength, &LayerState::kvLength,

@@ -29,6 +29,9 @@ constexpr int kComputeStreamCopiesLane = 3;
 constexpr int kQuantizeLane = 4;
 constexpr int kCacheLane = 5;
 constexpr int kFirstLayerLane = 100;
+// Serving sessions: process 3 holds one lane per request, in arrival order.
+constexpr int kServingProcess = 3;
+constexpr int kFirstRequestLane = 1;
 
 // Untimed sessions (no Compute/Transfer events, no wall time) place steps 1 ms apart, so that
 // step-indexed views stay readable; args.step keeps the exact mapping either way.
@@ -311,6 +314,27 @@ void PerfettoExport::write(std::ostream& out, const SessionMetadata& metadata, s
         stream.add(laneOrder(kDeviceProcess, lane, order++));
     }
 
+    // Serving sessions: a lane per request (named when it arrives), counters for the pool.
+    std::map<std::string, int> requestLanes;
+    bool serving = false;
+    for (const Event& event : events) {
+        if (const auto* arrived = std::get_if<RequestArrivedEvent>(&event.payload)) {
+            if (!requestLanes.contains(arrived->requestId)) {
+                const int lane = kFirstRequestLane + static_cast<int>(requestLanes.size());
+                requestLanes.emplace(arrived->requestId, lane);
+            }
+        }
+        serving = serving || event.kind() == EventKind::PagedPool;
+    }
+    if (serving) {
+        stream.add(Json{{"ph", "M"}, {"pid", kServingProcess}, {"name", "process_name"},
+                        {"args", {{"name", "serving requests (paged KV cache)"}}}});
+        for (const auto& [id, lane] : requestLanes) {
+            stream.add(laneName(kServingProcess, lane, "request " + id));
+            stream.add(laneOrder(kServingProcess, lane, lane));
+        }
+    }
+
     LaneWriter laneWriter(stream);
     FlowTracker flows(stream);
     // Per layer a cache press compressed: tokens its last compression kept, and all it dropped so far.
@@ -374,6 +398,45 @@ void PerfettoExport::write(std::ostream& out, const SessionMetadata& metadata, s
                 stream.add(Json{{"ph", "i"}, {"s", "t"}, {"pid", kDeviceProcess}, {"tid", kCacheLane},
                                 {"name", instant->first}, {"cat", "cache"}, {"ts", instantTs},
                                 {"args", std::move(instant->second)}});
+            } else if (const auto* scheduled = std::get_if<RequestScheduledEvent>(&event.payload)) {
+                const auto lane = requestLanes.find(scheduled->requestId);
+                if (lane != requestLanes.end()) {
+                    Json detail = args(step, -1);
+                    detail["first_position"] = scheduled->firstPosition;
+                    detail["tokens"] = scheduled->numTokens;
+                    detail["samples"] = scheduled->samples;
+                    const std::string what =
+                        scheduled->numTokens == 1 ? "decode " + std::to_string(scheduled->firstPosition)
+                                                  : "prefill " + std::to_string(scheduled->firstPosition) + "-" +
+                                                        std::to_string(scheduled->firstPosition + scheduled->numTokens - 1);
+                    stream.add(Json{{"ph", "X"}, {"pid", kServingProcess}, {"tid", lane->second}, {"name", what},
+                                    {"cat", "serving"}, {"ts", span.beginUs}, {"dur", span.endUs - span.beginUs},
+                                    {"args", std::move(detail)}});
+                }
+            } else if (event.kind() == EventKind::RequestPreempted || event.kind() == EventKind::RequestFinished ||
+                       event.kind() == EventKind::RequestAdmitted) {
+                std::string id;
+                std::string what;
+                Json detail = args(step, -1);
+                if (const auto* preempted = std::get_if<RequestPreemptedEvent>(&event.payload)) {
+                    id = preempted->requestId;
+                    what = "preempted";
+                    detail["computed_tokens_lost"] = preempted->numComputedTokens;
+                } else if (const auto* finished = std::get_if<RequestFinishedEvent>(&event.payload)) {
+                    id = finished->requestId;
+                    what = "finished";
+                    detail["reason"] = toString(finished->reason);
+                    detail["output_tokens"] = finished->outputTokens;
+                } else if (const auto* admitted = std::get_if<RequestAdmittedEvent>(&event.payload)) {
+                    id = admitted->requestId;
+                    what = admitted->resumed ? "resumed" : "admitted";
+                    detail["tokens"] = admitted->numTokens;
+                    detail["cached_tokens"] = admitted->cachedTokens;
+                }
+                if (const auto lane = requestLanes.find(id); lane != requestLanes.end()) {
+                    stream.add(Json{{"ph", "i"}, {"s", "t"}, {"pid", kServingProcess}, {"tid", lane->second},
+                                    {"name", what}, {"cat", "serving"}, {"ts", instantTs}, {"args", std::move(detail)}});
+                }
             } else if (const auto* begin = std::get_if<StepBeginEvent>(&event.payload)) {
                 stepArgs["input_token_id"] = begin->tokenId;
                 stepArgs["input"] = begin->text;
@@ -392,6 +455,21 @@ void PerfettoExport::write(std::ostream& out, const SessionMetadata& metadata, s
                         {"dur", span.endUs - span.beginUs},
                         {"args", std::move(stepArgs)}});
         writeCounters(stream, state, span.endUs);
+        if (state.paged.active) {
+            const PagedState& pool = state.paged;
+            const auto usable = pool.numBlocks - (pool.nullBlock >= 0 ? 1 : 0);
+            stream.add(Json{{"ph", "C"}, {"pid", kServingProcess}, {"name", "pool: blocks"}, {"ts", span.endUs},
+                            {"args", {{"held", usable - static_cast<std::int64_t>(pool.freeQueue.size())},
+                                      {"free", static_cast<std::int64_t>(pool.freeQueue.size())}}}});
+            stream.add(Json{{"ph", "C"}, {"pid", kServingProcess}, {"name", "prefix hit rate (%, cumulative)"},
+                            {"ts", span.endUs},
+                            {"args", {{"hit rate", pool.queryTokens > 0 ? 100.0 * static_cast<double>(pool.hitTokens) /
+                                                                               static_cast<double>(pool.queryTokens)
+                                                                         : 0.0}}}});
+            stream.add(Json{{"ph", "C"}, {"pid", kServingProcess}, {"name", "evictions and preemptions (total)"},
+                            {"ts", span.endUs},
+                            {"args", {{"evictions", pool.evictions}, {"preemptions", pool.preemptions}}}});
+        }
         if (!pressed.empty()) {
             Json kept = Json::object();
             Json dropped = Json::object();

@@ -118,7 +118,7 @@ struct LayerFolder {
              std::is_same_v<Paged, RequestPreemptedEvent> || std::is_same_v<Paged, RequestFinishedEvent> ||
              std::is_same_v<Paged, BlockAllocatedEvent> || std::is_same_v<Paged, BlockTouchedEvent> ||
              std::is_same_v<Paged, BlockCachedEvent> || std::is_same_v<Paged, BlockFreedEvent> ||
-             std::is_same_v<Paged, BlockEvictedEvent>) void
+             std::is_same_v<Paged, BlockEvictedEvent> || std::is_same_v<Paged, RequestTokensEvent>) void
     operator()(const Paged&) const {}
 
     void operator()(const CompressionEvent& e) const {
@@ -155,6 +155,7 @@ StateReducer::Scope StateReducer::scopeOf(const Event& event) {
     case EventKind::BlockCached:
     case EventKind::BlockFreed:
     case EventKind::BlockEvicted:
+    case EventKind::RequestTokens:
         return Scope::Step;
     case EventKind::Memory:
         return event.layer < 0 ? Scope::Step : Scope::Layer;

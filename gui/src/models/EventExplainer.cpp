@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/models/EventExplainer.h"
 
+#include "kvscope/gui/models/PagedExplainer.h"
 #include "kvscope/gui/models/PressExplainer.h"
 #include "kvscope/trace/LayerKind.h"
 
@@ -96,6 +97,9 @@ QString EventExplainer::formatBytes(double bytes) {
 
 QString EventExplainer::summary(const trace::Event& event) {
     using namespace trace;
+    if (isPagedKind(event.kind())) {
+        return PagedExplainer::summary(event);
+    }
     return std::visit(
         [&](const auto& payload) -> QString {
             using T = std::decay_t<decltype(payload)>;
@@ -210,8 +214,11 @@ QString slidingLayersLeftAlone(const trace::StepState& state) {
 } // namespace
 
 QString EventExplainer::why(const trace::Event& event, const trace::StepState& state, const TokenLookup& tokens,
-                            const std::optional<config::PressSettings>& press) {
+                            const std::optional<config::PressSettings>& press, const PagedHistory* paged) {
     using namespace trace;
+    if (isPagedKind(event.kind())) {
+        return PagedExplainer::sentence(event, paged);
+    }
     const QString layer = layerName(event);
     return std::visit(
         [&](const auto& payload) -> QString {

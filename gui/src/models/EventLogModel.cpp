@@ -39,6 +39,13 @@ void EventLogModel::setPress(std::optional<config::PressSettings> press) {
     endResetModel();
 }
 
+void EventLogModel::setPagedHistory(const PagedHistory* paged) {
+    beginResetModel();
+    m_paged = paged;
+    applyFilter();
+    endResetModel();
+}
+
 bool EventLogModel::accepts(const trace::Event& event) const {
     if (m_kind && event.kind() != *m_kind) {
         return false;
@@ -51,7 +58,7 @@ bool EventLogModel::accepts(const trace::Event& event) const {
     }
     return QString::fromUtf8(trace::toString(event.kind())).contains(m_text, Qt::CaseInsensitive) ||
            EventExplainer::summary(event).contains(m_text, Qt::CaseInsensitive) ||
-           EventExplainer::why(event, *m_state, m_tokens, m_press).contains(m_text, Qt::CaseInsensitive);
+           EventExplainer::why(event, *m_state, m_tokens, m_press, m_paged).contains(m_text, Qt::CaseInsensitive);
 }
 
 void EventLogModel::applyFilter() {
@@ -82,7 +89,7 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
         return static_cast<int>(event.kind());
     }
     if (role == Qt::ToolTipRole && (index.column() == Why || index.column() == Summary)) {
-        return EventExplainer::why(event, *m_state, m_tokens, m_press);
+        return EventExplainer::why(event, *m_state, m_tokens, m_press, m_paged);
     }
     if (role != Qt::DisplayRole) {
         return {};
@@ -97,7 +104,7 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
     case Summary:
         return EventExplainer::summary(event);
     case Why:
-        return EventExplainer::why(event, *m_state, m_tokens, m_press);
+        return EventExplainer::why(event, *m_state, m_tokens, m_press, m_paged);
     default:
         return {};
     }

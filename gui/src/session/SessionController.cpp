@@ -47,6 +47,7 @@ SessionController::~SessionController() = default;
 
 void SessionController::resetSession(Mode mode, const QString& name) {
     m_timeline.clear();
+    m_paged.clear();
     m_metadata = trace::SessionMetadata{};
     m_mode = mode;
     m_name = name;
@@ -114,6 +115,7 @@ void SessionController::setRecordedSession(const trace::SessionMetadata& metadat
     resetSession(Mode::Replay, name);
     m_metadata = metadata;
     m_timeline.emitAll(events);
+    m_paged.extend(m_timeline);
     m_liveFinished = true;
     m_state = m_timeline.stepCount() > 0 ? m_timeline.snapshotAt(0) : std::make_shared<const trace::StepState>();
     Q_EMIT sessionLoaded();
@@ -194,6 +196,7 @@ void SessionController::onBatch(const std::shared_ptr<const StepBatch>& batch) {
         m_name = QString::fromStdString(m_metadata.model) + tr(" (live)");
     }
     m_timeline.emitAll(batch->events);
+    m_paged.extend(m_timeline);
     m_liveFinished = batch->finished;
     if (!m_growthPending) {
         m_growthPending = true;

@@ -12,6 +12,14 @@ void ViewSelection::setSelectedLayer(int layer) {
     Q_EMIT selectionChanged(layer);
 }
 
+void ViewSelection::setSelectedRequest(const QString& request) {
+    if (request == m_request) {
+        return;
+    }
+    m_request = request;
+    Q_EMIT requestSelected(request);
+}
+
 void ViewSelection::setStepRange(double first, double last) {
     if (first == m_first && last == m_last) {
         return;

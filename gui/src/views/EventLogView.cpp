@@ -37,6 +37,7 @@ EventLogView::EventLogView(SessionController& session, ViewSelection& selection,
     m_model->setTokens([this](std::int64_t position) {
         return SessionTokens::pieceAt(m_session.metadata(), m_session.timeline(), position);
     });
+    m_model->setPagedHistory(&m_session.paged());
     m_table->setModel(m_model);
     m_table->setItemDelegate(new TextCellDelegate(-1, m_table));
     m_table->setAlternatingRowColors(true);

@@ -55,6 +55,16 @@ QColor PlotStyle::scoreColour(double shade) {
     return QColor(mix(253, 68), mix(231, 1), mix(37, 84));
 }
 
+QColor PlotStyle::requestColour(int index) {
+    // Twelve qualitative colours (ColorBrewer Paired reordered so neighbours differ in hue), then again.
+    static const QColor colours[] = {QColor(31, 120, 180),  QColor(255, 127, 0),   QColor(51, 160, 44),
+                                     QColor(227, 26, 28),   QColor(106, 61, 154),  QColor(177, 89, 40),
+                                     QColor(166, 206, 227), QColor(253, 191, 111), QColor(178, 223, 138),
+                                     QColor(251, 154, 153), QColor(202, 178, 214), QColor(225, 200, 60)};
+    constexpr int count = static_cast<int>(sizeof(colours) / sizeof(colours[0]));
+    return colours[((index % count) + count) % count];
+}
+
 QColor PlotStyle::seriesColour(int index) {
     static const QColor colours[] = {QColor(38, 139, 210), QColor(133, 153, 0),  QColor(211, 54, 130),
                                      QColor(203, 75, 22),  QColor(42, 161, 152), QColor(108, 113, 196),

@@ -67,8 +67,28 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     const QCommandLineOption compareWithoutPress(
         QStringLiteral("compare-without-press"),
         QStringLiteral("Compare the live --press run with the same run without its press (Compare menu)"));
-    parser.addOptions(
-        {screenshot, step, layer, size, compare, synthetic, pressScores, events, compareWithoutPress});
+    // Serving: a workload of requests over a paged pool (docs/paged.md), as kvscope-cli serve runs it.
+    const QCommandLineOption workload(QStringLiteral("workload"),
+                                      QStringLiteral("Serve a workload live: a built-in name (chat-shared-system-prompt, "
+                                                     "rag-shared-document, burst-preemption, prefix-caching-example) "
+                                                     "or a workload file"),
+                                      QStringLiteral("NAME|FILE"));
+    const QCommandLineOption blockSize(QStringLiteral("block-size"), QStringLiteral("Serving: token slots per block"),
+                                       QStringLiteral("N"), QStringLiteral("16"));
+    const QCommandLineOption numBlocks(QStringLiteral("num-blocks"), QStringLiteral("Serving: blocks in the pool"),
+                                       QStringLiteral("N"), QStringLiteral("64"));
+    const QCommandLineOption budget(QStringLiteral("max-num-batched-tokens"),
+                                    QStringLiteral("Serving: a step's token budget"), QStringLiteral("N"),
+                                    QStringLiteral("256"));
+    const QCommandLineOption seqs(QStringLiteral("max-num-seqs"), QStringLiteral("Serving: most requests running at once"),
+                                  QStringLiteral("N"), QStringLiteral("8"));
+    const QCommandLineOption noPrefixCaching(QStringLiteral("no-prefix-caching"),
+                                             QStringLiteral("Serving: do not share cached prompt blocks"));
+    const QCommandLineOption freePolicy(QStringLiteral("free-policy"),
+                                        QStringLiteral("Serving: where freed blocks go (document or current)"),
+                                        QStringLiteral("POLICY"), QStringLiteral("document"));
+    parser.addOptions({screenshot, step, layer, size, compare, synthetic, pressScores, events, compareWithoutPress,
+                       workload, blockSize, numBlocks, budget, seqs, noPrefixCaching, freePolicy});
     if (!parser.parse(arguments)) {
         return parser.errorText();
     }
@@ -95,6 +115,42 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     config::RunSettings& live = options.live;
     if (const QString refusal = QtRunOptions::apply(parser, live); !refusal.isEmpty()) {
         return refusal;
+    }
+    const bool servingOption = parser.isSet(blockSize) || parser.isSet(numBlocks) || parser.isSet(budget) ||
+                               parser.isSet(seqs) || parser.isSet(noPrefixCaching) || parser.isSet(freePolicy);
+    if (parser.isSet(workload)) {
+        if (!options.file.isEmpty() || parser.isSet(synthetic)) {
+            return QStringLiteral("--workload serves live: give no session FILE or --synthetic with it");
+        }
+        config::ServingSettings serving;
+        serving.workload = parser.value(workload).toStdString();
+        const QCommandLineOption* sizes[] = {&blockSize, &numBlocks, &budget, &seqs};
+        std::int64_t read[4] = {};
+        for (int index = 0; index < 4; ++index) {
+            const auto value = toInteger(parser.value(*sizes[index]), 1);
+            if (!value) {
+                return QStringLiteral("--%1 must be a whole number at least 1, got `%2`")
+                    .arg(sizes[index]->names().front(), parser.value(*sizes[index]));
+            }
+            read[index] = *value;
+        }
+        serving.blockSize = read[0];
+        serving.numBlocks = static_cast<std::int32_t>(std::min<std::int64_t>(read[1], 1 << 24));
+        serving.maxNumBatchedTokens = read[2];
+        serving.maxNumSeqs = static_cast<std::int32_t>(std::min<std::int64_t>(read[3], 1 << 16));
+        serving.prefixCaching = !parser.isSet(noPrefixCaching);
+        serving.freePolicy = parser.value(freePolicy).toStdString();
+        if (serving.freePolicy != "document" && serving.freePolicy != "current") {
+            return QStringLiteral("--free-policy must be document or current, got `%1`").arg(parser.value(freePolicy));
+        }
+        live.serving = serving;
+        // A serving run goes on until its last request finishes (tokens count its steps).
+        if (!parser.isSet(tokens)) {
+            live.tokens = 1 << 20;
+        }
+    } else if (servingOption) {
+        return QStringLiteral("--block-size, --num-blocks, --max-num-batched-tokens, --max-num-seqs, "
+                              "--no-prefix-caching and --free-policy go with --workload");
     }
     options.pressScores = parser.isSet(pressScores);
     options.eventLog = parser.isSet(events);

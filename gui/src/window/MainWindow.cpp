@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/MainWindow.h"
 
+#include "kvscope/gui/views/BlockPoolView.h"
+#include "kvscope/gui/views/BlockTableView.h"
 #include "kvscope/gui/views/CompareView.h"
 #include "kvscope/gui/models/EventExplainer.h"
 #include "kvscope/gui/views/EventLogView.h"
@@ -11,6 +13,8 @@
 #include "kvscope/gui/window/NewSessionDialog.h"
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/QuantizationView.h"
+#include "kvscope/gui/views/RequestLanesView.h"
+#include "kvscope/gui/views/ServingMetricsChart.h"
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/views/TransferTimelineView.h"
 #include "kvscope/gui/window/TransportBar.h"
@@ -25,6 +29,7 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGridLayout>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -65,7 +70,12 @@ MainWindow::MainWindow(SessionEngineFactory engineFactory, EngineCapabilities ca
     connect(m_session.get(), &SessionController::fileOpened, this,
             [this](const QString& path, const QString& error) { fileOpened(path, error); });
     connect(m_compareSession.get(), &SessionController::errorOccurred, this, &MainWindow::showError);
-    connect(m_session.get(), &SessionController::sessionLoaded, this, [this] { m_selection->clearStepRange(); });
+    connect(m_session.get(), &SessionController::sessionLoaded, this, [this] {
+        m_selection->clearStepRange();
+        m_selection->setSelectedRequest({});
+        updateViewSet();
+    });
+    connect(m_session.get(), &SessionController::sessionGrew, this, &MainWindow::updateViewSet);
     connect(m_occupancy->failurePanel(), &SessionFailurePanel::newSessionRequested, this,
             &MainWindow::newSession);
 
@@ -74,6 +84,7 @@ MainWindow::MainWindow(SessionEngineFactory engineFactory, EngineCapabilities ca
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     m_compareDock->hide();
+    m_metricsDock->hide();
     rebuildRecentMenu();
     updateStatus();
     updateLiveState();
@@ -100,13 +111,28 @@ void MainWindow::createViews() {
     m_tabs->addTab(m_events, tr("Events (why)"));
     // The selected layer's KV heads sit under the map, sharing its position axis.
     m_heads = new HeadOccupancyView(*m_session, *m_selection);
+    // A serving session's pool, request lanes and selected block table take the map's place.
+    m_pool = new BlockPoolView(*m_session, *m_selection);
+    m_lanes = new RequestLanesView(*m_session, *m_selection);
+    m_blockTable = new BlockTableView(*m_session, *m_selection);
+    auto* serving = new QSplitter(Qt::Vertical);
+    serving->addWidget(m_pool);
+    serving->addWidget(m_lanes);
+    serving->addWidget(m_blockTable);
+    serving->setStretchFactor(0, 3);
+    serving->setStretchFactor(1, 2);
+    serving->setStretchFactor(2, 1);
+    m_serving = serving;
+    m_serving->hide();
     auto* central = new QSplitter(Qt::Vertical);
+    central->addWidget(m_serving);
     central->addWidget(m_occupancy);
     central->addWidget(m_heads);
     central->addWidget(m_tabs);
-    central->setStretchFactor(0, 3);
-    central->setStretchFactor(1, 1);
-    central->setStretchFactor(2, 2);
+    central->setStretchFactor(0, 5);
+    central->setStretchFactor(1, 3);
+    central->setStretchFactor(2, 1);
+    central->setStretchFactor(3, 2);
     setCentralWidget(central);
 
     m_mask = new MaskView(*m_session, *m_selection);
@@ -119,6 +145,19 @@ void MainWindow::createViews() {
     addDock(m_quantization, tr("Quantization"), QStringLiteral("quantizationDock"), Qt::RightDockWidgetArea);
     QDockWidget* transfers = addDock(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea);
     m_compareDock = addDock(m_compare, tr("Compare"), QStringLiteral("compareDock"), Qt::BottomDockWidgetArea);
+    auto* metrics = new QWidget;
+    auto* grid = new QGridLayout(metrics);
+    grid->setContentsMargins(0, 0, 0, 0);
+    const ServingMetricsChart::Metric kinds[] = {ServingMetricsChart::Metric::PoolUsage,
+                                                 ServingMetricsChart::Metric::HitRate,
+                                                 ServingMetricsChart::Metric::Evictions,
+                                                 ServingMetricsChart::Metric::TokensPerStep};
+    for (int index = 0; index < 4; ++index) {
+        grid->addWidget(new ServingMetricsChart(*m_session, *m_selection, kinds[index]), 0, index);
+    }
+    // Four charts side by side under the serving views, sharing the bottom with the transfer timeline.
+    m_metricsDock = addDock(metrics, tr("Serving metrics"), QStringLiteral("servingMetricsDock"), Qt::BottomDockWidgetArea);
+    tabifyDockWidget(transfers, m_metricsDock);
     // Compare shares the full-width bottom area with the transfer timeline, as a tab.
     tabifyDockWidget(transfers, m_compareDock);
     resizeDocks({findChild<QDockWidget*>(QStringLiteral("maskDock"))}, {560}, Qt::Horizontal);
@@ -270,6 +309,23 @@ void MainWindow::compareWithLive(const config::RunSettings& settings) {
     m_compareSession->startLive(settings, SessionController::Generation::ToTheEnd);
     m_compareDock->show();
     m_compareDock->raise();
+}
+
+bool MainWindow::showsServingViews() const { return !m_serving->isHidden(); }
+
+void MainWindow::updateViewSet() {
+    const bool serving = m_session->paged().active();
+    if (serving == showsServingViews()) {
+        return;
+    }
+    m_serving->setVisible(serving);
+    m_occupancy->setVisible(!serving);
+    m_heads->setVisible(!serving);
+    m_metricsDock->setVisible(serving);
+    if (serving) {
+        m_metricsDock->raise();
+        showEventLog();
+    }
 }
 
 void MainWindow::showEventLog() { m_tabs->setCurrentWidget(m_events); }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/NewSessionDialog.h"
 
+#include "kvscope/paged/WorkloadCatalog.h"
+
 #include "kvscope/config/ConfigError.h"
 
 #include <QComboBox>
@@ -10,6 +12,7 @@
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QLabel>
+#include <QCheckBox>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLineEdit>
@@ -160,6 +163,47 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     runLayout->addRow(tr("Seed"), m_seed);
     runLayout->addRow(tr("Device"), m_device);
 
+    // Serving: many requests over one paged pool (docs/paged.md); the model above serves them.
+    m_serving = new QGroupBox(tr("Serving: a workload over a paged KV cache"));
+    m_serving->setCheckable(true);
+    m_serving->setChecked(false);
+    m_workload = new QComboBox;
+    m_workload->setEditable(true);
+    m_workload->setToolTip(tr("A built-in workload, or the path of a workload file (docs/workloads.md)"));
+    try {
+        for (const std::string& name : paged::WorkloadCatalog::names()) {
+            m_workload->addItem(QString::fromStdString(name));
+        }
+    } catch (const std::exception&) {
+        // No built-in folder: a file path still works.
+    }
+    const int chat = m_workload->findText(QStringLiteral("chat-shared-system-prompt"));
+    m_workload->setCurrentIndex(std::max(0, chat));
+    const auto spin = [](int minimum, int maximum, int value) {
+        auto* box = new QSpinBox;
+        box->setRange(minimum, maximum);
+        box->setValue(value);
+        return box;
+    };
+    m_blockSize = spin(1, 4096, 16);
+    m_numBlocks = spin(1, 1 << 20, 64);
+    m_budget = spin(1, 1 << 20, 256);
+    m_maxSeqs = spin(1, 4096, 8);
+    m_prefixCaching = new QCheckBox(tr("share cached prompt blocks between requests"));
+    m_prefixCaching->setChecked(true);
+    m_freePolicy = new QComboBox;
+    m_freePolicy->addItem(tr("document (vLLM's design document)"), QStringLiteral("document"));
+    m_freePolicy->addItem(tr("current (vLLM's code: null block, unhashed blocks reused first)"), QStringLiteral("current"));
+    auto* servingLayout = new QFormLayout(m_serving);
+    servingLayout->addRow(tr("Workload"), m_workload);
+    servingLayout->addRow(tr("Block size (tokens)"), m_blockSize);
+    servingLayout->addRow(tr("Pool size (blocks)"), m_numBlocks);
+    servingLayout->addRow(tr("Token budget per step"), m_budget);
+    servingLayout->addRow(tr("Most running requests"), m_maxSeqs);
+    servingLayout->addRow(tr("Prefix caching"), m_prefixCaching);
+    servingLayout->addRow(tr("Free policy"), m_freePolicy);
+    connect(m_serving, &QGroupBox::toggled, this, &NewSessionDialog::updateEnabled);
+
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
     buttons->button(QDialogButtonBox::Ok)->setText(tr("Start"));
     connect(buttons, &QDialogButtonBox::accepted, this, &NewSessionDialog::accept);
@@ -169,6 +213,7 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     layout->addWidget(cache);
     layout->addWidget(press);
     layout->addWidget(run);
+    layout->addWidget(m_serving);
     layout->addWidget(buttons);
 
     for (QRadioButton* radio : {m_usePreset, m_useConfig, m_useCheckpoint}) {
@@ -218,6 +263,19 @@ void NewSessionDialog::setSettings(const config::RunSettings& settings) {
     // Without a press the box shows the ratio a prefill press starts from once one is picked.
     m_ratio->setValue(settings.press.name.empty() ? kDefaultPressRatio : settings.press.ratio);
     rebuildPressOptions(settings.press.options);
+    {
+        const QSignalBlocker servingSignals(m_serving);
+        m_serving->setChecked(settings.serving.has_value());
+    }
+    if (settings.serving) {
+        m_workload->setCurrentText(QString::fromStdString(settings.serving->workload));
+        m_blockSize->setValue(static_cast<int>(settings.serving->blockSize));
+        m_numBlocks->setValue(settings.serving->numBlocks);
+        m_budget->setValue(static_cast<int>(settings.serving->maxNumBatchedTokens));
+        m_maxSeqs->setValue(settings.serving->maxNumSeqs);
+        m_prefixCaching->setChecked(settings.serving->prefixCaching);
+        m_freePolicy->setCurrentIndex(std::max(0, m_freePolicy->findData(QString::fromStdString(settings.serving->freePolicy))));
+    }
     updateEnabled();
     describeTokenizer();
 }
@@ -251,6 +309,18 @@ config::RunSettings NewSessionDialog::settings() const {
         // Only what was typed: an empty field keeps the press's default.
         settings.press.options = typedPressOptions();
     }
+    if (m_serving->isChecked()) {
+        config::ServingSettings serving;
+        serving.workload = m_workload->currentText().trimmed().toStdString();
+        serving.blockSize = m_blockSize->value();
+        serving.numBlocks = m_numBlocks->value();
+        serving.maxNumBatchedTokens = m_budget->value();
+        serving.maxNumSeqs = m_maxSeqs->value();
+        serving.prefixCaching = m_prefixCaching->isChecked();
+        serving.freePolicy = m_freePolicy->currentData().toString().toStdString();
+        settings.serving = serving;
+        settings.tokens = 1 << 20; // a serving run goes on until its last request finishes
+    }
     return settings;
 }
 
@@ -277,6 +347,20 @@ QString NewSessionDialog::validate() const {
     }
     if (settings.device == config::ComputeDevice::Cuda && !m_capabilities.cudaAvailable) {
         return tr("CUDA is not available here (this LibTorch has no CUDA or no GPU is visible); use the cpu device");
+    }
+    if (settings.serving) {
+        if (settings.serving->workload.empty()) {
+            return tr("Serving needs a workload: pick a built-in one or give a workload file");
+        }
+        try {
+            paged::WorkloadCatalog::resolve(settings.serving->workload);
+        } catch (const std::exception& error) {
+            return QString::fromStdString(error.what());
+        }
+        if (!settings.press.name.empty() || settings.cache.kind != config::CacheKind::Dynamic) {
+            return tr("Serving pages the dynamic cache only: choose the dynamic cache and no press (presses and "
+                      "quantized, static or offloaded caches are not paged)");
+        }
     }
     return {};
 }
@@ -383,6 +467,9 @@ void NewSessionDialog::updateEnabled() {
     }
     m_maxCacheLen->setEnabled(kind == config::CacheKind::Static);
     m_ratio->setEnabled(prefillPress());
+    // A serving session's requests bring their own prompts and lengths.
+    m_prompt->setEnabled(!m_serving->isChecked());
+    m_tokens->setEnabled(!m_serving->isChecked());
 }
 
 } // namespace kvscope::gui

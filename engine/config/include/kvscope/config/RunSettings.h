@@ -5,10 +5,9 @@
 #include "kvscope/config/ComputeDevice.h"
 #include "kvscope/config/QuantizerBackend.h"
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,7 +19,7 @@ struct CacheSettings {
     CacheKind kind = CacheKind::Dynamic;
     QuantizerBackend backend = QuantizerBackend::MinMax; ///< quantized only
     int nbits = 4;                                       ///< quantized only
-    std::int64_t groupSize = 0;       ///< quantized: 0 = the model's head dim (always divides the states)
+    std::int64_t groupSize = 0;        ///< quantized: 0 = the model's head dim (always divides the states)
     std::int64_t residualLength = 128; ///< quantized: full-precision tokens before a flush
     std::int64_t maxCacheLen = 0;      ///< static: 0 = prompt + new tokens
 
@@ -53,6 +52,19 @@ struct PressSettings {
     static std::optional<PressSettings> fromCacheSettings(const std::string& cacheSettingsJson);
 };
 
+/// A serving run (`kvscope-cli serve`, `kvscope --workload`, File > New session > Serving): a workload
+/// (a built-in name or a workload file, docs/workloads.md) served over a paged pool (docs/paged.md).
+struct ServingSettings {
+    std::string workload;
+    std::int64_t blockSize = 16;
+    std::int32_t numBlocks = 64;
+    std::int64_t maxNumBatchedTokens = 256;
+    std::int32_t maxNumSeqs = 8;
+    bool prefixCaching = true;
+    std::string freePolicy = "document"; ///< document | current
+    bool operator==(const ServingSettings&) const = default;
+};
+
 /// What a run is asked to do, torch-free so that the CLI, the GUI's New session dialog and the engine's
 /// LiveSession share one definition: one model source (preset, config.json or checkpoint folder; all
 /// empty = the default preset), the tokenizer paired with a preset or config.json, the cache, the prompt,
@@ -68,17 +80,20 @@ struct RunSettings {
     PressSettings press;
     std::string prompt = "The key-value cache";
     std::int64_t tokens = 32;
-    std::int64_t beams = 1;        ///< beam search width (1 = greedy or sampling)
-    double temperature = 0.0;      ///< 0 = greedy
-    std::int64_t topK = 0;         ///< 0 = all tokens
-    bool ignoreEos = false;        ///< generate every token even past the tokenizer's eos
-    std::uint64_t seed = 0;        ///< sampling
-    /// Built-in random weights of this seed; unset: a preset's trained weights where it has some, else seed 0.
+    std::int64_t beams = 1;   ///< beam search width (1 = greedy or sampling)
+    double temperature = 0.0; ///< 0 = greedy
+    std::int64_t topK = 0;    ///< 0 = all tokens
+    bool ignoreEos = false;   ///< generate every token even past the tokenizer's eos
+    std::uint64_t seed = 0;   ///< sampling
+    /// Built-in random weights of this seed; unset: a preset's trained weights where it has some, else seed
+    /// 0.
     std::optional<std::uint64_t> weightSeed;
     ComputeDevice device = ComputeDevice::Cpu;
     /// Intra-op threads of the model's compute (LibTorch's at::set_num_threads); 0 = all the machine's cores.
     std::int64_t threads = 0;
 
+    /// Set: serve a workload of many requests over a paged pool instead of generating from `prompt`.
+    std::optional<ServingSettings> serving;
     bool operator==(const RunSettings&) const = default;
 };
 

@@ -4,6 +4,9 @@
 #include "kvscope/paged/PagedTypes.h"
 
 #include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
 #include <string_view>
 
 namespace kvscope::trace {
@@ -42,9 +45,16 @@ public:
     void freed(std::string_view request, std::int32_t group, BlockId block, std::int32_t tableIndex,
                std::int32_t refCnt, std::int32_t queuePosition, bool windowed);
     void evicted(std::int32_t group, BlockId block, HashValue hash);
+    /// A request's tokens from firstPosition (its prompt at arrival, then each sampled token), with their
+    /// text pieces when a piece function is set.
+    void tokens(std::string_view request, std::int64_t firstPosition, std::span<const TokenId> ids);
+
+    /// Gives the recorded tokens their text (a model's text codec); none: tokens are recorded without text.
+    void setPieceFunction(std::function<std::string(TokenId)> pieceOf) { m_pieceOf = std::move(pieceOf); }
 
 private:
     trace::EventEmitter* m_emitter = nullptr;
+    std::function<std::string(TokenId)> m_pieceOf;
 };
 
 } // namespace kvscope::paged

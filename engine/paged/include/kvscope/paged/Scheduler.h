@@ -78,6 +78,10 @@ public:
     std::vector<const Request*> waiting() const;
     const KVCacheManager& cacheManager() const { return m_manager; }
     const PagedConfig& config() const { return m_config; }
+    /// Records each token's text with its id (RequestTokens events): a model's text codec.
+    void setPieceFunction(std::function<std::string(TokenId)> pieceOf) {
+        m_recorder.setPieceFunction(std::move(pieceOf));
+    }
     SchedulerStats stats() const;
 
     /// The live bookkeeping in the form replay rebuilds from events (trace::PagedState), to compare the two.

@@ -312,6 +312,19 @@ struct BlockEvictedEvent {
     bool operator==(const BlockEvictedEvent&) const = default;
 };
 
+/// A request's tokens from firstPosition on (format 1.4): its prompt when it arrives, each sampled token in the
+/// step that sampled it, so that a replay shows every request's text with no tokenizer. text holds the tokens'
+/// pieces one after another and pieceEnds[i] is where token i's piece ends in it; both are empty when the run
+/// had no text for them (the scheduler tests' fake model).
+struct RequestTokensEvent {
+    std::string requestId;
+    std::int64_t firstPosition = 0;
+    std::vector<std::int64_t> tokenIds;
+    std::string text;
+    std::vector<std::int64_t> pieceEnds;
+    bool operator==(const RequestTokensEvent&) const = default;
+};
+
 /// The variant index is the kind's number in session files: append new payloads at the end only.
 using EventPayload =
     std::variant<UpdateEvent, MaskSizesEvent, WindowSlideEvent, QuantizeFlushEvent, TransferEvent, CropEvent,
@@ -319,7 +332,7 @@ using EventPayload =
                  StepEndEvent, ComputeEvent, LogitsEvent, CompressionEvent, PagedPoolEvent,
                  RequestArrivedEvent, RequestAdmittedEvent, RequestScheduledEvent, RequestPreemptedEvent,
                  RequestFinishedEvent, BlockAllocatedEvent, BlockTouchedEvent, BlockCachedEvent,
-                 BlockFreedEvent, BlockEvictedEvent>;
+                 BlockFreedEvent, BlockEvictedEvent, RequestTokensEvent>;
 
 /// Names the alternative held by an EventPayload; equal to its variant index.
 enum class EventKind : std::uint8_t {
@@ -350,9 +363,10 @@ enum class EventKind : std::uint8_t {
     BlockCached = 24,
     BlockFreed = 25,
     BlockEvicted = 26,
+    RequestTokens = 27,
 };
 inline constexpr std::size_t kEventKindCount = std::variant_size_v<EventPayload>;
-static_assert(static_cast<std::size_t>(EventKind::BlockEvicted) + 1 == kEventKindCount,
+static_assert(static_cast<std::size_t>(EventKind::RequestTokens) + 1 == kEventKindCount,
               "EventKind must list every EventPayload alternative in order");
 
 /// One cache or generation operation as recorded by the trace.
@@ -372,8 +386,8 @@ std::string_view toString(TransferDirection direction);
 std::string_view toString(TransferLane lane);
 std::string_view toString(TimingSource timing);
 std::string_view toString(FinishReason reason);
-/// Whether the kind is one of the paged-serving events (PagedPool .. BlockEvicted): step-level, folded into
-/// StepState::paged.
+/// Whether the kind is one of the paged-serving events (PagedPool .. BlockEvicted, RequestTokens): step-level,
+/// folded into StepState::paged (RequestTokens changes nothing there: views read text from the timeline).
 bool isPagedKind(EventKind kind);
 std::optional<EventKind> eventKindFromString(std::string_view name);
 

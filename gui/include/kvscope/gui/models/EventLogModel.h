@@ -33,6 +33,9 @@ public:
     void setTokens(EventExplainer::TokenLookup tokens);
     /// The session's cache press, which the Why column names in its compressions (nullopt: none recorded).
     void setPress(std::optional<config::PressSettings> press);
+    /// A serving session's history, which the Why column reads for paged events (null: none). Must outlive
+    /// the model or be reset first.
+    void setPagedHistory(const PagedHistory* paged);
     const trace::Event* eventAt(int row) const;
     std::size_t totalCount() const { return m_events.size(); }
 
@@ -53,6 +56,7 @@ private:
     std::shared_ptr<const trace::StepState> m_state;
     EventExplainer::TokenLookup m_tokens;
     std::optional<config::PressSettings> m_press;
+    const PagedHistory* m_paged = nullptr;
 };
 
 } // namespace kvscope::gui

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/gui/models/PagedHistory.h"
 #include "kvscope/gui/session/LiveSessionRunner.h"
 #include "kvscope/gui/session/SessionEngine.h"
 #include "kvscope/gui/session/StepBatch.h"
@@ -87,6 +88,9 @@ public:
     const trace::SessionMetadata& metadata() const { return m_metadata; }
     const config::RunSettings& liveSettings() const { return m_settings; }
     const trace::Timeline& timeline() const { return m_timeline; }
+    /// A serving session's requests, text, per-step changes and metrics (inactive for other sessions); kept
+    /// in step with the timeline.
+    const PagedHistory& paged() const { return m_paged; }
     std::int64_t stepCount() const { return m_timeline.stepCount(); }
     std::int64_t currentStep() const { return m_step; }
     /// Never null: an empty state before the first step.
@@ -116,6 +120,7 @@ private:
     QString writeSession(const QString& path, const QString& nothingToWrite, Write write) const;
 
     trace::Timeline m_timeline;
+    PagedHistory m_paged;
     trace::SessionMetadata m_metadata;
     config::RunSettings m_settings;
     Mode m_mode = Mode::Empty;

@@ -2,11 +2,13 @@
 #pragma once
 
 #include <QObject>
+#include <QString>
 
 namespace kvscope::gui {
 
 /// The selection and zoom every view shares (RenderDoc's ICaptureViewer + Qt Creator's
-/// TimelineZoomControl): the selected layer, and the visible step range of the charts over steps.
+/// TimelineZoomControl): the selected layer, a serving session's selected request, and the visible step
+/// range of the charts over steps.
 class ViewSelection : public QObject {
     Q_OBJECT
 public:
@@ -15,6 +17,10 @@ public:
     int selectedLayer() const { return m_layer; }
     /// -1 clears the selection; emits selectionChanged only on a change.
     void setSelectedLayer(int layer);
+
+    /// A serving session's request (its id; empty: none); emits requestSelected only on a change.
+    const QString& selectedRequest() const { return m_request; }
+    void setSelectedRequest(const QString& request);
 
     /// Visible steps [first, last] of the step-axis charts; hasStepRange() is false when they show all.
     bool hasStepRange() const { return m_last >= m_first; }
@@ -25,10 +31,12 @@ public:
 
 signals:
     void selectionChanged(int layer);
+    void requestSelected(const QString& request);
     void stepRangeChanged();
 
 private:
     int m_layer = -1;
+    QString m_request;
     double m_first = 0.0;
     double m_last = -1.0;
 };

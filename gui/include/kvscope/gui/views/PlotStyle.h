@@ -20,6 +20,9 @@ public:
     /// The score overlay's colour of a kept token whose score ranks `shade` (0 lowest .. 1 highest) in its layer.
     static QColor scoreColour(double shade);
     static QColor seriesColour(int index);
+    /// A serving session's request by its arrival index: a stable colour, distinct from its neighbours' and
+    /// from the pool view's grey (cached, free) and white (free).
+    static QColor requestColour(int index);
     static QColor cursorColour() { return QColor(220, 50, 47); }
     static QColor backgroundColour() { return QColor(250, 250, 252); }
 

@@ -19,6 +19,8 @@ class QToolButton;
 
 namespace kvscope::gui {
 
+class BlockPoolView;
+class BlockTableView;
 class CompareView;
 class EventLogView;
 class HeadOccupancyView;
@@ -27,6 +29,7 @@ class MaskView;
 class MemoryView;
 class OccupancyMapView;
 class QuantizationView;
+class RequestLanesView;
 class SessionController;
 class TransferTimelineView;
 class TransportBar;
@@ -48,6 +51,12 @@ public:
     TransportBar* transport() const { return m_transport; }
     HeadOccupancyView* headOccupancy() const { return m_heads; }
     OccupancyMapView* occupancyMap() const { return m_occupancy; }
+    /// A serving session's views (shown in place of the occupancy map while such a session is open).
+    BlockPoolView* blockPool() const { return m_pool; }
+    RequestLanesView* requestLanes() const { return m_lanes; }
+    BlockTableView* blockTable() const { return m_blockTable; }
+    /// Whether the serving views are the ones shown.
+    bool showsServingViews() const;
     /// Brings the event log's tab (why each event happened) in front of the layer table.
     void showEventLog();
     /// View > Press scores: the occupancy map's score overlay.
@@ -97,6 +106,8 @@ private:
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
     void updateStatus();
+    /// Shows the serving views for a serving session, the per-layer views for any other.
+    void updateViewSet();
     void updateLiveState();
     void showError(const QString& message);
     QDockWidget* addDock(QWidget* view, const QString& title, const QString& name, Qt::DockWidgetArea area);
@@ -116,6 +127,11 @@ private:
     TransferTimelineView* m_transfers = nullptr;
     MemoryView* m_memory = nullptr;
     CompareView* m_compare = nullptr;
+    BlockPoolView* m_pool = nullptr;
+    RequestLanesView* m_lanes = nullptr;
+    BlockTableView* m_blockTable = nullptr;
+    QWidget* m_serving = nullptr;
+    QDockWidget* m_metricsDock = nullptr;
     QDockWidget* m_compareDock = nullptr;
     QTabWidget* m_tabs = nullptr;
     QMenu* m_recentMenu = nullptr;

@@ -9,7 +9,9 @@
 #include <map>
 #include <string>
 
+class QCheckBox;
 class QComboBox;
+class QGroupBox;
 class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
@@ -22,7 +24,8 @@ namespace kvscope::gui {
 /// Asks for a live session: model source (preset, config.json or checkpoint folder), the tokenizer (a
 /// checkpoint's own, shown once its folder is chosen, or one paired with a preset or config.json), cache
 /// kind and its options, a cache press (from the engine's list: its ratio, and its options with their
-/// defaults shown; a wrapper's base press's options too), prompt, tokens, seed and device. Accepting checks the input and says what is wrong,
+/// defaults shown; a wrapper's base press's options too), prompt, tokens, seed and device; or, under
+/// Serving, a workload served over a paged pool (block size, pool size, token budget, prefix caching). Accepting checks the input and says what is wrong,
 /// e.g. that CUDA is not available here.
 class NewSessionDialog : public QDialog {
     Q_OBJECT
@@ -41,6 +44,10 @@ public:
     QComboBox* pressBox() const { return m_press; }
     QDoubleSpinBox* ratioBox() const { return m_ratio; }
     const std::map<std::string, QLineEdit*>& pressOptionFields() const { return m_pressOptions; }
+    /// Serving: checked, the session serves a workload (built-in or a file) over a paged pool of these
+    /// sizes instead of generating from the prompt.
+    QGroupBox* servingBox() const { return m_serving; }
+    QComboBox* workloadBox() const { return m_workload; }
 
 private:
     void updateEnabled();
@@ -75,6 +82,14 @@ private:
     QComboBox* m_press;
     QDoubleSpinBox* m_ratio;
     QFormLayout* m_pressLayout;
+    QGroupBox* m_serving;
+    QComboBox* m_workload;
+    QSpinBox* m_blockSize;
+    QSpinBox* m_numBlocks;
+    QSpinBox* m_budget;
+    QSpinBox* m_maxSeqs;
+    QCheckBox* m_prefixCaching;
+    QComboBox* m_freePolicy;
     std::map<std::string, QLineEdit*> m_pressOptions;
 };
 

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QWidget>
+#include <cstdint>
+
+namespace kvscope::gui {
+
+class SessionController;
+class ViewSelection;
+
+/// The selected request's block table at the current step, drawn over its token positions: each table
+/// slot a block spanning block_size positions, labelled with its block id, its computed positions in the
+/// request's colour with their tokens as text (allocated but not yet computed ones paler), blocks shared
+/// with another request outlined, and the prefix-cache hit of its admission underlined. One row per layer
+/// group; holes of sliding-window groups are hatched. Without a selection it shows the first running
+/// request. Reads only StepState and PagedHistory.
+class BlockTableView : public QWidget {
+    Q_OBJECT
+public:
+    BlockTableView(SessionController& session, ViewSelection& selection, QWidget* parent = nullptr);
+
+    /// The request shown: the selected one, else the first running one, else empty.
+    QString shownRequest() const;
+    /// The line over the table ("r2: 29 tokens in blocks 0 1 2 7 8 9 4 3 ...").
+    QString headline() const;
+    /// The token position under a widget x in the first group's row, -1 elsewhere.
+    std::int64_t positionAt(int x) const;
+    QSize sizeHint() const override { return {640, 110}; }
+    QSize minimumSizeHint() const override { return {240, 70}; }
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+
+private:
+    /// Pixels per token position for `positions` positions.
+    double positionWidth(std::int64_t positions) const;
+    std::int64_t positionExtent() const;
+
+    SessionController& m_session;
+    ViewSelection& m_selection;
+};
+
+} // namespace kvscope::gui

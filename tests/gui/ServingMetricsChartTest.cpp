@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "kvscope/gui/views/ServingMetricsChart.h"
+
+#include "GuiTestHelpers.h"
+#include "PagedTestSessions.h"
+#include "kvscope/gui/session/ViewSelection.h"
+
+namespace kvscope::gui {
+namespace {
+
+using Metric = ServingMetricsChart::Metric;
+
+std::vector<double> valuesOf(const ServingMetricsChart& chart, int series) {
+    std::vector<double> values;
+    for (const trace::SeriesPoint& point : chart.series(series, 0, 100)) {
+        values.push_back(point.value);
+    }
+    return values;
+}
+
+std::vector<std::int64_t> stepsOf(const ServingMetricsChart& chart, int series) {
+    std::vector<std::int64_t> steps;
+    for (const trace::SeriesPoint& point : chart.series(series, 0, 100)) {
+        steps.push_back(point.step);
+    }
+    return steps;
+}
+
+TEST(ServingMetricsChartTest, TheDesignDocumentExamplesMetrics) {
+    SessionController session;
+    ViewSelection selection;
+    ServingMetricsChart usage(session, selection, Metric::PoolUsage);
+    ServingMetricsChart hits(session, selection, Metric::HitRate);
+    ServingMetricsChart evictions(session, selection, Metric::Evictions);
+    ServingMetricsChart tokens(session, selection, Metric::TokensPerStep);
+    EXPECT_TRUE(usage.series(0, 0, 100).empty());
+    session.setRecordedSession({}, testing::designExample(), "example");
+    EXPECT_EQ(valuesOf(usage, 0), (std::vector<double>{4, 4, 5, 0, 0, 0}));
+    EXPECT_EQ(valuesOf(usage, 1), (std::vector<double>(6, 10)));
+    // Hit rate: 8 of r1's 14 tokens at step 4, 12 of r2's 29 at step 5; cumulatively 8 / 29 and 20 / 58.
+    const std::vector<double> cumulative = valuesOf(hits, 0);
+    ASSERT_EQ(cumulative.size(), 6u);
+    EXPECT_DOUBLE_EQ(cumulative[0], 0.0);
+    EXPECT_DOUBLE_EQ(cumulative[4], 100.0 * 8 / 29);
+    EXPECT_DOUBLE_EQ(cumulative[5], 100.0 * 20 / 58);
+    EXPECT_EQ(stepsOf(hits, 1), (std::vector<std::int64_t>{0, 4, 5}))
+        << "per step only where requests were admitted";
+    EXPECT_DOUBLE_EQ(valuesOf(hits, 1)[1], 100.0 * 8 / 14);
+    EXPECT_EQ(valuesOf(evictions, 0), (std::vector<double>{0, 0, 0, 0, 0, 1}));
+    EXPECT_EQ(valuesOf(evictions, 1), (std::vector<double>(6, 0)));
+    EXPECT_EQ(valuesOf(tokens, 0), (std::vector<double>{15, 1, 1, 1, 6, 17}));
+    EXPECT_EQ(valuesOf(tokens, 1), (std::vector<double>(6, 64)));
+    EXPECT_EQ(stepsOf(tokens, 0), (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
+    EXPECT_EQ(tokens.series(0, 2, 3).size(), 2u);
+}
+
+TEST(ServingMetricsChartTest, PreemptionsAreCounted) {
+    SessionController session;
+    ViewSelection selection;
+    ServingMetricsChart evictions(session, selection, Metric::Evictions);
+    session.setRecordedSession({}, testing::preemption(), "preemption");
+    const std::vector<double> preemptions = valuesOf(evictions, 1);
+    ASSERT_GT(preemptions.size(), 5u);
+    EXPECT_EQ(preemptions[5], 1);
+    EXPECT_EQ(valuesOf(evictions, 0)[5], 1);
+}
+
+} // namespace
+} // namespace kvscope::gui
