@@ -145,7 +145,7 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
         }
         live.serving = serving;
         // A serving run goes on until its last request finishes (tokens count its steps).
-        if (!parser.isSet(tokens)) {
+        if (!parser.isSet(QStringLiteral("tokens"))) {
             live.tokens = 1 << 20;
         }
     } else if (servingOption) {
