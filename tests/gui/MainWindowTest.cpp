@@ -428,3 +428,49 @@ TEST(MainWindowTest, CancellingDuringThePrefillStopsTheRunAndTheTransport) {
 
 } // namespace
 } // namespace kvscope::gui
+
+namespace kvscope::gui {
+namespace {
+
+paged::PagedConfig chatConfig() {
+    paged::PagedConfig config;
+    config.blockSize = 16;
+    config.numBlocks = 30;
+    config.maxNumBatchedTokens = 256;
+    config.maxNumSeqs = 8;
+    return config;
+}
+
+// The serving window renders a painted picture (what --screenshot writes); with KVSCOPE_SCREENSHOT_DIR set
+// the pictures are kept there (docs/paged.md's are made so, from the tests' sessions).
+TEST(MainWindowTest, ServingSessionsRenderThePool) {
+    struct Shot {
+        const char* name;
+        std::vector<trace::Event> events;
+        std::int64_t step;
+        QString request;
+    };
+    const std::vector<Shot> shots = {
+        {"paged-example.png", testing::designExample(), 5, "r2"},
+        {"paged-preemption.png", testing::preemption(), 5, "r0"},
+        {"paged-chat-standin.png", testing::builtInWorkload("chat-shared-system-prompt", chatConfig()), 13, "user3"},
+    };
+    for (const Shot& shot : shots) {
+        MainWindow window(testing::syntheticFactory(), capabilities());
+        window.resize(1600, 1000);
+        window.session().setRecordedSession({}, shot.events, QString::fromLatin1(shot.name));
+        window.session().setCurrentStep(shot.step);
+        window.selection().setSelectedRequest(shot.request);
+        window.showEventLog();
+        window.show();
+        const QImage image = window.renderImage();
+        EXPECT_EQ(image.size(), QSize(1600, 1000));
+        EXPECT_TRUE(AppLauncher::looksPainted(image)) << shot.name;
+        if (const QByteArray dir = qgetenv("KVSCOPE_SCREENSHOT_DIR"); !dir.isEmpty()) {
+            EXPECT_TRUE(image.save(QString::fromLocal8Bit(dir) + QLatin1Char('/') + QString::fromLatin1(shot.name)));
+        }
+    }
+}
+
+} // namespace
+} // namespace kvscope::gui

@@ -4,6 +4,8 @@
 #pragma once
 
 #include "kvscope/paged/Scheduler.h"
+#include "kvscope/paged/Workload.h"
+#include "kvscope/paged/WorkloadCatalog.h"
 #include "kvscope/trace/EventEmitter.h"
 #include "kvscope/trace/RecordingSink.h"
 
@@ -101,6 +103,41 @@ inline std::vector<trace::Event> preemption() {
     paged::PagedConfig config = exampleConfig();
     config.numBlocks = 4;
     return serve(config, {request("r0", 0, ids(100, 4), 8), request("r1", 0, ids(200, 4), 8)});
+}
+
+/// A built-in workload's text prompts as bytes (one token per byte, its piece the byte, as the byte
+/// tokenizer has it), served by a stand-in model that answers every request with the same sentence.
+inline std::vector<trace::Event> builtInWorkload(const std::string& name, const paged::PagedConfig& config) {
+    const paged::Workload workload = paged::Workload::load(paged::WorkloadCatalog::resolve(name));
+    static const std::string answer = " The library opens at nine and closes at six on weekdays.";
+    trace::RecordingSink sink;
+    trace::EventEmitter emitter(&sink);
+    paged::Scheduler scheduler(config, &emitter);
+    // Bytes are ids 0..255; the answer's bytes are 1000 + byte, so that prompts and answers never share.
+    scheduler.setPieceFunction(
+        [](paged::TokenId id) { return std::string(1, static_cast<char>(id % 1000)); });
+    for (const paged::WorkloadRequest& described : workload.requests) {
+        paged::Request r;
+        r.id = described.id;
+        r.arrivalStep = described.arrivalStep;
+        for (const char c : described.prompt.value_or(std::string())) {
+            r.promptIds.push_back(static_cast<unsigned char>(c));
+        }
+        r.maxTokens = described.maxTokens;
+        r.ignoreEos = true;
+        scheduler.addRequest(std::move(r));
+    }
+    while (scheduler.hasUnfinishedRequests()) {
+        const paged::SchedulerOutput output = scheduler.schedule();
+        std::vector<paged::TokenId> sampled;
+        for (const auto& scheduled : output.requests) {
+            const auto& request = scheduler.request(scheduled.requestId);
+            const auto index = static_cast<std::size_t>(request.outputIds.size()) % answer.size();
+            sampled.push_back(1000 + static_cast<unsigned char>(answer[index]));
+        }
+        scheduler.update(output, sampled, -1);
+    }
+    return sink.events();
 }
 
 } // namespace kvscope::gui::testing

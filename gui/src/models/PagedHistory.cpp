@@ -199,9 +199,9 @@ void PagedHistory::apply(const trace::Event& event) {
                 }
             } else if constexpr (std::is_same_v<T, BlockCachedEvent>) {
                 changes.cached.push_back(e.block);
-                m_cached[e.block].push_back(CacheRecord{event.sequence, event.step, e.requestId, e.group,
-                                                        e.block, e.hash, e.parentHash, e.tokenBegin,
-                                                        e.tokenEnd});
+                m_records.push_back(CacheRecord{event.sequence, event.step, e.requestId, e.group, e.block, e.hash,
+                                                e.parentHash, e.tokenBegin, e.tokenEnd});
+                m_cached[e.block].push_back(m_records.back());
             } else if constexpr (std::is_same_v<T, BlockFreedEvent>) {
                 changes.freed.push_back(e.block);
                 if (e.queuePosition >= 0) {

@@ -90,6 +90,8 @@ ServingMetricsChart::ServingMetricsChart(SessionController& session, ViewSelecti
             QColor fill = spec.colour;
             fill.setAlpha(50);
             graph->setBrush(fill);
+            // A dot per step, so that the last step's value (a stair of no width) shows too.
+            graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, spec.colour, spec.colour, 4));
         }
         if (metric == Metric::HitRate && m_graphs.size() == 1) {
             // Per-step rates exist only where requests were admitted: points, not a line.

@@ -12,6 +12,7 @@
 #include "kvscope/gui/views/MemoryView.h"
 #include "kvscope/gui/window/NewSessionDialog.h"
 #include "kvscope/gui/views/OccupancyMapView.h"
+#include "kvscope/gui/views/PrefixTreeView.h"
 #include "kvscope/gui/views/QuantizationView.h"
 #include "kvscope/gui/views/RequestLanesView.h"
 #include "kvscope/gui/views/ServingMetricsChart.h"
@@ -109,6 +110,7 @@ void MainWindow::createViews() {
     m_tabs = new QTabWidget;
     m_tabs->addTab(m_layers, tr("Layers"));
     m_tabs->addTab(m_events, tr("Events (why)"));
+    m_tabs->addTab(new PrefixTreeView(*m_session), tr("Prefix tree"));
     // The selected layer's KV heads sit under the map, sharing its position axis.
     m_heads = new HeadOccupancyView(*m_session, *m_selection);
     // A serving session's pool, request lanes and selected block table take the map's place.
@@ -322,6 +324,12 @@ void MainWindow::updateViewSet() {
     m_occupancy->setVisible(!serving);
     m_heads->setVisible(!serving);
     m_metricsDock->setVisible(serving);
+    // The per-layer docks have nothing to show for a serving session: the pool views take their room.
+    for (const char* name : {"maskDock", "memoryDock", "quantizationDock"}) {
+        if (auto* dock = findChild<QDockWidget*>(QLatin1String(name))) {
+            dock->setVisible(!serving);
+        }
+    }
     if (serving) {
         m_metricsDock->raise();
         showEventLog();

@@ -94,6 +94,8 @@ public:
 
     /// The last time the block was cached before event `sequence` (any sequence past the end: the latest).
     const CacheRecord* cachedBy(std::int32_t block, std::uint64_t sequence) const;
+    /// Every time a block was cached, in event order.
+    const std::vector<CacheRecord>& cacheRecords() const { return m_records; }
     /// Whether the block held a hash just before event `sequence` (cached and not evicted since).
     bool cachedAt(std::int32_t block, std::uint64_t sequence) const;
     const StepChanges& changes(std::int64_t step) const;
@@ -131,6 +133,7 @@ private:
     std::unordered_map<std::string, std::size_t> m_index;
     std::unordered_map<std::int32_t, std::vector<CacheRecord>> m_cached;
     std::unordered_map<std::int32_t, std::vector<std::uint64_t>> m_evictedAt;
+    std::vector<CacheRecord> m_records;
     std::vector<StepChanges> m_changes;
     std::vector<StepMetrics> m_metrics;
     std::int32_t m_used = 0;
