@@ -10,7 +10,9 @@ options() {
     sed -n 's/^ *\(-[a-zA-Z?], \)*\(--[a-z][a-z0-9-]*\).*/\2/p' | sort -u
 }
 cli_only='--check --help --no-progress --out'
-gui_only='--compare --compare-without-press --events --help --help-all --layer --press-scores --screenshot --size --step --synthetic'
+# The serving options are `kvscope-cli serve`'s (kvscope --workload), not run's.
+gui_only='--compare --compare-without-press --events --help --help-all --layer --press-scores --screenshot --size --step --synthetic
+--workload --block-size --num-blocks --max-num-batched-tokens --max-num-seqs --no-prefix-caching --free-policy'
 without() {
     grep -v -x -F -e "$(printf '%s\n' $1)"
 }
