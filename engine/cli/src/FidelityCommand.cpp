@@ -11,7 +11,6 @@
 #include "kvscope/runtime/PressFidelity.h"
 #include "kvscope/runtime/TextCodec.h"
 
-#include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <ostream>

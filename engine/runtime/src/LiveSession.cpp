@@ -15,7 +15,6 @@
 #include "kvscope/runtime/RunMetadata.h"
 #include "kvscope/config/PressDescriptions.h"
 
-#include <ATen/Parallel.h>
 #include <filesystem>
 #include <optional>
 

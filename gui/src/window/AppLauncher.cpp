@@ -73,20 +73,22 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
                                                      "rag-shared-document, burst-preemption, prefix-caching-example) "
                                                      "or a workload file"),
                                       QStringLiteral("NAME|FILE"));
+    // Defaults from config::ServingSettings, the one place serving sessions take them from.
+    const config::ServingSettings servingDefaults;
     const QCommandLineOption blockSize(QStringLiteral("block-size"), QStringLiteral("Serving: token slots per block"),
-                                       QStringLiteral("N"), QStringLiteral("16"));
+                                       QStringLiteral("N"), QString::number(servingDefaults.blockSize));
     const QCommandLineOption numBlocks(QStringLiteral("num-blocks"), QStringLiteral("Serving: blocks in the pool"),
-                                       QStringLiteral("N"), QStringLiteral("64"));
+                                       QStringLiteral("N"), QString::number(servingDefaults.numBlocks));
     const QCommandLineOption budget(QStringLiteral("max-num-batched-tokens"),
                                     QStringLiteral("Serving: a step's token budget"), QStringLiteral("N"),
-                                    QStringLiteral("256"));
+                                    QString::number(servingDefaults.maxNumBatchedTokens));
     const QCommandLineOption seqs(QStringLiteral("max-num-seqs"), QStringLiteral("Serving: most requests running at once"),
-                                  QStringLiteral("N"), QStringLiteral("8"));
+                                  QStringLiteral("N"), QString::number(servingDefaults.maxNumSeqs));
     const QCommandLineOption noPrefixCaching(QStringLiteral("no-prefix-caching"),
                                              QStringLiteral("Serving: do not share cached prompt blocks"));
     const QCommandLineOption freePolicy(QStringLiteral("free-policy"),
                                         QStringLiteral("Serving: where freed blocks go (document or current)"),
-                                        QStringLiteral("POLICY"), QStringLiteral("document"));
+                                        QStringLiteral("POLICY"), QString::fromStdString(servingDefaults.freePolicy));
     parser.addOptions({screenshot, step, layer, size, compare, synthetic, pressScores, events, compareWithoutPress,
                        workload, blockSize, numBlocks, budget, seqs, noPrefixCaching, freePolicy});
     if (!parser.parse(arguments)) {
