@@ -6,15 +6,26 @@
 
 #include "kvscope/gui/window/AppLauncher.h"
 #include "kvscope/gui/window/MainWindow.h"
+#include "kvscope/gui/tours/TourCatalog.h"
+
+#include "kvscope/config/BuildInfo.h"
 
 #include <QApplication>
 #include <QTextStream>
 
 #include <cstdio>
+#include <string_view>
 #include <variant>
 
 int main(int argc, char* argv[]) {
     using namespace kvscope;
+    for (int i = 1; i < argc; ++i) {
+        // Answered before anything loads, so that it works without a display or an engine.
+        if (std::string_view(argv[i]) == "--version") {
+            std::printf("%s\n", config::BuildInfo::versionLine("kvscope").c_str());
+            return 0;
+        }
+    }
     // Decided before QApplication exists: without a display Qt would abort, so render offscreen instead.
     const bool noDisplay = gui::AppLauncher::noDisplay();
     if (noDisplay) {
@@ -23,7 +34,7 @@ int main(int argc, char* argv[]) {
     QApplication application(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("kvscope"));
     QApplication::setApplicationName(QStringLiteral("kvscope"));
-    QApplication::setApplicationVersion(QStringLiteral(KVSCOPE_VERSION));
+    QApplication::setApplicationVersion(QString::fromUtf8(config::BuildInfo::version()));
     QTextStream errors(stderr);
 
     gui::EngineCapabilities capabilities;
@@ -34,6 +45,10 @@ int main(int argc, char* argv[]) {
         return 2;
     }
     QStringList arguments = QApplication::arguments();
+    if (arguments.contains(QStringLiteral("--list-tours"))) {
+        QTextStream(stdout) << gui::TourCatalog::listJson(QString::fromStdString(capabilities.defaultPreset));
+        return 0;
+    }
     if (noDisplay && !arguments.contains(QStringLiteral("--screenshot")) && !arguments.contains(QStringLiteral("--help")) &&
         !arguments.contains(QStringLiteral("-h"))) {
         errors << "kvscope: no display available (DISPLAY and WAYLAND_DISPLAY are unset); rendering offscreen to "

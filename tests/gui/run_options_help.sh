@@ -12,7 +12,8 @@ options() {
 cli_only='--check --help --no-progress --out'
 # The serving options are `kvscope-cli serve`'s (kvscope --workload), not run's.
 gui_only='--compare --compare-without-press --events --help --help-all --layer --press-scores --screenshot --size --step --synthetic
---workload --block-size --num-blocks --max-num-batched-tokens --max-num-seqs --no-prefix-caching --free-policy'
+--workload --block-size --num-blocks --max-num-batched-tokens --max-num-seqs --no-prefix-caching --free-policy
+--version --tour --list-tours'
 without() {
     grep -v -x -F -e "$(printf '%s\n' $1)"
 }

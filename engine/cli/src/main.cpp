@@ -18,6 +18,7 @@
 #include "kvscope/cli/TrainCommand.h"
 
 #include "kvscope/cache/CacheError.h"
+#include "kvscope/config/BuildInfo.h"
 #include "kvscope/cache/DeviceSupport.h"
 #include "kvscope/synthetic/TimelineBenchmark.h"
 
@@ -84,6 +85,8 @@ int runConform(const std::string& directory, kvscope::config::ComputeDevice devi
 int main(int argc, char** argv) {
     CLI::App app{"kvscope-cli: inspect, check and benchmark transformer KV caches"};
     app.require_subcommand(1);
+    app.set_version_flag("--version", kvscope::config::BuildInfo::versionLine("kvscope-cli"),
+                         "Print the version and the commit, then exit");
 
     std::string conformDirectory;
     kvscope::config::ComputeDevice conformDevice = kvscope::config::ComputeDevice::Cpu;

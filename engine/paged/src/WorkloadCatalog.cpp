@@ -3,8 +3,9 @@
 
 #include "kvscope/paged/PagedError.h"
 
+#include "kvscope/config/DataDirectory.h"
+
 #include <algorithm>
-#include <cstdlib>
 #include <system_error>
 
 #ifndef KVSCOPE_WORKLOADS_DIR
@@ -14,10 +15,7 @@
 namespace kvscope::paged {
 
 std::filesystem::path WorkloadCatalog::directory() {
-    if (const char* fromEnvironment = std::getenv("KVSCOPE_WORKLOADS");
-        fromEnvironment != nullptr && *fromEnvironment)
-        return fromEnvironment;
-    return KVSCOPE_WORKLOADS_DIR;
+    return config::DataDirectory::locate("workloads", "KVSCOPE_WORKLOADS", KVSCOPE_WORKLOADS_DIR);
 }
 
 std::vector<std::string> WorkloadCatalog::names() {

@@ -3,8 +3,9 @@
 
 #include "kvscope/runtime/GenerationError.h"
 
+#include "kvscope/config/DataDirectory.h"
+
 #include <algorithm>
-#include <cstdlib>
 
 #ifndef KVSCOPE_PRESETS_DIR
 #error "KVSCOPE_PRESETS_DIR must point at resources/presets"
@@ -12,13 +13,12 @@
 
 namespace kvscope::runtime {
 
-std::filesystem::path PresetCatalog::builtinDirectory() { return KVSCOPE_PRESETS_DIR; }
-
-PresetCatalog::PresetCatalog() {
-    const char* fromEnvironment = std::getenv("KVSCOPE_PRESETS");
-    m_directory = fromEnvironment != nullptr && *fromEnvironment != '\0' ? std::filesystem::path(fromEnvironment)
-                                                                          : builtinDirectory();
+std::filesystem::path PresetCatalog::builtinDirectory() {
+    return config::DataDirectory::locate("presets", nullptr, KVSCOPE_PRESETS_DIR);
 }
+
+PresetCatalog::PresetCatalog()
+    : m_directory(config::DataDirectory::locate("presets", "KVSCOPE_PRESETS", KVSCOPE_PRESETS_DIR)) {}
 
 PresetCatalog::PresetCatalog(std::filesystem::path directory) : m_directory(std::move(directory)) {}
 

@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -45,7 +46,14 @@ struct SentencePieceModel::Module {
         std::call_once(once, [] {
             void* library = nullptr;
             std::string tried;
-            for (const char* path : {KVSCOPE_SENTENCEPIECE_MODULE, "libkvscope_sentencepiece.so"}) {
+            // The build tree's module, then an installed one beside the program (<prefix>/bin/kvscope
+            // loads <prefix>/<libdir>/kvscope/libkvscope_sentencepiece.so), then the loader's search path.
+            std::error_code noExecutable;
+            const std::string installed =
+                (std::filesystem::read_symlink("/proc/self/exe", noExecutable).parent_path().parent_path() /
+                 KVSCOPE_SENTENCEPIECE_INSTALLED)
+                    .string();
+            for (const char* path : {KVSCOPE_SENTENCEPIECE_MODULE, installed.c_str(), "libkvscope_sentencepiece.so"}) {
 #ifdef KVSCOPE_ASAN
                 // AddressSanitizer refuses RTLD_DEEPBIND, and without it the module's libsentencepiece
                 // binds to LibTorch's libprotobuf (a FATAL version check). A link-map namespace of its own

@@ -4,6 +4,7 @@
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/window/MainWindow.h"
 #include "kvscope/gui/window/QtRunOptions.h"
+#include "kvscope/gui/tours/TourCatalog.h"
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/SyntheticEngine.h"
 #include "kvscope/config/ConfigError.h"
@@ -43,6 +44,14 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("kvscope: inspect the KV caches of transformer language models"));
     parser.addHelpOption();
+    // Answered by main() before the window exists; declared here so that --help lists them.
+    parser.addOption(QCommandLineOption(QStringLiteral("version"), QStringLiteral("Print the version and the commit, then exit")));
+    parser.addOption(QCommandLineOption(QStringLiteral("list-tours"),
+                                        QStringLiteral("Print the guided tours as JSON (name, title, preset, settings), then exit")));
+    const QCommandLineOption tour(QStringLiteral("tour"),
+                                  QStringLiteral("Start a guided tour live (kvscope --list-tours); later options change its settings"),
+                                  QStringLiteral("NAME"));
+    parser.addOption(tour);
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A session file to replay"));
     // The live run's options are kvscope-cli run's (config::RunOptionTable); the rest are the window's.
     QtRunOptions::addTo(parser, config::RunSettings{});
@@ -97,7 +106,44 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     if (parser.isSet(QStringLiteral("help"))) {
         return parser.helpText();
     }
+    if (parser.isSet(tour)) {
+        // A tour is its options (resources/tours/NAME.json), read as if typed before the user's own.
+        const QString name = parser.value(tour);
+        const Tour* found = TourCatalog::find(name);
+        if (!found) {
+            return QStringLiteral("unknown tour `%1` (allowed: %2)").arg(name, TourCatalog::names().join(QStringLiteral(", ")));
+        }
+        if (!parser.positionalArguments().isEmpty()) {
+            return QStringLiteral("--tour runs live: give no session FILE with it");
+        }
+        QStringList spliced{arguments.value(0, QStringLiteral("kvscope"))};
+        spliced << found->arguments;
+        for (qsizetype at = 1; at < arguments.size(); ++at) {
+            if (arguments.at(at) == QLatin1String("--tour")) {
+                ++at;
+            } else if (!arguments.at(at).startsWith(QLatin1String("--tour="))) {
+                spliced << arguments.at(at);
+            }
+        }
+        auto parsed = parse(spliced, capabilities);
+        if (auto* options = std::get_if<LaunchOptions>(&parsed)) {
+            options->tour = name;
+        } else {
+            return QStringLiteral("tour %1: %2").arg(name, std::get<QString>(parsed));
+        }
+        return parsed;
+    }
     LaunchOptions options;
+    {
+        // Only the window's own options given (or none): nothing to show yet, so the welcome page.
+        static const QStringList windowOnly{QStringLiteral("screenshot"), QStringLiteral("size"), QStringLiteral("step"),
+                                            QStringLiteral("layer"), QStringLiteral("events"), QStringLiteral("press-scores")};
+        bool onlyWindowOptions = parser.positionalArguments().isEmpty();
+        for (const QString& name : parser.optionNames()) {
+            onlyWindowOptions = onlyWindowOptions && windowOnly.contains(name);
+        }
+        options.welcome = onlyWindowOptions;
+    }
     const QStringList positional = parser.positionalArguments();
     if (positional.size() > 1) {
         return QStringLiteral("give at most one session FILE, got %1").arg(positional.size());
@@ -243,7 +289,9 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
     SessionController& session = window.session();
     // Failures are read from the session's state, not caught by a connection: one made here would outlive
     // this function (the window lives on) and a later failure would write through its captures.
-    if (!options.file.isEmpty()) {
+    if (options.welcome) {
+        window.showWelcome();
+    } else if (!options.file.isEmpty()) {
         if (!headless) {
             window.openFile(options.file);
         } else if (const QString error = window.openFileNow(options.file); !error.isEmpty()) {
@@ -287,6 +335,9 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
             return 2;
         }
     }
+    if (!options.tour.isEmpty()) {
+        window.followTour(options.tour);
+    }
     window.scoreOverlayAction()->setChecked(options.pressScores);
     if (options.eventLog) {
         window.showEventLog();
@@ -324,6 +375,10 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
     window.show();
     QCoreApplication::processEvents();
     const std::int64_t last = session.stepCount() - 1;
+    if (options.welcome && options.step) {
+        errors << "kvscope: --step needs a session to show (a FILE, a model, --tour or --workload)" << Qt::endl;
+        return 2;
+    }
     if (options.step && *options.step > last) {
         errors << "kvscope: --step " << *options.step << " is beyond the session's last step " << last << Qt::endl;
         return 2;

@@ -21,6 +21,10 @@
 #include "kvscope/gui/window/TransportBar.h"
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/views/SessionFailurePanel.h"
+#include "kvscope/gui/views/TourPanel.h"
+#include "kvscope/gui/views/WelcomePage.h"
+#include "kvscope/gui/tours/TourCatalog.h"
+#include "kvscope/gui/window/AppLauncher.h"
 
 #include <QAction>
 #include <QApplication>
@@ -38,8 +42,10 @@
 #include <QProgressBar>
 #include <QSettings>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTextStream>
 #include <QToolButton>
 #include <qcustomplot.h>
 
@@ -72,6 +78,8 @@ MainWindow::MainWindow(SessionEngineFactory engineFactory, EngineCapabilities ca
             [this](const QString& path, const QString& error) { fileOpened(path, error); });
     connect(m_compareSession.get(), &SessionController::errorOccurred, this, &MainWindow::showError);
     connect(m_session.get(), &SessionController::sessionLoaded, this, [this] {
+        // Any session, replayed or live, takes the welcome page's place.
+        m_central->setCurrentWidget(m_views);
         m_selection->clearStepRange();
         m_selection->setSelectedRequest({});
         updateViewSet();
@@ -86,6 +94,7 @@ MainWindow::MainWindow(SessionEngineFactory engineFactory, EngineCapabilities ca
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     m_compareDock->hide();
     m_metricsDock->hide();
+    m_tourDock->hide();
     rebuildRecentMenu();
     updateStatus();
     updateLiveState();
@@ -135,7 +144,20 @@ void MainWindow::createViews() {
     central->setStretchFactor(1, 3);
     central->setStretchFactor(2, 1);
     central->setStretchFactor(3, 2);
-    setCentralWidget(central);
+    m_views = central;
+    m_welcome = new WelcomePage;
+    m_central = new QStackedWidget;
+    m_central->addWidget(m_views);
+    m_central->addWidget(m_welcome);
+    setCentralWidget(m_central);
+    connect(m_welcome, &WelcomePage::tourRequested, this, [this](const QString& name) {
+        if (const QString problem = startTour(name); !problem.isEmpty()) {
+            showError(problem);
+        }
+    });
+    connect(m_welcome, &WelcomePage::fileRequested, this, &MainWindow::openFile);
+    connect(m_welcome, &WelcomePage::newSessionRequested, this, &MainWindow::newSession);
+    connect(m_welcome, &WelcomePage::openRequested, this, &MainWindow::openDialog);
 
     m_mask = new MaskView(*m_session, *m_selection);
     m_memory = new MemoryView(*m_session, *m_selection);
@@ -147,6 +169,8 @@ void MainWindow::createViews() {
     addDock(m_quantization, tr("Quantization"), QStringLiteral("quantizationDock"), Qt::RightDockWidgetArea);
     QDockWidget* transfers = addDock(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea);
     m_compareDock = addDock(m_compare, tr("Compare"), QStringLiteral("compareDock"), Qt::BottomDockWidgetArea);
+    m_tourPanel = new TourPanel(*m_session);
+    m_tourDock = addDock(m_tourPanel, tr("Tour"), QStringLiteral("tourDock"), Qt::RightDockWidgetArea);
     auto* metrics = new QWidget;
     auto* grid = new QGridLayout(metrics);
     grid->setContentsMargins(0, 0, 0, 0);
@@ -224,6 +248,16 @@ void MainWindow::createActions() {
     compare->addAction(tr("&Hide comparison"), m_compareDock, &QWidget::hide);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Welcome"), this, &MainWindow::showWelcome);
+    QMenu* tours = help->addMenu(tr("Guided &tours"));
+    for (const Tour& tour : TourCatalog::tours()) {
+        tours->addAction(tour.title, this, [this, name = tour.name] {
+            if (const QString problem = startTour(name); !problem.isEmpty()) {
+                showError(problem);
+            }
+        });
+    }
+    help->addSeparator();
     help->addAction(tr("&About kvscope"), this, [this] {
         QMessageBox::about(this, tr("About kvscope"),
                            tr("<b>kvscope</b><br>An inspector for the key-value caches of transformer language "
@@ -279,12 +313,14 @@ void MainWindow::fileOpened(const QString& path, const QString& error) {
 }
 
 void MainWindow::noteOpened(const QString& path) {
+    followTour({});
     statusBar()->clearMessage();
     m_transport->setPlaying(false);
     addRecentFile(QFileInfo(path).absoluteFilePath());
 }
 
 void MainWindow::startLive(const config::RunSettings& settings) {
+    followTour({});
     m_lastSettings = settings;
     m_session->startLive(settings, SessionController::Generation::OnRequest);
     m_transport->setPlaying(true);
@@ -311,6 +347,33 @@ void MainWindow::compareWithLive(const config::RunSettings& settings) {
     m_compareSession->startLive(settings, SessionController::Generation::ToTheEnd);
     m_compareDock->show();
     m_compareDock->raise();
+}
+
+void MainWindow::showWelcome() {
+    m_welcome->setRecentFiles(recentFiles());
+    m_central->setCurrentWidget(m_welcome);
+}
+
+bool MainWindow::showsWelcome() const { return m_central->currentWidget() == m_welcome; }
+
+QString MainWindow::startTour(const QString& name) {
+    const auto parsed = AppLauncher::parse({QStringLiteral("kvscope"), QStringLiteral("--tour"), name}, m_capabilities);
+    if (const auto* problem = std::get_if<QString>(&parsed)) {
+        return *problem;
+    }
+    QString log;
+    QTextStream errors(&log);
+    AppLauncher::launch(*this, std::get<LaunchOptions>(parsed), errors);
+    return log.trimmed();
+}
+
+void MainWindow::followTour(const QString& name) {
+    const Tour* tour = name.isEmpty() ? nullptr : TourCatalog::find(name);
+    m_tourPanel->setTour(tour);
+    m_tourDock->setVisible(tour != nullptr);
+    if (tour) {
+        m_tourDock->raise();
+    }
 }
 
 bool MainWindow::showsServingViews() const { return !m_serving->isHidden(); }

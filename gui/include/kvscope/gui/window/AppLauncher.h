@@ -39,6 +39,10 @@ struct LaunchOptions {
     bool eventLog = false;
     /// --compare-without-press: compare mode against the same live run without its press.
     bool compareWithoutPress = false;
+    /// --tour NAME: the guided tour whose session this is (its options are already in `live`).
+    QString tour;
+    /// Nothing to show was asked for (no file, model, workload, tour or synthetic session): the welcome page.
+    bool welcome = false;
 };
 
 /// Parses the command line and starts the window: a file, a synthetic session, or a live run (the

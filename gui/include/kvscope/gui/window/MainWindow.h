@@ -14,6 +14,7 @@ class QDockWidget;
 class QLabel;
 class QMenu;
 class QProgressBar;
+class QStackedWidget;
 class QTabWidget;
 class QToolButton;
 
@@ -31,8 +32,10 @@ class OccupancyMapView;
 class QuantizationView;
 class RequestLanesView;
 class SessionController;
+class TourPanel;
 class TransferTimelineView;
 class TransportBar;
+class WelcomePage;
 class ViewSelection;
 
 /// The inspector window: menus and toolbar (new live session, open, recent files, save as, export for
@@ -59,6 +62,17 @@ public:
     bool showsServingViews() const;
     /// Brings the event log's tab (why each event happened) in front of the layer table.
     void showEventLog();
+    /// The welcome page (tours, samples, recent files, new session) in place of the views, until a
+    /// session starts; Help → Welcome brings it back.
+    void showWelcome();
+    bool showsWelcome() const;
+    WelcomePage* welcomePage() const { return m_welcome; }
+    /// Starts the guided tour `name` live, as `kvscope --tour NAME` does. Returns why it cannot (empty
+    /// on success).
+    QString startTour(const QString& name);
+    /// Shows the tour panel following `name` over the session now open (the launcher starts the session).
+    void followTour(const QString& name);
+    TourPanel* tourPanel() const { return m_tourPanel; }
     /// View > Press scores: the occupancy map's score overlay.
     QAction* scoreOverlayAction() const { return m_scoreOverlayAction; }
 
@@ -134,6 +148,11 @@ private:
     QDockWidget* m_metricsDock = nullptr;
     QDockWidget* m_compareDock = nullptr;
     QTabWidget* m_tabs = nullptr;
+    QStackedWidget* m_central = nullptr;
+    QWidget* m_views = nullptr;
+    WelcomePage* m_welcome = nullptr;
+    TourPanel* m_tourPanel = nullptr;
+    QDockWidget* m_tourDock = nullptr;
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
     QAction* m_saveAction = nullptr;
