@@ -9,6 +9,10 @@
 #include <QJsonObject>
 #include <algorithm>
 
+// kvscope.qrc is compiled into the static kvscope_gui: without a reference the linker drops it, so its
+// readers register it (Q_INIT_RESOURCE must be called outside any namespace).
+static void registerResources() { Q_INIT_RESOURCE(kvscope); }
+
 namespace kvscope::gui {
 
 namespace {
@@ -20,6 +24,7 @@ struct Loaded {
 
 const Loaded& loaded() {
     static const Loaded result = [] {
+        registerResources();
         Loaded out;
         std::vector<std::pair<double, Tour>> ordered;
         const QDir folder(QStringLiteral(":/kvscope/tours"));
