@@ -512,38 +512,5 @@ TEST(MainWindowTest, ServingSessionsRenderThePool) {
     }
 }
 
-TEST(MainWindowTest, WelcomePageStartsATourThatExplainsItsSteps) {
-    EngineCapabilities withMistral = capabilities();
-    withMistral.presets.push_back("mistral");
-    MainWindow window(testing::syntheticFactory(), withMistral);
-    window.resize(1400, 900);
-    window.showWelcome();
-    ASSERT_TRUE(window.showsWelcome());
-    // One button per tour, the samples of the checkout's sessions/ folder.
-    EXPECT_EQ(window.welcomePage()->findChildren<QCommandLinkButton*>(QRegularExpression("^tour-")).size(),
-              static_cast<qsizetype>(TourCatalog::tours().size()));
-    EXPECT_TRUE(window.welcomePage()->sampleFiles().join(' ').contains("llama-dynamic.kvsess"));
-    auto* tour = window.welcomePage()->findChild<QCommandLinkButton*>("tour-sliding-window");
-    ASSERT_NE(tour, nullptr);
-    tour->click();
-    EXPECT_FALSE(window.showsWelcome());
-    ASSERT_EQ(window.session().mode(), SessionController::Mode::Live);
-    EXPECT_EQ(window.tourPanel()->guide().tour()->name, "sliding-window");
-    ASSERT_TRUE(testing::waitUntil([&] { return window.session().stepCount() > 0; }, 20000));
-    QCoreApplication::processEvents();
-    window.session().setCurrentStep(0);
-    const QStringList notes = window.tourPanel()->shownNotes();
-    ASSERT_FALSE(notes.isEmpty());
-    EXPECT_TRUE(notes.front().startsWith("Prefill: the prompt is 3 tokens")) << notes.front().toStdString();
-    // Another session ends the tour; Help → Welcome brings the page back.
-    QTemporaryDir dir;
-    EXPECT_EQ(window.openFileNow(savedSession(dir, "other.kvsess", 8)), QString());
-    EXPECT_EQ(window.tourPanel()->guide().tour(), nullptr);
-    EXPECT_TRUE(window.tourPanel()->shownNotes().isEmpty());
-    window.showWelcome();
-    EXPECT_TRUE(window.showsWelcome());
-    EXPECT_TRUE(window.welcomePage()->findChildren<QPushButton*>().size() > 0);
-}
-
 } // namespace
 } // namespace kvscope::gui

@@ -31,8 +31,8 @@ cli="$prefix/bin/kvscope-cli"
 unset KVSCOPE_PRESETS KVSCOPE_WORKLOADS
 directory="$("$cli" presets | python3 -c 'import json,sys; print(json.load(sys.stdin)["directory"])')"
 [[ "$directory" == "$prefix/share/kvscope/presets" ]] || fail "presets read from $directory"
-"$cli" run --preset llama --tokens 2 > /dev/null || fail "kvscope-cli run --preset llama"
-"$cli" serve --workload chat-shared-system-prompt > /dev/null || fail "kvscope-cli serve --workload"
+"$cli" run --preset llama --tokens 2 --no-progress > /dev/null || fail "kvscope-cli run --preset llama"
+"$cli" serve --workload chat-shared-system-prompt > /dev/null 2>&1 || fail "kvscope-cli serve --workload"
 "$cli" info "$prefix/share/kvscope/sessions/llama-dynamic.kvsess" > /dev/null || fail "kvscope-cli info"
 
 # Desktop integration files as desktops and software centres check them.

@@ -164,13 +164,14 @@ void MainWindow::createViews() {
     m_quantization = new QuantizationView(*m_session, *m_selection);
     m_transfers = new TransferTimelineView(*m_session);
     m_compare = new CompareView(*m_session, *m_compareSession, *m_selection);
+    // A tour's explanation heads the right column, where the eye goes after the map.
+    m_tourPanel = new TourPanel(*m_session);
+    m_tourDock = addDock(m_tourPanel, tr("Tour"), QStringLiteral("tourDock"), Qt::RightDockWidgetArea);
     addDock(m_mask, tr("Mask"), QStringLiteral("maskDock"), Qt::RightDockWidgetArea);
     addDock(m_memory, tr("Memory"), QStringLiteral("memoryDock"), Qt::RightDockWidgetArea);
     addDock(m_quantization, tr("Quantization"), QStringLiteral("quantizationDock"), Qt::RightDockWidgetArea);
     QDockWidget* transfers = addDock(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea);
     m_compareDock = addDock(m_compare, tr("Compare"), QStringLiteral("compareDock"), Qt::BottomDockWidgetArea);
-    m_tourPanel = new TourPanel(*m_session);
-    m_tourDock = addDock(m_tourPanel, tr("Tour"), QStringLiteral("tourDock"), Qt::RightDockWidgetArea);
     auto* metrics = new QWidget;
     auto* grid = new QGridLayout(metrics);
     grid->setContentsMargins(0, 0, 0, 0);
@@ -373,6 +374,7 @@ void MainWindow::followTour(const QString& name) {
     m_tourDock->setVisible(tour != nullptr);
     if (tour) {
         m_tourDock->raise();
+        resizeDocks({m_tourDock}, {height() * 2 / 5}, Qt::Vertical);
     }
 }
 
