@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/runtime/RunMetadata.h"
 
-#include "kvscope/config/BuildInfo.h"
 #include "kvscope/config/ModelConfig.h"
 #include "kvscope/model/LanguageModel.h"
 
@@ -14,7 +13,7 @@ trace::SessionMetadata RunMetadata::build(const ModelSource::Loaded& loaded, con
                                           std::int64_t createdUnixNs) {
     const model::Architecture& architecture = loaded.model->architecture();
     trace::SessionMetadata metadata;
-    metadata.kvscopeVersion = std::string(config::BuildInfo::version());
+    metadata.kvscopeVersion = KVSCOPE_VERSION;
     metadata.model = loaded.name;
     metadata.modelConfigJson = architecture.config().toJson().dump();
     metadata.cacheKind = config::toString(run.cache.kind);
