@@ -155,11 +155,15 @@ TEST(TourGuideTest, ListJsonNamesPresetAndSettings) {
     for (const QJsonValue& value : list) {
         const QJsonObject tour = value.toObject();
         const QString name = tour.value("name").toString();
-        (name == "sliding-window"   ? sliding
-         : name == "quantized-2bit" ? quantized
-         : name == "snapkv-vs-none" ? snapkv
-         : name == "prefix-sharing" ? sharing
-                                    : tour) = tour;
+        if (name == "sliding-window") {
+            sliding = tour;
+        } else if (name == "quantized-2bit") {
+            quantized = tour;
+        } else if (name == "snapkv-vs-none") {
+            snapkv = tour;
+        } else if (name == "prefix-sharing") {
+            sharing = tour;
+        }
     }
     EXPECT_EQ(sliding.value("preset").toString(), "mistral");
     EXPECT_EQ(sliding.value("title").toString(), "Sliding window: the oldest tokens leave");
