@@ -2,6 +2,9 @@
 // The inspector's budgets at 32 layers x 32768 tokens (issue 6): StepState at any step <= 5 ms and a
 // full repaint of the main views <= 16 ms. Offscreen; the session is synthetic with offloading, so the
 // transfer timeline has ~2M boxes.
+// Issue 25: with KVSCOPE_BENCH_SESSION=FILE the window opens that session file instead, file-backed as the
+// application opens files (e.g. `kvscope-cli synthetic 32x131072 --out F`): the same benchmarks then
+// measure the on-demand path, and BM_ScrubFirstToLast the longest stall of a drag from the first step to the last.
 
 #include "kvscope/gui/views/GanttPlottable.h"
 #include "kvscope/gui/window/MainWindow.h"
@@ -23,7 +26,9 @@
 #include <QStandardPaths>
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <random>
 
@@ -47,6 +52,15 @@ gui::MainWindow& window() {
         g_window = [] {
         gui::EngineCapabilities capabilities;
         auto created = std::make_unique<gui::MainWindow>(gui::SessionEngineFactory{}, capabilities);
+        if (const char* file = std::getenv("KVSCOPE_BENCH_SESSION"); file != nullptr && *file != '\0') {
+            if (const QString error = created->session().openFile(QString::fromLocal8Bit(file)); !error.isEmpty()) {
+                qFatal("KVSCOPE_BENCH_SESSION: %s", qPrintable(error));
+            }
+            created->resize(1600, 1000);
+            created->show();
+            QCoreApplication::processEvents();
+            return created;
+        }
         const synthetic::SyntheticSessionOptions options = bigSession();
         trace::RecordingSink sink;
         sink.reserve(synthetic::SyntheticSession::estimateEventCount(options));
@@ -134,6 +148,31 @@ void BM_StepAndPaint(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_StepAndPaint)->Unit(benchmark::kMillisecond);
+
+// A drag of the step slider from the first step to the last: 400 positions evenly spaced (a slider
+// 400 px wide), each handled and painted as the application does. max_ms is the longest stall.
+void BM_ScrubFirstToLast(benchmark::State& state) {
+    gui::MainWindow& main = window();
+    QImage image(main.size(), QImage::Format_ARGB32_Premultiplied);
+    const std::int64_t steps = main.session().stepCount();
+    constexpr int kPositions = 400;
+    double worst = 0.0;
+    using Clock = std::chrono::steady_clock;
+    for (auto _ : state) {
+        for (int position = 0; position <= kPositions; ++position) {
+            const auto start = Clock::now();
+            main.session().setCurrentStep(steps > 1 ? (steps - 1) * position / kPositions : 0);
+            QCoreApplication::processEvents();
+            QPainter painter(&image);
+            main.render(&painter);
+            painter.end();
+            worst = std::max(worst, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+        }
+    }
+    state.counters["max_ms"] = worst;
+    state.counters["positions"] = kPositions + 1;
+}
+BENCHMARK(BM_ScrubFirstToLast)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // Each view alone: repaint at a random step (step change included).
 template <typename View>

@@ -59,4 +59,7 @@ expect "train --steps 0" "--steps: must be a whole number at least 1" \
 expect "train --dtype f8" "f16" train --preset llama --corpus "$empty/corpus.txt" --out "$empty/w.safetensors" --dtype f8
 expect "train --corpus missing" "--corpus" train --preset llama --corpus "$empty/none.txt" --out "$empty/w.safetensors"
 expect "conform on an empty folder" "holds no *.json fixtures" conform "$empty"
+expect "synthetic 4y100" "SIZE must be LAYERSxTOKENS with 1 to 9999 layers and at least one token, e.g. 32x131072; got \`4y100\`" \
+    synthetic 4y100 --out "$empty/s.kvsess"
+expect "synthetic into a folder that does not exist" "$empty/missing/s.kvsess" synthetic 4x10 --out "$empty/missing/s.kvsess"
 exit $status

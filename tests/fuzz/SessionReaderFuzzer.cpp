@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// libFuzzer target: SessionReader::read must survive any bytes (no crash, no hang, bounded memory).
+// libFuzzer target: SessionReader::read must survive any bytes (no crash, no hang, bounded memory), and so
+// must a file-backed Timeline (Timeline::openFile: SessionReader::scan, then steps decoded on demand).
 // Build: CXX=clang++ cmake --preset dev -B build/fuzz && ninja -C build/fuzz SessionReaderFuzzer
 // Run:   build/fuzz/tests/fuzz/SessionReaderFuzzer -max_len=65536 -rss_limit_mb=1024 tests/data/sessions
 #include "kvscope/trace/CompressionLayout.h"
@@ -9,7 +10,38 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
 #include <variant>
+
+namespace {
+
+// The same bytes as a file, opened file-backed: every step's frame decoded again, a few states folded.
+void openFileBacked(const std::uint8_t* data, std::size_t size) {
+    static const std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("kvscope-fuzz-" + std::to_string(::getpid()) + ".kvsess");
+    {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    }
+    try {
+        kvscope::trace::SessionContents contents;
+        const kvscope::trace::Timeline timeline = kvscope::trace::Timeline::openFile(path, contents, 4, 8);
+        for (std::int64_t step = 0; step < timeline.stepCount() && step < 4096; ++step) {
+            (void)timeline.eventsOfStep(step).size();
+        }
+        if (timeline.stepCount() > 0) {
+            (void)timeline.stateAt(timeline.stepCount() - 1);
+            (void)timeline.stateAt(timeline.stepCount() / 2);
+            (void)timeline.seriesOf(0, kvscope::trace::SeriesField::BytesHost, 0, timeline.stepCount() - 1, 64);
+        }
+    } catch (const kvscope::trace::SessionError&) {
+    }
+}
+
+} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     try {
@@ -40,5 +72,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const kvscope::trace::SessionError&) {
         // A refusal with a message is a correct answer.
     }
+    openFileBacked(data, size);
     return 0;
 }

@@ -15,7 +15,7 @@ TEST(EventLogModelTest, PassesTheModelTesterWhileFiltering) {
     EventLogModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
     for (std::int64_t step = 0; step < timeline.stepCount(); step += 5) {
-        model.setEvents(timeline.eventsOfStep(step), timeline.snapshotAt(step));
+        model.setEvents(timeline.eventsOfStep(step).span(), timeline.snapshotAt(step));
         model.setFilter(trace::EventKind::Transfer, -1, {});
         model.setFilter(std::nullopt, 2, QStringLiteral("update"));
         model.setFilter(std::nullopt, -1, {});

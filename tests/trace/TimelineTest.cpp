@@ -3,9 +3,14 @@
 
 #include "TraceTestHelpers.h"
 #include "kvscope/trace/RecordingSink.h"
+#include "kvscope/trace/SessionError.h"
+#include "kvscope/trace/SessionReader.h"
+#include "kvscope/trace/SessionWriter.h"
 #include "kvscope/synthetic/SyntheticSession.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <stdexcept>
 
@@ -351,4 +356,195 @@ TEST(TimelineTest, SeriesOfEachLayerEqualsSeriesOfEveryLayer) {
         }
     }
     EXPECT_TRUE(timeline.seriesOfEachLayer(SeriesField::StoredTokens, 500, 600, 10).empty());
+}
+
+// ---- File-backed timelines (Timeline::openFile): the events stay in the file, decoded per step on demand.
+
+namespace {
+
+using kvscope::trace::testing::TemporaryFolder;
+
+SessionMetadata fileMetadata() {
+    SessionMetadata metadata;
+    metadata.model = "synthetic";
+    metadata.cacheKind = "hybrid";
+    return metadata;
+}
+
+std::vector<Event> eventsOf(const StepEvents& events) { return std::vector<Event>(events.begin(), events.end()); }
+
+} // namespace
+
+TEST(TimelineTest, FileBackedEqualsInMemoryEverywhere) {
+    // The oracle is the in-memory timeline of the same events: state, events, series, retained events.
+    const std::vector<Event> events = recordSession(irregularSession(3));
+    TemporaryFolder folder;
+    const auto path = folder.file("s.kvsess");
+    SessionWriter::save(path, fileMetadata(), events);
+    const Timeline memory = timelineOf(events, 16);
+    SessionContents contents;
+    const Timeline file = Timeline::openFile(path, contents, 8, 16);
+    ASSERT_TRUE(file.fileBacked());
+    EXPECT_TRUE(contents.complete) << contents.damage;
+    EXPECT_TRUE(contents.events.empty()) << "opening keeps no events";
+    EXPECT_TRUE(file.events().empty());
+    ASSERT_EQ(file.stepCount(), memory.stepCount());
+    EXPECT_EQ(file.layerCount(), memory.layerCount());
+    EXPECT_EQ(file.eventCount(), memory.eventCount());
+    EXPECT_EQ(file.latestState(), memory.latestState());
+    for (std::int64_t step = 0; step < memory.stepCount(); ++step) {
+        ASSERT_EQ(file.stateAt(step), memory.stateAt(step)) << "step " << step;
+        ASSERT_EQ(eventsOf(file.eventsOfStep(step)), eventsOf(memory.eventsOfStep(step))) << "step " << step;
+    }
+    EXPECT_LE(file.frameCache()->size(), 8u);
+    EXPECT_EQ(file.collectEvents(), events);
+    const std::vector<Event> retained(memory.retainedEvents().begin(), memory.retainedEvents().end());
+    EXPECT_EQ(std::vector<Event>(file.retainedEvents().begin(), file.retainedEvents().end()), retained);
+    EXPECT_FALSE(retained.empty()) << "the session has transfers, flushes and resets";
+    for (std::int32_t layer = -1; layer < memory.layerCount(); ++layer) {
+        for (SeriesField field : kAllFields) {
+            for (const auto& [from, to] : {std::pair<std::int64_t, std::int64_t>{0, 400}, {37, 90}, {399, 400}}) {
+                const auto a = file.seriesOf(layer, field, from, to, 100000);
+                const auto b = memory.seriesOf(layer, field, from, to, 100000);
+                ASSERT_EQ(a.size(), b.size());
+                for (std::size_t i = 0; i < a.size(); ++i) {
+                    ASSERT_EQ(a[i].value, b[i].value)
+                        << "layer " << layer << " " << toString(field) << " step " << a[i].step;
+                }
+            }
+        }
+    }
+    const auto each = file.seriesOfEachLayer(SeriesField::StoredTokens, 0, 400, 50);
+    EXPECT_EQ(each, memory.seriesOfEachLayer(SeriesField::StoredTokens, 0, 400, 50));
+}
+
+TEST(TimelineTest, FileBackedStateAtLiteralStepsEqualsTheFullyLoadedOne) {
+    // A regular session: a 20-token prompt, then one token a step, so every dynamic layer's seq_length
+    // after step k is 20 + k (an oracle independent of both timelines).
+    SyntheticSessionOptions options;
+    options.layers = 3;
+    options.tokens = 700;
+    options.promptTokens = 20;
+    options.slidingEvery = 0;
+    options.quantizedEvery = 0;
+    const std::vector<Event> events = recordSession(options);
+    TemporaryFolder folder;
+    const auto path = folder.file("s.kvsess");
+    SessionWriter::save(path, fileMetadata(), events);
+    const Timeline memory = timelineOf(events, Timeline::kDefaultKeyframeInterval);
+    SessionContents contents;
+    const Timeline file = Timeline::openFile(path, contents, 4);
+    struct Case {
+        std::int64_t step;
+        std::int64_t seqLength;
+    };
+    const Case cases[] = {{0, 20}, {1, 21}, {31, 51}, {32, 52}, {33, 53}, {255, 275}, {256, 276}, {257, 277}, {511, 531}, {699, 719}, {700, 720}, {3, 23}};
+    for (const Case& c : cases) {
+        const StepState state = file.stateAt(c.step);
+        EXPECT_EQ(state, memory.stateAt(c.step)) << "step " << c.step;
+        ASSERT_EQ(state.layers.size(), 3u);
+        EXPECT_EQ(state.layers[0].seqLength, c.seqLength) << "step " << c.step;
+        EXPECT_EQ(state.step, c.step);
+    }
+    EXPECT_THROW((void)file.stateAt(701), std::out_of_range);
+}
+
+TEST(TimelineTest, FileBackedFrameCacheEvictsAndDecodesAgainIdentically) {
+    const std::vector<Event> events = recordSession(irregularSession(5));
+    TemporaryFolder folder;
+    const auto path = folder.file("s.kvsess");
+    SessionWriter::save(path, fileMetadata(), events);
+    SessionContents contents;
+    const Timeline file = Timeline::openFile(path, contents, 4);
+    const StepFrameCache& cache = *file.frameCache();
+    EXPECT_EQ(cache.size(), 0u) << "opening decodes nothing it keeps";
+    const std::vector<Event> first = eventsOf(file.eventsOfStep(1));
+    ASSERT_FALSE(first.empty());
+    EXPECT_EQ(cache.decodes(), 1u);
+    (void)file.eventsOfStep(1);
+    EXPECT_EQ(cache.decodes(), 1u) << "a cached step is not decoded again";
+    std::uint64_t decoded = cache.decodes();
+    for (std::int64_t step = 2; step < 30; ++step) {
+        decoded += file.eventsOfStep(step).empty() ? 0 : 1; // empty steps have no chunk to decode
+    }
+    EXPECT_EQ(cache.decodes(), decoded);
+    EXPECT_EQ(cache.size(), 4u) << "bounded: the oldest steps were dropped";
+    const StepEvents held = file.eventsOfStep(29); // a held frame outlives its eviction
+    EXPECT_EQ(eventsOf(file.eventsOfStep(1)), first) << "step 1 was evicted and decodes to the same events";
+    EXPECT_EQ(cache.decodes(), decoded + 1);
+    for (std::int64_t step = 30; step < 60; ++step) {
+        (void)file.eventsOfStep(step);
+    }
+    EXPECT_EQ(eventsOf(held), eventsOf(timelineOf(events, 32).eventsOfStep(29)));
+}
+
+TEST(TimelineTest, FileDamagedAfterOpeningIsReportedWhenReachedAndDoesNotCrash) {
+    SyntheticSessionOptions options;
+    options.layers = 4;
+    options.tokens = 300;
+    const std::vector<Event> events = recordSession(options);
+    TemporaryFolder folder;
+    const auto path = folder.file("s.kvsess");
+    SessionWriter::save(path, fileMetadata(), events);
+    SessionContents contents;
+    const Timeline file = Timeline::openFile(path, contents, 2);
+    const StepState early = file.stateAt(5);
+    // Overwrite bytes in the middle of a late step's frame (the file is rewritten under the viewer).
+    const auto size = std::filesystem::file_size(path);
+    {
+        std::fstream out(path, std::ios::in | std::ios::out | std::ios::binary);
+        out.seekp(static_cast<std::streamoff>(size * 7 / 8));
+        out.write(std::string(256, '\x5a').data(), 256); // longer than a step chunk of 4 layers
+    }
+    EXPECT_EQ(file.stateAt(5), early) << "steps before the damage still read";
+    bool reported = false;
+    for (std::int64_t step = 0; step < file.stepCount() && !reported; ++step) {
+        try {
+            (void)file.eventsOfStep(step);
+        } catch (const SessionError& error) {
+            reported = true;
+            const std::string message = error.what();
+            EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+            EXPECT_NE(message.find("at byte"), std::string::npos) << message;
+            EXPECT_NE(message.find("open it again"), std::string::npos) << message;
+            EXPECT_GT(step, file.stepCount() / 2) << "the damage is deep in the file";
+        }
+    }
+    EXPECT_TRUE(reported);
+    // Truncated under the viewer: a short read, reported, never a crash (a memory map would SIGBUS here).
+    std::filesystem::resize_file(path, size / 3);
+    EXPECT_THROW((void)file.stateAt(file.stepCount() - 2), SessionError);
+    EXPECT_EQ(file.stateAt(5), early) << "cached and early steps are unaffected";
+}
+
+TEST(TimelineTest, FileDamagedBeforeOpeningOpensItsIntactSteps) {
+    SyntheticSessionOptions options;
+    options.layers = 2;
+    options.tokens = 100;
+    const std::vector<Event> events = recordSession(options);
+    TemporaryFolder folder;
+    const auto path = folder.file("s.kvsess");
+    SessionWriter::save(path, fileMetadata(), events);
+    std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
+    const SessionContents read = SessionReader::read(path);
+    SessionContents contents;
+    const Timeline file = Timeline::openFile(path, contents);
+    EXPECT_EQ(contents.damage, read.damage);
+    EXPECT_FALSE(contents.damage.empty());
+    EXPECT_EQ(file.stepCount(), read.intactSteps);
+    const Timeline memory = timelineOf(read.events, Timeline::kDefaultKeyframeInterval);
+    EXPECT_EQ(file.stateAt(file.stepCount() - 1), memory.stateAt(memory.stepCount() - 1));
+    EXPECT_THROW((void)Timeline::openFile(folder.file("missing.kvsess"), contents), SessionError);
+}
+
+TEST(TimelineTest, FileBackedTimelineIsReadOnly) {
+    TemporaryFolder folder;
+    const auto path = folder.file("s.kvsess");
+    SessionWriter::save(path, fileMetadata(), recordSession(irregularSession(1)));
+    SessionContents contents;
+    Timeline file = Timeline::openFile(path, contents);
+    EXPECT_THROW(file.emit(makeEvent(500, 0, ResetEvent{})), std::logic_error);
+    file.clear();
+    EXPECT_FALSE(file.fileBacked());
+    EXPECT_EQ(file.stepCount(), 0);
 }

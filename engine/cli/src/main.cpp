@@ -14,6 +14,7 @@
 #include "kvscope/cli/RunCommand.h"
 #include "kvscope/cli/ServeCommand.h"
 #include "kvscope/cli/SessionCommands.h"
+#include "kvscope/cli/SyntheticCommand.h"
 #include "kvscope/cli/TokenizeCommand.h"
 #include "kvscope/cli/TrainCommand.h"
 
@@ -137,6 +138,8 @@ int main(int argc, char** argv) {
     CLI::App* fidelity = kvscope::cli::FidelityCommand::addSubcommand(app, fidelityOptions);
     kvscope::cli::SessionCommands::Options sessionOptions;
     kvscope::cli::SessionCommands::addSubcommands(app, sessionOptions);
+    kvscope::cli::SyntheticCommand::Options syntheticOptions;
+    CLI::App* syntheticCommand = kvscope::cli::SyntheticCommand::addSubcommand(app, syntheticOptions);
     kvscope::cli::TokenizeCommand::Options tokenizeOptions;
     const auto [tokenize, detokenize] = kvscope::cli::TokenizeCommand::addSubcommands(app, tokenizeOptions);
     kvscope::cli::TrainOptions trainOptions;
@@ -182,6 +185,9 @@ int main(int argc, char** argv) {
         }
         if (*train) {
             return kvscope::cli::TrainCommand::execute(trainOptions, std::cout, std::cerr);
+        }
+        if (*syntheticCommand) {
+            return kvscope::cli::SyntheticCommand::execute(syntheticOptions, std::cout, std::cerr);
         }
         if (*tokenize) {
             return kvscope::cli::TokenizeCommand::executeTokenize(tokenizeOptions, std::cout, std::cerr);

@@ -3,6 +3,7 @@
 
 #include "kvscope/trace/Event.h"
 #include "kvscope/trace/EventEmitter.h"
+#include "kvscope/trace/SessionWriter.h"
 
 #include <algorithm>
 #include <array>
@@ -109,8 +110,8 @@ private:
         const bool offloaded = m_options.offload && index > 0;
         if (offloaded && layer.onHost) {
             const std::int64_t begin = std::max(m_prefetchFreeNs, layer.offloadEndNs);
-            layer.readyNs = m_prefetchFreeNs =
-                emitTransfer(index, TransferDirection::Prefetch, TransferLane::Prefetch, layer.bytes(), begin);
+            layer.readyNs = m_prefetchFreeNs = emitTransfer(index, TransferDirection::Prefetch,
+                                                            TransferLane::Prefetch, layer.bytes(), begin);
             layer.onHost = false;
         }
 
@@ -172,8 +173,8 @@ private:
                                           layer.bytes(), layer.kind});
 
         if (offloaded) {
-            layer.offloadEndNs = m_computeFreeNs = emitTransfer(index, TransferDirection::Offload,
-                                                                TransferLane::Compute, layer.bytes(), m_computeFreeNs);
+            layer.offloadEndNs = m_computeFreeNs = emitTransfer(
+                index, TransferDirection::Offload, TransferLane::Compute, layer.bytes(), m_computeFreeNs);
             layer.onHost = true;
         }
     }
@@ -183,8 +184,8 @@ private:
                               std::int64_t bytes, std::int64_t beginNs) {
         const auto duration =
             kTransferLatencyNs + static_cast<std::int64_t>(static_cast<double>(bytes) * kNsPerByte);
-        m_emitter.emit(index,
-                       TransferEvent{direction, lane, TimingSource::Modeled, beginNs, beginNs + duration, bytes});
+        m_emitter.emit(
+            index, TransferEvent{direction, lane, TimingSource::Modeled, beginNs, beginNs + duration, bytes});
         return beginNs + duration;
     }
 
@@ -305,6 +306,41 @@ std::vector<std::string> SyntheticSession::promptPieces(const SyntheticSessionOp
         pieces.emplace_back(kVocabulary[static_cast<std::size_t>(position * 7 + 3) % kVocabulary.size()]);
     }
     return pieces;
+}
+
+SyntheticSessionOptions SyntheticSession::sized(std::int32_t layers, std::int64_t tokens, bool offload) {
+    SyntheticSessionOptions options;
+    options.layers = layers;
+    options.tokens = tokens;
+    options.window = std::max<std::int64_t>(8, tokens / 4);
+    options.residualLength = std::clamp<std::int64_t>(tokens / 8, 4, 128);
+    options.promptTokens = std::clamp<std::int64_t>(tokens / 8, 4, 128);
+    options.offload = offload;
+    return options;
+}
+
+trace::SessionMetadata SyntheticSession::metadataFor(const SyntheticSessionOptions& options) {
+    trace::SessionMetadata metadata;
+    metadata.kvscopeVersion = "synthetic";
+    metadata.model = "synthetic " + std::to_string(options.layers) + " layers";
+    metadata.cacheKind = options.offload ? "offloaded" : "hybrid";
+    metadata.modelConfigJson = "{\"num_hidden_layers\": " + std::to_string(options.layers) +
+                               ", \"sliding_window\": " + std::to_string(options.window) + "}";
+    metadata.cacheSettingsJson = "{\"residual\": " + std::to_string(options.residualLength) + "}";
+    metadata.device = "cpu";
+    metadata.seed = options.seed;
+    metadata.prompt = "(synthetic)";
+    metadata.tokenizer = "synthetic";
+    metadata.promptPieces = promptPieces(options);
+    return metadata;
+}
+
+SyntheticSession::Written SyntheticSession::write(const SyntheticSessionOptions& options,
+                                                  const std::filesystem::path& path) {
+    trace::SessionWriter writer(path, metadataFor(options));
+    generate(options, writer);
+    writer.finish();
+    return {writer.stepsWritten(), writer.eventsWritten(), writer.bytesWritten()};
 }
 
 } // namespace kvscope::synthetic

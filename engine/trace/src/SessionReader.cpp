@@ -4,16 +4,15 @@
 #include "ByteReader.h"
 #include "Crc32c.h"
 #include "EventCodec.h"
-
+#include "FileBytes.h"
 #include "kvscope/trace/SessionError.h"
 #include "kvscope/trace/StateReducer.h"
 #include "kvscope/trace/Timeline.h"
 
-#include <zstd.h>
-
 #include <algorithm>
 #include <fstream>
 #include <set>
+#include <zstd.h>
 
 namespace kvscope::trace {
 
@@ -43,7 +42,9 @@ struct Chunk {
     std::vector<std::uint8_t> raw; // decompressed payload
 };
 
-std::string at(std::uint64_t offset) { return " at byte " + std::to_string(offset); }
+std::string at(std::uint64_t offset) {
+    return " at byte " + std::to_string(offset);
+}
 
 Header parseHeader(std::span<const std::uint8_t> bytes, const std::string& name) {
     const auto& magic = SessionFormat::kMagic;
@@ -53,8 +54,9 @@ Header parseHeader(std::span<const std::uint8_t> bytes, const std::string& name)
         throw SessionError(name + " is not a kvscope session file (it does not start with \"KVSESS\")");
     }
     if (bytes.size() < SessionFormat::kFixedHeaderBytes) {
-        throw SessionError(name + ": the header is truncated (" + std::to_string(bytes.size()) + " bytes, at least " +
-                           std::to_string(SessionFormat::kFixedHeaderBytes) + " needed)");
+        throw SessionError(name + ": the header is truncated (" + std::to_string(bytes.size()) +
+                           " bytes, at least " + std::to_string(SessionFormat::kFixedHeaderBytes) +
+                           " needed)");
     }
     ByteReader in(bytes);
     in.take(magic.size());
@@ -64,16 +66,17 @@ Header parseHeader(std::span<const std::uint8_t> bytes, const std::string& name)
     if (header.version.major > SessionFormat::kMajor || header.version.major == 0) {
         throw SessionError(name + " has session format version " + header.version.toString() +
                            "; this kvscope reads format " + std::to_string(SessionFormat::kMajor) +
-                           ".x (written as " + FormatVersion{}.toString() + "): open it with a newer kvscope");
+                           ".x (written as " + FormatVersion{}.toString() +
+                           "): open it with a newer kvscope");
     }
     header.length = in.get<std::uint32_t>();
     in.get<std::uint32_t>(); // flags: none defined in 1.x; later minors may add optional ones
     in.get<std::int64_t>();  // creation time, also in the metadata
     const std::uint64_t jsonLength = in.get<std::uint32_t>();
     if (header.length < SessionFormat::kFixedHeaderBytes + jsonLength + 4 || header.length > bytes.size()) {
-        throw SessionError(name + ": the header is damaged or truncated (it claims " + std::to_string(header.length) +
-                           " bytes with " + std::to_string(jsonLength) + " bytes of metadata; the file has " +
-                           std::to_string(bytes.size()) + ")");
+        throw SessionError(name + ": the header is damaged or truncated (it claims " +
+                           std::to_string(header.length) + " bytes with " + std::to_string(jsonLength) +
+                           " bytes of metadata; the file has " + std::to_string(bytes.size()) + ")");
     }
     const auto covered = bytes.first(header.length - 4);
     ByteReader crcReader(bytes.subspan(header.length - 4, 4));
@@ -120,7 +123,8 @@ Chunk readChunk(std::span<const std::uint8_t> bytes, std::uint64_t offset, Decom
     const std::uint64_t available = left - SessionFormat::kChunkHeaderBytes;
     if (storedBytes > available || available - storedBytes < SessionFormat::kChunkTrailerBytes) {
         throw Damage{offset, "a chunk of " + std::to_string(storedBytes) + " bytes does not fit in the " +
-                                 std::to_string(available) + " bytes left (truncated file or damaged length)"};
+                                 std::to_string(available) +
+                                 " bytes left (truncated file or damaged length)"};
     }
     chunk.frameBytes = SessionFormat::kChunkHeaderBytes + storedBytes + SessionFormat::kChunkTrailerBytes;
     const auto covered = bytes.subspan(offset, SessionFormat::kChunkHeaderBytes + storedBytes);
@@ -134,22 +138,96 @@ Chunk readChunk(std::span<const std::uint8_t> bytes, std::uint64_t offset, Decom
     }
     if ((flags & SessionFormat::Zstd) == 0) {
         if (rawBytes != storedBytes) {
-            throw Damage{offset, "an uncompressed chunk claims " + std::to_string(rawBytes) + " bytes but stores " +
-                                     std::to_string(storedBytes)};
+            throw Damage{offset, "an uncompressed chunk claims " + std::to_string(rawBytes) +
+                                     " bytes but stores " + std::to_string(storedBytes)};
         }
         chunk.raw.assign(stored.begin(), stored.end());
         return chunk;
     }
     if (rawBytes > kMaxRawChunkBytes || rawBytes > (storedBytes + 64) * kMaxInflation ||
         ZSTD_getFrameContentSize(stored.data(), stored.size()) != rawBytes) {
-        throw Damage{offset, "the chunk's compressed payload does not match its length " + std::to_string(rawBytes)};
+        throw Damage{offset,
+                     "the chunk's compressed payload does not match its length " + std::to_string(rawBytes)};
     }
     chunk.raw.resize(rawBytes);
-    const std::size_t produced = decompressor.decompress(chunk.raw.data(), chunk.raw.size(), stored.data(), stored.size());
+    const std::size_t produced =
+        decompressor.decompress(chunk.raw.data(), chunk.raw.size(), stored.data(), stored.size());
     if (ZSTD_isError(produced) || produced != rawBytes) {
         throw Damage{offset, "the chunk's compressed payload does not decompress"};
     }
     return chunk;
+}
+
+// Where chunks are read from: a whole file in memory, or a file on disk read chunk by chunk.
+class ByteSource {
+public:
+    virtual ~ByteSource() = default;
+    virtual std::uint64_t size() const = 0;
+    // Bytes [offset, offset + length) clamped to the end; may point into `buffer`.
+    virtual std::span<const std::uint8_t> view(std::uint64_t offset, std::uint64_t length,
+                                               std::vector<std::uint8_t>& buffer) const = 0;
+};
+
+class MemorySource final : public ByteSource {
+public:
+    explicit MemorySource(std::span<const std::uint8_t> bytes) : m_bytes(bytes) {}
+    std::uint64_t size() const override { return m_bytes.size(); }
+    std::span<const std::uint8_t> view(std::uint64_t offset, std::uint64_t length,
+                                       std::vector<std::uint8_t>&) const override {
+        if (offset >= m_bytes.size()) {
+            return {};
+        }
+        return m_bytes.subspan(
+            offset, static_cast<std::size_t>(std::min<std::uint64_t>(length, m_bytes.size() - offset)));
+    }
+
+private:
+    std::span<const std::uint8_t> m_bytes;
+};
+
+class FileSource final : public ByteSource {
+public:
+    explicit FileSource(const FileBytes& file) : m_file(file) {}
+    std::uint64_t size() const override { return m_file.size(); }
+    std::span<const std::uint8_t> view(std::uint64_t offset, std::uint64_t length,
+                                       std::vector<std::uint8_t>& buffer) const override {
+        return m_file.read(offset, length, buffer);
+    }
+
+private:
+    const FileBytes& m_file;
+};
+
+// readChunk on a chunk read alone from `source`: only its own bytes are read. Damage offsets are the file's.
+Chunk readChunkAt(const ByteSource& source, std::uint64_t offset, Decompressor& decompressor,
+                  std::vector<std::uint8_t>& buffer) {
+    const std::uint64_t left = source.size() - std::min(offset, source.size());
+    std::uint64_t frameBytes = left;
+    if (left >= SessionFormat::kChunkHeaderBytes) {
+        const auto headBytes = source.view(offset, SessionFormat::kChunkHeaderBytes, buffer);
+        if (headBytes.size() != SessionFormat::kChunkHeaderBytes) {
+            throw Damage{offset, "the file ends inside a chunk header (it shrank while it was read)"};
+        }
+        ByteReader head(headBytes);
+        head.take(8);
+        const auto storedBytes = head.get<std::uint64_t>();
+        const std::uint64_t framing = SessionFormat::kChunkHeaderBytes + SessionFormat::kChunkTrailerBytes;
+        if (storedBytes <= left - std::min(left, framing)) {
+            frameBytes = storedBytes + framing;
+        }
+    }
+    const auto frame = source.view(offset, frameBytes, buffer);
+    if (frame.size() != frameBytes) {
+        throw Damage{offset, "the file ends inside a chunk (it shrank while it was read)"};
+    }
+    try {
+        Chunk chunk = readChunk(frame, 0, decompressor);
+        chunk.offset = offset;
+        return chunk;
+    } catch (Damage& damage) {
+        damage.offset += offset;
+        throw;
+    }
 }
 
 struct StepChunk {
@@ -240,7 +318,8 @@ std::optional<std::uint64_t> footerIndexOffset(std::span<const std::uint8_t> tai
     ByteReader in(tail);
     const auto offset = in.get<std::uint64_t>();
     const auto magic = in.take(8);
-    if (!std::equal(magic.begin(), magic.end(), reinterpret_cast<const std::uint8_t*>(SessionFormat::kEndMagic.data()))) {
+    if (!std::equal(magic.begin(), magic.end(),
+                    reinterpret_cast<const std::uint8_t*>(SessionFormat::kEndMagic.data()))) {
         return std::nullopt;
     }
     return offset;
@@ -261,48 +340,48 @@ std::vector<std::uint8_t> readFile(const std::filesystem::path& path) {
     return bytes;
 }
 
-} // namespace
-
-SessionContents SessionReader::read(const std::filesystem::path& path) {
-    const std::vector<std::uint8_t> bytes = readFile(path);
-    return read(bytes, path.string());
+Header parseHeaderFrom(const ByteSource& source, const std::string& name, std::vector<std::uint8_t>& buffer) {
+    // The header's length is at byte 12; read that much (parseHeader checks it against the file).
+    std::uint64_t length = SessionFormat::kFixedHeaderBytes;
+    const auto fixed = source.view(0, SessionFormat::kFixedHeaderBytes, buffer);
+    if (fixed.size() == SessionFormat::kFixedHeaderBytes) {
+        ByteReader in(fixed);
+        in.take(12);
+        length = std::max<std::uint64_t>(length, in.get<std::uint32_t>());
+    }
+    const auto bytes = source.view(0, length, buffer);
+    Header header = parseHeader(bytes, name);
+    if (header.length > source.size()) {
+        throw SessionError(name + ": the header is truncated");
+    }
+    return header;
 }
 
-SessionContents SessionReader::read(std::span<const std::uint8_t> bytes, const std::string& name) {
-    const Header header = parseHeader(bytes, name);
-    SessionContents contents;
+// The chunks after the header, in order, up to the index footer or the first damage. Each step chunk's
+// events go to `visit` (which may move them away); everything else lands in `contents`.
+void readChunks(const ByteSource& source, const Header& header, const std::string& name,
+                SessionContents& contents, const SessionReader::StepVisitor& visit) {
     contents.version = header.version;
     contents.metadata = header.metadata;
-    contents.fileBytes = bytes.size();
+    contents.fileBytes = source.size();
 
     std::vector<ChunkPosition> stepChunks;
     std::vector<ChunkPosition> snapshots;
     std::set<std::int64_t> steps;
-    // Per-chunk event lists joined once at the end: growing one vector event by event would
-    // reallocate and copy the whole session over and over (most of the read time at 4k steps).
-    std::vector<std::vector<Event>> chunkEvents;
-    const auto joinEvents = [&] {
-        std::size_t total = 0;
-        for (const auto& events : chunkEvents) {
-            total += events.size();
-        }
-        contents.events.reserve(total);
-        for (auto& events : chunkEvents) {
-            std::move(events.begin(), events.end(), std::back_inserter(contents.events));
-        }
-    };
+    std::vector<std::uint8_t> buffer;
     std::uint64_t offset = header.length;
     Decompressor decompressor;
     try {
-        while (offset < bytes.size()) {
-            const Chunk chunk = readChunk(bytes, offset, decompressor);
+        while (offset < source.size()) {
+            const Chunk chunk = readChunkAt(source, offset, decompressor, buffer);
             contents.payloadBytes += chunk.raw.size();
             switch (static_cast<SessionFormat::ChunkType>(chunk.type)) {
             case SessionFormat::ChunkType::Step: {
                 StepChunk step = decodeStep(chunk);
                 if (!stepChunks.empty() && step.step < stepChunks.back().step) {
                     throw Damage{offset, "step " + std::to_string(step.step) + " follows step " +
-                                             std::to_string(stepChunks.back().step) + " (chunks out of order)"};
+                                             std::to_string(stepChunks.back().step) +
+                                             " (chunks out of order)"};
                 }
                 stepChunks.push_back({step.step, offset});
                 steps.insert(step.step);
@@ -310,7 +389,7 @@ SessionContents SessionReader::read(std::span<const std::uint8_t> bytes, const s
                 for (const auto& [operation, count] : step.lost) {
                     contents.lost[operation] += count;
                 }
-                chunkEvents.push_back(std::move(step.events));
+                visit(StepChunkLocation{step.step, offset}, step.events);
                 break;
             }
             case SessionFormat::ChunkType::Snapshot:
@@ -318,17 +397,20 @@ SessionContents SessionReader::read(std::span<const std::uint8_t> bytes, const s
                 break;
             case SessionFormat::ChunkType::Index: {
                 const Index index = decodeIndex(chunk);
-                const auto footer = footerIndexOffset(bytes.subspan(offset + chunk.frameBytes));
+                const std::uint64_t end = offset + chunk.frameBytes;
+                const auto footer =
+                    source.size() - end == SessionFormat::kFooterBytes
+                        ? footerIndexOffset(source.view(end, SessionFormat::kFooterBytes, buffer))
+                        : std::nullopt;
                 if (!footer || *footer != offset) {
-                    throw Damage{offset + chunk.frameBytes, "the footer after the index is missing or damaged"};
+                    throw Damage{end, "the footer after the index is missing or damaged"};
                 }
                 if (index.steps != stepChunks || index.snapshots != snapshots) {
                     throw Damage{offset, "the index does not list the chunks the file holds"};
                 }
                 contents.complete = true;
                 contents.intactSteps = static_cast<std::int64_t>(steps.size());
-                joinEvents();
-                return contents;
+                return;
             }
             default:
                 ++contents.skippedChunks; // a chunk type from a newer minor version
@@ -340,11 +422,65 @@ SessionContents SessionReader::read(std::span<const std::uint8_t> bytes, const s
                              "recording stopped or crashed)"};
     } catch (const Damage& damage) {
         contents.intactSteps = static_cast<std::int64_t>(steps.size());
-        joinEvents();
-        contents.damage = name + ": " + damage.what + at(damage.offset) + "; " + std::to_string(steps.size()) +
-                          " steps intact";
+        contents.damage = name + ": " + damage.what + at(damage.offset) + "; " +
+                          std::to_string(steps.size()) + " steps intact";
+    }
+}
+
+} // namespace
+
+SessionContents SessionReader::read(const std::filesystem::path& path) {
+    const std::vector<std::uint8_t> bytes = readFile(path);
+    return read(bytes, path.string());
+}
+
+SessionContents SessionReader::read(std::span<const std::uint8_t> bytes, const std::string& name) {
+    const MemorySource source(bytes);
+    std::vector<std::uint8_t> buffer;
+    const Header header = parseHeaderFrom(source, name, buffer);
+    SessionContents contents;
+    // Per-chunk event lists joined once at the end: growing one vector event by event would
+    // reallocate and copy the whole session over and over (most of the read time at 4k steps).
+    std::vector<std::vector<Event>> chunkEvents;
+    readChunks(source, header, name, contents, [&](const StepChunkLocation&, std::vector<Event>& events) {
+        chunkEvents.push_back(std::move(events));
+    });
+    std::size_t total = 0;
+    for (const auto& events : chunkEvents) {
+        total += events.size();
+    }
+    contents.events.reserve(total);
+    for (auto& events : chunkEvents) {
+        std::move(events.begin(), events.end(), std::back_inserter(contents.events));
     }
     return contents;
+}
+
+SessionContents SessionReader::scan(const std::filesystem::path& path, const StepVisitor& visit) {
+    const FileBytes file(path);
+    const FileSource source(file);
+    std::vector<std::uint8_t> buffer;
+    const Header header = parseHeaderFrom(source, path.string(), buffer);
+    SessionContents contents;
+    readChunks(source, header, path.string(), contents, visit);
+    return contents;
+}
+
+std::vector<Event> SessionReader::readStepChunk(const FileBytes& file, std::uint64_t offset,
+                                                const std::string& name) {
+    const FileSource source(file);
+    Decompressor decompressor;
+    std::vector<std::uint8_t> buffer;
+    try {
+        const Chunk chunk = readChunkAt(source, offset, decompressor, buffer);
+        if (static_cast<SessionFormat::ChunkType>(chunk.type) != SessionFormat::ChunkType::Step) {
+            throw Damage{offset, "the chunk there is not a step chunk any more"};
+        }
+        return std::move(decodeStep(chunk).events);
+    } catch (const Damage& damage) {
+        throw SessionError(name + ": " + damage.what + at(damage.offset) +
+                           " (the file was damaged or rewritten after it was opened; open it again)");
+    }
 }
 
 StepState SessionReader::stateAt(const std::filesystem::path& path, std::int64_t step) {
@@ -355,7 +491,8 @@ StepState SessionReader::stateAt(const std::filesystem::path& path, std::int64_t
     file.seekg(0, std::ios::end);
     const auto size = static_cast<std::uint64_t>(file.tellg());
     auto readRange = [&](std::uint64_t offset, std::uint64_t length) {
-        std::vector<std::uint8_t> range(static_cast<std::size_t>(std::min(length, size - std::min(offset, size))));
+        std::vector<std::uint8_t> range(
+            static_cast<std::size_t>(std::min(length, size - std::min(offset, size))));
         file.seekg(static_cast<std::streamoff>(offset));
         file.read(reinterpret_cast<char*>(range.data()), static_cast<std::streamsize>(range.size()));
         return range;
@@ -365,15 +502,17 @@ StepState SessionReader::stateAt(const std::filesystem::path& path, std::int64_t
         Timeline timeline;
         timeline.emitAll(contents.events);
         if (step < 0 || step >= timeline.stepCount()) {
-            throw SessionError(path.string() + ": step " + std::to_string(step) + " is not in the session (0.." +
-                               std::to_string(timeline.stepCount() - 1) + " are intact)");
+            throw SessionError(path.string() + ": step " + std::to_string(step) +
+                               " is not in the session (0.." + std::to_string(timeline.stepCount() - 1) +
+                               " are intact)");
         }
         return timeline.stateAt(step);
     };
     if (size < SessionFormat::kFooterBytes) {
         return fullRead();
     }
-    const auto footer = footerIndexOffset(readRange(size - SessionFormat::kFooterBytes, SessionFormat::kFooterBytes));
+    const auto footer =
+        footerIndexOffset(readRange(size - SessionFormat::kFooterBytes, SessionFormat::kFooterBytes));
     if (!footer || *footer >= size) {
         return fullRead();
     }
@@ -402,13 +541,15 @@ StepState SessionReader::stateAt(const std::filesystem::path& path, std::int64_t
         }
         const Index index = decodeIndex(indexChunk);
         if (index.steps.empty() || step < 0 || step > index.steps.back().step) {
-            throw SessionError(path.string() + ": step " + std::to_string(step) + " is not in the session (0.." +
+            throw SessionError(path.string() + ": step " + std::to_string(step) +
+                               " is not in the session (0.." +
                                std::to_string(index.steps.empty() ? -1 : index.steps.back().step) + ")");
         }
         StepState state;
         std::int64_t folded = -1; // the newest step opened in `state`
-        const auto snapshot = std::find_if(index.snapshots.rbegin(), index.snapshots.rend(),
-                                           [&](const ChunkPosition& position) { return position.step <= step; });
+        const auto snapshot =
+            std::find_if(index.snapshots.rbegin(), index.snapshots.rend(),
+                         [&](const ChunkPosition& position) { return position.step <= step; });
         if (snapshot != index.snapshots.rend()) {
             state = decodeSnapshot(chunkAt(snapshot->offset));
             folded = snapshot->step;

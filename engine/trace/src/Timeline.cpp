@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/trace/Timeline.h"
 
+#include "FileBytes.h"
+#include "kvscope/trace/SessionError.h"
+#include "kvscope/trace/SessionReader.h"
 #include "kvscope/trace/StateReducer.h"
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -122,6 +126,8 @@ Timeline::Timeline(std::int64_t keyframeInterval) : m_keyframeInterval(keyframeI
 }
 
 void Timeline::emit(const Event& event) {
+    if (fileBacked())
+        throw std::logic_error("Timeline: a file-backed timeline is read-only");
     const std::int64_t step = std::max({event.step, m_lastStep, std::int64_t{0}});
     if (step > m_lastStep)
         openStep(step);
@@ -130,6 +136,9 @@ void Timeline::emit(const Event& event) {
     if (index >= std::numeric_limits<EventIndex>::max())
         throw std::length_error("Timeline: more events than the per-layer index can address");
     m_events.push_back(event);
+    ++m_eventCount;
+    if (isRetained(event.kind()))
+        m_retained.push_back(event);
 
     switch (StateReducer::scopeOf(event)) {
     case StateReducer::Scope::Step:
@@ -153,16 +162,23 @@ void Timeline::emit(const Event& event) {
 }
 
 void Timeline::openStep(std::int64_t step) {
-    // The step being left is complete: keep it as a keyframe if it falls on the interval.
+    // The step being left is complete: keep it as a keyframe if it falls on the interval (and in the
+    // columns of a file-backed timeline).
+    const bool columns = fileBacked();
+    const std::size_t begin = columns ? m_chunkOffsets.size() : m_events.size();
     if (m_lastStep >= 0 && m_lastStep % m_keyframeInterval == 0)
         m_keyframes.push_back(m_current);
+    if (m_lastStep >= 0 && columns)
+        m_columns.record(m_current);
     for (std::int64_t skipped = m_lastStep + 1; skipped < step; ++skipped) {
-        m_stepBegin.push_back(m_events.size());
+        m_stepBegin.push_back(begin);
         StateReducer::beginStep(m_current, skipped);
         if (skipped % m_keyframeInterval == 0)
             m_keyframes.push_back(m_current);
+        if (columns)
+            m_columns.record(m_current);
     }
-    m_stepBegin.push_back(m_events.size());
+    m_stepBegin.push_back(begin);
     StateReducer::beginStep(m_current, step);
     m_lastStep = step;
 }
@@ -185,14 +201,86 @@ void Timeline::clear() {
 }
 
 std::size_t Timeline::stepEnd(std::int64_t step) const {
-    return step < m_lastStep ? stepBegin(step + 1) : m_events.size();
+    return step < m_lastStep ? stepBegin(step + 1) : (fileBacked() ? m_chunkOffsets.size() : m_events.size());
 }
 
-std::span<const Event> Timeline::eventsOfStep(std::int64_t step) const {
+StepEvents Timeline::eventsOfStep(std::int64_t step) const {
     if (step < 0 || step > m_lastStep)
         return {};
     const std::size_t begin = stepBegin(step);
-    return std::span<const Event>(m_events).subspan(begin, stepEnd(step) - begin);
+    const std::size_t end = stepEnd(step);
+    if (!fileBacked())
+        return StepEvents(std::span<const Event>(m_events).subspan(begin, end - begin));
+    if (begin == end)
+        return {};
+    return StepEvents(m_cache->get(step, [&] {
+        std::vector<Event> events = SessionReader::readStepChunk(*m_file, m_chunkOffsets[begin], m_fileName);
+        for (std::size_t chunk = begin + 1; chunk < end; ++chunk) {
+            std::vector<Event> more =
+                SessionReader::readStepChunk(*m_file, m_chunkOffsets[chunk], m_fileName);
+            events.insert(events.end(), std::make_move_iterator(more.begin()),
+                          std::make_move_iterator(more.end()));
+        }
+        return events;
+    }));
+}
+
+std::vector<Event> Timeline::collectEvents() const {
+    if (!fileBacked())
+        return m_events;
+    std::vector<Event> events;
+    events.reserve(m_eventCount);
+    for (std::int64_t step = 0; step <= m_lastStep; ++step) {
+        for (const Event& event : eventsOfStep(step))
+            events.push_back(event);
+    }
+    return events;
+}
+
+bool Timeline::isRetained(EventKind kind) {
+    switch (kind) {
+    case EventKind::Update:
+    case EventKind::MaskSizes:
+    case EventKind::WindowSlide:
+    case EventKind::Memory:
+    case EventKind::StepBegin:
+    case EventKind::StepEnd:
+    case EventKind::Logits:
+        return false;
+    default:
+        return true;
+    }
+}
+
+Timeline Timeline::openFile(const std::filesystem::path& path, SessionContents& contents,
+                            std::size_t cachedSteps, std::int64_t keyframeInterval) {
+    Timeline timeline(keyframeInterval);
+    timeline.m_file = std::make_shared<const FileBytes>(path);
+    timeline.m_fileName = path.string();
+    timeline.m_cache = std::make_shared<StepFrameCache>(cachedSteps);
+    contents =
+        SessionReader::scan(path, [&timeline](const StepChunkLocation& location, std::vector<Event>& events) {
+            timeline.indexChunk(location.offset, location.step, events);
+        });
+    if (timeline.m_lastStep >= 0)
+        timeline.m_columns.record(timeline.m_current); // the last step is complete too
+    timeline.m_columns.shrinkToFit();
+    timeline.m_retained.shrink_to_fit();
+    return timeline;
+}
+
+void Timeline::indexChunk(std::uint64_t offset, std::int64_t step, std::vector<Event>& events) {
+    // A chunk's events are all filed under its step (or the newest one, as emit() files late events).
+    step = std::max({step, m_lastStep, std::int64_t{0}});
+    if (step > m_lastStep)
+        openStep(step);
+    m_chunkOffsets.push_back(offset);
+    m_eventCount += events.size();
+    for (Event& event : events) {
+        StateReducer::apply(m_current, event);
+        if (isRetained(event.kind()))
+            m_retained.push_back(std::move(event));
+    }
 }
 
 StepState Timeline::stateAt(std::int64_t step) const {
@@ -206,9 +294,8 @@ StepState Timeline::stateAt(std::int64_t step) const {
     StepState state = m_keyframes[static_cast<std::size_t>(keyframe)];
     for (std::int64_t current = keyframe * m_keyframeInterval + 1; current <= step; ++current) {
         StateReducer::beginStep(state, current);
-        const std::size_t end = stepEnd(current);
-        for (std::size_t index = stepBegin(current); index < end; ++index)
-            StateReducer::apply(state, m_events[index]);
+        for (const Event& event : eventsOfStep(current))
+            StateReducer::apply(state, event);
     }
     return state;
 }
@@ -225,7 +312,10 @@ std::vector<SeriesPoint> Timeline::seriesOf(std::int32_t layer, SeriesField fiel
         return {};
 
     std::vector<double> values;
-    if (isCacheWideField(field) || (layer == -1 && isMemoryField(field))) {
+    if (fileBacked()) {
+        std::optional<std::vector<double>> held = m_columns.values(layer, field, fromStep, toStep);
+        values = held ? std::move(*held) : foldValues(layer, field, fromStep, toStep);
+    } else if (isCacheWideField(field) || (layer == -1 && isMemoryField(field))) {
         values = cacheValues(field, fromStep, toStep);
     } else if (layer >= 0) {
         values = layerValues(layer, field, fromStep, toStep);
@@ -258,8 +348,29 @@ std::vector<std::vector<SeriesPoint>> Timeline::seriesOfEachLayer(SeriesField fi
     return series;
 }
 
+std::vector<double> Timeline::foldValues(std::int32_t layer, SeriesField field, std::int64_t fromStep,
+                                         std::int64_t toStep) const {
+    StepState state = stateAt(fromStep);
+    std::vector<double> values;
+    values.reserve(static_cast<std::size_t>(toStep - fromStep + 1));
+    values.push_back(seriesValue(state, layer, field));
+    for (std::int64_t step = fromStep + 1; step <= toStep; ++step) {
+        StateReducer::beginStep(state, step);
+        for (const Event& event : eventsOfStep(step))
+            StateReducer::apply(state, event);
+        values.push_back(seriesValue(state, layer, field));
+    }
+    return values;
+}
+
 std::vector<std::vector<double>> Timeline::eachLayerValues(SeriesField field, std::int64_t fromStep,
                                                            std::int64_t toStep) const {
+    if (fileBacked() && m_columns.values(0, field, fromStep, fromStep)) {
+        std::vector<std::vector<double>> values;
+        for (std::int32_t layer = 0; layer < layerCount(); ++layer)
+            values.push_back(*m_columns.values(layer, field, fromStep, toStep));
+        return values;
+    }
     // One sequential pass folding whole steps: reading the events in order beats gathering each
     // layer's scattered events layerCount() times.
     StepState state = stateAt(fromStep);
@@ -274,9 +385,9 @@ std::vector<std::vector<double>> Timeline::eachLayerValues(SeriesField field, st
     };
     record();
     for (std::int64_t step = fromStep + 1; step <= toStep; ++step) {
-        const std::size_t end = stepEnd(step);
-        for (std::size_t index = stepBegin(step); index < end; ++index)
-            StateReducer::apply(state, m_events[index]);
+        StateReducer::beginStep(state, step);
+        for (const Event& event : eventsOfStep(step))
+            StateReducer::apply(state, event);
         record();
     }
     return values;
@@ -352,6 +463,9 @@ std::size_t Timeline::memoryBytes() const {
         bytes += sizeof(list) + list.capacity() * sizeof(EventIndex);
     bytes += (m_broadcastEvents.capacity() + m_stepEvents.capacity()) * sizeof(EventIndex);
     bytes += m_layerBirth.capacity() * sizeof(std::size_t);
+    bytes += m_retained.capacity() * sizeof(Event) + m_chunkOffsets.capacity() * sizeof(std::uint64_t);
+    if (fileBacked())
+        bytes += m_columns.memoryBytes();
     return bytes;
 }
 

@@ -12,7 +12,7 @@ void PagedHistory::clear() {
 }
 
 void PagedHistory::extend(const trace::Timeline& timeline) {
-    const std::span<const trace::Event> events = timeline.events();
+    const std::span<const trace::Event> events = timeline.retainedEvents();
     if (events.size() < m_read) {
         clear(); // a new session in the same timeline
     }

@@ -2,28 +2,33 @@
 #include "kvscope/gui/models/PressHistory.h"
 
 #include <algorithm>
+#include <span>
 #include <variant>
 
 namespace kvscope::gui {
 
 void PressHistory::reset() {
     m_compressions.clear();
-    m_stepsRead = 0;
+    m_eventsRead = 0;
+    m_lastStep = 0;
 }
 
 void PressHistory::update(const trace::Timeline& timeline) {
-    const std::int64_t from = std::max<std::int64_t>(0, m_stepsRead - 1);
-    std::erase_if(m_compressions,
-                  [from](const Compression& compression) { return compression.step >= from; });
-    for (std::int64_t step = from; step < timeline.stepCount(); ++step) {
-        for (const trace::Event& event : timeline.eventsOfStep(step)) {
-            if (const auto* compression = std::get_if<trace::CompressionEvent>(&event.payload);
-                compression != nullptr && event.layer >= 0) {
-                m_compressions.push_back({step, event.layer, *compression});
-            }
+    // The retained events hold every compression in both kinds of timeline: a file-backed session's
+    // steps are not decoded for this.
+    const std::span<const trace::Event> events = timeline.retainedEvents();
+    if (events.size() < m_eventsRead) {
+        reset(); // a new session in the same timeline
+    }
+    for (; m_eventsRead < events.size(); ++m_eventsRead) {
+        const trace::Event& event = events[m_eventsRead];
+        // Filed as the timeline files it: an event older than the newest step belongs to the newest step.
+        m_lastStep = std::max(m_lastStep, event.step);
+        if (const auto* compression = std::get_if<trace::CompressionEvent>(&event.payload);
+            compression != nullptr && event.layer >= 0) {
+            m_compressions.push_back({m_lastStep, event.layer, *compression});
         }
     }
-    m_stepsRead = timeline.stepCount();
 }
 
 const PressHistory::Compression* PressHistory::latestAt(std::int32_t layer, std::int64_t step) const {

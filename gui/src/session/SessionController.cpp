@@ -61,9 +61,9 @@ void SessionController::resetSession(Mode mode, const QString& name) {
     m_growthTimer.stop();
 }
 
-QString SessionController::readFile(const QString& path, trace::SessionContents& contents) {
+QString SessionController::readFile(const QString& path, trace::SessionContents& contents, trace::Timeline& timeline) {
     try {
-        contents = trace::SessionReader::read(toPath(path));
+        timeline = trace::Timeline::openFile(toPath(path), contents);
     } catch (const std::exception& error) {
         return QString::fromStdString(error.what());
     }
@@ -72,8 +72,9 @@ QString SessionController::readFile(const QString& path, trace::SessionContents&
 
 QString SessionController::openFile(const QString& path) {
     trace::SessionContents contents;
-    const QString error = readFile(path, contents);
-    return error.isEmpty() ? load(path, std::move(contents)) : error;
+    trace::Timeline timeline;
+    const QString error = readFile(path, contents, timeline);
+    return error.isEmpty() ? load(path, contents, std::move(timeline)) : error;
 }
 
 void SessionController::openFileInBackground(const QString& path) {
@@ -81,26 +82,31 @@ void SessionController::openFileInBackground(const QString& path) {
     QPointer<SessionController> guard(this);
     m_loader.post("open", [this, guard, path, request] {
         auto contents = std::make_shared<trace::SessionContents>();
-        const QString error = readFile(path, *contents);
+        auto timeline = std::make_shared<trace::Timeline>();
+        const QString error = readFile(path, *contents, *timeline);
         QMetaObject::invokeMethod(
             this,
-            [guard, path, request, contents, error] {
+            [guard, path, request, contents, timeline, error] {
                 if (!guard || request != guard->m_openRequest) {
                     return;
                 }
-                const QString problem = error.isEmpty() ? guard->load(path, std::move(*contents)) : error;
+                const QString problem = error.isEmpty() ? guard->load(path, *contents, std::move(*timeline)) : error;
                 Q_EMIT guard->fileOpened(path, problem);
             },
             Qt::QueuedConnection);
     });
 }
 
-QString SessionController::load(const QString& path, trace::SessionContents contents) {
-    if (contents.events.empty()) {
+QString SessionController::load(const QString& path, const trace::SessionContents& contents, trace::Timeline timeline) {
+    if (timeline.eventCount() == 0) {
         return tr("%1 holds no intact step%2").arg(path, contents.damage.empty() ? QString()
                                                                                : ": " + QString::fromStdString(contents.damage));
     }
-    setRecordedSession(contents.metadata, std::move(contents.events), QFileInfo(path).fileName());
+    m_runner.cancel();
+    resetSession(Mode::Replay, QFileInfo(path).fileName());
+    m_metadata = contents.metadata;
+    m_timeline = std::move(timeline);
+    loaded();
     if (!contents.damage.empty()) {
         m_damage = tr("Damaged file: opened its %1 intact steps. %2")
                        .arg(contents.intactSteps)
@@ -115,6 +121,10 @@ void SessionController::setRecordedSession(const trace::SessionMetadata& metadat
     resetSession(Mode::Replay, name);
     m_metadata = metadata;
     m_timeline.emitAll(events);
+    loaded();
+}
+
+void SessionController::loaded() {
     m_paged.extend(m_timeline);
     m_liveFinished = true;
     m_state = m_timeline.stepCount() > 0 ? m_timeline.snapshotAt(0) : std::make_shared<const trace::StepState>();
@@ -128,7 +138,7 @@ QString SessionController::writeSession(const QString& path, const QString& noth
         return nothingToWrite;
     }
     try {
-        write(toPath(path), m_metadata, m_timeline.events());
+        write(toPath(path), m_metadata, m_timeline.collectEvents());
     } catch (const std::exception& error) {
         return QString::fromStdString(error.what());
     }
@@ -245,8 +255,16 @@ void SessionController::setCurrentStep(std::int64_t step) {
     if (step == m_step && m_state->step == step && !m_state->layers.empty()) {
         return;
     }
+    std::shared_ptr<const trace::StepState> state;
+    try {
+        state = m_timeline.snapshotAt(step);
+    } catch (const std::exception& error) {
+        // A file-backed session whose file was damaged or rewritten after it was opened: stay where we are.
+        Q_EMIT errorOccurred(QString::fromStdString(error.what()));
+        return;
+    }
     m_step = step;
-    m_state = m_timeline.snapshotAt(step);
+    m_state = std::move(state);
     Q_EMIT stepChanged(step);
 }
 

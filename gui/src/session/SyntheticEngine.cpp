@@ -54,19 +54,7 @@ void SyntheticEngine::emitStep(std::int64_t step) {
 }
 
 trace::SessionMetadata SyntheticEngine::metadataFor(const synthetic::SyntheticSessionOptions& options) {
-    trace::SessionMetadata metadata;
-    metadata.kvscopeVersion = "synthetic";
-    metadata.model = "synthetic " + std::to_string(options.layers) + " layers";
-    metadata.cacheKind = options.offload ? std::string(config::toString(config::CacheKind::Offloaded)) : "hybrid";
-    metadata.modelConfigJson = "{\"num_hidden_layers\": " + std::to_string(options.layers) +
-                               ", \"sliding_window\": " + std::to_string(options.window) + "}";
-    metadata.cacheSettingsJson = "{\"residual\": " + std::to_string(options.residualLength) + "}";
-    metadata.device = config::toString(config::ComputeDevice::Cpu);
-    metadata.seed = options.seed;
-    metadata.prompt = "(synthetic)";
-    metadata.tokenizer = "synthetic";
-    metadata.promptPieces = synthetic::SyntheticSession::promptPieces(options);
-    return metadata;
+    return synthetic::SyntheticSession::metadataFor(options);
 }
 
 synthetic::SyntheticSessionOptions SyntheticEngine::optionsFor(const config::RunSettings& settings) {

@@ -75,7 +75,7 @@ void EventLogView::reload() {
         m_cacheSettingsJson = m_session.metadata().cacheSettingsJson;
         m_model->setPress(config::PressSettings::fromCacheSettings(m_cacheSettingsJson));
     }
-    m_model->setEvents(m_session.timeline().eventsOfStep(m_session.currentStep()), m_session.state());
+    m_model->setEvents(m_session.timeline().eventsOfStep(m_session.currentStep()).span(), m_session.state());
     m_count->setText(tr("%1 of %2").arg(m_model->rowCount()).arg(m_model->totalCount()));
 }
 

@@ -41,7 +41,7 @@ void QuantizationView::forgetSession() {
 }
 
 void QuantizationView::collectFlushes() {
-    const auto events = m_session.timeline().events();
+    const auto events = m_session.timeline().retainedEvents();
     for (; m_scannedEvents < events.size(); ++m_scannedEvents) {
         const trace::Event& event = events[m_scannedEvents];
         if (const auto* flush = std::get_if<trace::QuantizeFlushEvent>(&event.payload)) {

@@ -86,7 +86,7 @@ std::pair<double, double> TransferTimelineView::stepSpan(std::int64_t step) cons
 
 void TransferTimelineView::rebuild(bool fromScratch) {
     auto& lanes = m_gantt->lanes();
-    if (fromScratch || m_session.timeline().eventCount() < m_scannedEvents) {
+    if (fromScratch || m_session.timeline().retainedEvents().size() < m_scannedEvents) {
         lanes.clear();
         m_stepSpans.clear();
         m_scannedEvents = 0;
@@ -102,7 +102,7 @@ void TransferTimelineView::rebuild(bool fromScratch) {
     for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
         firstNew[lane] = lanes[lane].size();
     }
-    const auto events = m_session.timeline().events();
+    const auto events = m_session.timeline().retainedEvents();
     bool first = boxCount() == 0;
     for (; m_scannedEvents < events.size(); ++m_scannedEvents) {
         const trace::Event& event = events[m_scannedEvents];

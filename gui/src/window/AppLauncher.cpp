@@ -8,10 +8,12 @@
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/SyntheticEngine.h"
 #include "kvscope/config/ConfigError.h"
-#include "kvscope/trace/RecordingSink.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QStandardPaths>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QHash>
@@ -299,18 +301,27 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
             return 2;
         }
     } else if (options.syntheticLayers > 0) {
-        synthetic::SyntheticSessionOptions synthetic;
-        synthetic.layers = options.syntheticLayers;
-        synthetic.tokens = options.syntheticTokens;
-        synthetic.window = std::max<std::int64_t>(8, options.syntheticTokens / 4);
-        synthetic.residualLength = std::max<std::int64_t>(4, std::min<std::int64_t>(128, options.syntheticTokens / 8));
-        synthetic.promptTokens = std::max<std::int64_t>(4, std::min<std::int64_t>(128, options.syntheticTokens / 8));
-        synthetic.offload = options.live.cache.kind == config::CacheKind::Offloaded;
-        trace::RecordingSink sink;
-        sink.reserve(synthetic::SyntheticSession::estimateEventCount(synthetic));
-        synthetic::SyntheticSession::generate(synthetic, sink);
-        session.setRecordedSession(SyntheticEngine::metadataFor(synthetic), sink.takeEvents(),
-                                   QStringLiteral("synthetic %1x%2").arg(options.syntheticLayers).arg(options.syntheticTokens));
+        const synthetic::SyntheticSessionOptions synthetic = synthetic::SyntheticSession::sized(
+            options.syntheticLayers, options.syntheticTokens, options.live.cache.kind == config::CacheKind::Offloaded);
+        // Streamed to a file and opened file-backed like any session file, so that its size is bounded by
+        // the disk, not by memory; the file is unlinked once open (it lives as long as kvscope holds it).
+        const QString file = QDir(QStandardPaths::writableLocation(QStandardPaths::TempLocation))
+                                 .filePath(QStringLiteral("kvscope-synthetic-%1x%2-%3.kvsess")
+                                               .arg(options.syntheticLayers)
+                                               .arg(options.syntheticTokens)
+                                               .arg(QCoreApplication::applicationPid()));
+        QString error;
+        try {
+            synthetic::SyntheticSession::write(synthetic, file.toStdString());
+            error = session.openFile(file);
+        } catch (const std::exception& failure) {
+            error = QString::fromStdString(failure.what());
+        }
+        QFile::remove(file);
+        if (!error.isEmpty()) {
+            errors << "kvscope: cannot write the synthetic session: " << error << Qt::endl;
+            return 2;
+        }
     } else if (session.canRunLive()) {
         if (headless) {
             session.startLive(options.live, SessionController::Generation::ToTheEnd);

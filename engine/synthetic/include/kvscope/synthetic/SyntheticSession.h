@@ -2,9 +2,11 @@
 #pragma once
 
 #include "kvscope/trace/LayerKind.h"
+#include "kvscope/trace/SessionMetadata.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -20,7 +22,7 @@ namespace kvscope::synthetic {
 /// i % staticEvery == staticEvery - 1 (and neither), dynamic otherwise.
 struct SyntheticSessionOptions {
     std::int32_t layers = 32;
-    std::int64_t tokens = 1024; ///< decode steps after the prefill: steps = tokens + 1
+    std::int64_t tokens = 1024;      ///< decode steps after the prefill: steps = tokens + 1
     std::int64_t promptTokens = 128; ///< tokens of the prefill (step 0)
     std::uint64_t seed = 1;
     std::int32_t slidingEvery = 8;
@@ -28,7 +30,7 @@ struct SyntheticSessionOptions {
     std::int32_t quantizedEvery = 8;
     std::int64_t residualLength = 128; ///< a quantized layer flushes every residualLength steps
     std::int32_t staticEvery = 0;
-    bool offload = false; ///< offload/prefetch transfers around every layer's update but layer 0's,
+    bool offload = false;   ///< offload/prefetch transfers around every layer's update but layer 0's,
                             /// and a Compute span per update, on a modeled compute and prefetch lane
     bool irregular = false; ///< random crops, resets, reorders, batch ops, per-layer memory, empty steps
 };
@@ -46,6 +48,22 @@ public:
     /// The text of each prompt position (words of the session's made-up vocabulary), as a session's
     /// metadata records a prompt.
     static std::vector<std::string> promptPieces(const SyntheticSessionOptions& options);
+
+    /// The options `LAYERSxTOKENS` stands for (kvscope --synthetic, kvscope-cli synthetic): a window of a
+    /// quarter of the tokens, a residual and a prompt of an eighth (4 to 128).
+    static SyntheticSessionOptions sized(std::int32_t layers, std::int64_t tokens, bool offload = false);
+    /// The metadata a session file of these options carries.
+    static trace::SessionMetadata metadataFor(const SyntheticSessionOptions& options);
+
+    /// What write() produced.
+    struct Written {
+        std::int64_t steps = 0;
+        std::uint64_t events = 0;
+        std::uint64_t bytes = 0;
+    };
+    /// Streams the session into a session file (trace::SessionWriter) without holding it in memory;
+    /// SessionError when the file cannot be written.
+    static Written write(const SyntheticSessionOptions& options, const std::filesystem::path& path);
 };
 
 } // namespace kvscope::synthetic

@@ -21,8 +21,7 @@ public:
 
     /// Forgets everything (a new session).
     void reset();
-    /// Reads the steps the timeline gained since the last call, and the last step read again (a live run
-    /// may still add events to it).
+    /// Reads the timeline's retained events added since the last call (a live run's new events).
     void update(const trace::Timeline& timeline);
     bool empty() const { return m_compressions.empty(); }
     /// Every compression, in step order.
@@ -32,7 +31,8 @@ public:
 
 private:
     std::vector<Compression> m_compressions;
-    std::int64_t m_stepsRead = 0;
+    std::size_t m_eventsRead = 0; ///< of the timeline's retained events
+    std::int64_t m_lastStep = 0;
 };
 
 } // namespace kvscope::gui

@@ -46,7 +46,8 @@ public:
     explicit SessionController(SessionEngineFactory engineFactory = {}, QObject* parent = nullptr);
     ~SessionController() override;
 
-    /// Replay. openFile returns an empty string on success, else the reason; a damaged file opens up to
+    /// Replay. A file is opened file-backed (trace::Timeline::openFile): its steps are decoded when shown.
+    /// openFile returns an empty string on success, else the reason; a damaged file opens up to
     /// the damage and damage() says what was lost.
     QString openFile(const QString& path);
     /// The same on a loader thread, so a big file does not freeze the window: fileOpened(path, error)
@@ -112,9 +113,11 @@ private:
     void onFailed(std::uint64_t run, const QString& message, bool loading);
     void flushGrowth();
     void resetSession(Mode mode, const QString& name);
-    QString load(const QString& path, trace::SessionContents contents);
-    /// Reads a session file into `contents`; the error, or empty.
-    static QString readFile(const QString& path, trace::SessionContents& contents);
+    /// A recorded session is in m_timeline: the paged history, the first step, the signals.
+    void loaded();
+    QString load(const QString& path, const trace::SessionContents& contents, trace::Timeline timeline);
+    /// Opens a session file as a file-backed timeline (its events stay on disk); the error, or empty.
+    static QString readFile(const QString& path, trace::SessionContents& contents, trace::Timeline& timeline);
     /// Writes the session with `write(path, metadata, events)`; the error, or empty.
     template <typename Write>
     QString writeSession(const QString& path, const QString& nothingToWrite, Write write) const;
