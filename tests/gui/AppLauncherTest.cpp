@@ -265,6 +265,7 @@ TEST(AppLauncherTest, ALiveSessionFailingAfterLaunchLeavesAUsableWindowThatSaysW
     EXPECT_EQ(panel->reason(), kSnapKvRefusal);
     EXPECT_EQ(window.session().liveSettings().press, options.live.press)
         << "what New session is filled in with";
+    testing::expectDocksDocked(window, "after the failure and the keys");
 
     // Still usable: another session opens and the panel goes.
     testing::loadSynthetic(window.session(), testing::smallSession(12));

@@ -8,7 +8,10 @@
 
 #include <QAbstractItemModelTester>
 #include <QCoreApplication>
+#include <QDockWidget>
 #include <QElapsedTimer>
+#include <QMainWindow>
+#include <QMenuBar>
 #include <QString>
 #include <QStringList>
 #include <gtest/gtest.h>
@@ -18,6 +21,7 @@
 #include <mutex>
 #include <vector>
 #include <chrono>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -139,6 +143,32 @@ inline SessionEngineFactory failingFactory(FailAt at, std::string message, std::
         }
         return std::make_unique<FailingEngine>(settings, at, step, message, delayMs);
     };
+}
+
+// Every dock of the window sits docked in the area it was made for, below the menu bar: none floats
+// (the report saw Transfers come up floating over the menu bar after a failed checkpoint load).
+inline void expectDocksDocked(const QMainWindow& window, const std::string& what) {
+    const std::map<QString, Qt::DockWidgetArea> areas = {
+        {QStringLiteral("maskDock"), Qt::RightDockWidgetArea},
+        {QStringLiteral("memoryDock"), Qt::RightDockWidgetArea},
+        {QStringLiteral("quantizationDock"), Qt::RightDockWidgetArea},
+        {QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea},
+        {QStringLiteral("compareDock"), Qt::BottomDockWidgetArea},
+        {QStringLiteral("servingMetricsDock"), Qt::BottomDockWidgetArea},
+    };
+    const QList<QDockWidget*> docks = window.findChildren<QDockWidget*>();
+    EXPECT_EQ(docks.size(), static_cast<qsizetype>(areas.size())) << what;
+    for (QDockWidget* dock : docks) {
+        const std::string name = what + ": " + dock->objectName().toStdString();
+        EXPECT_FALSE(dock->isFloating()) << name;
+        EXPECT_EQ(dock->parentWidget(), &window) << name;
+        const auto area = areas.find(dock->objectName());
+        ASSERT_NE(area, areas.end()) << name << " is not in the table";
+        EXPECT_EQ(window.dockWidgetArea(dock), area->second) << name;
+        if (dock->isVisible() && window.menuBar()->isVisible()) {
+            EXPECT_GE(dock->geometry().top(), window.menuBar()->geometry().bottom()) << name;
+        }
+    }
 }
 
 // Processes events until the predicate holds or the timeout passes; returns the predicate.

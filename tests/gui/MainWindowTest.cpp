@@ -344,6 +344,9 @@ TEST(MainWindowTest, EveryFailedLiveSessionSaysWhyOverTheMapAndLeavesTheWindowUs
         EXPECT_EQ(panel->headline(), test.headline) << test.what;
         EXPECT_EQ(panel->reason(), test.message) << test.what;
         EXPECT_EQ(liveLabel(window), "live: failed") << test.what;
+        testing::expectDocksDocked(window, test.what);
+        EXPECT_TRUE(window.findChild<QDockWidget*>(QStringLiteral("transfersDock"))->isVisible())
+            << test.what;
         EXPECT_EQ(window.session().stepCount(), test.step)
             << test.what << ": the steps before the failure stay";
         EXPECT_TRUE(window.occupancyMap()->rect().contains(panel->geometry())) << test.what;

@@ -66,8 +66,12 @@ Generator::Generator(model::LanguageModel& model, config::CacheSettings cacheSet
 
 Generator::~Generator() {
     if (m_cache) {
-        // The sink may die before the cache's last use elsewhere; never leave it attached.
-        m_cache->selfAttention().setEventSink(nullptr);
+        // The sink may die before the cache's last use elsewhere; never leave it attached. It may be gone
+        // already (kvscope-cli run's sinks die before its session): detach the emitter first, so that
+        // closing the step emits nothing into it.
+        cache::Cache& cache = m_cache->selfAttention();
+        cache.eventEmitter().setSink(nullptr);
+        cache.setEventSink(nullptr);
     }
 }
 
