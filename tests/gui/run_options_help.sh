@@ -12,7 +12,8 @@ options() {
 cli_only='--check --help --no-progress --out'
 # The serving options are `kvscope-cli serve`'s (kvscope --workload), not run's.
 gui_only='--compare --compare-without-press --events --help --help-all --layer --press-scores --screenshot --size --step --synthetic
---workload --block-size --num-blocks --max-num-batched-tokens --max-num-seqs --no-prefix-caching --free-policy'
+--workload --block-size --num-blocks --max-num-batched-tokens --max-num-seqs --no-prefix-caching --free-policy
+--compare-serving'
 without() {
     grep -v -x -F -e "$(printf '%s\n' $1)"
 }
@@ -32,6 +33,27 @@ for expected in --preset --threads --press-option --ignore-eos; do
     *" $expected "*) ;;
     *) echo "FAIL $expected is not among the run options: $cli_run"; status=1 ;;
     esac
+done
+# The serving options (paged::ServingOptionTable) are listed by both kvscope-cli serve and kvscope, with the
+# same defaults.
+serving_line() {
+    grep -E "^ *--$1( |=|\$)" | head -1 | grep -o -E '\[default: [^]]*\]|=[^ ]+' | sed 's/^\[default: //; s/^=//; s/\]$//'
+}
+serve_help=$("$cli" serve --help 2>&1)
+gui_help=$("$gui" --help 2>&1)
+for option in workload block-size num-blocks max-num-batched-tokens max-num-seqs no-prefix-caching free-policy \
+    compare-serving; do
+    if ! printf '%s\n' "$serve_help" | grep -q -E "^ *--$option( |=|\$)"; then
+        echo "FAIL kvscope-cli serve --help does not list --$option"; status=1
+    fi
+    if ! printf '%s\n' "$gui_help" | grep -q -E "^ *--$option( |=|\$)"; then
+        echo "FAIL kvscope --help does not list --$option"; status=1
+    fi
+    cli_default=$(printf '%s\n' "$serve_help" | serving_line "$option")
+    gui_default=$(printf '%s\n' "$gui_help" | serving_line "$option")
+    if [ "$cli_default" != "$gui_default" ]; then
+        echo "FAIL --$option: default '$cli_default' in kvscope-cli serve, '$gui_default' in kvscope"; status=1
+    fi
 done
 [ $status -eq 0 ] && echo "ok: both list the same $(echo "$cli_run" | wc -l) run options"
 exit $status

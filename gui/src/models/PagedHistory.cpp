@@ -43,6 +43,7 @@ void PagedHistory::openStep(std::int64_t step) {
             metrics.runningRequests = m_metrics.back().runningRequests;
         }
         metrics.usedBlocks = m_used;
+        metrics.scheduledBlocks = m_used;
         m_metrics.push_back(metrics);
         m_changes.emplace_back();
         for (RequestRecord& request : m_requests) {
@@ -149,6 +150,8 @@ void PagedHistory::apply(const trace::Event& event) {
                     cellOf(*request).phase = Phase::Idle;
                 }
             } else if constexpr (std::is_same_v<T, RequestScheduledEvent>) {
+                // Scheduled after every allocation of the step and before any finish frees.
+                metrics.scheduledBlocks = m_used;
                 metrics.scheduledTokens += e.numTokens;
                 if (RequestRecord* request = find(e.requestId)) {
                     LaneCell& cell = cellOf(*request);

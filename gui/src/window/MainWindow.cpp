@@ -353,6 +353,17 @@ QString MainWindow::comparePressWithoutIt() {
     return {};
 }
 
+QString MainWindow::compareServing(const config::ServingSettings& serving) {
+    if (m_session->mode() != SessionController::Mode::Live || !m_session->liveSettings().serving) {
+        return tr("Serve a workload first (File → New session → Serving, or kvscope --workload); a serving "
+                  "session file compares with another one (Compare → Compare with session file).");
+    }
+    config::RunSettings settings = m_session->liveSettings();
+    settings.serving = serving;
+    compareWithLive(settings);
+    return {};
+}
+
 QImage MainWindow::renderImage() {
     for (QCustomPlot* plot : findChildren<QCustomPlot*>()) {
         plot->replot(QCustomPlot::rpQueuedRefresh);
@@ -372,6 +383,9 @@ void MainWindow::newSession() {
     NewSessionDialog dialog(m_capabilities, live ? m_session->liveSettings() : m_lastSettings, this);
     if (dialog.exec() == QDialog::Accepted) {
         startLive(dialog.settings());
+        if (const std::optional<config::ServingSettings> compared = dialog.compareServing()) {
+            compareServing(*compared);
+        }
     }
 }
 
@@ -424,7 +438,11 @@ void MainWindow::compareLiveDialog() {
         settings = m_session->liveSettings();
     }
     settings.prompt = m_session->metadata().prompt.empty() ? settings.prompt : m_session->metadata().prompt;
-    if (!settings.press.name.empty()) {
+    if (settings.serving) {
+        // Serving: the usual question is what prefix caching saves, so B serves the workload without it
+        // (or with it, when A runs without).
+        settings.serving->prefixCaching = !settings.serving->prefixCaching;
+    } else if (!settings.press.name.empty()) {
         // With a press, the usual question is what the press changes: B runs without it.
         settings.press = {};
     } else {
@@ -434,7 +452,8 @@ void MainWindow::compareLiveDialog() {
         settings.cache.nbits = 2;
     }
     NewSessionDialog dialog(m_capabilities, settings, this);
-    dialog.setWindowTitle(tr("Second session to compare (same prompt)"));
+    dialog.setWindowTitle(settings.serving ? tr("Second session to compare (same workload)")
+                                           : tr("Second session to compare (same prompt)"));
     if (dialog.exec() == QDialog::Accepted) {
         compareWithLive(dialog.settings());
     }

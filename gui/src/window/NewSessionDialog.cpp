@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/NewSessionDialog.h"
 
+#include "kvscope/paged/ServingOptionTable.h"
+
 #include "kvscope/paged/WorkloadCatalog.h"
 
 #include "kvscope/config/ConfigError.h"
@@ -194,6 +196,16 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     m_freePolicy = new QComboBox;
     m_freePolicy->addItem(tr("document (vLLM's design document)"), QStringLiteral("document"));
     m_freePolicy->addItem(tr("current (vLLM's code: null block, unhashed blocks reused first)"), QStringLiteral("current"));
+    // Compare mode from the start: the same workload served a second time with one change (the changes
+    // are paged::ServingOptionTable's, as --compare-serving reads them).
+    m_compareWith = new QComboBox;
+    m_compareWith->addItem(tr("nothing"), QString());
+    m_compareWith->addItem(tr("the same with prefix caching flipped"), QStringLiteral("prefix-caching"));
+    m_compareWith->addItem(tr("the same with half the pool"), QStringLiteral("half-pool"));
+    m_compareWith->addItem(tr("the same with twice the pool"), QStringLiteral("twice-pool"));
+    m_compareWith->addItem(tr("the same with blocks half as large"), QStringLiteral("half-blocks"));
+    m_compareWith->setToolTip(tr("Also serve the workload with this change and compare the two side by side "
+                                 "(steps to finish, hit rate, preemptions, evictions, peak pool usage)"));
     auto* servingLayout = new QFormLayout(m_serving);
     servingLayout->addRow(tr("Workload"), m_workload);
     servingLayout->addRow(tr("Block size (tokens)"), m_blockSize);
@@ -202,6 +214,7 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     servingLayout->addRow(tr("Most running requests"), m_maxSeqs);
     servingLayout->addRow(tr("Prefix caching"), m_prefixCaching);
     servingLayout->addRow(tr("Free policy"), m_freePolicy);
+    servingLayout->addRow(tr("Compare with"), m_compareWith);
     connect(m_serving, &QGroupBox::toggled, this, &NewSessionDialog::updateEnabled);
 
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
@@ -322,6 +335,28 @@ config::RunSettings NewSessionDialog::settings() const {
         settings.tokens = 1 << 20; // a serving run goes on until its last request finishes
     }
     return settings;
+}
+
+std::optional<config::ServingSettings> NewSessionDialog::compareServing() const {
+    const config::RunSettings settings = this->settings();
+    const QString change = m_compareWith->currentData().toString();
+    if (!settings.serving || change.isEmpty()) {
+        return std::nullopt;
+    }
+    const config::ServingSettings& base = *settings.serving;
+    std::string spec;
+    if (change == QLatin1String("prefix-caching")) {
+        spec = base.prefixCaching ? "prefix-caching=off" : "prefix-caching=on";
+    } else if (change == QLatin1String("half-pool")) {
+        spec = "num-blocks=" + std::to_string(std::max(1, base.numBlocks / 2));
+    } else if (change == QLatin1String("twice-pool")) {
+        spec = "num-blocks=" + std::to_string(base.numBlocks * 2);
+    } else {
+        spec = "block-size=" + std::to_string(std::max<std::int64_t>(1, base.blockSize / 2));
+    }
+    const auto changed = paged::ServingOptionTable::changed(base, spec);
+    const auto* result = std::get_if<config::ServingSettings>(&changed);
+    return result ? std::optional<config::ServingSettings>(*result) : std::nullopt;
 }
 
 QString NewSessionDialog::validate() const {

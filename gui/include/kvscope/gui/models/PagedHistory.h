@@ -63,6 +63,9 @@ public:
         std::int32_t evictions = 0;       ///< this step
         std::int32_t preemptions = 0;     ///< this step
         std::int32_t runningRequests = 0; ///< after the step
+        /// Blocks held once the step's tokens were scheduled, before finished requests freed theirs: the
+        /// step's peak as the scheduler counts it (SchedulerStats::peakBlocksUsed is the most of these).
+        std::int32_t scheduledBlocks = 0;
         bool operator==(const StepMetrics&) const = default;
     };
     /// A block a request released, as its BlockFreed event says.

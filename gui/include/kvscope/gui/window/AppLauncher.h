@@ -39,6 +39,8 @@ struct LaunchOptions {
     bool eventLog = false;
     /// --compare-without-press: compare mode against the same live run without its press.
     bool compareWithoutPress = false;
+    /// --compare-serving: compare mode against the same workload served with these settings.
+    std::optional<config::ServingSettings> compareServing;
 };
 
 /// Parses the command line and starts the window: a file, a synthetic session, or a live run (the

@@ -7,6 +7,7 @@
 #include <QDialog>
 
 #include <map>
+#include <optional>
 #include <string>
 
 class QCheckBox;
@@ -47,6 +48,10 @@ public:
     /// Serving: checked, the session serves a workload (built-in or a file) over a paged pool of these
     /// sizes instead of generating from the prompt.
     QGroupBox* servingBox() const { return m_serving; }
+    /// Serving: "Compare with" picked a second run of the same workload (prefix caching flipped, half or
+    /// twice the pool, blocks half as large): its settings; nullopt for none or a session that does not serve.
+    std::optional<config::ServingSettings> compareServing() const;
+    QComboBox* compareWithBox() const { return m_compareWith; }
     QComboBox* workloadBox() const { return m_workload; }
 
 private:
@@ -90,6 +95,7 @@ private:
     QSpinBox* m_maxSeqs;
     QCheckBox* m_prefixCaching;
     QComboBox* m_freePolicy;
+    QComboBox* m_compareWith;
     std::map<std::string, QLineEdit*> m_pressOptions;
 };
 
