@@ -181,6 +181,7 @@ void PagedHistory::apply(const trace::Event& event) {
                     // A request finishes in the step that computed its last token: the lane keeps that
                     // step's work and shows Finished from the next step on.
                     request->carried = Phase::Finished;
+                    request->finishedStep = event.step;
                 }
             } else if constexpr (std::is_same_v<T, BlockAllocatedEvent>) {
                 changes.allocated.push_back(e.block);
@@ -309,6 +310,11 @@ PagedHistory::LaneCell PagedHistory::lane(const std::string& id, std::int64_t st
         return request->lane[static_cast<std::size_t>(step)];
     }
     return step < stepCount() ? LaneCell{request->carried} : LaneCell{};
+}
+
+std::int64_t PagedHistory::finishedStep(const std::string& id) const {
+    const RequestRecord* request = find(id);
+    return request == nullptr ? -1 : request->finishedStep;
 }
 
 std::vector<std::int32_t> PagedHistory::hitsOf(std::uint64_t admittedSequence) const {

@@ -29,12 +29,12 @@ ServingSummary ServingSummary::of(const PagedHistory& history, std::int64_t last
     summary.hitTokens = history.metrics(last).totalHitTokens;
     summary.finished = true;
     for (const std::string& id : history.requestIds()) {
-        const PagedHistory::Phase phase = history.lane(id, last).phase;
-        if (phase == PagedHistory::Phase::Absent) {
+        if (history.lane(id, last).phase == PagedHistory::Phase::Absent) {
             continue; // arrives later
         }
         ++summary.requests;
-        summary.finished = summary.finished && phase == PagedHistory::Phase::Finished;
+        const std::int64_t finished = history.finishedStep(id);
+        summary.finished = summary.finished && finished >= 0 && finished <= last;
     }
     summary.finished = summary.finished && summary.requests > 0;
     return summary;

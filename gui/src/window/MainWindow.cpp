@@ -331,7 +331,11 @@ void MainWindow::updateViewSet() {
         }
     }
     if (serving) {
-        m_metricsDock->raise();
+        // A comparison asked for with the session (File > New session > Serving > Compare with,
+        // --compare-serving) stays in front of the metrics that share its place.
+        if (m_compareDock->isHidden()) {
+            m_metricsDock->raise();
+        }
         showEventLog();
     }
 }

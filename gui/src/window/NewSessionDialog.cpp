@@ -3,6 +3,7 @@
 
 #include "kvscope/paged/ServingOptionTable.h"
 
+#include "kvscope/paged/Workload.h"
 #include "kvscope/paged/WorkloadCatalog.h"
 
 #include "kvscope/config/ConfigError.h"
@@ -179,6 +180,19 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     } catch (const std::exception&) {
         // No built-in folder: a file path still works.
     }
+    // What the workload is for, from its own file: its description says what it shows and with which pool.
+    m_workloadDescription = new QLabel;
+    m_workloadDescription->setWordWrap(true);
+    m_workloadDescription->setMaximumWidth(520);
+    connect(m_workload, &QComboBox::currentTextChanged, this, [this](const QString& name) {
+        try {
+            const paged::Workload workload =
+                paged::Workload::load(paged::WorkloadCatalog::resolve(name.trimmed().toStdString()));
+            m_workloadDescription->setText(QString::fromStdString(workload.description));
+        } catch (const std::exception&) {
+            m_workloadDescription->clear(); // a path being typed; accepting says what is wrong
+        }
+    });
     const int chat = m_workload->findText(QStringLiteral("chat-shared-system-prompt"));
     m_workload->setCurrentIndex(std::max(0, chat));
     const auto spin = [](int minimum, int maximum, int value) {
@@ -208,6 +222,7 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
                                  "(steps to finish, hit rate, preemptions, evictions, peak pool usage)"));
     auto* servingLayout = new QFormLayout(m_serving);
     servingLayout->addRow(tr("Workload"), m_workload);
+    servingLayout->addRow(QString(), m_workloadDescription);
     servingLayout->addRow(tr("Block size (tokens)"), m_blockSize);
     servingLayout->addRow(tr("Pool size (blocks)"), m_numBlocks);
     servingLayout->addRow(tr("Token budget per step"), m_budget);
@@ -336,6 +351,8 @@ config::RunSettings NewSessionDialog::settings() const {
     }
     return settings;
 }
+
+QString NewSessionDialog::workloadDescription() const { return m_workloadDescription->text(); }
 
 std::optional<config::ServingSettings> NewSessionDialog::compareServing() const {
     const config::RunSettings settings = this->settings();

@@ -104,6 +104,8 @@ public:
     const StepChanges& changes(std::int64_t step) const;
     const StepMetrics& metrics(std::int64_t step) const;
     LaneCell lane(const std::string& id, std::int64_t step) const;
+    /// The step a request finished in (its lane shows Finished from the next step on), -1 while it has not.
+    std::int64_t finishedStep(const std::string& id) const;
 
     /// The blocks a RequestAdmitted event's request reused (its BlockTouched events of that admission).
     std::vector<std::int32_t> hitsOf(std::uint64_t admittedSequence) const;
@@ -122,6 +124,7 @@ private:
         std::vector<std::optional<std::string>> pieces;
         std::vector<LaneCell> lane;    ///< from step 0
         Phase carried = Phase::Absent; ///< what the next step starts as
+        std::int64_t finishedStep = -1;
     };
     void openStep(std::int64_t step);
     void apply(const trace::Event& event);

@@ -53,6 +53,8 @@ public:
     std::optional<config::ServingSettings> compareServing() const;
     QComboBox* compareWithBox() const { return m_compareWith; }
     QComboBox* workloadBox() const { return m_workload; }
+    /// The picked workload's description, read from its file (empty for a path that does not read).
+    QString workloadDescription() const;
 
 private:
     void updateEnabled();
@@ -89,6 +91,7 @@ private:
     QFormLayout* m_pressLayout;
     QGroupBox* m_serving;
     QComboBox* m_workload;
+    QLabel* m_workloadDescription;
     QSpinBox* m_blockSize;
     QSpinBox* m_numBlocks;
     QSpinBox* m_budget;
