@@ -14,9 +14,11 @@
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/SessionFailurePanel.h"
 #include "kvscope/gui/window/MainWindow.h"
+#include "kvscope/gui/window/TransportBar.h"
 #include "kvscope/trace/RecordingSink.h"
 
 #include <QTemporaryDir>
+#include <QTest>
 #include <gtest/gtest.h>
 #include <map>
 
@@ -89,7 +91,7 @@ TEST(ServingSessionEngineTest, StepsArriveInTheWindowAndCancelStopsTheRun) {
     window.startLive(servingSettings({"chat-shared-system-prompt", 16, 64, 256, 8, true, "document"}));
     window.transport()->setPlaying(false);
     ASSERT_TRUE(testing::waitUntil([&] { return window.session().stepCount() >= 1; }, 60000));
-    EXPECT_TRUE(window.showsServingViews());
+    EXPECT_TRUE(testing::waitUntil([&] { return window.showsServingViews(); }, 10000)) << "the pool's views show";
     window.session().stepForward();
     window.session().stepForward();
     ASSERT_TRUE(testing::waitUntil([&] { return window.session().stepCount() >= 3; }, 60000));

@@ -118,6 +118,7 @@ CompareView::CompareView(SessionController& a, SessionController& b, ViewSelecti
     m_servingTable->setSelectionMode(QAbstractItemView::NoSelection);
     m_servingTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_servingTable->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_servingTable->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     auto* serving = new QSplitter(Qt::Horizontal, this);
     auto* poolA = new BlockPoolView(a, selection, serving);
     auto* poolB = new BlockPoolView(b, selection, serving);
@@ -306,6 +307,13 @@ void CompareView::recomputeServing() {
     set(Evictions, 2, hasB ? signedNumber(static_cast<double>(b.evictions - a.evictions)) : QString());
     set(PeakBlocks, 2, hasB ? signedNumber(static_cast<double>(b.peakBlocksUsed - a.peakBlocksUsed)) : QString());
     updateStepRow();
+    // The numbers are the point: the table keeps the width they need, the pools share the rest.
+    m_servingTable->resizeColumnsToContents();
+    int width = m_servingTable->verticalHeader()->sizeHint().width() + 2 * m_servingTable->frameWidth() + 8;
+    for (int column = 0; column < m_servingTable->columnCount(); ++column) {
+        width += m_servingTable->columnWidth(column);
+    }
+    m_servingTable->setMinimumWidth(width);
 
     QString verdict;
     if (!hasB) {
