@@ -25,7 +25,6 @@ struct ServingSessionEngine::State {
     std::unique_ptr<serving::ServingLoop> loop;
 };
 
-
 ServingSessionEngine::ServingSessionEngine(const config::RunSettings& settings)
     : m_state(std::make_unique<State>()) {
     State& state = *m_state;
@@ -43,7 +42,8 @@ ServingSessionEngine::ServingSessionEngine(const config::RunSettings& settings)
     state.workloadPath = paged::WorkloadCatalog::resolve(settings.serving->workload);
     state.workload = paged::Workload::load(state.workloadPath);
     state.loaded = runtime::ModelSource::load(settings, model::ModelLoader::device(settings.device));
-    if (const std::string why = serving::PagedModelRunner::refusal(state.loaded.model->architecture()); !why.empty()) {
+    if (const std::string why = serving::PagedModelRunner::refusal(state.loaded.model->architecture());
+        !why.empty()) {
         throw paged::PagedError(why);
     }
     state.metadata = runtime::RunMetadata::build(state.loaded, settings, *state.loaded.text, {},

@@ -195,7 +195,8 @@ TEST(ServeCommandTest, ComparesTheWorkloadWithoutPrefixCachingSideBySide) {
             << id;
     }
     // Both runs recorded: the second beside the first.
-    EXPECT_EQ(ServeCommand::comparedPath(options.out), (directory.path() / "example.compared.kvsess").string());
+    EXPECT_EQ(ServeCommand::comparedPath(options.out),
+              (directory.path() / "example.compared.kvsess").string());
     EXPECT_EQ(kvscope::trace::SessionReader::read(options.out).intactSteps, 8);
     EXPECT_EQ(kvscope::trace::SessionReader::read(ServeCommand::comparedPath(options.out)).intactSteps, 10);
     // A change that cannot be read is refused before anything runs.

@@ -46,7 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         history.extend(timeline);
         std::int64_t sum = 0;
         for (std::int64_t step = 0; step < history.stepCount(); ++step) {
-            sum += history.metrics(step).usedBlocks + static_cast<std::int64_t>(history.changes(step).freed.size());
+            sum += history.metrics(step).usedBlocks +
+                   static_cast<std::int64_t>(history.changes(step).freed.size());
             for (const std::string& id : history.requestIds()) {
                 sum += static_cast<std::int64_t>(history.lane(id, step).phase);
             }

@@ -90,7 +90,8 @@ TEST(ChartViewsTest, ZoomIsSharedBetweenCharts) {
     EXPECT_DOUBLE_EQ(quantization.xAxis->range().lower, 10.0);
     EXPECT_DOUBLE_EQ(quantization.xAxis->range().upper, 20.0);
     selection.clearStepRange();
-    EXPECT_DOUBLE_EQ(memory.xAxis->range().upper, 51.0) << "the whole session, the last step's stair included";
+    EXPECT_DOUBLE_EQ(memory.xAxis->range().upper, 51.0)
+        << "the whole session, the last step's stair included";
 }
 
 } // namespace

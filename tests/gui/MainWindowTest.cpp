@@ -4,38 +4,38 @@
 #include "GuiTestHelpers.h"
 #include "PagedTestSessions.h"
 #include "StandInServingEngine.h"
-#include "kvscope/gui/views/CompareView.h"
-#include "kvscope/gui/views/BlockPoolView.h"
-#include "kvscope/gui/views/RequestLanesView.h"
-#include "kvscope/gui/session/ViewSelection.h"
-#include "kvscope/gui/views/HeadOccupancyView.h"
-#include "kvscope/gui/window/AppLauncher.h"
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/gui/models/EventLogModel.h"
+#include "kvscope/gui/session/ViewSelection.h"
+#include "kvscope/gui/views/BlockPoolView.h"
+#include "kvscope/gui/views/CompareView.h"
 #include "kvscope/gui/views/EventLogView.h"
+#include "kvscope/gui/views/HeadOccupancyView.h"
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/PlotStyle.h"
-#include "kvscope/gui/window/TransportBar.h"
-#include "kvscope/config/PressDescriptions.h"
+#include "kvscope/gui/views/RequestLanesView.h"
 #include "kvscope/gui/views/SessionFailurePanel.h"
+#include "kvscope/gui/window/AppLauncher.h"
 #include "kvscope/gui/window/NewSessionDialog.h"
+#include "kvscope/gui/window/TransportBar.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QComboBox>
-#include <QGroupBox>
-#include <QMenuBar>
-#include <QTableWidget>
 #include <QDockWidget>
 #include <QDropEvent>
-#include <QMimeData>
-#include <QSettings>
-#include <QTemporaryDir>
-#include <QUrl>
-#include <QApplication>
+#include <QGroupBox>
 #include <QLabel>
+#include <QMenuBar>
+#include <QMimeData>
 #include <QPushButton>
+#include <QSettings>
+#include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QTextStream>
 #include <QTimer>
+#include <QUrl>
 
 namespace kvscope::gui {
 namespace {
@@ -515,7 +515,8 @@ void expectTheExampleComparedWithoutPrefixCaching(const CompareView& view) {
     EXPECT_EQ(cell(view, 4, 1), "0");
     EXPECT_EQ(cell(view, 5, 0), "8 of 10");
     EXPECT_TRUE(view.header().contains("prefix caching off")) << view.header().toStdString();
-    EXPECT_TRUE(view.header().contains("B finishes in <b>10</b> steps against A's 8")) << view.header().toStdString();
+    EXPECT_TRUE(view.header().contains("B finishes in <b>10</b> steps against A's 8"))
+        << view.header().toStdString();
 }
 
 config::ServingSettings exampleServing() {
@@ -527,11 +528,11 @@ config::ServingSettings exampleServing() {
 // side with both pools, and writes a painted picture.
 TEST(MainWindowTest, ComparesAServingWorkloadWithoutPrefixCachingFromTheCommandLine) {
     QTemporaryDir dir;
-    const auto parsed = AppLauncher::parse(
-        {"kvscope", "--workload", "prefix-caching-example", "--block-size", "4", "--num-blocks", "10",
-         "--max-num-batched-tokens", "8", "--compare-serving", "prefix-caching=off", "--screenshot",
-         dir.filePath("compare.png"), "--step", "5"},
-        capabilities());
+    const auto parsed =
+        AppLauncher::parse({"kvscope", "--workload", "prefix-caching-example", "--block-size", "4",
+                            "--num-blocks", "10", "--max-num-batched-tokens", "8", "--compare-serving",
+                            "prefix-caching=off", "--screenshot", dir.filePath("compare.png"), "--step", "5"},
+                           capabilities());
     ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
     MainWindow window(testing::servingFactory(), capabilities());
     QString log;

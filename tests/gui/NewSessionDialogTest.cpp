@@ -195,7 +195,8 @@ TEST(NewSessionDialogTest, ServingPicksAWorkloadAndThePool) {
 // of the same workload with one change.
 TEST(NewSessionDialogTest, ServingShowsTheWorkloadsDescriptionAndOffersACompareRun) {
     NewSessionDialog dialog(capabilities(false), config::RunSettings{});
-    EXPECT_TRUE(dialog.workloadDescription().startsWith("A chat service")) << dialog.workloadDescription().toStdString();
+    EXPECT_TRUE(dialog.workloadDescription().startsWith("A chat service"))
+        << dialog.workloadDescription().toStdString();
     dialog.workloadBox()->setCurrentText("burst-preemption");
     EXPECT_FALSE(dialog.workloadDescription().isEmpty());
     EXPECT_FALSE(dialog.workloadDescription().startsWith("A chat service"));

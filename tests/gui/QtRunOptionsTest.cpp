@@ -231,15 +231,26 @@ Parsed servingThrough(bool qt, const std::vector<std::string>& arguments) {
 // kvscope --workload and kvscope-cli serve read the serving options from one table: the same settings and
 // the same refusals, --free-policy read by paged::freePolicyFromString.
 TEST(QtRunOptionsTest, TheServingOptionsParseAndRefuseAlikeThroughBothCommandLines) {
-    const std::vector<std::string> all = {"--workload", "chat-shared-system-prompt", "--block-size", "4",
-                                          "--num-blocks", "24", "--max-num-batched-tokens", "32", "--max-num-seqs",
-                                          "3", "--no-prefix-caching", "--free-policy", "current"};
+    const std::vector<std::string> all = {"--workload",
+                                          "chat-shared-system-prompt",
+                                          "--block-size",
+                                          "4",
+                                          "--num-blocks",
+                                          "24",
+                                          "--max-num-batched-tokens",
+                                          "32",
+                                          "--max-num-seqs",
+                                          "3",
+                                          "--no-prefix-caching",
+                                          "--free-policy",
+                                          "current"};
     for (const bool qt : {true, false}) {
         const Parsed parsed = servingThrough(qt, all);
         ASSERT_TRUE(std::holds_alternative<config::RunSettings>(parsed)) << std::get<std::string>(parsed);
         const config::RunSettings& settings = std::get<config::RunSettings>(parsed);
         ASSERT_TRUE(settings.serving.has_value());
-        EXPECT_EQ(*settings.serving, (config::ServingSettings{"chat-shared-system-prompt", 4, 24, 32, 3, false, "current"}));
+        EXPECT_EQ(*settings.serving,
+                  (config::ServingSettings{"chat-shared-system-prompt", 4, 24, 32, 3, false, "current"}));
         EXPECT_FALSE(std::get<config::RunSettings>(servingThrough(qt, {})).serving.has_value())
             << "no serving option, no serving run";
     }

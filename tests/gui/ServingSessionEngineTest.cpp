@@ -91,7 +91,8 @@ TEST(ServingSessionEngineTest, StepsArriveInTheWindowAndCancelStopsTheRun) {
     window.startLive(servingSettings({"chat-shared-system-prompt", 16, 64, 256, 8, true, "document"}));
     window.transport()->setPlaying(false);
     ASSERT_TRUE(testing::waitUntil([&] { return window.session().stepCount() >= 1; }, 60000));
-    EXPECT_TRUE(testing::waitUntil([&] { return window.showsServingViews(); }, 10000)) << "the pool's views show";
+    EXPECT_TRUE(testing::waitUntil([&] { return window.showsServingViews(); }, 10000))
+        << "the pool's views show";
     window.session().stepForward();
     window.session().stepForward();
     ASSERT_TRUE(testing::waitUntil([&] { return window.session().stepCount() >= 3; }, 60000));
@@ -147,9 +148,10 @@ TEST(ServingSessionEngineTest, ABadWorkloadOrPoolSaysWhyInAUsableWindow) {
 // The issue's "done when", as a new user walks it: File > New session > Serving with "chat with a shared
 // system prompt" with the pool its description suggests (28 blocks of 16, small enough to run short),
 // stepped to the end. `kvscope-cli serve --workload chat-shared-system-prompt --num-blocks 28` counts 26
-// steps, 5 evictions, 1 preemption and 28 blocks at the peak: the window reads the same from the events. The event log explains a block shared (reused by a prefix hit), cached, evicted and a request
-// preempted, each in a sentence; the session saved and opened again replays to the same events, step by
-// step the same pool and the same sentences.
+// steps, 5 evictions, 1 preemption and 28 blocks at the peak: the window reads the same from the events. The
+// event log explains a block shared (reused by a prefix hit), cached, evicted and a request preempted, each
+// in a sentence; the session saved and opened again replays to the same events, step by step the same pool
+// and the same sentences.
 TEST(ServingSessionEngineTest, AChatBehindASharedSystemPromptIsExplainedAndReplaysIdentically) {
     constexpr std::int32_t kChatBlocks = 28;
     QTemporaryDir dir;

@@ -29,7 +29,8 @@ TEST(ServingSummaryTest, TheDesignDocumentsExample) {
     EXPECT_DOUBLE_EQ(summary.prefixHitRate(), 20.0 / 58.0);
     EXPECT_EQ(summary.evictions, 1) << "block 3";
     EXPECT_EQ(summary.preemptions, 0);
-    EXPECT_EQ(summary.peakBlocksUsed, 8) << "r2's table [0, 1, 2, 7, 8, 9, 4, 3] at step 5, freed as it finishes";
+    EXPECT_EQ(summary.peakBlocksUsed, 8)
+        << "r2's table [0, 1, 2, 7, 8, 9, 4, 3] at step 5, freed as it finishes";
     EXPECT_EQ(summary.numBlocks, 10);
     // Up to step 3: r0 alone, finished at step 3, 5 blocks at most.
     const ServingSummary early = summaryOf(testing::designExample(), 3);
@@ -64,10 +65,12 @@ TEST(ServingSummaryTest, AgreesWithTheSchedulersStatistics) {
           testing::request("r2", 5, testing::join(testing::ids(100, 12), testing::ids(300, 17)), 1)}},
         {"preemption",
          small,
-         {testing::request("r0", 0, testing::ids(100, 4), 8), testing::request("r1", 0, testing::ids(200, 4), 8)}},
+         {testing::request("r0", 0, testing::ids(100, 4), 8),
+          testing::request("r1", 0, testing::ids(200, 4), 8)}},
         {"shared prefix, short pool",
          chat,
-         {testing::request("a", 0, testing::ids(100, 70), 20), testing::request("b", 1, testing::ids(100, 75), 20),
+         {testing::request("a", 0, testing::ids(100, 70), 20),
+          testing::request("b", 1, testing::ids(100, 75), 20),
           testing::request("c", 2, testing::join(testing::ids(100, 64), testing::ids(400, 20)), 20),
           testing::request("d", 3, testing::ids(100, 90), 20)}},
     };
@@ -107,8 +110,9 @@ TEST(ServingSummaryTest, DescribesThePool) {
     pool.freePolicy = 1;
     pool.maxNumBatchedTokens = 8;
     pool.maxNumSeqs = 2;
-    EXPECT_EQ(ServingSummary::describePool(pool),
-              "10 blocks of 4 tokens, prefix caching off, budget 8 tokens, 2 running at most, free policy current");
+    EXPECT_EQ(
+        ServingSummary::describePool(pool),
+        "10 blocks of 4 tokens, prefix caching off, budget 8 tokens, 2 running at most, free policy current");
 }
 
 } // namespace

@@ -14,8 +14,8 @@
 #include "kvscope/trace/SessionWriter.h"
 
 #include <ATen/ATen.h>
-#include <cstdio>
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -130,8 +130,8 @@ nlohmann::json serveOnce(runtime::ModelSource::Loaded& loaded, const config::Run
     const serving::SamplingSettings sampling{settings.temperature, settings.topK, settings.seed};
     std::unique_ptr<serving::ServingLoop> serving;
     try {
-        serving = std::make_unique<serving::ServingLoop>(languageModel, text, pagedConfig, sampling,
-                                                         session.get());
+        serving =
+            std::make_unique<serving::ServingLoop>(languageModel, text, pagedConfig, sampling, session.get());
         serving->add(workload);
         while (serving->step()) {
             progress << "\rstep " << serving->scheduler().step() << ": "
@@ -225,7 +225,8 @@ nlohmann::json ServeCommand::run(const ServeOptions& options, std::ostream& prog
 
     const at::Device device = model::ModelLoader::device(settings.device);
     runtime::ModelSource::Loaded loaded = runtime::ModelSource::load(settings, device);
-    if (const std::string why = serving::PagedModelRunner::refusal(loaded.model->architecture()); !why.empty()) {
+    if (const std::string why = serving::PagedModelRunner::refusal(loaded.model->architecture());
+        !why.empty()) {
         throw paged::PagedError(why);
     }
     nlohmann::json summary =
@@ -234,8 +235,8 @@ nlohmann::json ServeCommand::run(const ServeOptions& options, std::ostream& prog
         return summary;
     }
     const std::string comparedOut = options.out.empty() ? std::string() : comparedPath(options.out);
-    nlohmann::json second = serveOnce(loaded, settings, paged::PagedConfig::fromSettings(*compared), workloadPath,
-                                      workload, comparedOut, progress);
+    nlohmann::json second = serveOnce(loaded, settings, paged::PagedConfig::fromSettings(*compared),
+                                      workloadPath, workload, comparedOut, progress);
     nlohmann::json sideBySide = nlohmann::json::object();
     for (const std::string& key : comparedKeys()) {
         sideBySide[key] = nlohmann::json::array({summary.at(key), second.at(key)});
@@ -253,8 +254,9 @@ std::string ServeCommand::comparedPath(const std::string& out) {
 }
 
 const std::vector<std::string>& ServeCommand::comparedKeys() {
-    static const std::vector<std::string> keys = {"steps",       "prefix_hit_rate", "hit_tokens",      "query_tokens",
-                                                  "preemptions", "evictions",       "peak_blocks_used"};
+    static const std::vector<std::string> keys = {"steps",           "prefix_hit_rate", "hit_tokens",
+                                                  "query_tokens",    "preemptions",     "evictions",
+                                                  "peak_blocks_used"};
     return keys;
 }
 

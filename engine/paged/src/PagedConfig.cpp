@@ -57,7 +57,9 @@ PagedConfig PagedConfig::fromSettings(const config::ServingSettings& serving) {
     return config;
 }
 
-std::string_view allowedFreePolicies() { return "document, current"; }
+std::string_view allowedFreePolicies() {
+    return "document, current";
+}
 
 std::string_view toString(FreePolicy policy) {
     switch (policy) {

@@ -139,7 +139,8 @@ QString BlockTableView::fullBlockText(std::size_t slot) const {
     QString text;
     for (std::int64_t i = 0; i < paged.blockSize; ++i) {
         const std::int64_t position = static_cast<std::int64_t>(slot) * paged.blockSize + i;
-        if (const std::optional<std::string> piece = m_session.paged().piece(request.toStdString(), position)) {
+        if (const std::optional<std::string> piece =
+                m_session.paged().piece(request.toStdString(), position)) {
             text += QString::fromStdString(*piece);
         }
     }
@@ -164,7 +165,8 @@ QString BlockTableView::blockText(std::size_t group, std::size_t slot) const {
     }
     QFont small = font();
     small.setPointSizeF(std::max(6.0, font().pointSizeF() * 0.8));
-    return QFontMetrics(small).elidedText(fullBlockText(slot), Qt::ElideRight, static_cast<int>(blockWidth) - 4);
+    return QFontMetrics(small).elidedText(fullBlockText(slot), Qt::ElideRight,
+                                          static_cast<int>(blockWidth) - 4);
 }
 
 void BlockTableView::paintEvent(QPaintEvent*) {
@@ -225,8 +227,10 @@ void BlockTableView::paintEvent(QPaintEvent*) {
             if (const QString text = blockText(group, slot); !text.isEmpty()) {
                 // Narrow cells: the block's tokens as one text, on the colour most of the block has.
                 const std::int64_t computed = std::clamp<std::int64_t>(
-                    request->numComputedTokens - static_cast<std::int64_t>(slot) * paged.blockSize, 0, paged.blockSize);
-                painter.setPen(2 * computed > paged.blockSize && colour.lightnessF() < 0.6 ? Qt::white : Qt::black);
+                    request->numComputedTokens - static_cast<std::int64_t>(slot) * paged.blockSize, 0,
+                    paged.blockSize);
+                painter.setPen(2 * computed > paged.blockSize && colour.lightnessF() < 0.6 ? Qt::white
+                                                                                           : Qt::black);
                 painter.drawText(box.adjusted(2, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
             }
             const bool shared = static_cast<std::size_t>(block) < paged.blocks.size() &&

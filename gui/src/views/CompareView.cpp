@@ -3,23 +3,22 @@
 
 #include "kvscope/gui/models/PressExplainer.h"
 #include "kvscope/gui/models/SessionTokens.h"
-#include "kvscope/gui/views/CursorPlot.h"
+#include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/views/BlockPoolView.h"
+#include "kvscope/gui/views/CursorPlot.h"
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/PlotStyle.h"
-#include "kvscope/gui/session/SessionController.h"
 
 #include <QHBoxLayout>
-#include <QLabel>
 #include <QHeaderView>
+#include <QLabel>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
-#include <qcustomplot.h>
-
 #include <algorithm>
 #include <optional>
+#include <qcustomplot.h>
 
 namespace kvscope::gui {
 namespace {
@@ -61,9 +60,11 @@ QString readable(const std::string& text) {
 
 } // namespace
 
-CompareView::CompareView(SessionController& a, SessionController& b, ViewSelection& selection, QWidget* parent)
+CompareView::CompareView(SessionController& a, SessionController& b, ViewSelection& selection,
+                         QWidget* parent)
     : QWidget(parent), m_a(a), m_b(b), m_header(new QLabel(this)), m_texts(new QLabel(this)),
-      m_plot(new CursorPlot(this)), m_pages(new QStackedWidget(this)), m_servingTable(new QTableWidget(this)) {
+      m_plot(new CursorPlot(this)), m_pages(new QStackedWidget(this)),
+      m_servingTable(new QTableWidget(this)) {
     m_header->setTextFormat(Qt::RichText);
     m_header->setWordWrap(true);
     m_texts->setTextFormat(Qt::RichText);
@@ -171,7 +172,9 @@ QString CompareView::texts() const { return m_texts->text(); }
 
 QString CompareView::header() const { return m_header->text(); }
 
-bool CompareView::showsServing() const { return m_pages->currentIndex() == 1; }
+bool CompareView::showsServing() const {
+    return m_pages->currentIndex() == 1;
+}
 
 void CompareView::recompute() {
     if (m_a.paged().active()) {
@@ -248,9 +251,9 @@ QString poolOf(const SessionController& session) {
         return session.mode() == SessionController::Mode::Empty ? QObject::tr("(none)")
                                                                 : QObject::tr("not a serving session");
     }
-    return QStringLiteral("%1 — %2").arg(session.name().toHtmlEscaped(),
-                                          QString::fromStdString(ServingSummary::describePool(session.paged().pool()))
-                                              .toHtmlEscaped());
+    return QStringLiteral("%1 — %2").arg(
+        session.name().toHtmlEscaped(),
+        QString::fromStdString(ServingSummary::describePool(session.paged().pool())).toHtmlEscaped());
 }
 
 QString signedNumber(double value, int decimals = 0) {
@@ -268,9 +271,9 @@ void CompareView::recomputeServing() {
     const ServingSummary& b = m_servingB;
     const bool hasB = m_b.paged().active();
     m_servingTable->setRowCount(RowCount);
-    m_servingTable->setVerticalHeaderLabels({tr("Steps to finish"), tr("Prefix hit rate"), tr("Prompt tokens hit"),
-                                             tr("Preemptions"), tr("Evictions"), tr("Peak blocks used"),
-                                             tr("Blocks used at this step")});
+    m_servingTable->setVerticalHeaderLabels({tr("Steps to finish"), tr("Prefix hit rate"),
+                                             tr("Prompt tokens hit"), tr("Preemptions"), tr("Evictions"),
+                                             tr("Peak blocks used"), tr("Blocks used at this step")});
     const auto steps = [](const ServingSummary& summary) {
         return summary.finished ? QString::number(summary.steps) : tr("%1 so far").arg(summary.steps);
     };
@@ -300,12 +303,14 @@ void CompareView::recomputeServing() {
         set(PeakBlocks, column, shown ? peak(summary) : QString());
     }
     set(Steps, 2, hasB ? signedNumber(static_cast<double>(b.steps - a.steps)) : QString());
-    set(HitRate, 2, hasB ? signedNumber(100.0 * (b.prefixHitRate() - a.prefixHitRate()), 1) + QStringLiteral(" pt")
-                         : QString());
+    set(HitRate, 2,
+        hasB ? signedNumber(100.0 * (b.prefixHitRate() - a.prefixHitRate()), 1) + QStringLiteral(" pt")
+             : QString());
     set(HitTokens, 2, hasB ? signedNumber(static_cast<double>(b.hitTokens - a.hitTokens)) : QString());
     set(Preemptions, 2, hasB ? signedNumber(static_cast<double>(b.preemptions - a.preemptions)) : QString());
     set(Evictions, 2, hasB ? signedNumber(static_cast<double>(b.evictions - a.evictions)) : QString());
-    set(PeakBlocks, 2, hasB ? signedNumber(static_cast<double>(b.peakBlocksUsed - a.peakBlocksUsed)) : QString());
+    set(PeakBlocks, 2,
+        hasB ? signedNumber(static_cast<double>(b.peakBlocksUsed - a.peakBlocksUsed)) : QString());
     updateStepRow();
     // The numbers are the point: the table keeps the width they need, the pools share the rest.
     m_servingTable->resizeColumnsToContents();
@@ -323,11 +328,12 @@ void CompareView::recomputeServing() {
     } else if (!a.finished || !b.finished) {
         verdict = tr("Still running: the numbers so far.");
     } else {
-        verdict = tr("B finishes in <b>%1</b> steps against A's %2, with a prefix hit rate of <b>%3</b> against "
-                     "%4.")
-                      .arg(b.steps)
-                      .arg(a.steps)
-                      .arg(rate(b), rate(a));
+        verdict =
+            tr("B finishes in <b>%1</b> steps against A's %2, with a prefix hit rate of <b>%3</b> against "
+               "%4.")
+                .arg(b.steps)
+                .arg(a.steps)
+                .arg(rate(b), rate(a));
     }
     m_header->setText(tr("<b>A</b>: %1<br><b>B</b>: %2<br>%3").arg(poolOf(m_a), poolOf(m_b), verdict));
 }

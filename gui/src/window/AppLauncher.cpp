@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/AppLauncher.h"
 
+#include "kvscope/config/ConfigError.h"
+#include "kvscope/gui/session/SessionController.h"
+#include "kvscope/gui/session/SyntheticEngine.h"
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/window/MainWindow.h"
 #include "kvscope/gui/window/QtRunOptions.h"
-#include "kvscope/gui/session/SessionController.h"
-#include "kvscope/gui/session/SyntheticEngine.h"
-#include "kvscope/config/ConfigError.h"
 #include "kvscope/paged/ServingOptionTable.h"
 #include "kvscope/trace/RecordingSink.h"
 
+#include <QAction>
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -17,7 +18,6 @@
 #include <QHash>
 #include <QImage>
 #include <QRegularExpression>
-#include <QAction>
 #include <QTextStream>
 
 namespace kvscope::gui {
@@ -72,7 +72,8 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     // (paged::ServingOptionTable, defaults from config::ServingSettings).
     QtRunOptions::addTo(parser, config::RunSettings{}, paged::ServingOptionTable::options());
     QtRunOptions::addTo(parser, config::RunSettings{}, {paged::ServingOptionTable::compareOption()});
-    parser.addOptions({screenshot, step, layer, size, compare, synthetic, pressScores, events, compareWithoutPress});
+    parser.addOptions(
+        {screenshot, step, layer, size, compare, synthetic, pressScores, events, compareWithoutPress});
     if (!parser.parse(arguments)) {
         return parser.errorText();
     }
@@ -112,8 +113,9 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
                               "--no-prefix-caching and --free-policy go with --workload");
     }
     if (parser.isSet(compareServing) && !servingRun.serving) {
-        return QStringLiteral("--compare-serving goes with --workload: it serves the same workload a second time "
-                              "with its changes");
+        return QStringLiteral(
+            "--compare-serving goes with --workload: it serves the same workload a second time "
+            "with its changes");
     }
     if (servingRun.serving) {
         if (!options.file.isEmpty() || parser.isSet(synthetic)) {

@@ -1,23 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/NewSessionDialog.h"
 
+#include "kvscope/config/ConfigError.h"
 #include "kvscope/paged/ServingOptionTable.h"
-
 #include "kvscope/paged/Workload.h"
 #include "kvscope/paged/WorkloadCatalog.h"
 
-#include "kvscope/config/ConfigError.h"
-
+#include <QCheckBox>
 #include <QComboBox>
-#include <QDoubleSpinBox>
 #include <QDialogButtonBox>
+#include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
-#include <QLabel>
-#include <QCheckBox>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
@@ -25,7 +23,6 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
-
 #include <algorithm>
 #include <functional>
 
@@ -352,7 +349,9 @@ config::RunSettings NewSessionDialog::settings() const {
     return settings;
 }
 
-QString NewSessionDialog::workloadDescription() const { return m_workloadDescription->text(); }
+QString NewSessionDialog::workloadDescription() const {
+    return m_workloadDescription->text();
+}
 
 std::optional<config::ServingSettings> NewSessionDialog::compareServing() const {
     const config::RunSettings settings = this->settings();

@@ -5,7 +5,6 @@
 #include "kvscope/gui/models/ServingSummary.h"
 
 #include <QWidget>
-
 #include <cstdint>
 #include <vector>
 

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "kvscope/gui/session/SessionEngine.h"
 #include "kvscope/config/RunSettings.h"
+#include "kvscope/gui/session/SessionEngine.h"
 
 #include <QDialog>
-
 #include <map>
 #include <optional>
 #include <string>
@@ -49,7 +48,8 @@ public:
     /// sizes instead of generating from the prompt.
     QGroupBox* servingBox() const { return m_serving; }
     /// Serving: "Compare with" picked a second run of the same workload (prefix caching flipped, half or
-    /// twice the pool, blocks half as large): its settings; nullopt for none or a session that does not serve.
+    /// twice the pool, blocks half as large): its settings; nullopt for none or a session that does not
+    /// serve.
     std::optional<config::ServingSettings> compareServing() const;
     QComboBox* compareWithBox() const { return m_compareWith; }
     QComboBox* workloadBox() const { return m_workload; }
