@@ -619,5 +619,33 @@ TEST(MainWindowTest, ComparesAServingWorkloadFromTheNewSessionDialogAndTheCompar
     EXPECT_TRUE(other.compareServing(exampleServing()).contains("Serve a workload first"));
 }
 
+// kvscope A.kvsess --compare B.kvsess with two serving sessions: the numbers side by side, the compare dock
+// in front of the serving metrics that share its place once the window is up.
+TEST(MainWindowTest, ComparesTwoServingSessionFiles) {
+    QTemporaryDir dir;
+    const QString a = dir.filePath(QStringLiteral("a.kvsess"));
+    const QString b = dir.filePath(QStringLiteral("b.kvsess"));
+    {
+        SessionController writer;
+        writer.setRecordedSession({}, testing::designExample(), "a");
+        ASSERT_EQ(writer.saveAs(a), QString());
+        writer.setRecordedSession({}, testing::preemption(), "b");
+        ASSERT_EQ(writer.saveAs(b), QString());
+    }
+    MainWindow window(testing::servingFactory(), capabilities());
+    window.resize(1400, 900);
+    ASSERT_EQ(window.openFileNow(a), QString());
+    ASSERT_EQ(window.compareWithFileNow(b), QString());
+    window.show();
+    QCoreApplication::processEvents();
+    EXPECT_TRUE(window.compareView()->showsServing());
+    EXPECT_TRUE(window.findChild<QDockWidget*>(QStringLiteral("compareDock"))->isVisible());
+    EXPECT_FALSE(window.findChild<QDockWidget*>(QStringLiteral("servingMetricsDock"))->isVisible())
+        << "behind the compare tab";
+    EXPECT_EQ(window.compareView()->servingA().steps, 6);
+    EXPECT_EQ(window.compareView()->servingA().hitTokens, 20);
+    EXPECT_GT(window.compareView()->servingB().preemptions, 0);
+}
+
 } // namespace
 } // namespace kvscope::gui

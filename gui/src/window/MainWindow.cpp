@@ -1,26 +1,26 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/MainWindow.h"
 
+#include "kvscope/gui/models/EventExplainer.h"
+#include "kvscope/gui/session/SessionController.h"
+#include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/views/BlockPoolView.h"
 #include "kvscope/gui/views/BlockTableView.h"
 #include "kvscope/gui/views/CompareView.h"
-#include "kvscope/gui/models/EventExplainer.h"
 #include "kvscope/gui/views/EventLogView.h"
-#include "kvscope/gui/views/LayerTableView.h"
 #include "kvscope/gui/views/HeadOccupancyView.h"
+#include "kvscope/gui/views/LayerTableView.h"
 #include "kvscope/gui/views/MaskView.h"
 #include "kvscope/gui/views/MemoryView.h"
-#include "kvscope/gui/window/NewSessionDialog.h"
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/PrefixTreeView.h"
 #include "kvscope/gui/views/QuantizationView.h"
 #include "kvscope/gui/views/RequestLanesView.h"
 #include "kvscope/gui/views/ServingMetricsChart.h"
-#include "kvscope/gui/session/SessionController.h"
-#include "kvscope/gui/views/TransferTimelineView.h"
-#include "kvscope/gui/window/TransportBar.h"
-#include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/views/SessionFailurePanel.h"
+#include "kvscope/gui/views/TransferTimelineView.h"
+#include "kvscope/gui/window/NewSessionDialog.h"
+#include "kvscope/gui/window/TransportBar.h"
 
 #include <QAction>
 #include <QApplication>
@@ -40,6 +40,7 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolButton>
 #include <qcustomplot.h>
 
@@ -302,15 +303,21 @@ QString MainWindow::compareWithFileNow(const QString& path) {
         return error;
     }
     m_compareSession->setCurrentStep(m_session->currentStep());
-    m_compareDock->show();
-    m_compareDock->raise();
+    showCompareDock();
     return {};
 }
 
 void MainWindow::compareWithLive(const config::RunSettings& settings) {
     m_compareSession->startLive(settings, SessionController::Generation::ToTheEnd);
+    showCompareDock();
+}
+
+void MainWindow::showCompareDock() {
     m_compareDock->show();
     m_compareDock->raise();
+    // Again once the window is up: a tab raised before the window is shown (a file opened with --compare,
+    // whose serving metrics dock appeared first) does not stay in front.
+    QTimer::singleShot(0, m_compareDock, [dock = m_compareDock] { dock->raise(); });
 }
 
 bool MainWindow::showsServingViews() const { return !m_serving->isHidden(); }
