@@ -40,7 +40,6 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QTimer>
 #include <QToolButton>
 #include <qcustomplot.h>
 
@@ -303,21 +302,15 @@ QString MainWindow::compareWithFileNow(const QString& path) {
         return error;
     }
     m_compareSession->setCurrentStep(m_session->currentStep());
-    showCompareDock();
+    m_compareDock->show();
+    m_compareDock->raise();
     return {};
 }
 
 void MainWindow::compareWithLive(const config::RunSettings& settings) {
     m_compareSession->startLive(settings, SessionController::Generation::ToTheEnd);
-    showCompareDock();
-}
-
-void MainWindow::showCompareDock() {
     m_compareDock->show();
     m_compareDock->raise();
-    // Again once the window is up: a tab raised before the window is shown (a file opened with --compare,
-    // whose serving metrics dock appeared first) does not stay in front.
-    QTimer::singleShot(0, m_compareDock, [dock = m_compareDock] { dock->raise(); });
 }
 
 bool MainWindow::showsServingViews() const { return !m_serving->isHidden(); }

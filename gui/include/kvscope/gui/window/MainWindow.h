@@ -114,8 +114,6 @@ private:
     void updateStatus();
     /// Shows the serving views for a serving session, the per-layer views for any other.
     void updateViewSet();
-    /// Shows the compare dock in front of the docks that share its place.
-    void showCompareDock();
     void updateLiveState();
     void showError(const QString& message);
     QDockWidget* addDock(QWidget* view, const QString& title, const QString& name, Qt::DockWidgetArea area);
