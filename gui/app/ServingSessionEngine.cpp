@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ServingSessionEngine.h"
 
+#include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/paged/PagedConfig.h"
 #include "kvscope/paged/PagedError.h"
@@ -24,26 +25,6 @@ struct ServingSessionEngine::State {
     std::unique_ptr<serving::ServingLoop> loop;
 };
 
-namespace {
-
-paged::PagedConfig pagedConfigOf(const config::ServingSettings& serving) {
-    paged::PagedConfig config;
-    config.blockSize = serving.blockSize;
-    config.numBlocks = serving.numBlocks;
-    config.maxNumBatchedTokens = serving.maxNumBatchedTokens;
-    config.maxNumSeqs = serving.maxNumSeqs;
-    config.prefixCaching = serving.prefixCaching;
-    const std::optional<paged::FreePolicy> policy = paged::freePolicyFromString(serving.freePolicy);
-    if (!policy) {
-        throw paged::PagedError("free policy '" + serving.freePolicy + "': use document or current");
-    }
-    config.freePolicy = *policy;
-    config.validate();
-    return config;
-}
-
-} // namespace
-
 ServingSessionEngine::ServingSessionEngine(const config::RunSettings& settings)
     : m_state(std::make_unique<State>()) {
     State& state = *m_state;
@@ -57,10 +38,14 @@ ServingSessionEngine::ServingSessionEngine(const config::RunSettings& settings)
             "serving pages a dynamic cache only: presses, quantized, static and offloaded "
             "caches are not paged; pick the dynamic cache without a press");
     }
-    state.paged = pagedConfigOf(*settings.serving);
+    state.paged = paged::PagedConfig::fromSettings(*settings.serving);
     state.workloadPath = paged::WorkloadCatalog::resolve(settings.serving->workload);
     state.workload = paged::Workload::load(state.workloadPath);
     state.loaded = runtime::ModelSource::load(settings, model::ModelLoader::device(settings.device));
+    if (const std::string why = serving::PagedModelRunner::refusal(state.loaded.model->architecture());
+        !why.empty()) {
+        throw paged::PagedError(why);
+    }
     state.metadata = runtime::RunMetadata::build(state.loaded, settings, *state.loaded.text, {},
                                                  runtime::RunMetadata::nowUnixNs());
     state.metadata.cacheKind = "paged";

@@ -19,6 +19,14 @@ using kvscope::testing::refusal;
 
 namespace {
 
+/// Serve options for `workload` with the pool's defaults (config::ServingSettings).
+ServeOptions serving(const std::string& workload) {
+    ServeOptions options;
+    options.run.serving.emplace();
+    options.run.serving->workload = workload;
+    return options;
+}
+
 nlohmann::json serve(const ServeOptions& options) {
     std::ostringstream progress;
     return ServeCommand::run(options, progress);
@@ -36,11 +44,10 @@ const nlohmann::json& requestOf(const nlohmann::json& summary, const std::string
 } // namespace
 
 TEST(ServeCommandTest, TheDesignDocumentsWorkedExampleReproducesItsTables) {
-    ServeOptions options;
-    options.workload = "prefix-caching-example";
+    ServeOptions options = serving("prefix-caching-example");
     options.run.preset = "llama";
-    options.paged.blockSize = 4;
-    options.paged.numBlocks = 10;
+    options.run.serving->blockSize = 4;
+    options.run.serving->numBlocks = 10;
     const nlohmann::json summary = serve(options);
     EXPECT_EQ(requestOf(summary, "r0").at("block_table"), nlohmann::json::parse("[[0, 1, 2, 3, 4]]"));
     EXPECT_EQ(requestOf(summary, "r1").at("block_table"), nlohmann::json::parse("[[0, 1, 5, 6]]"));
@@ -92,13 +99,12 @@ TEST(ServeCommandTest, EveryRequestGetsTheTokensOfItsSoloRun) {
     std::ofstream(path) << workload.dump(2);
 
     for (const std::string& preset : {"llama", "gemma3"}) {
-        ServeOptions options;
-        options.workload = path;
+        ServeOptions options = serving(path);
         options.run.preset = preset;
-        options.paged.blockSize = 4;
-        options.paged.numBlocks = 40;
-        options.paged.maxNumBatchedTokens = 24;
-        options.paged.maxNumSeqs = 4;
+        options.run.serving->blockSize = 4;
+        options.run.serving->numBlocks = 40;
+        options.run.serving->maxNumBatchedTokens = 24;
+        options.run.serving->maxNumSeqs = 4;
         const nlohmann::json summary = serve(options);
         EXPECT_GT(summary.at("preemptions").get<int64_t>(), 0) << preset;
         EXPECT_GT(summary.at("prefix_hit_rate").get<double>(), 0.0) << preset;
@@ -126,11 +132,10 @@ TEST(ServeCommandTest, EveryRequestGetsTheTokensOfItsSoloRun) {
 
 TEST(ServeCommandTest, RecordsASessionThatReads) {
     kvscope::testing::TemporaryDirectory directory("serve-session");
-    ServeOptions options;
-    options.workload = "prefix-caching-example";
+    ServeOptions options = serving("prefix-caching-example");
     options.run.preset = "gemma2";
-    options.paged.blockSize = 4;
-    options.paged.numBlocks = 24;
+    options.run.serving->blockSize = 4;
+    options.run.serving->numBlocks = 24;
     options.out = (directory.path() / "serve.kvsess").string();
     const nlohmann::json summary = serve(options);
     EXPECT_GT(summary.at("session").at("events").get<int64_t>(), 0);
@@ -141,8 +146,7 @@ TEST(ServeCommandTest, RecordsASessionThatReads) {
 }
 
 TEST(ServeCommandTest, RefusesWhatIsNotPagedWithTheReason) {
-    ServeOptions options;
-    options.workload = "prefix-caching-example";
+    ServeOptions options = serving("prefix-caching-example");
     options.run.cache.kind = kvscope::config::CacheKind::Quantized;
     EXPECT_NE(refusal([&] { serve(options); }).find("quantized caches are not paged"), std::string::npos);
     options.run.cache.kind = kvscope::config::CacheKind::Dynamic;
@@ -152,6 +156,50 @@ TEST(ServeCommandTest, RefusesWhatIsNotPagedWithTheReason) {
     options.run.preset = "whisper";
     EXPECT_NE(refusal([&] { serve(options); }).find("encoder-decoder"), std::string::npos);
     options.run.preset = "llama";
-    options.workload = "no-such-workload";
+    options.run.serving->workload = "no-such-workload";
     EXPECT_NE(refusal([&] { serve(options); }).find("no-such-workload"), std::string::npos);
+}
+
+// Compare mode: the design document's example served twice, with prefix caching and without, under a budget
+// of 8 tokens a step. Worked by hand (docs/paged.md): with caching r0 prefills in steps 0-1 and decodes to
+// step 4; r1 (arriving at 4) reuses 8 tokens and computes 6 in step 4; r2 (arriving at 5) reuses 12 and
+// computes 17 over steps 5-7: 8 steps, 20 of 58 prompt tokens hit, block 3 evicted, r2's 8 blocks at the
+// peak. Without, r1 computes 14 over steps 4-5, r2 takes the last budget token of step 5 and 28 more over
+// steps 6-9: 10 steps, no hit, nothing cached so nothing evicted.
+TEST(ServeCommandTest, ComparesTheWorkloadWithoutPrefixCachingSideBySide) {
+    kvscope::testing::TemporaryDirectory directory("serve-compare");
+    ServeOptions options = serving("prefix-caching-example");
+    options.run.preset = "llama";
+    options.run.serving->blockSize = 4;
+    options.run.serving->numBlocks = 10;
+    options.run.serving->maxNumBatchedTokens = 8;
+    options.compare = "prefix-caching=off";
+    options.out = (directory.path() / "example.kvsess").string();
+    const nlohmann::json summary = serve(options);
+    const nlohmann::json& sides = summary.at("side_by_side");
+    EXPECT_EQ(sides.at("steps"), nlohmann::json::parse("[8, 10]"));
+    EXPECT_EQ(sides.at("hit_tokens"), nlohmann::json::parse("[20, 0]"));
+    EXPECT_EQ(sides.at("query_tokens"), nlohmann::json::parse("[58, 58]"));
+    EXPECT_DOUBLE_EQ(sides.at("prefix_hit_rate")[0].get<double>(), 20.0 / 58.0);
+    EXPECT_DOUBLE_EQ(sides.at("prefix_hit_rate")[1].get<double>(), 0.0);
+    EXPECT_EQ(sides.at("evictions"), nlohmann::json::parse("[1, 0]"));
+    EXPECT_EQ(sides.at("preemptions"), nlohmann::json::parse("[0, 0]"));
+    EXPECT_EQ(sides.at("peak_blocks_used"), nlohmann::json::parse("[8, 8]"));
+    EXPECT_EQ(summary.at("compared_label"), "prefix caching off");
+    EXPECT_EQ(summary.at("baseline").at("paged").at("prefix_caching"), true);
+    EXPECT_EQ(summary.at("compared").at("paged").at("prefix_caching"), false);
+    // The same tokens either way: caching changes what is computed, never what is produced.
+    for (const char* id : {"r0", "r1", "r2"}) {
+        EXPECT_EQ(requestOf(summary.at("baseline"), id).at("output_ids"),
+                  requestOf(summary.at("compared"), id).at("output_ids"))
+            << id;
+    }
+    // Both runs recorded: the second beside the first.
+    EXPECT_EQ(ServeCommand::comparedPath(options.out),
+              (directory.path() / "example.compared.kvsess").string());
+    EXPECT_EQ(kvscope::trace::SessionReader::read(options.out).intactSteps, 8);
+    EXPECT_EQ(kvscope::trace::SessionReader::read(ServeCommand::comparedPath(options.out)).intactSteps, 10);
+    // A change that cannot be read is refused before anything runs.
+    options.compare = "pool=3";
+    EXPECT_NE(refusal([&] { serve(options); }).find("unknown setting `pool` to change"), std::string::npos);
 }

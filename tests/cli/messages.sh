@@ -48,6 +48,7 @@ expect "serve --cache quantized" "quantized caches are not paged" serve --worklo
 expect "serve --preset whisper" "is an encoder-decoder" serve --workload prefix-caching-example --preset whisper
 expect "serve --workload nope" "built-in workloads are burst-preemption" serve --workload nope
 expect "serve a pool too small" "raise --num-blocks" serve --workload prefix-caching-example --num-blocks 2 --block-size 4
+expect "serve --compare-serving pool=3" "to change (allowed: block-size" serve --workload prefix-caching-example --compare-serving pool=3
 expect "replay --step -1" "--step: must be a whole number at least 0" replay /dev/null --step -1
 printf 'a corpus of a few bytes\nand another line of text\n' >"$empty/corpus.txt"
 expect "train --preset gpt5" "unknown preset \`gpt5\` (allowed: gemma2" \

@@ -2,7 +2,10 @@
 // libFuzzer target: SessionReader::read must survive any bytes (no crash, no hang, bounded memory), and so
 // must a file-backed Timeline (Timeline::openFile: SessionReader::scan, then steps decoded on demand).
 // Build: CXX=clang++ cmake --preset dev -B build/fuzz && ninja -C build/fuzz SessionReaderFuzzer
-// Run:   build/fuzz/tests/fuzz/SessionReaderFuzzer -max_len=65536 -rss_limit_mb=1024 tests/data/sessions
+// Run:   build/fuzz/tests/fuzz/SessionReaderFuzzer -max_len=65536 -rss_limit_mb=1024 tests/fuzz/session-seeds
+//        (crashers found so far: tests/fuzz/session-regressions, replayed by SessionReaderRegressionTest)
+#include "kvscope/gui/models/PagedHistory.h"
+#include "kvscope/gui/models/ServingSummary.h"
 #include "kvscope/trace/CompressionLayout.h"
 #include "kvscope/trace/SessionError.h"
 #include "kvscope/trace/SessionReader.h"
@@ -69,6 +72,34 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (timeline.stepCount() > 0) {
             (void)timeline.stateAt(timeline.stepCount() - 1);
         }
+        // A serving session's events as the GUI reads them (its views, the event log's sentences and
+        // compare mode): every request's tokens and lane, every step's changes, metrics and summary.
+        kvscope::gui::PagedHistory history;
+        history.extend(timeline);
+        std::int64_t sum = 0;
+        for (std::int64_t step = 0; step < history.stepCount(); ++step) {
+            sum += history.metrics(step).usedBlocks +
+                   static_cast<std::int64_t>(history.changes(step).freed.size());
+            for (const std::string& id : history.requestIds()) {
+                sum += static_cast<std::int64_t>(history.lane(id, step).phase);
+            }
+        }
+        for (const std::string& id : history.requestIds()) {
+            const std::int64_t tokens = history.tokenCount(id);
+            sum += history.text(id, 0, tokens).has_value() + history.promptTokens(id);
+            sum += history.piece(id, tokens - 1).has_value() + history.piece(id, -1).has_value();
+        }
+        for (const kvscope::trace::Event& event : contents.events) {
+            sum += static_cast<std::int64_t>(history.hitsOf(event.sequence).size() +
+                                             history.releasesOf(event.sequence).size() +
+                                             history.preemptedFor(event.sequence).size());
+        }
+        for (const auto& record : history.cacheRecords()) {
+            sum += history.cachedBy(record.block, record.sequence) != nullptr;
+            sum += history.cachedAt(record.block, record.sequence + 1);
+        }
+        sum += kvscope::gui::ServingSummary::of(history).steps;
+        (void)sum;
     } catch (const kvscope::trace::SessionError&) {
         // A refusal with a message is a correct answer.
     }

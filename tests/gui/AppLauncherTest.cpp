@@ -136,10 +136,37 @@ TEST(AppLauncherTest, BadServingArgumentsAreRefusedWithTheFix) {
     EXPECT_EQ(parseError({"--block-size", "4"}),
               "--block-size, --num-blocks, --max-num-batched-tokens, --max-num-seqs, --no-prefix-caching and "
               "--free-policy go with --workload");
+    // The refusals are kvscope-cli serve's (paged::ServingOptionTable): --free-policy read by
+    // paged::freePolicyFromString.
     EXPECT_EQ(parseError({"--workload", "w.json", "--num-blocks", "0"}),
-              "--num-blocks must be a whole number at least 1, got `0`");
+              "--num-blocks: must be a whole number at least 1, got `0`");
     EXPECT_EQ(parseError({"--workload", "w.json", "--free-policy", "lru"}),
-              "--free-policy must be document or current, got `lru`");
+              "--free-policy: unknown value `lru` (allowed: document, current)");
+    EXPECT_EQ(
+        parseError({"--compare-serving", "prefix-caching=off"}),
+        "--compare-serving goes with --workload: it serves the same workload a second time with its changes");
+    EXPECT_EQ(parseError({"--workload", "w.json", "--compare-serving", "prefix-caching=maybe"}),
+              "--compare-serving: prefix-caching=maybe: allowed values on, off");
+    EXPECT_EQ(parseError({"--workload", "w.json", "--compare-serving", "pool=3"}),
+              "--compare-serving: unknown setting `pool` to change (allowed: block-size, num-blocks, "
+              "max-num-batched-tokens, max-num-seqs, free-policy, prefix-caching)");
+}
+
+TEST(AppLauncherTest, ParsesAServingCompareRun) {
+    const auto parsed =
+        AppLauncher::parse({"kvscope", "--workload", "prefix-caching-example", "--block-size", "4",
+                            "--num-blocks", "10", "--compare-serving", "prefix-caching=off,num-blocks=20"},
+                           capabilities());
+    ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
+    const LaunchOptions& options = std::get<LaunchOptions>(parsed);
+    EXPECT_EQ(*options.live.serving,
+              (config::ServingSettings{"prefix-caching-example", 4, 10, 256, 8, true, "document"}));
+    ASSERT_TRUE(options.compareServing.has_value());
+    EXPECT_EQ(*options.compareServing,
+              (config::ServingSettings{"prefix-caching-example", 4, 20, 256, 8, false, "document"}));
+    EXPECT_FALSE(
+        std::get<LaunchOptions>(AppLauncher::parse({"kvscope", "--workload", "w.json"}, capabilities()))
+            .compareServing.has_value());
 }
 
 TEST(AppLauncherTest, ScreenshotOfALiveRunIsAPaintedPicture) {

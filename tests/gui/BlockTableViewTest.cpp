@@ -54,5 +54,41 @@ TEST(BlockTableViewTest, ComputedPositionsTakeTheRequestsColour) {
     EXPECT_TRUE(found);
 }
 
+// A chat's 200 tokens leave a few pixels per token: each block shows its tokens as one text across its
+// cells, elided to the block; wide enough for a token's own text (18 px), each cell shows its token instead.
+TEST(BlockTableViewTest, NarrowCellsShowEachBlocksTextElided) {
+    paged::PagedConfig config;
+    config.blockSize = 16;
+    config.numBlocks = 64;
+    config.maxNumBatchedTokens = 256;
+    config.maxNumSeqs = 8;
+    SessionController session;
+    ViewSelection selection;
+    BlockTableView view(session, selection);
+    session.setRecordedSession({}, testing::builtInWorkload("chat-shared-system-prompt", config), "chat");
+    session.setCurrentStep(2);
+    selection.setSelectedRequest("user0");
+    EXPECT_EQ(view.fullBlockText(0), "You are a helpfu");
+    EXPECT_EQ(view.fullBlockText(1), "l assistant for ");
+    // 800 px: 13 blocks of 16 positions over 732 px, 3.5 px a token, 54 px a block.
+    view.resize(800, 110);
+    const QString first = view.blockText(0, 0);
+    EXPECT_TRUE(first.endsWith(QChar(0x2026))) << first.toStdString();
+    EXPECT_TRUE(QStringLiteral("You are a helpfu").startsWith(first.chopped(1))) << first.toStdString();
+    EXPECT_GE(first.size(), 4) << "a few characters are readable";
+    EXPECT_TRUE(view.blockText(0, 99).isEmpty()) << "no such slot";
+    // 3000 px: 14 px a token, still too narrow for its own text, but a block's 16 characters fit whole.
+    view.resize(3000, 110);
+    EXPECT_EQ(view.blockText(0, 0), "You are a helpfu");
+    EXPECT_EQ(view.blockText(0, 1), "l assistant for ");
+    const QImage image = view.grab().toImage();
+    EXPECT_FALSE(image.isNull());
+    // The design example at 800 px: 36 px a token, each cell its own token, no block text.
+    session.setRecordedSession({}, testing::designExample(), "example");
+    session.setCurrentStep(2);
+    view.resize(800, 110);
+    EXPECT_TRUE(view.blockText(0, 0).isEmpty());
+}
+
 } // namespace
 } // namespace kvscope::gui

@@ -18,9 +18,12 @@ TEST(ChartViewsTest, MemoryViewPlotsTheTiers) {
     view.resize(600, 250);
     EXPECT_EQ(view.graph(0)->dataCount(), 0);
     testing::loadSynthetic(session, testing::smallSession(50, true));
-    EXPECT_EQ(view.graph(0)->dataCount(), 51) << "one point per step at this width";
+    EXPECT_EQ(view.graph(0)->dataCount(), 52) << "one point per step at this width, and the last step's end";
     EXPECT_TRUE(view.graph(2)->visible()) << "an offloading session has host bytes";
-    EXPECT_DOUBLE_EQ(view.xAxis->range().upper, 50.0);
+    // Steps 0..50, the last one's stair running to 51: it shows beside the cursor, not under it.
+    EXPECT_DOUBLE_EQ(view.xAxis->range().upper, 51.0);
+    EXPECT_DOUBLE_EQ(view.graph(0)->data()->at(51)->key, 51.0);
+    EXPECT_DOUBLE_EQ(view.graph(0)->data()->at(51)->value, view.graph(0)->data()->at(50)->value);
 }
 
 TEST(ChartViewsTest, QuantizationViewFindsFlushes) {
@@ -87,7 +90,8 @@ TEST(ChartViewsTest, ZoomIsSharedBetweenCharts) {
     EXPECT_DOUBLE_EQ(quantization.xAxis->range().lower, 10.0);
     EXPECT_DOUBLE_EQ(quantization.xAxis->range().upper, 20.0);
     selection.clearStepRange();
-    EXPECT_DOUBLE_EQ(memory.xAxis->range().upper, 50.0);
+    EXPECT_DOUBLE_EQ(memory.xAxis->range().upper, 51.0)
+        << "the whole session, the last step's stair included";
 }
 
 } // namespace

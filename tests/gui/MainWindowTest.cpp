@@ -10,32 +10,39 @@
 
 #include "GuiTestHelpers.h"
 #include "PagedTestSessions.h"
-#include "kvscope/gui/views/BlockPoolView.h"
-#include "kvscope/gui/views/RequestLanesView.h"
-#include "kvscope/gui/session/ViewSelection.h"
-#include "kvscope/gui/views/HeadOccupancyView.h"
-#include "kvscope/gui/window/AppLauncher.h"
+#include "StandInServingEngine.h"
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/gui/models/EventLogModel.h"
+#include "kvscope/gui/session/ViewSelection.h"
+#include "kvscope/gui/views/BlockPoolView.h"
+#include "kvscope/gui/views/CompareView.h"
 #include "kvscope/gui/views/EventLogView.h"
+#include "kvscope/gui/views/HeadOccupancyView.h"
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/PlotStyle.h"
-#include "kvscope/gui/window/TransportBar.h"
-#include "kvscope/config/PressDescriptions.h"
+#include "kvscope/gui/views/RequestLanesView.h"
 #include "kvscope/gui/views/SessionFailurePanel.h"
+#include "kvscope/gui/window/AppLauncher.h"
 #include "kvscope/gui/window/NewSessionDialog.h"
+#include "kvscope/gui/window/TransportBar.h"
 
 #include <QAction>
+#include <QApplication>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QDropEvent>
-#include <QMimeData>
-#include <QSettings>
-#include <QTemporaryDir>
-#include <QUrl>
-#include <QApplication>
+#include <QGroupBox>
 #include <QLabel>
+#include <QMenuBar>
+#include <QMimeData>
 #include <QPushButton>
+#include <QSettings>
+#include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTest>
+#include <QTextStream>
 #include <QTimer>
+#include <QUrl>
 
 namespace kvscope::gui {
 namespace {
@@ -513,6 +520,171 @@ TEST(MainWindowTest, ServingSessionsRenderThePool) {
             EXPECT_TRUE(image.save(QString::fromLocal8Bit(dir) + QLatin1Char('/') + QString::fromLatin1(shot.name)));
         }
     }
+}
+
+/// The serving compare table's cell (row, column) as shown.
+QString cell(const CompareView& view, int row, int column) {
+    const QTableWidgetItem* item = view.servingTable()->item(row, column);
+    return item ? item->text() : QString();
+}
+
+/// The design document's example served with blocks of 4, a pool of 10 and a budget of 8 tokens a step: with
+/// prefix caching 8 steps, 20 of 58 prompt tokens hit, block 3 evicted; without, 10 steps and no hit
+/// (worked by hand in ServeCommandTest, which serves the same workload on a model).
+void expectTheExampleComparedWithoutPrefixCaching(const CompareView& view) {
+    ASSERT_TRUE(view.showsServing());
+    EXPECT_EQ(view.servingA().steps, 8);
+    EXPECT_TRUE(view.servingA().finished);
+    EXPECT_EQ(view.servingA().hitTokens, 20);
+    EXPECT_EQ(view.servingA().queryTokens, 58);
+    EXPECT_EQ(view.servingA().evictions, 1);
+    EXPECT_EQ(view.servingA().preemptions, 0);
+    EXPECT_EQ(view.servingA().peakBlocksUsed, 8);
+    EXPECT_EQ(view.servingB().steps, 10);
+    EXPECT_TRUE(view.servingB().finished);
+    EXPECT_EQ(view.servingB().hitTokens, 0);
+    EXPECT_EQ(view.servingB().queryTokens, 58);
+    EXPECT_EQ(view.servingB().evictions, 0);
+    EXPECT_EQ(view.servingB().peakBlocksUsed, 8);
+    // Side by side as the user reads them: rows steps, hit rate, hits, preemptions, evictions, peak.
+    EXPECT_EQ(cell(view, 0, 0), "8");
+    EXPECT_EQ(cell(view, 0, 1), "10");
+    EXPECT_EQ(cell(view, 0, 2), "+2");
+    EXPECT_EQ(cell(view, 1, 0), "34.5 %");
+    EXPECT_EQ(cell(view, 1, 1), "0.0 %");
+    EXPECT_EQ(cell(view, 1, 2), "-34.5 pt");
+    EXPECT_EQ(cell(view, 2, 0), "20 of 58");
+    EXPECT_EQ(cell(view, 4, 0), "1");
+    EXPECT_EQ(cell(view, 4, 1), "0");
+    EXPECT_EQ(cell(view, 5, 0), "8 of 10");
+    EXPECT_TRUE(view.header().contains("prefix caching off")) << view.header().toStdString();
+    EXPECT_TRUE(view.header().contains("B finishes in <b>10</b> steps against A's 8"))
+        << view.header().toStdString();
+}
+
+config::ServingSettings exampleServing() {
+    return {"prefix-caching-example", 4, 10, 8, 8, true, "document"};
+}
+
+// kvscope --workload prefix-caching-example ... --compare-serving prefix-caching=off --screenshot: the real
+// window serves both runs (the scheduler's bookkeeping with a stand-in model), shows their numbers side by
+// side with both pools, and writes a painted picture.
+TEST(MainWindowTest, ComparesAServingWorkloadWithoutPrefixCachingFromTheCommandLine) {
+    QTemporaryDir dir;
+    const auto parsed =
+        AppLauncher::parse({"kvscope", "--workload", "prefix-caching-example", "--block-size", "4",
+                            "--num-blocks", "10", "--max-num-batched-tokens", "8", "--compare-serving",
+                            "prefix-caching=off", "--screenshot", dir.filePath("compare.png"), "--step", "5"},
+                           capabilities());
+    ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
+    MainWindow window(testing::servingFactory(), capabilities());
+    QString log;
+    QTextStream errors(&log);
+    EXPECT_EQ(AppLauncher::launch(window, std::get<LaunchOptions>(parsed), errors), 0) << log.toStdString();
+    expectTheExampleComparedWithoutPrefixCaching(*window.compareView());
+    EXPECT_TRUE(window.findChild<QDockWidget*>(QStringLiteral("compareDock"))->isVisible());
+    // B follows A's step; the last row is the pool at that step.
+    EXPECT_EQ(window.compareSession().currentStep(), 5);
+    EXPECT_EQ(cell(*window.compareView(), 6, 0),
+              QString::number(window.session().paged().metrics(5).usedBlocks));
+    const QImage image(dir.filePath("compare.png"));
+    EXPECT_FALSE(image.isNull());
+    EXPECT_TRUE(AppLauncher::looksPainted(image));
+    if (const QByteArray shots = qgetenv("KVSCOPE_SCREENSHOT_DIR"); !shots.isEmpty()) {
+        window.renderImage().save(QString::fromLocal8Bit(shots) + QStringLiteral("/paged-compare.png"));
+    }
+}
+
+// File > New session > Serving with "Compare with: the same with prefix caching flipped", then Compare >
+// Compare with a live run… on the serving session (which proposes the same workload with prefix caching
+// flipped): both through the window's own dialogs.
+TEST(MainWindowTest, ComparesAServingWorkloadFromTheNewSessionDialogAndTheCompareMenu) {
+    MainWindow window(testing::servingFactory(), capabilities());
+    window.resize(1400, 900);
+    window.show();
+    bool filled = false;
+    QTimer::singleShot(0, [&] {
+        auto* dialog = qobject_cast<NewSessionDialog*>(QApplication::activeModalWidget());
+        if (!dialog) {
+            return;
+        }
+        config::RunSettings settings = dialog->settings();
+        settings.serving = exampleServing();
+        dialog->setSettings(settings);
+        QComboBox* compare = dialog->compareWithBox();
+        compare->setCurrentIndex(compare->findData(QStringLiteral("prefix-caching")));
+        filled = true;
+        dialog->accept();
+    });
+    QAction* newSession = nullptr;
+    for (QAction* action : window.findChildren<QAction*>()) {
+        if (action->text() == QStringLiteral("&New session…")) {
+            newSession = action;
+        }
+    }
+    ASSERT_NE(newSession, nullptr);
+    newSession->trigger();
+    ASSERT_TRUE(filled);
+    ASSERT_TRUE(window.session().liveSettings().serving.has_value());
+    window.transport()->setPlaying(false);
+    ASSERT_TRUE(testing::waitUntil([&] { return window.compareSession().liveFinished(); }));
+    window.session().runToEnd();
+    ASSERT_TRUE(testing::waitUntil([&] { return window.session().liveFinished(); }));
+    ASSERT_TRUE(testing::waitUntil([&] { return window.compareView()->servingA().steps == 8; }));
+    expectTheExampleComparedWithoutPrefixCaching(*window.compareView());
+
+    // Compare > Compare with a live run… proposes the same workload with prefix caching flipped.
+    std::optional<config::RunSettings> proposed;
+    QTimer::singleShot(0, [&] {
+        if (auto* dialog = qobject_cast<NewSessionDialog*>(QApplication::activeModalWidget())) {
+            proposed = dialog->settings();
+            dialog->accept();
+        }
+    });
+    QAction* compareLive = nullptr;
+    for (QAction* action : window.findChildren<QAction*>()) {
+        if (action->text() == QStringLiteral("Compare with a &live run…")) {
+            compareLive = action;
+        }
+    }
+    ASSERT_NE(compareLive, nullptr);
+    compareLive->trigger();
+    ASSERT_TRUE(proposed.has_value());
+    ASSERT_TRUE(proposed->serving.has_value());
+    config::ServingSettings expected = exampleServing();
+    expected.prefixCaching = false;
+    EXPECT_EQ(*proposed->serving, expected);
+    ASSERT_TRUE(testing::waitUntil([&] { return window.compareSession().liveFinished(); }));
+    ASSERT_TRUE(testing::waitUntil([&] { return window.compareView()->servingB().steps == 10; }));
+    expectTheExampleComparedWithoutPrefixCaching(*window.compareView());
+    // Without a live serving session there is nothing to serve again, and the window says so.
+    MainWindow other(testing::servingFactory(), capabilities());
+    EXPECT_TRUE(other.compareServing(exampleServing()).contains("Serve a workload first"));
+}
+
+// kvscope A.kvsess --compare B.kvsess with two serving sessions: the numbers side by side in the compare dock.
+TEST(MainWindowTest, ComparesTwoServingSessionFiles) {
+    QTemporaryDir dir;
+    const QString a = dir.filePath(QStringLiteral("a.kvsess"));
+    const QString b = dir.filePath(QStringLiteral("b.kvsess"));
+    {
+        SessionController writer;
+        writer.setRecordedSession({}, testing::designExample(), "a");
+        ASSERT_EQ(writer.saveAs(a), QString());
+        writer.setRecordedSession({}, testing::preemption(), "b");
+        ASSERT_EQ(writer.saveAs(b), QString());
+    }
+    MainWindow window(testing::servingFactory(), capabilities());
+    window.resize(1400, 900);
+    ASSERT_EQ(window.openFileNow(a), QString());
+    ASSERT_EQ(window.compareWithFileNow(b), QString());
+    window.show();
+    QCoreApplication::processEvents();
+    EXPECT_TRUE(window.compareView()->showsServing());
+    EXPECT_TRUE(window.findChild<QDockWidget*>(QStringLiteral("compareDock"))->isVisible());
+    EXPECT_EQ(window.compareView()->servingA().steps, 6);
+    EXPECT_EQ(window.compareView()->servingA().hitTokens, 20);
+    EXPECT_GT(window.compareView()->servingB().preemptions, 0);
 }
 
 } // namespace

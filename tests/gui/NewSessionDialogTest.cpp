@@ -191,5 +191,41 @@ TEST(NewSessionDialogTest, ServingPicksAWorkloadAndThePool) {
     EXPECT_TRUE(dialog.validate().contains("no-such-workload")) << dialog.validate().toStdString();
 }
 
+// The picked workload says what it shows (its file's description), and "Compare with" asks for a second run
+// of the same workload with one change.
+TEST(NewSessionDialogTest, ServingShowsTheWorkloadsDescriptionAndOffersACompareRun) {
+    NewSessionDialog dialog(capabilities(false), config::RunSettings{});
+    EXPECT_TRUE(dialog.workloadDescription().startsWith("A chat service"))
+        << dialog.workloadDescription().toStdString();
+    dialog.workloadBox()->setCurrentText("burst-preemption");
+    EXPECT_FALSE(dialog.workloadDescription().isEmpty());
+    EXPECT_FALSE(dialog.workloadDescription().startsWith("A chat service"));
+    dialog.workloadBox()->setCurrentText("/no/such/workload.json");
+    EXPECT_TRUE(dialog.workloadDescription().isEmpty());
+
+    config::RunSettings settings;
+    settings.serving = config::ServingSettings{"prefix-caching-example", 8, 20, 32, 2, true, "document"};
+    dialog.setSettings(settings);
+    QComboBox* compare = dialog.compareWithBox();
+    EXPECT_FALSE(dialog.compareServing().has_value()) << "nothing to compare with by default";
+    struct Case {
+        const char* choice;
+        config::ServingSettings expected;
+    };
+    const Case cases[] = {
+        {"prefix-caching", {"prefix-caching-example", 8, 20, 32, 2, false, "document"}},
+        {"half-pool", {"prefix-caching-example", 8, 10, 32, 2, true, "document"}},
+        {"twice-pool", {"prefix-caching-example", 8, 40, 32, 2, true, "document"}},
+        {"half-blocks", {"prefix-caching-example", 4, 20, 32, 2, true, "document"}},
+    };
+    for (const Case& c : cases) {
+        compare->setCurrentIndex(compare->findData(QString::fromLatin1(c.choice)));
+        ASSERT_TRUE(dialog.compareServing().has_value()) << c.choice;
+        EXPECT_EQ(*dialog.compareServing(), c.expected) << c.choice;
+    }
+    dialog.servingBox()->setChecked(false);
+    EXPECT_FALSE(dialog.compareServing().has_value()) << "a session that does not serve compares otherwise";
+}
+
 } // namespace
 } // namespace kvscope::gui

@@ -4,6 +4,7 @@
 #include "kvscope/gui/window/QtRunOptions.h"
 
 #include "kvscope/cli/CliRunOptions.h"
+#include "kvscope/paged/ServingOptionTable.h"
 
 #include <CLI/CLI.hpp>
 #include <QCommandLineParser>
@@ -191,6 +192,80 @@ TEST(QtRunOptionsTest, BothHelpTextsListEveryOptionWithTheSettingsDefault) {
             << qtHelp.toStdString();
         EXPECT_NE(cliHelp.find(cliForm), std::string::npos) << cliForm << " in\n" << cliHelp;
         EXPECT_NE(cliHelp.find(option.help), std::string::npos) << option.help;
+    }
+}
+
+/// The serving table (paged::ServingOptionTable) through kvscope's parser and kvscope-cli serve's adapter.
+Parsed servingThrough(bool qt, const std::vector<std::string>& arguments) {
+    const auto& table = paged::ServingOptionTable::options();
+    config::RunSettings settings;
+    if (qt) {
+        QCommandLineParser parser;
+        QtRunOptions::addTo(parser, config::RunSettings{}, table);
+        QStringList line{QStringLiteral("kvscope")};
+        for (const std::string& argument : arguments) {
+            line << QString::fromStdString(argument);
+        }
+        if (!parser.parse(line)) {
+            return parser.errorText().toStdString();
+        }
+        if (const QString refusal = QtRunOptions::apply(parser, settings, table); !refusal.isEmpty()) {
+            return refusal.toStdString();
+        }
+        return settings;
+    }
+    CLI::App app;
+    cli::CliRunOptions::addOptions(app, settings, table);
+    std::vector<const char*> argv{"kvscope-cli"};
+    for (const std::string& argument : arguments) {
+        argv.push_back(argument.c_str());
+    }
+    try {
+        app.parse(static_cast<int>(argv.size()), argv.data());
+    } catch (const CLI::ParseError& error) {
+        return std::string(error.what());
+    }
+    return settings;
+}
+
+// kvscope --workload and kvscope-cli serve read the serving options from one table: the same settings and
+// the same refusals, --free-policy read by paged::freePolicyFromString.
+TEST(QtRunOptionsTest, TheServingOptionsParseAndRefuseAlikeThroughBothCommandLines) {
+    const std::vector<std::string> all = {"--workload",
+                                          "chat-shared-system-prompt",
+                                          "--block-size",
+                                          "4",
+                                          "--num-blocks",
+                                          "24",
+                                          "--max-num-batched-tokens",
+                                          "32",
+                                          "--max-num-seqs",
+                                          "3",
+                                          "--no-prefix-caching",
+                                          "--free-policy",
+                                          "current"};
+    for (const bool qt : {true, false}) {
+        const Parsed parsed = servingThrough(qt, all);
+        ASSERT_TRUE(std::holds_alternative<config::RunSettings>(parsed)) << std::get<std::string>(parsed);
+        const config::RunSettings& settings = std::get<config::RunSettings>(parsed);
+        ASSERT_TRUE(settings.serving.has_value());
+        EXPECT_EQ(*settings.serving,
+                  (config::ServingSettings{"chat-shared-system-prompt", 4, 24, 32, 3, false, "current"}));
+        EXPECT_FALSE(std::get<config::RunSettings>(servingThrough(qt, {})).serving.has_value())
+            << "no serving option, no serving run";
+    }
+    struct Case {
+        std::vector<std::string> arguments;
+        const char* refusal;
+    };
+    const Case cases[] = {
+        {{"--free-policy", "lru"}, "--free-policy: unknown value `lru` (allowed: document, current)"},
+        {{"--block-size", "0"}, "--block-size: must be a whole number at least 1, got `0`"},
+        {{"--max-num-seqs", "x"}, "--max-num-seqs: must be a whole number at least 1, got `x`"},
+    };
+    for (const Case& c : cases) {
+        EXPECT_EQ(std::get<std::string>(servingThrough(true, c.arguments)), c.refusal);
+        EXPECT_EQ(std::get<std::string>(servingThrough(false, c.arguments)), c.refusal);
     }
 }
 

@@ -54,6 +54,30 @@ TEST(ServingMetricsChartTest, TheDesignDocumentExamplesMetrics) {
     EXPECT_EQ(tokens.series(0, 2, 3).size(), 2u);
 }
 
+// The last step's value is drawn a whole step wide, beside the step cursor (which sits on the last step
+// while a live session runs), not as a sliver under it at the plot's right edge.
+TEST(ServingMetricsChartTest, TheLastStepShowsBesideTheCursor) {
+    SessionController session;
+    ViewSelection selection;
+    ServingMetricsChart tokens(session, selection, Metric::TokensPerStep);
+    tokens.resize(600, 250);
+    session.setRecordedSession({}, testing::designExample(), "example");
+    session.goToEnd();
+    tokens.replot();
+    EXPECT_DOUBLE_EQ(tokens.xAxis->range().upper, 6.0) << "steps 0..5, and the last one's width";
+    const QCPGraph* computed = tokens.graph(0);
+    ASSERT_EQ(computed->dataCount(), 7);
+    EXPECT_DOUBLE_EQ(computed->data()->at(6)->key, 6.0);
+    EXPECT_DOUBLE_EQ(computed->data()->at(6)->value, 17.0) << "r2's 17 tokens at step 5, held to its end";
+    const double cursor = tokens.xAxis->coordToPixel(5.0);
+    const double end = tokens.xAxis->coordToPixel(6.0);
+    EXPECT_GT(end - cursor, 20.0) << "a step's width of stair right of the 2-pixel cursor";
+    // The per-step hit rate is points, not stairs: nothing is added after the last one.
+    ServingMetricsChart hits(session, selection, Metric::HitRate);
+    hits.resize(600, 250);
+    EXPECT_EQ(hits.graph(1)->dataCount(), 3);
+}
+
 TEST(ServingMetricsChartTest, PreemptionsAreCounted) {
     SessionController session;
     ViewSelection selection;

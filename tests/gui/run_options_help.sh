@@ -13,7 +13,7 @@ cli_only='--check --help --no-progress --out'
 # The serving options are `kvscope-cli serve`'s (kvscope --workload), not run's.
 gui_only='--compare --compare-without-press --events --help --help-all --layer --press-scores --screenshot --size --step --synthetic
 --workload --block-size --num-blocks --max-num-batched-tokens --max-num-seqs --no-prefix-caching --free-policy
---version --tour --list-tours'
+--version --tour --list-tours --compare-serving'
 without() {
     grep -v -x -F -e "$(printf '%s\n' $1)"
 }
@@ -33,6 +33,36 @@ for expected in --preset --threads --press-option --ignore-eos; do
     *" $expected "*) ;;
     *) echo "FAIL $expected is not among the run options: $cli_run"; status=1 ;;
     esac
+done
+# The serving options (paged::ServingOptionTable) are listed by both kvscope-cli serve and kvscope, with the
+# same defaults.
+# An option's default as kvscope-cli shows it (`--block-size N=16`) and as kvscope does (`[default: 16]`,
+# maybe on a continuation line): empty when it has none.
+cli_default() {
+    sed -n "s/^ *--$1 [A-Z|]*=\([^ ]*\).*/\1/p" | head -1
+}
+gui_default() {
+    awk -v option="--$1" '
+        $1 == option { on = 1; text = $0; next }
+        on && /^ *--/ { on = 0 }
+        on { text = text " " $0 }
+        END { print text }' | sed -n 's/.*\[default: \([^]]*\)\].*/\1/p'
+}
+serve_help=$("$cli" serve --help 2>&1)
+gui_help=$("$gui" --help 2>&1)
+for option in workload block-size num-blocks max-num-batched-tokens max-num-seqs no-prefix-caching free-policy \
+    compare-serving; do
+    if ! printf '%s\n' "$serve_help" | grep -q -E "^ *--$option( |=|\$)"; then
+        echo "FAIL kvscope-cli serve --help does not list --$option"; status=1
+    fi
+    if ! printf '%s\n' "$gui_help" | grep -q -E "^ *--$option( |=|\$)"; then
+        echo "FAIL kvscope --help does not list --$option"; status=1
+    fi
+    cli_value=$(printf '%s\n' "$serve_help" | cli_default "$option")
+    gui_value=$(printf '%s\n' "$gui_help" | gui_default "$option")
+    if [ "$cli_value" != "$gui_value" ]; then
+        echo "FAIL --$option: default '$cli_value' in kvscope-cli serve, '$gui_value' in kvscope"; status=1
+    fi
 done
 [ $status -eq 0 ] && echo "ok: both list the same $(echo "$cli_run" | wc -l) run options"
 exit $status

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/ServeCommand.h"
 
-#include "kvscope/cli/OptionChecks.h"
+#include "kvscope/cli/CliRunOptions.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/paged/PagedError.h"
+#include "kvscope/paged/ServingOptionTable.h"
 #include "kvscope/paged/Workload.h"
 #include "kvscope/paged/WorkloadCatalog.h"
 #include "kvscope/runtime/ModelSource.h"
@@ -14,6 +15,7 @@
 
 #include <ATen/ATen.h>
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -43,54 +45,38 @@ nlohmann::json pagedConfigJson(const paged::PagedConfig& config) {
 
 CLI::App* ServeCommand::addSubcommand(CLI::App& app, ServeOptions& options) {
     config::RunSettings& settings = options.run;
-    paged::PagedConfig& paged = options.paged;
+    if (!settings.serving) {
+        settings.serving.emplace();
+    }
     CLI::App* serve = app.add_subcommand(
         "serve", "Serve a workload with continuous batching over a paged KV cache; JSON summary on stdout");
+    // The serving options are kvscope's too (paged::ServingOptionTable); the model's and sampling's are
+    // kvscope-cli run's (config::RunOptionTable).
+    for (const config::RunOption& option : paged::ServingOptionTable::options()) {
+        CLI::Option* added = CliRunOptions::addOption(*serve, settings, option);
+        if (option.name == "workload") {
+            added->required();
+        }
+    }
+    for (const char* name : {"preset", "config", "checkpoint", "tokenizer", "weight-seed", "device", "cache",
+                             "press", "seed", "temperature", "top-k"}) {
+        CliRunOptions::addOption(*serve, settings, *config::RunOptionTable::find(name));
+    }
+    const config::RunOption& compare = paged::ServingOptionTable::compareOption();
     serve
-        ->add_option("--workload", options.workload,
-                     "A workload file (docs/workloads.md) or a built-in workload's name")
-        ->required();
-    CLI::Option* preset =
-        serve->add_option("--preset", settings.preset, "Built-in model preset (kvscope-cli presets)");
-    CLI::Option* configPath =
-        serve->add_option("--config", settings.configPath, "A Hugging Face config.json (built-in weights)");
-    CLI::Option* checkpoint = serve->add_option("--checkpoint", settings.checkpointDir,
-                                                "A folder with config.json and *.safetensors");
-    preset->excludes(configPath)->excludes(checkpoint);
-    configPath->excludes(checkpoint);
-    serve->add_option("--tokenizer", settings.tokenizerPath, "A tokenizer for --preset or --config")
-        ->excludes(checkpoint);
-    serve
-        ->add_option("--weight-seed", settings.weightSeed,
-                     "Seed of the built-in weights (presets and --config)")
-        ->check(OptionChecks::integerAtLeast(0));
-    OptionChecks::addEnum(*serve, "--device", settings.device, &config::computeDeviceFromString,
-                          config::allowedComputeDevices(), "Device");
-    OptionChecks::addEnum(*serve, "--cache", settings.cache.kind, &config::cacheKindFromString,
-                          config::allowedCacheKinds(),
-                          "Cache kind: only full-precision (dynamic) caches are paged");
-    serve->add_option("--press", settings.press.name, "Cache press: refused (presses are not paged)");
-    serve->add_option("--block-size", paged.blockSize, "Token slots per block")
-        ->check(OptionChecks::integerAtLeast(1));
-    serve->add_option("--num-blocks", paged.numBlocks, "Blocks in the pool")
-        ->check(OptionChecks::integerAtLeast(1));
-    serve->add_option("--max-num-batched-tokens", paged.maxNumBatchedTokens, "A step's token budget")
-        ->check(OptionChecks::integerAtLeast(1));
-    serve->add_option("--max-num-seqs", paged.maxNumSeqs, "Most requests running at once")
-        ->check(OptionChecks::integerAtLeast(1));
-    serve->add_flag("!--no-prefix-caching", paged.prefixCaching, "Do not share cached prompt blocks");
-    OptionChecks::addEnum(*serve, "--free-policy", paged.freePolicy, &paged::freePolicyFromString,
-                          "document, current",
-                          "Where freed blocks go: vLLM's design document, or its code today (null block 0, "
-                          "uncached blocks to the head)");
-    serve->add_option("--seed", settings.seed, "Sampling seed (each request samples with its own generator)")
-        ->check(OptionChecks::integerAtLeast(0));
-    serve->add_option("--temperature", settings.temperature, "Sampling temperature (0 = greedy)")
-        ->check(OptionChecks::numberAtLeast(0.0));
-    serve->add_option("--top-k", settings.topK, "Sample among the k most likely tokens (0 = all)")
-        ->check(OptionChecks::integerAtLeast(0));
+        ->add_option_function<std::string>(
+            "--" + compare.name,
+            [&options, &compare](const std::string& value) {
+                if (const std::string refusal = compare.apply(options.run, value); !refusal.empty()) {
+                    throw CLI::ValidationError("--" + compare.name, refusal);
+                }
+                options.compare = value;
+            },
+            compare.help)
+        ->type_name(compare.valueName);
     serve->add_option("--out", options.out,
-                      "Session file to record, written step by step (sessions/FORMAT.md)");
+                      "Session file to record, written step by step (sessions/FORMAT.md); with "
+                      "--compare-serving the second run's goes beside it (S.compared.kvsess)");
     return serve;
 }
 
@@ -121,42 +107,31 @@ std::string ServeCommand::cacheRefusal(const config::RunSettings& settings) {
            " is not paged; use --cache dynamic";
 }
 
-nlohmann::json ServeCommand::run(const ServeOptions& options, std::ostream& progress) {
-    config::RunSettings settings = options.run;
-    config::validate(settings);
-    if (const std::string why = cacheRefusal(settings); !why.empty()) {
-        throw paged::PagedError(why);
-    }
-    options.paged.validate();
-    const std::filesystem::path workloadPath = paged::WorkloadCatalog::resolve(options.workload);
-    const paged::Workload workload = paged::Workload::load(workloadPath);
+namespace {
 
-    const at::Device device = model::ModelLoader::device(settings.device);
-    runtime::ModelSource::Loaded loaded = runtime::ModelSource::load(settings, device);
+/// One serving run of `workload` over the loaded model with `serving`'s pool; records to `out` when given.
+nlohmann::json serveOnce(runtime::ModelSource::Loaded& loaded, const config::RunSettings& settings,
+                         const paged::PagedConfig& pagedConfig, const std::filesystem::path& workloadPath,
+                         const paged::Workload& workload, const std::string& out, std::ostream& progress) {
     model::LanguageModel& languageModel = *loaded.model;
-    if (const std::string why = serving::PagedModelRunner::refusal(languageModel.architecture());
-        !why.empty()) {
-        throw paged::PagedError(why);
-    }
     const runtime::TextCodec& text = *loaded.text;
-
     std::unique_ptr<trace::SessionWriter> session;
-    if (!options.out.empty()) {
+    if (!out.empty()) {
         trace::SessionMetadata metadata =
             runtime::RunMetadata::build(loaded, settings, text, {}, runtime::RunMetadata::nowUnixNs());
         metadata.cacheKind = "paged";
-        nlohmann::json described = pagedConfigJson(options.paged);
+        nlohmann::json described = pagedConfigJson(pagedConfig);
         described["kind"] = "paged";
         described["workload"] = workloadPath.string();
         metadata.cacheSettingsJson = described.dump();
         metadata.prompt = workload.description;
-        session = std::make_unique<trace::SessionWriter>(options.out, metadata);
+        session = std::make_unique<trace::SessionWriter>(out, metadata);
     }
     const serving::SamplingSettings sampling{settings.temperature, settings.topK, settings.seed};
     std::unique_ptr<serving::ServingLoop> serving;
     try {
-        serving = std::make_unique<serving::ServingLoop>(languageModel, text, options.paged, sampling,
-                                                         session.get());
+        serving =
+            std::make_unique<serving::ServingLoop>(languageModel, text, pagedConfig, sampling, session.get());
         serving->add(workload);
         while (serving->step()) {
             progress << "\rstep " << serving->scheduler().step() << ": "
@@ -169,7 +144,7 @@ nlohmann::json ServeCommand::run(const ServeOptions& options, std::ostream& prog
         serving.reset();
         if (session) {
             session.reset();
-            std::filesystem::remove(options.out);
+            std::filesystem::remove(out);
         }
         throw;
     }
@@ -206,13 +181,15 @@ nlohmann::json ServeCommand::run(const ServeOptions& options, std::ostream& prog
     summary["requests"] = requests;
     summary["steps"] = loop.scheduler().step();
     summary["prefix_hit_rate"] = stats.prefixHitRate();
+    summary["hit_tokens"] = stats.hitTokens;
+    summary["query_tokens"] = stats.queryTokens;
     summary["evictions"] = stats.evictions;
     summary["preemptions"] = stats.preemptions;
     summary["peak_blocks_used"] = stats.peakBlocksUsed;
     summary["notices"] = loop.notices();
     if (session) {
         session->finish();
-        summary["session"] = {{"file", options.out},
+        summary["session"] = {{"file", out},
                               {"bytes", session->bytesWritten()},
                               {"steps", session->stepsWritten()},
                               {"events", session->eventsWritten()}};
@@ -220,8 +197,88 @@ nlohmann::json ServeCommand::run(const ServeOptions& options, std::ostream& prog
     return summary;
 }
 
+} // namespace
+
+nlohmann::json ServeCommand::run(const ServeOptions& options, std::ostream& progress) {
+    config::RunSettings settings = options.run;
+    config::validate(settings);
+    if (!settings.serving || settings.serving->workload.empty()) {
+        throw paged::PagedError("serve needs a workload: pass --workload with a workload file or a built-in "
+                                "workload's name (chat-shared-system-prompt, prefix-caching-example, ...)");
+    }
+    if (const std::string why = cacheRefusal(settings); !why.empty()) {
+        throw paged::PagedError(why);
+    }
+    const config::ServingSettings& baseline = *settings.serving;
+    const paged::PagedConfig pagedConfig = paged::PagedConfig::fromSettings(baseline);
+    std::optional<config::ServingSettings> compared;
+    if (!options.compare.empty()) {
+        auto changed = paged::ServingOptionTable::changed(baseline, options.compare);
+        if (const std::string* refusal = std::get_if<std::string>(&changed)) {
+            throw paged::PagedError("--compare-serving " + options.compare + ": " + *refusal);
+        }
+        compared = std::get<config::ServingSettings>(changed);
+        paged::PagedConfig::fromSettings(*compared); // refused before anything runs
+    }
+    const std::filesystem::path workloadPath = paged::WorkloadCatalog::resolve(baseline.workload);
+    const paged::Workload workload = paged::Workload::load(workloadPath);
+
+    const at::Device device = model::ModelLoader::device(settings.device);
+    runtime::ModelSource::Loaded loaded = runtime::ModelSource::load(settings, device);
+    if (const std::string why = serving::PagedModelRunner::refusal(loaded.model->architecture());
+        !why.empty()) {
+        throw paged::PagedError(why);
+    }
+    nlohmann::json summary =
+        serveOnce(loaded, settings, pagedConfig, workloadPath, workload, options.out, progress);
+    if (!compared) {
+        return summary;
+    }
+    const std::string comparedOut = options.out.empty() ? std::string() : comparedPath(options.out);
+    nlohmann::json second = serveOnce(loaded, settings, paged::PagedConfig::fromSettings(*compared),
+                                      workloadPath, workload, comparedOut, progress);
+    nlohmann::json sideBySide = nlohmann::json::object();
+    for (const std::string& key : comparedKeys()) {
+        sideBySide[key] = nlohmann::json::array({summary.at(key), second.at(key)});
+    }
+    return {{"baseline", summary},
+            {"compared", second},
+            {"changes", options.compare},
+            {"compared_label", paged::ServingOptionTable::describeChanges(baseline, *compared)},
+            {"side_by_side", sideBySide}};
+}
+
+std::string ServeCommand::comparedPath(const std::string& out) {
+    const std::filesystem::path path(out);
+    return (path.parent_path() / (path.stem().string() + ".compared" + path.extension().string())).string();
+}
+
+const std::vector<std::string>& ServeCommand::comparedKeys() {
+    static const std::vector<std::string> keys = {"steps",           "prefix_hit_rate", "hit_tokens",
+                                                  "query_tokens",    "preemptions",     "evictions",
+                                                  "peak_blocks_used"};
+    return keys;
+}
+
 int ServeCommand::execute(const ServeOptions& options, std::ostream& out, std::ostream& err) {
     const nlohmann::json summary = run(options, err);
+    if (summary.contains("side_by_side")) {
+        // The two runs side by side for a reader; the JSON on stdout holds the same numbers.
+        err << "                    baseline    " << summary.at("compared_label").get<std::string>() << "\n";
+        for (const std::string& key : comparedKeys()) {
+            const nlohmann::json& pair = summary.at("side_by_side").at(key);
+            char line[160];
+            if (key == "prefix_hit_rate") {
+                std::snprintf(line, sizeof line, "%-18s  %8.1f %%  %8.1f %%\n", key.c_str(),
+                              100.0 * pair[0].get<double>(), 100.0 * pair[1].get<double>());
+            } else {
+                std::snprintf(line, sizeof line, "%-18s  %10lld  %10lld\n", key.c_str(),
+                              static_cast<long long>(pair[0].get<std::int64_t>()),
+                              static_cast<long long>(pair[1].get<std::int64_t>()));
+            }
+            err << line;
+        }
+    }
     out << summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
     return 0;
 }

@@ -40,6 +40,27 @@ void PagedConfig::validate() const {
     }
 }
 
+PagedConfig PagedConfig::fromSettings(const config::ServingSettings& serving) {
+    PagedConfig config;
+    config.blockSize = serving.blockSize;
+    config.numBlocks = serving.numBlocks;
+    config.maxNumBatchedTokens = serving.maxNumBatchedTokens;
+    config.maxNumSeqs = serving.maxNumSeqs;
+    config.prefixCaching = serving.prefixCaching;
+    const std::optional<FreePolicy> policy = freePolicyFromString(serving.freePolicy);
+    if (!policy) {
+        throw PagedError("free policy `" + serving.freePolicy + "` is unknown: allowed " +
+                         std::string(allowedFreePolicies()) + "; pass --free-policy document");
+    }
+    config.freePolicy = *policy;
+    config.validate();
+    return config;
+}
+
+std::string_view allowedFreePolicies() {
+    return "document, current";
+}
+
 std::string_view toString(FreePolicy policy) {
     switch (policy) {
     case FreePolicy::Document:

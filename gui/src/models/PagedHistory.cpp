@@ -43,6 +43,7 @@ void PagedHistory::openStep(std::int64_t step) {
             metrics.runningRequests = m_metrics.back().runningRequests;
         }
         metrics.usedBlocks = m_used;
+        metrics.scheduledBlocks = m_used;
         m_metrics.push_back(metrics);
         m_changes.emplace_back();
         for (RequestRecord& request : m_requests) {
@@ -149,6 +150,8 @@ void PagedHistory::apply(const trace::Event& event) {
                     cellOf(*request).phase = Phase::Idle;
                 }
             } else if constexpr (std::is_same_v<T, RequestScheduledEvent>) {
+                // Scheduled after every allocation of the step and before any finish frees.
+                metrics.scheduledBlocks = m_used;
                 metrics.scheduledTokens += e.numTokens;
                 if (RequestRecord* request = find(e.requestId)) {
                     LaneCell& cell = cellOf(*request);
@@ -178,6 +181,7 @@ void PagedHistory::apply(const trace::Event& event) {
                     // A request finishes in the step that computed its last token: the lane keeps that
                     // step's work and shows Finished from the next step on.
                     request->carried = Phase::Finished;
+                    request->finishedStep = event.step;
                 }
             } else if constexpr (std::is_same_v<T, BlockAllocatedEvent>) {
                 changes.allocated.push_back(e.block);
@@ -306,6 +310,11 @@ PagedHistory::LaneCell PagedHistory::lane(const std::string& id, std::int64_t st
         return request->lane[static_cast<std::size_t>(step)];
     }
     return step < stepCount() ? LaneCell{request->carried} : LaneCell{};
+}
+
+std::int64_t PagedHistory::finishedStep(const std::string& id) const {
+    const RequestRecord* request = find(id);
+    return request == nullptr ? -1 : request->finishedStep;
 }
 
 std::vector<std::int32_t> PagedHistory::hitsOf(std::uint64_t admittedSequence) const {

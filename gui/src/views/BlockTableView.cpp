@@ -7,6 +7,7 @@
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/views/PlotStyle.h"
 
+#include <QFontMetrics>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -20,6 +21,10 @@ constexpr int kMargin = 6;
 constexpr int kHeadline = 20;
 constexpr int kGroupLabel = 56;
 constexpr int kRow = 44;
+/// Narrower token cells get no text of their own: their block's text spans them.
+constexpr double kTokenTextWidth = 18.0;
+/// A block narrower than this shows no text (the tooltip still names it).
+constexpr double kBlockTextWidth = 20.0;
 
 const trace::PagedRequestState* findRequest(const trace::PagedState& paged, const QString& id) {
     for (const trace::PagedRequestState& request : paged.requests) {
@@ -125,6 +130,45 @@ std::int64_t BlockTableView::positionAt(int x) const {
     return position < extent ? position : -1;
 }
 
+QString BlockTableView::fullBlockText(std::size_t slot) const {
+    const QString request = shownRequest();
+    const trace::PagedState& paged = m_session.state()->paged;
+    if (request.isEmpty() || paged.blockSize <= 0) {
+        return {};
+    }
+    QString text;
+    for (std::int64_t i = 0; i < paged.blockSize; ++i) {
+        const std::int64_t position = static_cast<std::int64_t>(slot) * paged.blockSize + i;
+        if (const std::optional<std::string> piece =
+                m_session.paged().piece(request.toStdString(), position)) {
+            text += QString::fromStdString(*piece);
+        }
+    }
+    // Read as running text: spaces stay spaces (a token's own cell shows them as dots), line breaks show.
+    text.replace(QLatin1Char('\n'), QChar(0x21B5));
+    text.replace(QLatin1Char('\t'), QChar(0x2192));
+    return text;
+}
+
+QString BlockTableView::blockText(std::size_t group, std::size_t slot) const {
+    const trace::PagedState& paged = m_session.state()->paged;
+    const trace::PagedRequestState* request = findRequest(paged, shownRequest());
+    if (!paged.active || request == nullptr || group >= request->blockTables.size() ||
+        slot >= request->blockTables[group].size()) {
+        return {};
+    }
+    const std::int32_t block = request->blockTables[group][slot];
+    const double each = positionWidth(positionExtent());
+    const double blockWidth = static_cast<double>(paged.blockSize) * each - 2;
+    if (block < 0 || block == paged.nullBlock || each >= kTokenTextWidth || blockWidth < kBlockTextWidth) {
+        return {};
+    }
+    QFont small = font();
+    small.setPointSizeF(std::max(6.0, font().pointSizeF() * 0.8));
+    return QFontMetrics(small).elidedText(fullBlockText(slot), Qt::ElideRight,
+                                          static_cast<int>(blockWidth) - 4);
+}
+
 void BlockTableView::paintEvent(QPaintEvent*) {
     QPainter painter(this);
     painter.fillRect(rect(), PlotStyle::backgroundColour());
@@ -170,7 +214,7 @@ void BlockTableView::paintEvent(QPaintEvent*) {
                 const std::int64_t position = static_cast<std::int64_t>(slot) * paged.blockSize + i;
                 const QRectF cell(x0 + static_cast<double>(i) * each, box.top(), each - 1, box.height());
                 painter.fillRect(cell, position < request->numComputedTokens ? colour : pale);
-                if (each >= 18) {
+                if (each >= kTokenTextWidth) {
                     if (const std::optional<std::string> piece = history.piece(request->id, position)) {
                         painter.setPen(position < request->numComputedTokens && colour.lightnessF() < 0.6
                                            ? Qt::white
@@ -179,6 +223,15 @@ void BlockTableView::paintEvent(QPaintEvent*) {
                                          QString::fromStdString(SessionTokens::visible(*piece)));
                     }
                 }
+            }
+            if (const QString text = blockText(group, slot); !text.isEmpty()) {
+                // Narrow cells: the block's tokens as one text, on the colour most of the block has.
+                const std::int64_t computed = std::clamp<std::int64_t>(
+                    request->numComputedTokens - static_cast<std::int64_t>(slot) * paged.blockSize, 0,
+                    paged.blockSize);
+                painter.setPen(2 * computed > paged.blockSize && colour.lightnessF() < 0.6 ? Qt::white
+                                                                                           : Qt::black);
+                painter.drawText(box.adjusted(2, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
             }
             const bool shared = static_cast<std::size_t>(block) < paged.blocks.size() &&
                                 paged.blocks[static_cast<std::size_t>(block)].refCnt > 1;
@@ -213,7 +266,11 @@ void BlockTableView::mouseMoveEvent(QMouseEvent* event) {
         text += QStringLiteral(": '%1'").arg(QString::fromStdString(*piece));
     }
     if (paged.blockSize > 0) {
-        text += tr(" (slot %1 of its table)").arg(position / paged.blockSize);
+        const auto slot = static_cast<std::size_t>(position / paged.blockSize);
+        text += tr(" (slot %1 of its table)").arg(slot);
+        if (const QString block = fullBlockText(slot); !block.isEmpty()) {
+            text += tr("\nits block holds '%1'").arg(block);
+        }
     }
     QToolTip::showText(event->globalPosition().toPoint(), text, this);
 }

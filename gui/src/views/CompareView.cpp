@@ -3,19 +3,22 @@
 
 #include "kvscope/gui/models/PressExplainer.h"
 #include "kvscope/gui/models/SessionTokens.h"
+#include "kvscope/gui/session/SessionController.h"
+#include "kvscope/gui/views/BlockPoolView.h"
 #include "kvscope/gui/views/CursorPlot.h"
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/PlotStyle.h"
-#include "kvscope/gui/session/SessionController.h"
 
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
+#include <QStackedWidget>
+#include <QTableWidget>
 #include <QVBoxLayout>
-#include <qcustomplot.h>
-
 #include <algorithm>
 #include <optional>
+#include <qcustomplot.h>
 
 namespace kvscope::gui {
 namespace {
@@ -57,9 +60,11 @@ QString readable(const std::string& text) {
 
 } // namespace
 
-CompareView::CompareView(SessionController& a, SessionController& b, ViewSelection& selection, QWidget* parent)
+CompareView::CompareView(SessionController& a, SessionController& b, ViewSelection& selection,
+                         QWidget* parent)
     : QWidget(parent), m_a(a), m_b(b), m_header(new QLabel(this)), m_texts(new QLabel(this)),
-      m_plot(new CursorPlot(this)) {
+      m_plot(new CursorPlot(this)), m_pages(new QStackedWidget(this)),
+      m_servingTable(new QTableWidget(this)) {
     m_header->setTextFormat(Qt::RichText);
     m_header->setWordWrap(true);
     m_texts->setTextFormat(Qt::RichText);
@@ -105,7 +110,29 @@ CompareView::CompareView(SessionController& a, SessionController& b, ViewSelecti
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(maps);
     split->addWidget(m_plot);
-    layout->addWidget(split, 1);
+    m_pages->addWidget(split);
+
+    // Serving sessions: their numbers side by side, then both pools at the step.
+    m_servingTable->setColumnCount(3);
+    m_servingTable->setHorizontalHeaderLabels({tr("A"), tr("B"), tr("B − A")});
+    m_servingTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_servingTable->setSelectionMode(QAbstractItemView::NoSelection);
+    m_servingTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_servingTable->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_servingTable->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    auto* serving = new QSplitter(Qt::Horizontal, this);
+    auto* poolA = new BlockPoolView(a, selection, serving);
+    auto* poolB = new BlockPoolView(b, selection, serving);
+    poolA->setToolTip(tr("Session A's pool at the step"));
+    poolB->setToolTip(tr("Session B's pool at the step"));
+    serving->addWidget(m_servingTable);
+    serving->addWidget(poolA);
+    serving->addWidget(poolB);
+    serving->setStretchFactor(0, 2);
+    serving->setStretchFactor(1, 3);
+    serving->setStretchFactor(2, 3);
+    m_pages->addWidget(serving);
+    layout->addWidget(m_pages, 1);
 
     for (SessionController* session : {&a, &b}) {
         connect(session, &SessionController::sessionLoaded, this, &CompareView::recompute);
@@ -115,6 +142,7 @@ CompareView::CompareView(SessionController& a, SessionController& b, ViewSelecti
     connect(&a, &SessionController::stepChanged, this, [this](qint64 step) {
         m_b.setCurrentStep(step);
         moveCursor();
+        updateStepRow();
     });
     recompute();
 }
@@ -144,7 +172,17 @@ QString CompareView::texts() const { return m_texts->text(); }
 
 QString CompareView::header() const { return m_header->text(); }
 
+bool CompareView::showsServing() const {
+    return m_pages->currentIndex() == 1;
+}
+
 void CompareView::recompute() {
+    if (m_a.paged().active()) {
+        recomputeServing();
+        return;
+    }
+    m_pages->setCurrentIndex(0);
+    m_texts->show();
     m_comparison = LogitsComparison::compare(m_a.timeline(), m_b.timeline());
     m_firstDivergence = LogitsComparison::firstDivergentStep(m_comparison);
     QVector<double> steps;
@@ -198,6 +236,128 @@ void CompareView::recompute() {
 
 void CompareView::moveCursor() {
     m_plot->setCursorKey(static_cast<double>(m_a.currentStep()));
+}
+
+} // namespace kvscope::gui
+
+namespace kvscope::gui {
+namespace {
+
+/// The rows of the serving comparison; the last one follows the step.
+enum ServingRow { Steps, HitRate, HitTokens, Preemptions, Evictions, PeakBlocks, BlocksAtStep, RowCount };
+
+QString poolOf(const SessionController& session) {
+    if (!session.paged().active()) {
+        return session.mode() == SessionController::Mode::Empty ? QObject::tr("(none)")
+                                                                : QObject::tr("not a serving session");
+    }
+    return QStringLiteral("%1 — %2").arg(
+        session.name().toHtmlEscaped(),
+        QString::fromStdString(ServingSummary::describePool(session.paged().pool())).toHtmlEscaped());
+}
+
+QString signedNumber(double value, int decimals = 0) {
+    return (value > 0 ? QStringLiteral("+") : QString()) + QString::number(value, 'f', decimals);
+}
+
+} // namespace
+
+void CompareView::recomputeServing() {
+    m_pages->setCurrentIndex(1);
+    m_texts->hide();
+    m_servingA = ServingSummary::of(m_a.paged());
+    m_servingB = ServingSummary::of(m_b.paged());
+    const ServingSummary& a = m_servingA;
+    const ServingSummary& b = m_servingB;
+    const bool hasB = m_b.paged().active();
+    m_servingTable->setRowCount(RowCount);
+    m_servingTable->setVerticalHeaderLabels({tr("Steps to finish"), tr("Prefix hit rate"),
+                                             tr("Prompt tokens hit"), tr("Preemptions"), tr("Evictions"),
+                                             tr("Peak blocks used"), tr("Blocks used at this step")});
+    const auto steps = [](const ServingSummary& summary) {
+        return summary.finished ? QString::number(summary.steps) : tr("%1 so far").arg(summary.steps);
+    };
+    const auto rate = [](const ServingSummary& summary) {
+        return QStringLiteral("%1 %").arg(100.0 * summary.prefixHitRate(), 0, 'f', 1);
+    };
+    const auto hits = [](const ServingSummary& summary) {
+        return tr("%1 of %2").arg(summary.hitTokens).arg(summary.queryTokens);
+    };
+    const auto peak = [](const ServingSummary& summary) {
+        return tr("%1 of %2").arg(summary.peakBlocksUsed).arg(summary.numBlocks);
+    };
+    const auto set = [this](int row, int column, const QString& text) {
+        auto* item = new QTableWidgetItem(text);
+        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        m_servingTable->setItem(row, column, item);
+    };
+    const ServingSummary* sides[] = {&a, &b};
+    for (int column = 0; column < 2; ++column) {
+        const ServingSummary& summary = *sides[column];
+        const bool shown = column == 0 || hasB;
+        set(Steps, column, shown ? steps(summary) : QString());
+        set(HitRate, column, shown ? rate(summary) : QString());
+        set(HitTokens, column, shown ? hits(summary) : QString());
+        set(Preemptions, column, shown ? QString::number(summary.preemptions) : QString());
+        set(Evictions, column, shown ? QString::number(summary.evictions) : QString());
+        set(PeakBlocks, column, shown ? peak(summary) : QString());
+    }
+    set(Steps, 2, hasB ? signedNumber(static_cast<double>(b.steps - a.steps)) : QString());
+    set(HitRate, 2,
+        hasB ? signedNumber(100.0 * (b.prefixHitRate() - a.prefixHitRate()), 1) + QStringLiteral(" pt")
+             : QString());
+    set(HitTokens, 2, hasB ? signedNumber(static_cast<double>(b.hitTokens - a.hitTokens)) : QString());
+    set(Preemptions, 2, hasB ? signedNumber(static_cast<double>(b.preemptions - a.preemptions)) : QString());
+    set(Evictions, 2, hasB ? signedNumber(static_cast<double>(b.evictions - a.evictions)) : QString());
+    set(PeakBlocks, 2,
+        hasB ? signedNumber(static_cast<double>(b.peakBlocksUsed - a.peakBlocksUsed)) : QString());
+    updateStepRow();
+    // The numbers are the point: the table keeps the width they need, the pools share the rest.
+    m_servingTable->resizeColumnsToContents();
+    int width = m_servingTable->verticalHeader()->sizeHint().width() + 2 * m_servingTable->frameWidth() + 8;
+    for (int column = 0; column < m_servingTable->columnCount(); ++column) {
+        width += m_servingTable->columnWidth(column);
+    }
+    m_servingTable->setMinimumWidth(width);
+
+    QString verdict;
+    if (!hasB) {
+        verdict = m_b.mode() == SessionController::Mode::Empty
+                      ? tr("Compare: serve the same workload with other settings (Compare menu)")
+                      : tr("B is not a serving session: compare a serving session with another one");
+    } else if (!a.finished || !b.finished) {
+        verdict = tr("Still running: the numbers so far.");
+    } else {
+        verdict =
+            tr("B finishes in <b>%1</b> steps against A's %2, with a prefix hit rate of <b>%3</b> against "
+               "%4.")
+                .arg(b.steps)
+                .arg(a.steps)
+                .arg(rate(b), rate(a));
+    }
+    m_header->setText(tr("<b>A</b>: %1<br><b>B</b>: %2<br>%3").arg(poolOf(m_a), poolOf(m_b), verdict));
+}
+
+void CompareView::updateStepRow() {
+    if (!showsServing()) {
+        return;
+    }
+    const auto usedAt = [](const SessionController& session) -> std::optional<std::int32_t> {
+        const PagedHistory& history = session.paged();
+        if (!history.active() || history.stepCount() == 0) {
+            return std::nullopt;
+        }
+        return history.metrics(std::min(session.currentStep(), history.stepCount() - 1)).usedBlocks;
+    };
+    const std::optional<std::int32_t> a = usedAt(m_a);
+    const std::optional<std::int32_t> b = usedAt(m_b);
+    const QString texts[] = {a ? QString::number(*a) : QString(), b ? QString::number(*b) : QString(),
+                             a && b ? signedNumber(*b - *a) : QString()};
+    for (int column = 0; column < 3; ++column) {
+        auto* item = new QTableWidgetItem(texts[column]);
+        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        m_servingTable->setItem(BlocksAtStep, column, item);
+    }
 }
 
 } // namespace kvscope::gui

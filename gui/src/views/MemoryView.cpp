@@ -56,7 +56,7 @@ void MemoryView::rebuild() {
                 maxValue = std::max(maxValue, point.value);
             }
         }
-        m_tiers[tier]->setData(keys, values, true);
+        setSeries(m_tiers[tier], keys, values);
         m_tiers[tier]->setVisible(tier == 0 || (!values.isEmpty() && *std::max_element(values.begin(), values.end()) > 0));
         if (m_tiers[tier]->visible()) {
             m_tiers[tier]->addToLegend();

@@ -94,7 +94,7 @@ void QuantizationView::rebuild() {
             values << point.value;
             maxResidual = std::max(maxResidual, point.value);
         }
-        graph->setData(keys, values, true);
+        setSeries(graph, keys, values);
     }
 
     // One marker per flushing step (layers often flush together): the largest residual flushed and the

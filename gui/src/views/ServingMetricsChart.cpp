@@ -90,8 +90,6 @@ ServingMetricsChart::ServingMetricsChart(SessionController& session, ViewSelecti
             QColor fill = spec.colour;
             fill.setAlpha(50);
             graph->setBrush(fill);
-            // A dot per step, so that the last step's value (a stair of no width) shows too.
-            graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, spec.colour, spec.colour, 4));
         }
         if (metric == Metric::HitRate && m_graphs.size() == 1) {
             // Per-step rates exist only where requests were admitted: points, not a line.
@@ -137,7 +135,11 @@ void ServingMetricsChart::rebuild() {
             values << point.value;
             maxValue = std::max(maxValue, point.value);
         }
-        graph->setData(keys, values, true);
+        if (m_metric == Metric::HitRate && index == 1) {
+            graph->setData(keys, values, true); // points of the steps that admitted: no stair to extend
+        } else {
+            setSeries(graph, keys, values);
+        }
     }
     yAxis->setRange(0.0, m_metric == Metric::HitRate ? 105.0 : std::max(1.0, maxValue * 1.15));
     setMessage(!m_session.paged().active() ? tr("Not a serving session") : QString());

@@ -84,9 +84,19 @@ void StepChart::applyStepRange() {
     if (m_selection.hasStepRange()) {
         xAxis->setRange(m_selection.firstStep(), m_selection.lastStep());
     } else {
-        xAxis->setRange(0.0, std::max<double>(1.0, static_cast<double>(m_session.stepCount() - 1)));
+        // One step past the last: the last step's stair spans [last, last + 1) like every other.
+        xAxis->setRange(0.0, std::max<double>(1.0, static_cast<double>(m_session.stepCount())));
     }
     m_applyingRange = false;
+}
+
+void StepChart::setSeries(QCPGraph* graph, QVector<double> keys, QVector<double> values) const {
+    const double last = static_cast<double>(m_session.stepCount() - 1);
+    if (!keys.isEmpty() && keys.back() == last) {
+        keys << last + 1.0;
+        values << values.back();
+    }
+    graph->setData(keys, values, true);
 }
 
 void StepChart::moveCursor() { setCursorKey(static_cast<double>(m_session.currentStep())); }

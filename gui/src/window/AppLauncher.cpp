@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/AppLauncher.h"
 
+#include "kvscope/config/ConfigError.h"
+#include "kvscope/gui/session/SessionController.h"
+#include "kvscope/gui/session/SyntheticEngine.h"
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/window/MainWindow.h"
 #include "kvscope/gui/window/QtRunOptions.h"
@@ -8,7 +11,10 @@
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/SyntheticEngine.h"
 #include "kvscope/config/ConfigError.h"
+#include "kvscope/paged/ServingOptionTable.h"
+#include "kvscope/trace/RecordingSink.h"
 
+#include <QAction>
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDir>
@@ -19,7 +25,6 @@
 #include <QHash>
 #include <QImage>
 #include <QRegularExpression>
-#include <QAction>
 #include <QTextStream>
 
 namespace kvscope::gui {
@@ -78,30 +83,12 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     const QCommandLineOption compareWithoutPress(
         QStringLiteral("compare-without-press"),
         QStringLiteral("Compare the live --press run with the same run without its press (Compare menu)"));
-    // Serving: a workload of requests over a paged pool (docs/paged.md), as kvscope-cli serve runs it.
-    const QCommandLineOption workload(QStringLiteral("workload"),
-                                      QStringLiteral("Serve a workload live: a built-in name (chat-shared-system-prompt, "
-                                                     "rag-shared-document, burst-preemption, prefix-caching-example) "
-                                                     "or a workload file"),
-                                      QStringLiteral("NAME|FILE"));
-    // Defaults from config::ServingSettings, the one place serving sessions take them from.
-    const config::ServingSettings servingDefaults;
-    const QCommandLineOption blockSize(QStringLiteral("block-size"), QStringLiteral("Serving: token slots per block"),
-                                       QStringLiteral("N"), QString::number(servingDefaults.blockSize));
-    const QCommandLineOption numBlocks(QStringLiteral("num-blocks"), QStringLiteral("Serving: blocks in the pool"),
-                                       QStringLiteral("N"), QString::number(servingDefaults.numBlocks));
-    const QCommandLineOption budget(QStringLiteral("max-num-batched-tokens"),
-                                    QStringLiteral("Serving: a step's token budget"), QStringLiteral("N"),
-                                    QString::number(servingDefaults.maxNumBatchedTokens));
-    const QCommandLineOption seqs(QStringLiteral("max-num-seqs"), QStringLiteral("Serving: most requests running at once"),
-                                  QStringLiteral("N"), QString::number(servingDefaults.maxNumSeqs));
-    const QCommandLineOption noPrefixCaching(QStringLiteral("no-prefix-caching"),
-                                             QStringLiteral("Serving: do not share cached prompt blocks"));
-    const QCommandLineOption freePolicy(QStringLiteral("free-policy"),
-                                        QStringLiteral("Serving: where freed blocks go (document or current)"),
-                                        QStringLiteral("POLICY"), QString::fromStdString(servingDefaults.freePolicy));
-    parser.addOptions({screenshot, step, layer, size, compare, synthetic, pressScores, events, compareWithoutPress,
-                       workload, blockSize, numBlocks, budget, seqs, noPrefixCaching, freePolicy});
+    // Serving: a workload of requests over a paged pool (docs/paged.md), with kvscope-cli serve's options
+    // (paged::ServingOptionTable, defaults from config::ServingSettings).
+    QtRunOptions::addTo(parser, config::RunSettings{}, paged::ServingOptionTable::options());
+    QtRunOptions::addTo(parser, config::RunSettings{}, {paged::ServingOptionTable::compareOption()});
+    parser.addOptions(
+        {screenshot, step, layer, size, compare, synthetic, pressScores, events, compareWithoutPress});
     if (!parser.parse(arguments)) {
         return parser.errorText();
     }
@@ -166,41 +153,42 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     if (const QString refusal = QtRunOptions::apply(parser, live); !refusal.isEmpty()) {
         return refusal;
     }
-    const bool servingOption = parser.isSet(blockSize) || parser.isSet(numBlocks) || parser.isSet(budget) ||
-                               parser.isSet(seqs) || parser.isSet(noPrefixCaching) || parser.isSet(freePolicy);
-    if (parser.isSet(workload)) {
+    // Read into a run of its own first: any serving option would make `live` a serving run.
+    config::RunSettings servingRun;
+    if (const QString refusal = QtRunOptions::apply(parser, servingRun, paged::ServingOptionTable::options());
+        !refusal.isEmpty()) {
+        return refusal;
+    }
+    const QString compareServing = QStringLiteral("compare-serving");
+    if (servingRun.serving && !parser.isSet(QStringLiteral("workload"))) {
+        return QStringLiteral("--block-size, --num-blocks, --max-num-batched-tokens, --max-num-seqs, "
+                              "--no-prefix-caching and --free-policy go with --workload");
+    }
+    if (parser.isSet(compareServing) && !servingRun.serving) {
+        return QStringLiteral(
+            "--compare-serving goes with --workload: it serves the same workload a second time "
+            "with its changes");
+    }
+    if (servingRun.serving) {
         if (!options.file.isEmpty() || parser.isSet(synthetic)) {
             return QStringLiteral("--workload serves live: give no session FILE or --synthetic with it");
         }
-        config::ServingSettings serving;
-        serving.workload = parser.value(workload).toStdString();
-        const QCommandLineOption* sizes[] = {&blockSize, &numBlocks, &budget, &seqs};
-        std::int64_t read[4] = {};
-        for (int index = 0; index < 4; ++index) {
-            const auto value = toInteger(parser.value(*sizes[index]), 1);
-            if (!value) {
-                return QStringLiteral("--%1 must be a whole number at least 1, got `%2`")
-                    .arg(sizes[index]->names().front(), parser.value(*sizes[index]));
-            }
-            read[index] = *value;
-        }
-        serving.blockSize = read[0];
-        serving.numBlocks = static_cast<std::int32_t>(std::min<std::int64_t>(read[1], 1 << 24));
-        serving.maxNumBatchedTokens = read[2];
-        serving.maxNumSeqs = static_cast<std::int32_t>(std::min<std::int64_t>(read[3], 1 << 16));
-        serving.prefixCaching = !parser.isSet(noPrefixCaching);
-        serving.freePolicy = parser.value(freePolicy).toStdString();
-        if (serving.freePolicy != "document" && serving.freePolicy != "current") {
-            return QStringLiteral("--free-policy must be document or current, got `%1`").arg(parser.value(freePolicy));
-        }
-        live.serving = serving;
+        live.serving = servingRun.serving;
         // A serving run goes on until its last request finishes (tokens count its steps).
         if (!parser.isSet(QStringLiteral("tokens"))) {
             live.tokens = 1 << 20;
         }
-    } else if (servingOption) {
-        return QStringLiteral("--block-size, --num-blocks, --max-num-batched-tokens, --max-num-seqs, "
-                              "--no-prefix-caching and --free-policy go with --workload");
+        if (parser.isSet(compareServing)) {
+            if (parser.isSet(compare)) {
+                return QStringLiteral("give either --compare FILE or --compare-serving CHANGES, not both");
+            }
+            const auto changed =
+                paged::ServingOptionTable::changed(*live.serving, parser.value(compareServing).toStdString());
+            if (const std::string* refusal = std::get_if<std::string>(&changed)) {
+                return QStringLiteral("--compare-serving: %1").arg(QString::fromStdString(*refusal));
+            }
+            options.compareServing = std::get<config::ServingSettings>(changed);
+        }
     }
     options.pressScores = parser.isSet(pressScores);
     options.eventLog = parser.isSet(events);
@@ -334,6 +322,12 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
     }
     if (options.compareWithoutPress) {
         if (const QString problem = window.comparePressWithoutIt(); !problem.isEmpty()) {
+            errors << "kvscope: " << problem << Qt::endl;
+            return 2;
+        }
+    }
+    if (options.compareServing) {
+        if (const QString problem = window.compareServing(*options.compareServing); !problem.isEmpty()) {
             errors << "kvscope: " << problem << Qt::endl;
             return 2;
         }

@@ -1,30 +1,30 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/MainWindow.h"
 
+#include "kvscope/gui/models/EventExplainer.h"
+#include "kvscope/gui/session/SessionController.h"
+#include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/views/BlockPoolView.h"
 #include "kvscope/gui/views/BlockTableView.h"
 #include "kvscope/gui/views/CompareView.h"
-#include "kvscope/gui/models/EventExplainer.h"
 #include "kvscope/gui/views/EventLogView.h"
-#include "kvscope/gui/views/LayerTableView.h"
 #include "kvscope/gui/views/HeadOccupancyView.h"
+#include "kvscope/gui/views/LayerTableView.h"
 #include "kvscope/gui/views/MaskView.h"
 #include "kvscope/gui/views/MemoryView.h"
-#include "kvscope/gui/window/NewSessionDialog.h"
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/PrefixTreeView.h"
 #include "kvscope/gui/views/QuantizationView.h"
 #include "kvscope/gui/views/RequestLanesView.h"
 #include "kvscope/gui/views/ServingMetricsChart.h"
-#include "kvscope/gui/session/SessionController.h"
-#include "kvscope/gui/views/TransferTimelineView.h"
-#include "kvscope/gui/window/TransportBar.h"
-#include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/views/SessionFailurePanel.h"
 #include "kvscope/gui/views/TourPanel.h"
 #include "kvscope/gui/views/WelcomePage.h"
 #include "kvscope/gui/tours/TourCatalog.h"
 #include "kvscope/gui/window/AppLauncher.h"
+#include "kvscope/gui/views/TransferTimelineView.h"
+#include "kvscope/gui/window/NewSessionDialog.h"
+#include "kvscope/gui/window/TransportBar.h"
 
 #include <QAction>
 #include <QApplication>
@@ -396,7 +396,11 @@ void MainWindow::updateViewSet() {
         }
     }
     if (serving) {
-        m_metricsDock->raise();
+        // A comparison asked for with the session (File > New session > Serving > Compare with,
+        // --compare-serving) stays in front of the metrics that share its place.
+        if (m_compareDock->isHidden()) {
+            m_metricsDock->raise();
+        }
         showEventLog();
     }
 }
@@ -414,6 +418,17 @@ QString MainWindow::comparePressWithoutIt() {
                   "press) to compare it with the same run without.");
     }
     settings.press = {};
+    compareWithLive(settings);
+    return {};
+}
+
+QString MainWindow::compareServing(const config::ServingSettings& serving) {
+    if (m_session->mode() != SessionController::Mode::Live || !m_session->liveSettings().serving) {
+        return tr("Serve a workload first (File → New session → Serving, or kvscope --workload); a serving "
+                  "session file compares with another one (Compare → Compare with session file).");
+    }
+    config::RunSettings settings = m_session->liveSettings();
+    settings.serving = serving;
     compareWithLive(settings);
     return {};
 }
@@ -437,6 +452,9 @@ void MainWindow::newSession() {
     NewSessionDialog dialog(m_capabilities, live ? m_session->liveSettings() : m_lastSettings, this);
     if (dialog.exec() == QDialog::Accepted) {
         startLive(dialog.settings());
+        if (const std::optional<config::ServingSettings> compared = dialog.compareServing()) {
+            compareServing(*compared);
+        }
     }
 }
 
@@ -489,7 +507,11 @@ void MainWindow::compareLiveDialog() {
         settings = m_session->liveSettings();
     }
     settings.prompt = m_session->metadata().prompt.empty() ? settings.prompt : m_session->metadata().prompt;
-    if (!settings.press.name.empty()) {
+    if (settings.serving) {
+        // Serving: the usual question is what prefix caching saves, so B serves the workload without it
+        // (or with it, when A runs without).
+        settings.serving->prefixCaching = !settings.serving->prefixCaching;
+    } else if (!settings.press.name.empty()) {
         // With a press, the usual question is what the press changes: B runs without it.
         settings.press = {};
     } else {
@@ -499,7 +521,8 @@ void MainWindow::compareLiveDialog() {
         settings.cache.nbits = 2;
     }
     NewSessionDialog dialog(m_capabilities, settings, this);
-    dialog.setWindowTitle(tr("Second session to compare (same prompt)"));
+    dialog.setWindowTitle(settings.serving ? tr("Second session to compare (same workload)")
+                                           : tr("Second session to compare (same prompt)"));
     if (dialog.exec() == QDialog::Accepted) {
         compareWithLive(dialog.settings());
     }

@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/NewSessionDialog.h"
 
+#include "kvscope/config/ConfigError.h"
+#include "kvscope/paged/ServingOptionTable.h"
+#include "kvscope/paged/Workload.h"
 #include "kvscope/paged/WorkloadCatalog.h"
 
-#include "kvscope/config/ConfigError.h"
-
+#include <QCheckBox>
 #include <QComboBox>
-#include <QDoubleSpinBox>
 #include <QDialogButtonBox>
+#include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
-#include <QLabel>
-#include <QCheckBox>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
@@ -22,7 +23,6 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
-
 #include <algorithm>
 #include <functional>
 
@@ -177,6 +177,19 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     } catch (const std::exception&) {
         // No built-in folder: a file path still works.
     }
+    // What the workload is for, from its own file: its description says what it shows and with which pool.
+    m_workloadDescription = new QLabel;
+    m_workloadDescription->setWordWrap(true);
+    m_workloadDescription->setMaximumWidth(520);
+    connect(m_workload, &QComboBox::currentTextChanged, this, [this](const QString& name) {
+        try {
+            const paged::Workload workload =
+                paged::Workload::load(paged::WorkloadCatalog::resolve(name.trimmed().toStdString()));
+            m_workloadDescription->setText(QString::fromStdString(workload.description));
+        } catch (const std::exception&) {
+            m_workloadDescription->clear(); // a path being typed; accepting says what is wrong
+        }
+    });
     const int chat = m_workload->findText(QStringLiteral("chat-shared-system-prompt"));
     m_workload->setCurrentIndex(std::max(0, chat));
     const auto spin = [](int minimum, int maximum, int value) {
@@ -194,14 +207,26 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     m_freePolicy = new QComboBox;
     m_freePolicy->addItem(tr("document (vLLM's design document)"), QStringLiteral("document"));
     m_freePolicy->addItem(tr("current (vLLM's code: null block, unhashed blocks reused first)"), QStringLiteral("current"));
+    // Compare mode from the start: the same workload served a second time with one change (the changes
+    // are paged::ServingOptionTable's, as --compare-serving reads them).
+    m_compareWith = new QComboBox;
+    m_compareWith->addItem(tr("nothing"), QString());
+    m_compareWith->addItem(tr("the same with prefix caching flipped"), QStringLiteral("prefix-caching"));
+    m_compareWith->addItem(tr("the same with half the pool"), QStringLiteral("half-pool"));
+    m_compareWith->addItem(tr("the same with twice the pool"), QStringLiteral("twice-pool"));
+    m_compareWith->addItem(tr("the same with blocks half as large"), QStringLiteral("half-blocks"));
+    m_compareWith->setToolTip(tr("Also serve the workload with this change and compare the two side by side "
+                                 "(steps to finish, hit rate, preemptions, evictions, peak pool usage)"));
     auto* servingLayout = new QFormLayout(m_serving);
     servingLayout->addRow(tr("Workload"), m_workload);
+    servingLayout->addRow(QString(), m_workloadDescription);
     servingLayout->addRow(tr("Block size (tokens)"), m_blockSize);
     servingLayout->addRow(tr("Pool size (blocks)"), m_numBlocks);
     servingLayout->addRow(tr("Token budget per step"), m_budget);
     servingLayout->addRow(tr("Most running requests"), m_maxSeqs);
     servingLayout->addRow(tr("Prefix caching"), m_prefixCaching);
     servingLayout->addRow(tr("Free policy"), m_freePolicy);
+    servingLayout->addRow(tr("Compare with"), m_compareWith);
     connect(m_serving, &QGroupBox::toggled, this, &NewSessionDialog::updateEnabled);
 
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
@@ -322,6 +347,32 @@ config::RunSettings NewSessionDialog::settings() const {
         settings.tokens = 1 << 20; // a serving run goes on until its last request finishes
     }
     return settings;
+}
+
+QString NewSessionDialog::workloadDescription() const {
+    return m_workloadDescription->text();
+}
+
+std::optional<config::ServingSettings> NewSessionDialog::compareServing() const {
+    const config::RunSettings settings = this->settings();
+    const QString change = m_compareWith->currentData().toString();
+    if (!settings.serving || change.isEmpty()) {
+        return std::nullopt;
+    }
+    const config::ServingSettings& base = *settings.serving;
+    std::string spec;
+    if (change == QLatin1String("prefix-caching")) {
+        spec = base.prefixCaching ? "prefix-caching=off" : "prefix-caching=on";
+    } else if (change == QLatin1String("half-pool")) {
+        spec = "num-blocks=" + std::to_string(std::max(1, base.numBlocks / 2));
+    } else if (change == QLatin1String("twice-pool")) {
+        spec = "num-blocks=" + std::to_string(base.numBlocks * 2);
+    } else {
+        spec = "block-size=" + std::to_string(std::max<std::int64_t>(1, base.blockSize / 2));
+    }
+    const auto changed = paged::ServingOptionTable::changed(base, spec);
+    const auto* result = std::get_if<config::ServingSettings>(&changed);
+    return result ? std::optional<config::ServingSettings>(*result) : std::nullopt;
 }
 
 QString NewSessionDialog::validate() const {

@@ -6,7 +6,12 @@
 namespace kvscope::gui {
 
 void QtRunOptions::addTo(QCommandLineParser& parser, const config::RunSettings& defaults) {
-    for (const config::RunOption& option : config::RunOptionTable::options()) {
+    addTo(parser, defaults, config::RunOptionTable::options());
+}
+
+void QtRunOptions::addTo(QCommandLineParser& parser, const config::RunSettings& defaults,
+                         const std::vector<config::RunOption>& options) {
+    for (const config::RunOption& option : options) {
         const QString name = QString::fromStdString(option.name);
         const QString help = QString::fromStdString(option.help);
         if (option.valueName.empty()) {
@@ -23,10 +28,15 @@ void QtRunOptions::addTo(QCommandLineParser& parser, const config::RunSettings& 
 }
 
 QString QtRunOptions::apply(const QCommandLineParser& parser, config::RunSettings& settings) {
+    return apply(parser, settings, config::RunOptionTable::options());
+}
+
+QString QtRunOptions::apply(const QCommandLineParser& parser, config::RunSettings& settings,
+                            const std::vector<config::RunOption>& options) {
     const auto given = [&parser](const std::string& name) {
         return parser.isSet(QString::fromStdString(name));
     };
-    for (const config::RunOption& option : config::RunOptionTable::options()) {
+    for (const config::RunOption& option : options) {
         const QString name = QString::fromStdString(option.name);
         if (!parser.isSet(name)) {
             continue;

@@ -7,6 +7,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }
 
 namespace kvscope::cli {
@@ -19,6 +20,12 @@ public:
     /// parse); --help shows `settings`' values now as the defaults.
     static void addTo(CLI::App& command, config::RunSettings& settings,
                       const std::vector<config::RunOption::Group>& groups);
+    /// Adds `options` (a static table: paged::ServingOptionTable's) to `command` the same way.
+    static void addOptions(CLI::App& command, config::RunSettings& settings,
+                           const std::vector<config::RunOption>& options);
+    /// Adds one option of a static table; returns CLI11's option (to mark it required, say).
+    static CLI::Option* addOption(CLI::App& command, config::RunSettings& settings,
+                                  const config::RunOption& option);
 };
 
 } // namespace kvscope::cli

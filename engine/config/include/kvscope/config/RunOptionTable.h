@@ -15,8 +15,8 @@ namespace kvscope::config {
 /// through QCommandLineParser) are generated from these, so they accept, refuse and default alike.
 struct RunOption {
     /// Which commands take it: every run takes Model and Press options; `fidelity` no Decoding ones
-    /// (it decodes greedily by design).
-    enum class Group { Model, Decoding, Press };
+    /// (it decodes greedily by design). Serving: paged::ServingOptionTable's (serve, kvscope --workload).
+    enum class Group { Model, Decoding, Press, Serving };
 
     std::string name;      ///< without the dashes: "tokens"
     std::string valueName; ///< "N" in `--tokens N`; empty for a flag, which takes no value

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/config/RunSettings.h"
 #include "kvscope/paged/PagedTypes.h"
 
 #include <cstdint>
@@ -51,11 +52,16 @@ struct PagedConfig {
 
     /// Throws PagedError naming the first bad field, the allowed values and the fix.
     void validate() const;
+    /// The pool and scheduler a serving run's settings ask for (one full-attention group; the model's
+    /// groups are set by the serving loop), validated: throws PagedError naming the bad setting.
+    static PagedConfig fromSettings(const config::ServingSettings& serving);
     bool operator==(const PagedConfig&) const = default;
 };
 
 std::string_view toString(FreePolicy policy);
 std::string_view toString(GroupKind kind);
 std::optional<FreePolicy> freePolicyFromString(std::string_view name);
+/// The names freePolicyFromString reads, for messages and help: "document, current".
+std::string_view allowedFreePolicies();
 
 } // namespace kvscope::paged

@@ -63,6 +63,9 @@ public:
         std::int32_t evictions = 0;       ///< this step
         std::int32_t preemptions = 0;     ///< this step
         std::int32_t runningRequests = 0; ///< after the step
+        /// Blocks held once the step's tokens were scheduled, before finished requests freed theirs: the
+        /// step's peak as the scheduler counts it (SchedulerStats::peakBlocksUsed is the most of these).
+        std::int32_t scheduledBlocks = 0;
         bool operator==(const StepMetrics&) const = default;
     };
     /// A block a request released, as its BlockFreed event says.
@@ -101,6 +104,8 @@ public:
     const StepChanges& changes(std::int64_t step) const;
     const StepMetrics& metrics(std::int64_t step) const;
     LaneCell lane(const std::string& id, std::int64_t step) const;
+    /// The step a request finished in (its lane shows Finished from the next step on), -1 while it has not.
+    std::int64_t finishedStep(const std::string& id) const;
 
     /// The blocks a RequestAdmitted event's request reused (its BlockTouched events of that admission).
     std::vector<std::int32_t> hitsOf(std::uint64_t admittedSequence) const;
@@ -119,6 +124,7 @@ private:
         std::vector<std::optional<std::string>> pieces;
         std::vector<LaneCell> lane;    ///< from step 0
         Phase carried = Phase::Absent; ///< what the next step starts as
+        std::int64_t finishedStep = -1;
     };
     void openStep(std::int64_t step);
     void apply(const trace::Event& event);

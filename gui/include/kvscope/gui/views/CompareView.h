@@ -2,15 +2,17 @@
 #pragma once
 
 #include "kvscope/gui/models/LogitsComparison.h"
+#include "kvscope/gui/models/ServingSummary.h"
 
 #include <QWidget>
-
 #include <cstdint>
 #include <vector>
 
 class QCPItemStraightLine;
 class QCPItemText;
 class QLabel;
+class QStackedWidget;
+class QTableWidget;
 
 namespace kvscope::gui {
 
@@ -21,7 +23,10 @@ class ViewSelection;
 /// Compare mode: two sessions on the same prompt side by side (their occupancy maps), steps in sync
 /// (B follows A's step), both texts as words (the prompt, then the generated tokens' pieces joined) with
 /// the first divergent token marked and its step named, and per step the KL divergence KL(A || B) and
-/// top-1 agreement of their next-token distributions (Logits events).
+/// top-1 agreement of their next-token distributions (Logits events). Two serving sessions (the same
+/// workload with another pool or without prefix caching) are compared by their numbers instead: steps to
+/// finish, prefix hit rate, preemptions, evictions, peak pool usage side by side (ServingSummary), with
+/// both block pools at the step.
 class CompareView : public QWidget {
     Q_OBJECT
 public:
@@ -33,11 +38,20 @@ public:
     QString texts() const;
     /// The header (rich text): what A and B are (model, cache, press), the first divergence, top-1 agreement.
     QString header() const;
+    /// Whether the serving comparison is the one shown (A is a serving session).
+    bool showsServing() const;
+    /// The serving numbers of A and B over their whole sessions (so far, while B still runs).
+    const ServingSummary& servingA() const { return m_servingA; }
+    const ServingSummary& servingB() const { return m_servingB; }
+    /// The serving numbers' table: a row per number, columns A, B and B - A.
+    QTableWidget* servingTable() const { return m_servingTable; }
 
 private:
     void recompute();
     void moveCursor();
     QString wordsOf(const SessionController& session) const;
+    void recomputeServing();
+    void updateStepRow();
 
     SessionController& m_a;
     SessionController& m_b;
@@ -48,6 +62,10 @@ private:
     QCPItemText* m_message;
     std::vector<StepComparison> m_comparison;
     std::int64_t m_firstDivergence = -1;
+    QStackedWidget* m_pages;
+    QTableWidget* m_servingTable;
+    ServingSummary m_servingA;
+    ServingSummary m_servingB;
 };
 
 } // namespace kvscope::gui

@@ -37,6 +37,11 @@ protected:
     /// max when many share a pixel (the same picture with half the segments).
     QCPGraph::LineStyle seriesLineStyle() const;
     void applyStepRange();
+    /// Sets a series' points. A step's value spans [step, step + 1) (stairs to the left), so the session's
+    /// last step gets a point at stepCount() holding its value: its stair is as wide as any other and shows
+    /// beside the step cursor instead of as a sliver under it at the plot's right edge (the full-session
+    /// range runs to stepCount()).
+    void setSeries(QCPGraph* graph, QVector<double> keys, QVector<double> values) const;
 
     void resizeEvent(QResizeEvent* event) override;
 

@@ -43,6 +43,8 @@ struct LaunchOptions {
     QString tour;
     /// Nothing to show was asked for (no file, model, workload, tour or synthetic session): the welcome page.
     bool welcome = false;
+    /// --compare-serving: compare mode against the same workload served with these settings.
+    std::optional<config::ServingSettings> compareServing;
 };
 
 /// Parses the command line and starts the window: a file, a synthetic session, or a live run (the

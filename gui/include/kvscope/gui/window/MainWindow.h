@@ -90,6 +90,12 @@ public:
     /// Compare > Press against no press: B runs the live session's settings without its press, on the
     /// same prompt. Returns why it cannot (no live session, or one without a press), else empty.
     QString comparePressWithoutIt();
+    /// Compare mode for serving: B serves the live serving session's workload again with `serving` (another
+    /// pool, block size, budget, or prefix caching off), to the end. Returns why it cannot (no live serving
+    /// session), else empty.
+    QString compareServing(const config::ServingSettings& serving);
+    /// The compare dock's view.
+    CompareView* compareView() const { return m_compare; }
     /// Replots every chart now and renders the window (offscreen works); for --screenshot.
     QImage renderImage();
     QStringList recentFiles() const;

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "kvscope/gui/session/SessionEngine.h"
 #include "kvscope/config/RunSettings.h"
+#include "kvscope/gui/session/SessionEngine.h"
 
 #include <QDialog>
-
 #include <map>
+#include <optional>
 #include <string>
 
 class QCheckBox;
@@ -47,7 +47,14 @@ public:
     /// Serving: checked, the session serves a workload (built-in or a file) over a paged pool of these
     /// sizes instead of generating from the prompt.
     QGroupBox* servingBox() const { return m_serving; }
+    /// Serving: "Compare with" picked a second run of the same workload (prefix caching flipped, half or
+    /// twice the pool, blocks half as large): its settings; nullopt for none or a session that does not
+    /// serve.
+    std::optional<config::ServingSettings> compareServing() const;
+    QComboBox* compareWithBox() const { return m_compareWith; }
     QComboBox* workloadBox() const { return m_workload; }
+    /// The picked workload's description, read from its file (empty for a path that does not read).
+    QString workloadDescription() const;
 
 private:
     void updateEnabled();
@@ -84,12 +91,14 @@ private:
     QFormLayout* m_pressLayout;
     QGroupBox* m_serving;
     QComboBox* m_workload;
+    QLabel* m_workloadDescription;
     QSpinBox* m_blockSize;
     QSpinBox* m_numBlocks;
     QSpinBox* m_budget;
     QSpinBox* m_maxSeqs;
     QCheckBox* m_prefixCaching;
     QComboBox* m_freePolicy;
+    QComboBox* m_compareWith;
     std::map<std::string, QLineEdit*> m_pressOptions;
 };
 

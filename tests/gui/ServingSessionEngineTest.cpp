@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// kvscope's serving engine (gui/app/ServingSessionEngine, LibTorch): a workload served step by step on the
+// llama preset, its events arriving in the window; cancelling stops it; a bad workload or pool leaves a
+// window that says why. And the issue's walk: a chat behind a shared system prompt shows blocks shared,
+// cached, evicted and a request preempted, each in a sentence of the event log, and its saved session
+// replays to the same events.
+#include "ServingSessionEngine.h"
+
+#include "GuiTestHelpers.h"
+#include "kvscope/gui/models/EventLogModel.h"
+#include "kvscope/gui/models/ServingSummary.h"
+#include "kvscope/gui/session/SessionController.h"
+#include "kvscope/gui/views/EventLogView.h"
+#include "kvscope/gui/views/OccupancyMapView.h"
+#include "kvscope/gui/views/SessionFailurePanel.h"
+#include "kvscope/gui/window/MainWindow.h"
+#include "kvscope/gui/window/TransportBar.h"
+#include "kvscope/trace/RecordingSink.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+#include <gtest/gtest.h>
+#include <map>
+
+namespace kvscope::gui {
+namespace {
+
+EngineCapabilities capabilities() {
+    EngineCapabilities result;
+    result.presets = {"llama"};
+    result.defaultPreset = "llama";
+    return result;
+}
+
+SessionEngineFactory servingFactory() {
+    return [](const config::RunSettings& settings) -> std::unique_ptr<SessionEngine> {
+        return std::make_unique<app::ServingSessionEngine>(settings);
+    };
+}
+
+config::RunSettings servingSettings(config::ServingSettings serving) {
+    config::RunSettings settings;
+    settings.preset = "llama";
+    settings.tokens = 1 << 20;
+    settings.serving = std::move(serving);
+    return settings;
+}
+
+std::map<trace::EventKind, int> countKinds(std::span<const trace::Event> events) {
+    std::map<trace::EventKind, int> counts;
+    for (const trace::Event& event : events) {
+        ++counts[event.kind()];
+    }
+    return counts;
+}
+
+// The design document's example (blocks of 4, a pool of 10): six steps, r2's admission evicts block 3.
+TEST(ServingSessionEngineTest, ServesAWorkloadAStepAtATime) {
+    app::ServingSessionEngine engine(
+        servingSettings({"prefix-caching-example", 4, 10, 256, 8, true, "document"}));
+    EXPECT_EQ(engine.metadata().cacheKind, "paged");
+    EXPECT_NE(engine.metadata().cacheSettingsJson.find("\"num_blocks\":10"), std::string::npos);
+    trace::RecordingSink sink;
+    engine.start(sink);
+    EXPECT_FALSE(engine.finished());
+    auto counts = countKinds(sink.events());
+    EXPECT_EQ(counts[trace::EventKind::PagedPool], 1);
+    EXPECT_EQ(counts[trace::EventKind::StepBegin], 1) << "start() is step 0";
+    EXPECT_EQ(counts[trace::EventKind::RequestArrived], 1) << "r0 arrives at step 0";
+    EXPECT_EQ(counts[trace::EventKind::BlockAllocated], 4) << "r0's 15 prompt tokens take 4 blocks of 4";
+    int steps = 1;
+    while (engine.step()) {
+        ++steps;
+    }
+    EXPECT_EQ(steps, 6);
+    EXPECT_TRUE(engine.finished());
+    EXPECT_EQ(engine.generatedCount(), 5);
+    EXPECT_FALSE(engine.step()) << "nothing left to do";
+    counts = countKinds(sink.events());
+    EXPECT_EQ(counts[trace::EventKind::StepBegin], 6);
+    EXPECT_EQ(counts[trace::EventKind::RequestFinished], 3);
+    EXPECT_EQ(counts[trace::EventKind::BlockEvicted], 1);
+    EXPECT_EQ(counts[trace::EventKind::BlockTouched], 5) << "r1 reuses 2 blocks, r2 3";
+}
+
+// In the window: steps arrive as the user steps, and Cancel stops the run where it is.
+TEST(ServingSessionEngineTest, StepsArriveInTheWindowAndCancelStopsTheRun) {
+    MainWindow window(servingFactory(), capabilities());
+    window.resize(1200, 800);
+    window.show();
+    window.startLive(servingSettings({"chat-shared-system-prompt", 16, 64, 256, 8, true, "document"}));
+    window.transport()->setPlaying(false);
+    ASSERT_TRUE(testing::waitUntil([&] { return window.session().stepCount() >= 1; }, 60000));
+    EXPECT_TRUE(testing::waitUntil([&] { return window.showsServingViews(); }, 10000))
+        << "the pool's views show";
+    window.session().stepForward();
+    window.session().stepForward();
+    ASSERT_TRUE(testing::waitUntil([&] { return window.session().stepCount() >= 3; }, 60000));
+    EXPECT_EQ(window.session().paged().requestIds().front(), "user0");
+    EXPECT_FALSE(window.session().liveFinished());
+    window.session().runToEnd();
+    window.session().cancelRun();
+    window.session().waitForEngine();
+    const std::int64_t stopped = window.session().stepCount();
+    EXPECT_LT(stopped, 20) << "the chat takes more steps than were run";
+    EXPECT_FALSE(window.session().liveFailure().has_value());
+    QTest::qWait(200);
+    window.session().waitForEngine();
+    EXPECT_EQ(window.session().stepCount(), stopped) << "nothing runs after Cancel";
+}
+
+// A workload that does not exist, or a pool that cannot serve it, fails to start with the engine's reason
+// over the map; the window stays usable.
+TEST(ServingSessionEngineTest, ABadWorkloadOrPoolSaysWhyInAUsableWindow) {
+    struct Case {
+        config::ServingSettings serving;
+        const char* reason;
+    };
+    const Case cases[] = {
+        {{"no-such-workload", 16, 64, 256, 8, true, "document"}, "no-such-workload"},
+        {{"prefix-caching-example", 4, 1, 256, 8, true, "current"}, "raise --num-blocks"},
+        {{"prefix-caching-example", 4, 10, 256, 8, true, "lru"},
+         "free policy `lru` is unknown: allowed document, current"},
+    };
+    for (const Case& test : cases) {
+        MainWindow window(servingFactory(), capabilities());
+        window.resize(1200, 800);
+        window.show();
+        window.startLive(servingSettings(test.serving));
+        ASSERT_TRUE(testing::waitUntil([&] { return window.session().liveFailure().has_value(); }, 60000))
+            << test.reason;
+        const SessionFailurePanel* panel = window.occupancyMap()->failurePanel();
+        EXPECT_TRUE(panel->isVisible()) << test.reason;
+        EXPECT_EQ(panel->headline(), "The live session could not start") << test.reason;
+        EXPECT_TRUE(panel->reason().contains(QString::fromUtf8(test.reason)))
+            << panel->reason().toStdString();
+        // Usable: another serving session runs in the same window.
+        window.startLive(servingSettings({"prefix-caching-example", 4, 10, 256, 8, true, "document"}));
+        window.session().runToEnd();
+        ASSERT_TRUE(testing::waitUntil([&] { return window.session().liveFinished(); }, 60000))
+            << test.reason;
+        EXPECT_FALSE(window.session().liveFailure().has_value());
+        EXPECT_EQ(window.session().stepCount(), 6);
+        EXPECT_FALSE(panel->isVisible());
+    }
+}
+
+// The issue's "done when", as a new user walks it: File > New session > Serving with "chat with a shared
+// system prompt" with the pool its description suggests (28 blocks of 16, small enough to run short),
+// stepped to the end. `kvscope-cli serve --workload chat-shared-system-prompt --num-blocks 28` counts 26
+// steps, 5 evictions, 1 preemption and 28 blocks at the peak: the window reads the same from the events. The
+// event log explains a block shared (reused by a prefix hit), cached, evicted and a request preempted, each
+// in a sentence; the session saved and opened again replays to the same events, step by step the same pool
+// and the same sentences.
+TEST(ServingSessionEngineTest, AChatBehindASharedSystemPromptIsExplainedAndReplaysIdentically) {
+    constexpr std::int32_t kChatBlocks = 28;
+    QTemporaryDir dir;
+    MainWindow window(servingFactory(), capabilities());
+    window.resize(1600, 1000);
+    window.show();
+    window.startLive(
+        servingSettings({"chat-shared-system-prompt", 16, kChatBlocks, 256, 8, true, "document"}));
+    window.transport()->setPlaying(false);
+    window.session().runToEnd();
+    ASSERT_TRUE(testing::waitUntil([&] { return window.session().liveFinished(); }, 120000));
+    ASSERT_FALSE(window.session().liveFailure().has_value())
+        << window.session().liveFailure()->reason.toStdString();
+    const ServingSummary live = ServingSummary::of(window.session().paged());
+    EXPECT_TRUE(live.finished);
+    EXPECT_GT(live.hitTokens, 0);
+    EXPECT_EQ(live.steps, 26);
+    EXPECT_EQ(live.evictions, 5);
+    EXPECT_EQ(live.preemptions, 1);
+    EXPECT_EQ(live.peakBlocksUsed, 28);
+
+    // Every step's sentences, as the event log's Why column shows them.
+    const auto sentences = [](MainWindow& shown) {
+        shown.showEventLog();
+        EventLogModel* log = shown.findChild<EventLogView*>()->model();
+        std::vector<QString> all;
+        for (std::int64_t step = 0; step < shown.session().stepCount(); ++step) {
+            shown.session().setCurrentStep(step);
+            for (int row = 0; row < log->rowCount(); ++row) {
+                all.push_back(log->data(log->index(row, EventLogModel::Why)).toString());
+            }
+        }
+        return all;
+    };
+    const std::vector<QString> said = sentences(window);
+    const auto anySays = [&](const QString& words) {
+        return std::any_of(said.begin(), said.end(),
+                           [&](const QString& text) { return text.contains(words); });
+    };
+    EXPECT_TRUE(anySays(QStringLiteral("reused blocks"))) << "a prefix hit shares the system prompt's blocks";
+    EXPECT_TRUE(anySays(QStringLiteral("cached by user0")));
+    EXPECT_TRUE(anySays(QStringLiteral("is full")));
+    EXPECT_TRUE(anySays(QStringLiteral("evicted: least recently freed")));
+    EXPECT_TRUE(anySays(QStringLiteral("preempted: no free block")));
+    EXPECT_TRUE(anySays(QStringLiteral("it will be recomputed")));
+
+    // File > Save as, then open it: the same events, the same numbers, the same sentences.
+    const QString path = dir.filePath(QStringLiteral("chat.kvsess"));
+    ASSERT_EQ(window.session().saveAs(path), QString());
+    MainWindow replay(servingFactory(), capabilities());
+    replay.resize(1600, 1000);
+    replay.show();
+    ASSERT_EQ(replay.openFileNow(path), QString());
+    EXPECT_EQ(replay.session().mode(), SessionController::Mode::Replay);
+    const auto liveEvents = window.session().timeline().events();
+    const auto replayedEvents = replay.session().timeline().events();
+    ASSERT_EQ(liveEvents.size(), replayedEvents.size());
+    for (std::size_t index = 0; index < liveEvents.size(); ++index) {
+        ASSERT_EQ(liveEvents[index], replayedEvents[index]) << "event " << index;
+    }
+    const ServingSummary replayed = ServingSummary::of(replay.session().paged());
+    EXPECT_EQ(replayed.steps, live.steps);
+    EXPECT_EQ(replayed.hitTokens, live.hitTokens);
+    EXPECT_EQ(replayed.evictions, live.evictions);
+    EXPECT_EQ(replayed.preemptions, live.preemptions);
+    for (std::int64_t step = 0; step < live.steps; ++step) {
+        EXPECT_EQ(replay.session().paged().metrics(step), window.session().paged().metrics(step)) << step;
+    }
+    EXPECT_EQ(sentences(replay), said);
+}
+
+} // namespace
+} // namespace kvscope::gui
