@@ -8,6 +8,7 @@
 #include "kvscope/gui/views/PlotStyle.h"
 
 #include <QPainter>
+#include <QStringList>
 #include <algorithm>
 
 namespace kvscope::gui {
