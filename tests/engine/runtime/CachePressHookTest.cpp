@@ -466,8 +466,6 @@ TEST(CachePressHookTest, PressQueriesAreTheModelsOwnWithQueryNormAndScaledRope) 
 
 } // namespace
 
-} // namespace
-
 namespace {
 
 /// kvpress scorers beyond the first ten, with options that fit the short test prompt.
