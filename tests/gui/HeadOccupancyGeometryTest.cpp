@@ -36,6 +36,16 @@ TEST(HeadOccupancyGeometryTest, DecodesEachHeadsSortedLists) {
     EXPECT_EQ(HeadOccupancyGeometry::decisionOf(uniformEvent(), 0, 0).coveredPositions, 6);
 }
 
+TEST(HeadOccupancyGeometryTest, AChannelPressKeepsEveryPositionAndListsItsChannels) {
+    trace::CompressionEvent event{4, 4, 2, 0, 8, {0, 1, 2, 3, 0, 1, 2, 3}, {}, {}, {}};
+    event.prunedChannels = {5, 2, 7, 0};
+    const HeadDecision decision = HeadOccupancyGeometry::decisionOf(event, 0, 4);
+    EXPECT_FALSE(decision.masking) << "ThinK hides nothing";
+    EXPECT_EQ(decision.prunedChannels, (std::vector<std::vector<std::int32_t>>{{5, 2}, {7, 0}}));
+    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 1, 6), (Runs{{0, 4, K}, {4, 6, L}}));
+    EXPECT_TRUE(HeadOccupancyGeometry::decisionOf(uniformEvent(), 0, 6).prunedChannels.empty());
+}
+
 TEST(HeadOccupancyGeometryTest, RowsInPositionOrder) {
     const HeadDecision decision = HeadOccupancyGeometry::decisionOf(uniformEvent(), 0, 6);
     struct Case {

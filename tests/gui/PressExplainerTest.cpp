@@ -53,6 +53,15 @@ TEST(PressExplainerTest, EachPressSaysItsRuleWithItsOptions) {
         {{"snapkv", 0.5, {{"window_size", "2"}}, {{"window_size", "64"}}},
          "from the last 2 queries was lowest were dropped, among them ' key', 'The'. The inspector set "
          "window_size to 2 (default 64) to fit the short prompt."},
+        {{"keydiff", 0.3, {}}, "the 2 whose keys pointed most like the head's average key were dropped"},
+        {{"lagkv", 0.3, {{"lag_size", "16"}}}, "the first 4 and the last partition stay; the 2 that varied least against the next 16-token partition"},
+        {{"non_causal_attention", 0.3, {}}, "every query of their 256-token chunk"},
+        {{"leverage", 0.3, {}}, "lowest leverage (random sketch of 48 columns, seed 0)"},
+        {{"cur", 0.3, {}}, "the first 4 stay; the 2 with the lowest kv_product leverage"},
+        {{"compactor", 0.3, {}}, "the first 8 and last 4 stay"},
+        {{"cap", 0.3, {}}, "capacity for the next 512 queries"},
+        {{"simlayerkv", 0.0, {{"lazy_threshold", "0.5"}}},
+         "SimLayerKV kept 4 of 6 prompt tokens in layer 2: the layer is lazy (its last 1 queries put more than 0.5"},
         {{"decoding", 0.0, {{"base", "snapkv"}, {"target_size", "4"}, {"window_size", "2"}}},
          "DecodingPress kept 4 of 6 prompt tokens in layer 2: every 512 steps it brings the cache back to 4 "
          "tokens "
@@ -63,6 +72,21 @@ TEST(PressExplainerTest, EachPressSaysItsRuleWithItsOptions) {
         const QString sentence = PressExplainer::sentence(prefill(), test.press, pieces());
         EXPECT_TRUE(sentence.contains(QString::fromUtf8(test.expected))) << sentence.toStdString();
     }
+}
+
+TEST(PressExplainerTest, ThinKNamesTheChannelsEachHeadZeroedAndThatNoMemoryIsSaved) {
+    trace::CompressionEvent pruned{6, 6, 2, 0, 12, {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5}, {}, {}, {}};
+    pruned.prunedChannels = {3, 9, 1, 14};
+    const QString sentence = PressExplainer::sentence(trace::Event{0, 0, 0, pruned},
+                                                      config::PressSettings{"think", 0.25, {}}, pieces());
+    EXPECT_EQ(sentence, "ThinK zeroed 2 key channels per head in layer 0 (head 0: 3, 9; head 1: 1, 14); all 6 "
+                        "tokens stay, and the cache keeps its size: zeroed channels save no memory.");
+    // A SimLayerKV layer that is not lazy keeps everything, and says why.
+    const trace::CompressionEvent all{6, 6, 1, 0, 6, {0, 1, 2, 3, 4, 5}, {}, {}, {}};
+    EXPECT_TRUE(PressExplainer::sentence(trace::Event{0, 1, 0, all}, config::PressSettings{"simlayerkv", 0.0, {}}, {})
+                    .contains("SimLayerKV kept 6 of 6 prompt tokens in layer 1: the layer is not lazy (its last 1 "
+                              "queries put at most 1 of their attention on the first 4 and the last 1024 tokens), "
+                              "so it keeps every token"));
 }
 
 TEST(PressExplainerTest, WithoutAPressOrTokensItStillCounts) {

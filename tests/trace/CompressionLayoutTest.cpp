@@ -100,3 +100,21 @@ TEST(CompressionLayoutTest, UnrecordedKeptPositionsLeaveOnlyTheDropped) {
     EXPECT_EQ(layout.keptCount(0), 2);
     EXPECT_EQ(listOf<std::int64_t>(layout.droppedPositions(0)), (std::vector<std::int64_t>{1, 3}));
 }
+
+TEST(CompressionLayoutTest, ChannelPressesSplitTheirPrunedChannelsPerHead) {
+    // ThinK (1.5): 3 tokens, all kept by both heads; head 0 zeroed channels 1 and 6, head 1 channels 0 and 2.
+    CompressionEvent event{3, 3, 2, 0, 6, {0, 1, 2, 0, 1, 2}, {}, {}, {}};
+    event.prunedChannels = {1, 6, 0, 2};
+    const CompressionLayout layout(event);
+    ASSERT_TRUE(layout.consistent());
+    EXPECT_EQ(layout.prunedChannelCount(), 2);
+    EXPECT_EQ(listOf<std::int32_t>(layout.prunedChannels(0)), (std::vector<std::int32_t>{1, 6}));
+    EXPECT_EQ(listOf<std::int32_t>(layout.prunedChannels(1)), (std::vector<std::int32_t>{0, 2}));
+    EXPECT_TRUE(layout.prunedChannels(2).empty());
+    EXPECT_EQ(layout.droppedTotal(), 0);
+    // A list that does not split evenly over the heads is damage.
+    event.prunedChannels = {1, 6, 0};
+    EXPECT_FALSE(CompressionLayout(event).consistent());
+    // Token presses have none.
+    EXPECT_EQ(CompressionLayout(CompressionEvent{3, 3, 2, 0, 6, {0, 1, 2, 0, 1, 2}, {}, {}, {}}).prunedChannelCount(), 0);
+}

@@ -11,4 +11,10 @@ void AttentionLayer::keepTokens(const at::Tensor&) {
                                              "(presses work on DynamicLayer and QuantizedLayer)");
 }
 
+void AttentionLayer::rewriteKeys(const at::Tensor&) {
+    throw CacheError(ErrorKind::Runtime, typeName() +
+                                             " cannot have its keys rewritten by a press (presses work on "
+                                             "DynamicLayer and QuantizedLayer)");
+}
+
 } // namespace kvscope::cache

@@ -116,6 +116,17 @@ void DynamicLayer::keepTokens(const at::Tensor& indices) {
     m_values.assign(m_values.view().gather(2, rows.expand({-1, -1, -1, m_values.view().size(3)})));
 }
 
+void DynamicLayer::rewriteKeys(const at::Tensor& keys) {
+    if (!m_initialized || !m_keys.hasShape()) {
+        throw CacheError(ErrorKind::Runtime,
+                         typeName() + " holds no states yet: there are no keys to rewrite");
+    }
+    if (keys.sizes() != m_keys.view().sizes()) {
+        throw CacheError(ErrorKind::Runtime, typeName() + ": rewritten keys must keep the stored shape");
+    }
+    m_keys.assign(keys.to(m_keys.storage().device(), m_keys.storage().scalar_type()).contiguous());
+}
+
 void DynamicLayer::offload() {
     if (m_initialized) {
         m_keys.moveTo(at::kCPU, /*nonBlocking=*/true);

@@ -139,6 +139,25 @@ void QuantizedLayer::keepTokens(const at::Tensor& indices) {
     m_residualShaped = false;
 }
 
+void QuantizedLayer::rewriteKeys(const at::Tensor& keys) {
+    if (!m_keys.hasShape()) {
+        throw CacheError(ErrorKind::Runtime,
+                         typeName() + " holds no states yet: there are no keys to rewrite");
+    }
+    // As keepTokens: everything quantized again (kvpress re-quantizes the whole layer after a press).
+    KeyValueStates states = dequantizedStore();
+    if (m_residualShaped) {
+        states.values = at::cat({states.values, values()}, 2);
+    }
+    if (keys.size(2) != states.values.size(2)) {
+        throw CacheError(ErrorKind::Runtime, typeName() + ": rewritten keys must keep the stored tokens");
+    }
+    m_keys.initialize(keys.to(states.values.device(), states.values.scalar_type()));
+    m_values.initialize(states.values);
+    m_cumulativeLength = keys.size(2);
+    m_residualShaped = false;
+}
+
 KeyValueStates QuantizedLayer::dequantizedStore() {
     if (!m_keys.hasShape()) {
         return {};

@@ -189,6 +189,16 @@ nlohmann::json RunCommand::pressSummary(const runtime::CachePressHook& hook) {
             entry["masked_per_head"] =
                 std::vector<int64_t>(counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + counts.numel());
         }
+        if (decision.prunedChannels.defined()) {
+            // Batch row 0: the key channels each KV head zeroed (think; every token stays, no bytes saved).
+            std::vector<std::vector<int64_t>> channels;
+            for (int64_t head = 0; head < decision.prunedChannels.size(1); ++head) {
+                const at::Tensor row = decision.prunedChannels[0][head].to(at::kLong).contiguous();
+                channels.emplace_back(row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel());
+            }
+            entry["pruned_channels_per_head"] = channels;
+            entry["bytes_saved"] = 0;
+        }
         decisions.push_back(std::move(entry));
     }
     return {{"name", hook.settings().name},

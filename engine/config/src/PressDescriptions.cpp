@@ -42,6 +42,42 @@ const std::vector<PressDescription>& PressDescriptions::all() {
           {"epsilon", "float", "0", "added to the scores before the value-norm weighting"}}},
         {"random", "prefill", "random scores (torch.rand of a seeded CPU generator)",
          {{"seed", "int", "0", "generator seed"}}},
+        {"keydiff", "prefill", "keeps the keys least like the head's average key direction (-cosine)", {}},
+        {"lagkv", "prefill", "scores each lag_size partition against the next one's min-max range; sinks and the last partition kept",
+         {{"n_sink", "int", "4", "first tokens always kept", /*belowPrompt=*/true},
+          {"lag_size", "int", "128", "tokens per partition; the next partition is the reference"},
+          {"cross_scoring", "bool", "false", "rank by the raw lag scores instead of the rank inside each partition"}}},
+        {"non_causal_attention", "prefill", "attention each token receives from its chunk's queries, unmasked, times its value norm",
+         {{"chunk_size", "int", "256", "tokens per chunk of non-causal attention"}}},
+        {"leverage", "prefill", "statistical leverage of each pre-RoPE key under a random sketch (z-normalised)",
+         {{"sketch_dimension", "int", "48", "columns of the random Gaussian sketch"},
+          {"seed", "int", "0", "seed of the sketch (kvpress draws it from torch's global RNG)"}}},
+        {"cur", "prefill", "approximate leverage from squared key/value norms; the first num_sinks kept",
+         {{"num_sinks", "int", "4", "first tokens always kept"},
+          {"leverage_type", "text", "kv_product", "key, value, kv_avg or kv_product"},
+          {"use_random_leverage", "bool", "false", "project keys and values on 20 random directions first"},
+          {"use_local_approximation", "bool", "true", "normalise within windows of local_window_size tokens"},
+          {"local_window_size", "int", "16", "tokens per local window"},
+          {"seed", "int", "0", "seed of the random projection (kvpress draws it from torch's global RNG)"}}},
+        {"compactor", "prefill", "blend of leverage and non-causal attention scores; sinks at both ends kept",
+         {{"sink_size_start", "int", "8", "first tokens always kept"},
+          {"sink_size_end", "int", "4", "last tokens always kept"},
+          {"chunk_size", "int", "256", "tokens per chunk of non-causal attention"},
+          {"sketch_dimension", "int", "48", "columns of the random Gaussian sketch"},
+          {"blending", "float", "ratio", "weight of the leverage scores (default: the compression ratio)"},
+          {"seed", "int", "0", "seed of the sketch (kvpress draws it from torch's global RNG)"}}},
+        {"cap", "prefill", "ridge leverage of each value among values weighted by key alignment with future queries",
+         {{"tau", "float", "5", "sharpness of the key-alignment weights"},
+          {"n_future_positions", "int", "512", "future positions the average query is rotated to"},
+          {"n_sink", "int", "4", "first tokens always kept", /*belowPrompt=*/true},
+          {"epsilon", "float", "0.000001", "added to each weight in the capacity matrix"}}},
+        {"think", "prefill", "zeroes the least used key channels per head (--ratio: the share of channels); keeps every token",
+         {{"window_size", "int", "32", "recent queries whose norms score the channels", /*belowPrompt=*/true}}},
+        {"simlayerkv", "prefill", "a lazy layer (attention on initial and recent tokens) keeps only those; others keep all",
+         {{"lazy_threshold", "float", "1", "lazy when the initial+recent attention exceeds it; 1 disables"},
+          {"n_last", "int", "1", "last queries whose attention decides"},
+          {"n_recent", "int", "1024", "recent tokens a lazy layer keeps (n_recent - n_last of them)"},
+          {"n_initial", "int", "4", "initial tokens a lazy layer keeps"}}},
         {"adakv", "prefill", "per-head budgets over a base scorer: heads mask different numbers of tokens",
          {baseOption, {"alpha_safeguard", "float", "0.2", "share of each head's budget it always keeps"}}},
         {"decoding", "decoding", "compresses the cache back to target_size every compression_interval steps",
@@ -82,7 +118,8 @@ std::string PressDescriptions::allowedNames() {
 
 bool PressDescriptions::isScorer(const std::string& name) {
     const PressDescription* description = find(name);
-    return description != nullptr && description->phase == "prefill" && name != "adakv";
+    return description != nullptr && description->phase == "prefill" && name != "adakv" && name != "think" &&
+           name != "simlayerkv";
 }
 
 std::string PressDescriptions::scorerNames() {

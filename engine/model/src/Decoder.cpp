@@ -287,13 +287,20 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
         seen.hiddenStates = hidden;
         if (arch.fusedProjections()) {
             // Phi-3: the query's rows of qkv_proj.
-            seen.queryWeight = weight(p + "qkv_proj.weight").narrow(0, 0, arch.numHeads() * arch.headDim());
+            const int64_t queryWidth = arch.numHeads() * arch.headDim();
+            seen.queryWeight = weight(p + "qkv_proj.weight").narrow(0, 0, queryWidth);
+            seen.keyWeight =
+                weight(p + "qkv_proj.weight").narrow(0, queryWidth, arch.numKvHeads() * arch.headDim());
         } else {
             seen.queryWeight = weight(p + "q_proj.weight");
             seen.queryBias = optional(p + "q_proj.bias");
+            // A layer that reuses another's keys has no k_proj of its own (kvpress reads none either).
+            seen.keyWeight = optional(p + "k_proj.weight");
+            seen.keyBias = optional(p + "k_proj.bias");
         }
         if (arch.queryKeyNorms()) {
             seen.queryNormWeight = weight(p + "q_norm.weight");
+            seen.keyNormWeight = optional(p + "k_norm.weight");
         }
         seen.positions = pass.positions;
         seen.keys = states.keys;

@@ -16,6 +16,26 @@ ExpectedAttentionPress::ExpectedAttentionPress(int64_t futurePositions, int64_t 
     : m_futurePositions(futurePositions), m_sinkCount(sinkCount), m_useCovariance(useCovariance),
       m_useValueNorm(useValueNorm), m_epsilon(epsilon) {}
 
+at::Tensor ExpectedAttentionPress::averageRotation(const PressInputs& inputs, int64_t first, int64_t count) {
+    const int64_t dim = inputs.headDim;
+    const auto longs = inputs.keys.options().dtype(at::kLong);
+    const at::Tensor frequencies = inputs.inverseFrequencies.defined()
+                                       ? inputs.inverseFrequencies
+                                       : model::ops::inverseFrequencies(dim, inputs.ropeTheta, std::nullopt,
+                                                                        inputs.keys.device());
+    const auto [cos, sin] = model::ops::rotary(at::arange(first, first + count, longs).unsqueeze(0), frequencies);
+    const int64_t rotated = cos.size(-1);
+    const at::Tensor identity = at::eye(rotated, cos.options());
+    at::Tensor swap = at::zeros({rotated, rotated}, cos.options());
+    const int64_t half = rotated / 2;
+    swap.narrow(0, half, half).narrow(1, 0, half).copy_(at::eye(half, cos.options()));
+    swap.narrow(0, 0, half).narrow(1, half, half).copy_(-at::eye(half, cos.options()));
+    at::Tensor rotation = at::eye(dim, cos.options());
+    rotation.narrow(0, 0, rotated).narrow(1, 0, rotated).copy_(
+        (cos[0][0].unsqueeze(1) * identity + sin[0][0].unsqueeze(1) * swap).mean(0));
+    return rotation;
+}
+
 at::Tensor ExpectedAttentionPress::score(const PressInputs& inputs, int64_t) const {
     require(inputs.hiddenStates, "hidden states", name());
     require(inputs.queryWeight, "query projection", name());
@@ -31,25 +51,7 @@ at::Tensor ExpectedAttentionPress::score(const PressInputs& inputs, int64_t) con
     const at::Tensor centered = query - mean.unsqueeze(2);
     const at::Tensor covariance = at::matmul(centered.transpose(2, 3), centered) / static_cast<double>(rows - m_sinkCount);
 
-    // The average rotation over the next positions: R = mean_p diag(cos_p) + P diag(sin_p), with the model's
-    // own frequencies (RoPE scaling included); a partial rotary head leaves its other dimensions alone.
-    const auto longs = inputs.keys.options().dtype(at::kLong);
-    const at::Tensor frequencies = inputs.inverseFrequencies.defined()
-                                       ? inputs.inverseFrequencies
-                                       : model::ops::inverseFrequencies(dim, inputs.ropeTheta, std::nullopt,
-                                                                        inputs.keys.device());
-    const auto [cos, sin] =
-        model::ops::rotary(at::arange(rows, rows + m_futurePositions, longs).unsqueeze(0), frequencies); // [1, 1, F, R]
-    const int64_t rotated = cos.size(-1);
-    const at::Tensor identity = at::eye(rotated, cos.options());
-    at::Tensor swap = at::zeros({rotated, rotated}, cos.options());
-    const int64_t half = rotated / 2;
-    swap.narrow(0, half, half).narrow(1, 0, half).copy_(at::eye(half, cos.options()));
-    swap.narrow(0, 0, half).narrow(1, half, half).copy_(-at::eye(half, cos.options()));
-    at::Tensor rotation = at::eye(dim, cos.options());
-    rotation.narrow(0, 0, rotated).narrow(1, 0, rotated).copy_(
-        (cos[0][0].unsqueeze(1) * identity + sin[0][0].unsqueeze(1) * swap).mean(0));
-    rotation = rotation.to(query.scalar_type());
+    const at::Tensor rotation = averageRotation(inputs, rows, m_futurePositions).to(query.scalar_type());
     const at::Tensor rotatedMean = at::matmul(mean, rotation.t());
 
     at::Tensor keys = inputs.keys.narrow(2, m_sinkCount, length - m_sinkCount);

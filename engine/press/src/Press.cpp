@@ -45,9 +45,13 @@ PressSelection Press::select(const PressInputs& inputs, double ratio) const {
         return selection;
     }
     selection.keptCount = keptCount(length, ratio, inputs);
-    selection.scores = score(inputs, selection.keptCount);
+    selection.scores = scoreAt(inputs, selection.keptCount, ratio);
     selection.keptIndices = TopKSelection::largest(selection.scores, selection.keptCount);
     return selection;
+}
+
+at::Tensor Press::scoreAt(const PressInputs& inputs, int64_t keptCount, double) const {
+    return score(inputs, keptCount);
 }
 
 at::Tensor Press::queries(const PressInputs& inputs, int64_t rows) {
@@ -57,6 +61,25 @@ at::Tensor Press::queries(const PressInputs& inputs, int64_t rows) {
     return inputs.queryNormWeight.defined()
                ? model::ops::rmsNorm(query, inputs.queryNormWeight, inputs.normEpsilon, inputs.normAddsOne)
                : query;
+}
+
+at::Tensor Press::keysBeforeRotation(const PressInputs& inputs, int64_t first, int64_t rows) {
+    require(inputs.keyWeight, "key projection", "pre-RoPE key");
+    const at::Tensor hidden = inputs.hiddenStates.narrow(1, first, rows);
+    const at::Tensor keys = model::ops::splitHeads(model::ops::linear(hidden, inputs.keyWeight, inputs.keyBias),
+                                                   inputs.numKeyValueHeads);
+    return inputs.keyNormWeight.defined()
+               ? model::ops::rmsNorm(keys, inputs.keyNormWeight, inputs.normEpsilon, inputs.normAddsOne)
+               : keys;
+}
+
+at::Tensor Press::repeatKv(const at::Tensor& keys, int64_t numHeads) {
+    const int64_t groups = numHeads / keys.size(1);
+    return groups > 1 ? keys.repeat_interleave(groups, 1) : keys;
+}
+
+at::Tensor Press::zNormalized(const at::Tensor& scores) {
+    return (scores - scores.mean()) / scores.std().clamp_min(1e-6);
 }
 
 at::Tensor Press::groupMean(const at::Tensor& perHead, int64_t numKeyValueHeads) {

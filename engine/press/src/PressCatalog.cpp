@@ -3,7 +3,14 @@
 
 #include "kvscope/config/PressDescriptions.h"
 
+#include "kvscope/press/CapPress.h"
+#include "kvscope/press/CompactorPress.h"
+#include "kvscope/press/CurPress.h"
 #include "kvscope/press/ExpectedAttentionPress.h"
+#include "kvscope/press/KeyDiffPress.h"
+#include "kvscope/press/LagKvPress.h"
+#include "kvscope/press/LeverageScorePress.h"
+#include "kvscope/press/NonCausalAttentionPress.h"
 #include "kvscope/press/KnormPress.h"
 #include "kvscope/press/ObservedAttentionPress.h"
 #include "kvscope/press/PressOptions.h"
@@ -26,7 +33,12 @@ const std::vector<std::pair<std::string, std::string>>& referenceNames() {
         {"SnapKVPress", "snapkv"},              {"TOVAPress", "tova"},
         {"PyramidKVPress", "pyramidkv"},        {"ObservedAttentionPress", "observed_attention"},
         {"ExpectedAttentionPress", "expected_attention"}, {"RandomPress", "random"},
-        {"AdaKVPress", "adakv"},                {"DecodingPress", "decoding"}};
+        {"AdaKVPress", "adakv"},                {"DecodingPress", "decoding"},
+        {"KeyDiffPress", "keydiff"},            {"LagKVPress", "lagkv"},
+        {"NonCausalAttnPress", "non_causal_attention"}, {"LeverageScorePress", "leverage"},
+        {"CURPress", "cur"},                    {"CompactorPress", "compactor"},
+        {"CapPress", "cap"},                    {"ThinKPress", "think"},
+        {"SimLayerKVPress", "simlayerkv"}};
     return names;
 }
 
@@ -80,6 +92,38 @@ std::shared_ptr<const Press> PressCatalog::scorer(const std::string& name,
     }
     if (name == "random") {
         return std::make_shared<RandomPress>(static_cast<uint64_t>(options.integer("seed", 0)));
+    }
+    if (name == "keydiff") {
+        return std::make_shared<KeyDiffPress>();
+    }
+    if (name == "lagkv") {
+        return std::make_shared<LagKvPress>(options.integer("n_sink", 0), options.integer("lag_size", 1),
+                                            options.flag("cross_scoring"));
+    }
+    if (name == "non_causal_attention") {
+        return std::make_shared<NonCausalAttentionPress>(options.integer("chunk_size", 1));
+    }
+    if (name == "leverage") {
+        return std::make_shared<LeverageScorePress>(options.integer("sketch_dimension", 1),
+                                                    static_cast<uint64_t>(options.integer("seed", 0)));
+    }
+    if (name == "cur") {
+        return std::make_shared<CurPress>(options.integer("num_sinks", 0), options.text("leverage_type"),
+                                          options.flag("use_random_leverage"), options.flag("use_local_approximation"),
+                                          options.integer("local_window_size", 1),
+                                          static_cast<uint64_t>(options.integer("seed", 0)));
+    }
+    if (name == "compactor") {
+        const std::string blending = options.text("blending");
+        return std::make_shared<CompactorPress>(
+            options.integer("sink_size_start", 0), options.integer("sink_size_end", 0), options.integer("chunk_size", 1),
+            options.integer("sketch_dimension", 1),
+            blending == "ratio" || blending == "null" ? std::nullopt : std::optional<double>(options.real("blending", 0.0, unbounded)),
+            static_cast<uint64_t>(options.integer("seed", 0)));
+    }
+    if (name == "cap") {
+        return std::make_shared<CapPress>(options.real("tau", 0.0, unbounded), options.integer("n_future_positions", 1),
+                                          options.integer("n_sink", 0), options.real("epsilon", 0.0, unbounded));
     }
     throw std::invalid_argument("press " + name +
                                 " is not a scorer press (scorers: streaming_llm, knorm, snapkv, tova, pyramidkv, "

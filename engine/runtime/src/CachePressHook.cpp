@@ -3,8 +3,12 @@
 
 #include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/Cache.h"
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/model/Architecture.h"
 #include "kvscope/model/ModelCache.h"
+#include "kvscope/press/PressOptions.h"
+#include "kvscope/press/SimLayerKvPress.h"
+#include "kvscope/press/ThinkPress.h"
 #include "kvscope/press/TopKSelection.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/trace/CompressionLayout.h"
@@ -49,6 +53,18 @@ CachePressHook::CachePressHook(const model::Architecture& architecture, const co
                     "kvpress's AdaKV refuses; choose another base (knorm, snapkv, tova, "
                     "expected_attention, ...)");
             }
+        } else if (name == "think") {
+            // --ratio is the share of key channels zeroed per head (kvpress's key_channel_compression_ratio).
+            const press::PressOptions options(name, config::PressDescriptions::describe(name).options,
+                                              m_settings.options);
+            m_think =
+                std::make_unique<press::ThinkPress>(m_settings.ratio, options.integer("window_size", 1));
+        } else if (name == "simlayerkv") {
+            const press::PressOptions options(name, config::PressDescriptions::describe(name).options,
+                                              m_settings.options);
+            m_simLayer = std::make_unique<press::SimLayerKvPress>(
+                options.real("lazy_threshold", 0.0, 1.0), options.integer("n_last", 1),
+                options.integer("n_recent", 0), options.integer("n_initial", 0));
         } else {
             m_scorer = press::PressCatalog::scorer(name, m_settings.options);
         }
@@ -83,6 +99,9 @@ press::PressInputs CachePressHook::inputsOf(const model::AttentionPass& pass, co
     inputs.queryWeight = pass.queryWeight;
     inputs.queryBias = pass.queryBias;
     inputs.queryNormWeight = pass.queryNormWeight;
+    inputs.keyWeight = pass.keyWeight;
+    inputs.keyBias = pass.keyBias;
+    inputs.keyNormWeight = pass.keyNormWeight;
     inputs.normEpsilon = architecture.config().rmsNormEps;
     inputs.normAddsOne = architecture.normAddsOne();
     inputs.inverseFrequencies = pass.inverseFrequencies;
@@ -131,6 +150,10 @@ void CachePressHook::afterAttention(const model::AttentionPass& pass) {
         }
     } else if (m_adaKv && passIndex == 0 && m_settings.ratio > 0.0) {
         mask(pass, inputs);
+    } else if (m_think && passIndex == 0 && m_settings.ratio > 0.0) {
+        pruneChannels(pass, inputs);
+    } else if (m_simLayer && passIndex == 0) {
+        decideLazy(pass, inputs);
     } else if (m_h2o) {
         const at::Tensor kept = m_h2o->step(pass.layer, pass.attentionWeights, heads);
         if (kept.defined()) {
@@ -193,6 +216,47 @@ void CachePressHook::mask(const model::AttentionPass& pass, const press::PressIn
     record(pass, std::move(decision));
 }
 
+void CachePressHook::pruneChannels(const model::AttentionPass& pass, const press::PressInputs& inputs) {
+    const press::ChannelPruning pruning = m_think->prune(inputs);
+    if (!pruning.prunedChannels.defined() || pruning.prunedChannels.size(2) == 0) {
+        return; // int(D * ratio) is 0: kvpress returns the keys unchanged
+    }
+    pass.cache->selfAttention()
+        .layer(static_cast<size_t>(pass.layer))
+        .asAttention()
+        ->rewriteKeys(pruning.keys);
+
+    PressDecision decision;
+    decision.step = m_passes[pass.layer] - 1;
+    decision.layer = pass.layer;
+    decision.press = m_settings.name;
+    decision.before = pruning.keys.size(2);
+    decision.after = decision.before;
+    decision.keptPositions = m_positions[pass.layer].cpu();
+    decision.prunedChannels = pruning.prunedChannels.cpu();
+    record(pass, std::move(decision));
+}
+
+void CachePressHook::decideLazy(const model::AttentionPass& pass, const press::PressInputs& inputs) {
+    const press::LazyLayerDecision lazy = m_simLayer->decide(inputs);
+    if (lazy.lazy) {
+        apply(pass, lazy.keptIndices, at::Tensor());
+        return;
+    }
+    if (!lazy.measured) {
+        return; // threshold 1 or a prompt too short: kvpress leaves the layer alone and decides nothing
+    }
+    // A layer that is not lazy keeps everything: recorded, so that the event log says so.
+    PressDecision decision;
+    decision.step = m_passes[pass.layer] - 1;
+    decision.layer = pass.layer;
+    decision.press = m_settings.name;
+    decision.before = inputs.keys.size(2);
+    decision.after = decision.before;
+    decision.keptPositions = m_positions[pass.layer].cpu();
+    record(pass, std::move(decision));
+}
+
 trace::CompressionEvent CachePressHook::maskEventOf(const PressDecision& decision) {
     trace::CompressionEvent event;
     const at::Tensor masked = decision.masked[0]; // batch row 0: [heads, before]
@@ -247,6 +311,11 @@ trace::CompressionEvent CachePressHook::eventOf(const PressDecision& decision) {
             const at::Tensor scores = decision.keptScores[0].contiguous();
             event.keptScores.assign(scores.data_ptr<float>(), scores.data_ptr<float>() + scores.numel());
         }
+    }
+    if (decision.prunedChannels.defined()) {
+        const at::Tensor channels = decision.prunedChannels[0].to(at::kInt).contiguous();
+        event.prunedChannels.assign(channels.data_ptr<std::int32_t>(),
+                                    channels.data_ptr<std::int32_t>() + channels.numel());
     }
     // Every k-th dropped token per head, so that a large eviction stays a small record.
     const int64_t stride = trace::CompressionLayout::droppedStride(event.droppedCount, event.heads);

@@ -65,6 +65,9 @@ bool CompressionLayout::layOut() {
     const auto positions = static_cast<std::int64_t>(e.positions.size());
     const auto droppedScores = static_cast<std::int64_t>(e.droppedScores.size());
     const auto keptScores = static_cast<std::int64_t>(e.keptScores.size());
+    if (e.prunedChannels.size() % m_heads.size() != 0) {
+        return false;
+    }
     return positions == e.keptRecorded + droppedRecordedTotal &&
            (droppedScores == 0 || droppedScores == droppedRecordedTotal) &&
            (keptScores == 0 || keptScores == e.keptRecorded);
@@ -72,6 +75,19 @@ bool CompressionLayout::layOut() {
 
 const CompressionLayout::Head* CompressionLayout::head(std::int32_t index) const {
     return index >= 0 && index < heads() ? &m_heads[static_cast<std::size_t>(index)] : nullptr;
+}
+
+std::int64_t CompressionLayout::prunedChannelCount() const {
+    return m_heads.empty() ? 0 : static_cast<std::int64_t>(m_event.prunedChannels.size() / m_heads.size());
+}
+
+std::span<const std::int32_t> CompressionLayout::prunedChannels(std::int32_t index) const {
+    const std::int64_t count = prunedChannelCount();
+    if (head(index) == nullptr || count == 0) {
+        return {};
+    }
+    return std::span<const std::int32_t>(m_event.prunedChannels)
+        .subspan(static_cast<std::size_t>(index * count), static_cast<std::size_t>(count));
 }
 
 std::int64_t CompressionLayout::keptCount(std::int32_t index) const {

@@ -59,7 +59,9 @@ KVSCOPE_EVENT_FIELDS(CompressionEvent, &CompressionEvent::lengthBefore, &Compres
 template <> struct AppendedEventFields<CompressionEvent> {
     // 1.3
     static constexpr auto list =
-        std::make_tuple(&CompressionEvent::keptScores, &CompressionEvent::keptPerHead);
+        std::make_tuple(&CompressionEvent::keptScores, &CompressionEvent::keptPerHead,
+                        // 1.5
+                        &CompressionEvent::prunedChannels);
 };
 // 1.4: paged serving.
 KVSCOPE_EVENT_FIELDS(PagedPoolEvent, &PagedPoolEvent::blockSize, &PagedPoolEvent::numBlocks,

@@ -12,9 +12,16 @@ HeadDecision HeadOccupancyGeometry::decisionOf(const trace::CompressionEvent& ev
     HeadDecision decision;
     decision.step = step;
     // FORMAT.md: a press that masks instead of evicting leaves the cache's length as it was.
-    decision.masking = event.lengthAfter == event.lengthBefore;
+    decision.masking = event.lengthAfter == event.lengthBefore && event.prunedChannels.empty();
     const trace::CompressionLayout layout(event);
     const auto heads = static_cast<std::size_t>(layout.heads());
+    if (layout.prunedChannelCount() > 0) {
+        decision.prunedChannels.resize(heads);
+        for (std::size_t head = 0; head < heads; ++head) {
+            const auto channels = layout.prunedChannels(static_cast<std::int32_t>(head));
+            decision.prunedChannels[head].assign(channels.begin(), channels.end());
+        }
+    }
     decision.keptRecorded = heads > 0 && event.keptRecorded > 0;
     decision.kept.resize(heads);
     decision.dropped.resize(heads);

@@ -68,6 +68,59 @@ QString rule(const config::PressSettings& press, std::int64_t dropped) {
                                              option("budget").toLongLong())))
             .arg(dropped);
     }
+    if (name == "keydiff") {
+        return tr("the %1 whose keys pointed most like the head's average key were dropped").arg(dropped);
+    }
+    if (name == "lagkv") {
+        return tr("the first %1 and the last partition stay; the %2 that varied least against the next "
+                  "%3-token partition were dropped")
+            .arg(option("n_sink"))
+            .arg(dropped)
+            .arg(option("lag_size"));
+    }
+    if (name == "non_causal_attention") {
+        return tr("the %1 that received the least attention from every query of their %2-token chunk, "
+                  "weighted by value norm, were dropped")
+            .arg(dropped)
+            .arg(option("chunk_size"));
+    }
+    if (name == "leverage") {
+        return tr("the %1 whose pre-RoPE keys had the lowest leverage (random sketch of %2 columns, seed %3) "
+                  "were dropped")
+            .arg(dropped)
+            .arg(option("sketch_dimension"), option("seed"));
+    }
+    if (name == "cur") {
+        return tr("the first %1 stay; the %2 with the lowest %3 leverage (squared norms) were dropped")
+            .arg(option("num_sinks"))
+            .arg(dropped)
+            .arg(option("leverage_type"));
+    }
+    if (name == "compactor") {
+        return tr("the first %1 and last %2 stay; the %3 with the lowest blend of key leverage and "
+                  "non-causal attention were dropped")
+            .arg(option("sink_size_start"), option("sink_size_end"))
+            .arg(dropped);
+    }
+    if (name == "cap") {
+        return tr("the first %1 stay; the %2 whose values added the least capacity for the next %3 queries "
+                  "were dropped")
+            .arg(option("n_sink"))
+            .arg(dropped)
+            .arg(option("n_future_positions"));
+    }
+    if (name == "simlayerkv") {
+        if (dropped == 0) {
+            return tr("the layer is not lazy (its last %1 queries put at most %2 of their attention on the "
+                      "first %3 and the last %4 tokens), so it keeps every token")
+                .arg(option("n_last"), option("lazy_threshold"), option("n_initial"), option("n_recent"));
+        }
+        return tr("the layer is lazy (its last %1 queries put more than %2 of their attention on the first "
+                  "%3 "
+                  "and the recent tokens): it keeps only those, the %4 others were dropped")
+            .arg(option("n_last"), option("lazy_threshold"), option("n_initial"))
+            .arg(dropped);
+    }
     if (name == "decoding" || name == "adakv") {
         const config::PressSettings base{PressExplainer::optionValue(press, "base"), press.ratio,
                                          config::PressDescriptions::splitOptions(name, press.options).second};
@@ -125,7 +178,16 @@ QString PressExplainer::displayName(const std::string& press) {
                                                              {"random", "The random press"},
                                                              {"adakv", "AdaKV"},
                                                              {"decoding", "DecodingPress"},
-                                                             {"h2o", "H2O"}};
+                                                             {"h2o", "H2O"},
+                                                             {"keydiff", "KeyDiff"},
+                                                             {"lagkv", "LagKV"},
+                                                             {"non_causal_attention", "NonCausalAttn"},
+                                                             {"leverage", "LeverageScore"},
+                                                             {"cur", "CUR"},
+                                                             {"compactor", "Compactor"},
+                                                             {"cap", "CAP"},
+                                                             {"think", "ThinK"},
+                                                             {"simlayerkv", "SimLayerKV"}};
     const auto found = names.find(press);
     return found != names.end() ? QString::fromLatin1(found->second) : text(press);
 }
@@ -156,6 +218,27 @@ std::string PressExplainer::optionValue(const config::PressSettings& press, cons
     return {};
 }
 
+QString PressExplainer::channelSentence(const trace::Event& event, const QString& who,
+                                        const trace::CompressionLayout& layout) {
+    // "ThinK zeroed 2 key channels per head in layer 0 (head 0: 3, 9; head 1: 1, 14); ...".
+    QStringList heads;
+    for (std::int32_t head = 0; head < layout.heads(); ++head) {
+        QStringList channels;
+        for (const std::int32_t channel : layout.prunedChannels(head)) {
+            channels << QString::number(channel);
+        }
+        heads << tr("head %1: %2").arg(head).arg(channels.join(QStringLiteral(", ")));
+    }
+    return tr("%1 zeroed %2 key channels per head in layer %3 (%4); all %5 tokens stay, and the cache keeps "
+              "its "
+              "size: zeroed channels save no memory.")
+        .arg(who)
+        .arg(layout.prunedChannelCount())
+        .arg(event.layer)
+        .arg(heads.join(QStringLiteral("; ")))
+        .arg(layout.keptCount(0));
+}
+
 QString PressExplainer::sentence(const trace::Event& event, const std::optional<config::PressSettings>& press,
                                  const EventExplainer::TokenLookup& tokens) {
     const auto* compression = std::get_if<trace::CompressionEvent>(&event.payload);
@@ -164,6 +247,9 @@ QString PressExplainer::sentence(const trace::Event& event, const std::optional<
     }
     const trace::CompressionLayout layout(*compression);
     const QString who = press ? displayName(press->name) : tr("A cache press");
+    if (!compression->prunedChannels.empty()) {
+        return channelSentence(event, who, layout);
+    }
     const QString what = event.step == 0 ? tr("prompt tokens") : tr("tokens");
     QString kept = QString::number(compression->lengthAfter);
     if (!compression->keptPerHead.empty() && layout.consistent()) {

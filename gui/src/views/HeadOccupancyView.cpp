@@ -8,6 +8,7 @@
 #include "kvscope/gui/views/PlotStyle.h"
 
 #include <QPainter>
+#include <QStringList>
 #include <algorithm>
 
 namespace kvscope::gui {
@@ -150,12 +151,18 @@ void HeadOccupancyView::paintEvent(QPaintEvent*) {
                                 ? tr("every head keeps %1").arg(*fewest)
                                 : tr("heads keep %1 to %2 (per-head budgets)").arg(*fewest).arg(*most);
     painter.setPen(QColor(90, 90, 100));
-    m_texts.draw(painter, QRectF(8, 21, width() - 16, 14), Qt::AlignLeft,
-                 tr("%1 at step %2 over positions 0–%3: %4")
-                     .arg(decided->masking ? tr("masked") : tr("compressed"))
-                     .arg(decided->step)
-                     .arg(decided->coveredPositions - 1)
-                     .arg(budgets));
+    const bool channels = !decided->prunedChannels.empty();
+    m_texts.draw(
+        painter, QRectF(8, 21, width() - 16, 14), Qt::AlignLeft,
+        channels ? tr("key channels zeroed at step %1: every head keeps all %2 positions, the cache keeps "
+                      "its size (no memory saved)")
+                       .arg(decided->step)
+                       .arg(decided->coveredPositions)
+                 : tr("%1 at step %2 over positions 0–%3: %4")
+                       .arg(decided->masking ? tr("masked") : tr("compressed"))
+                       .arg(decided->step)
+                       .arg(decided->coveredPositions - 1)
+                       .arg(budgets));
 
     // The axis spans the session's last step, as the occupancy map's does, so stepping fills the rows.
     const std::int64_t last =
@@ -170,14 +177,28 @@ void HeadOccupancyView::paintEvent(QPaintEvent*) {
     for (int head = 0; head < heads; ++head) {
         const double y = area.top() + head * rowHeight;
         painter.setPen(QColor(60, 60, 70));
-        m_texts.draw(
-            painter, QRectF(4, y, kLabelWidth - 10, rowHeight), Qt::AlignRight,
-            tr("head %1 · %2 kept").arg(head).arg(decided->keptCounts[static_cast<std::size_t>(head)]));
+        const QString label =
+            channels
+                ? tr("head %1 · %2 ch zeroed")
+                      .arg(head)
+                      .arg(decided->prunedChannels[static_cast<std::size_t>(head)].size())
+                : tr("head %1 · %2 kept").arg(head).arg(decided->keptCounts[static_cast<std::size_t>(head)]);
+        m_texts.draw(painter, QRectF(4, y, kLabelWidth - 10, rowHeight), Qt::AlignRight, label);
         for (const HeadRun& run : headRows[static_cast<std::size_t>(head)]) {
             const double x0 = OccupancyGeometry::positionToX(run.begin, span, area.width());
             const double x1 = OccupancyGeometry::positionToX(run.end, span, area.width());
             painter.fillRect(QRectF(area.left() + x0, y + 1, std::max(x1 - x0, 1.0), rowHeight - 2),
                              headSlotColour(run.slot));
+        }
+        if (channels) {
+            // Which channels, written over the head's row: ThinK changes keys, not the positions held.
+            QStringList zeroed;
+            for (const std::int32_t channel : decided->prunedChannels[static_cast<std::size_t>(head)]) {
+                zeroed << QString::number(channel);
+            }
+            painter.setPen(QColor(30, 30, 40));
+            m_texts.draw(painter, QRectF(area.left() + 4, y, area.width() - 8, rowHeight), Qt::AlignLeft,
+                         tr("zeroed key channels %1").arg(zeroed.join(QStringLiteral(", "))));
         }
     }
 }

@@ -58,6 +58,14 @@ QString MaskView::headMaskNote(int layer) const {
     if (!layout.consistent()) {
         return {};
     }
+    if (layout.prunedChannelCount() > 0) {
+        return tr("and every slot stays attended: the press zeroed %1 key channels per KV head (KV heads "
+                  "view)")
+            .arg(layout.prunedChannelCount());
+    }
+    if (layout.droppedTotal() == 0) {
+        return {}; // a decision that kept everything (a SimLayerKV layer that is not lazy)
+    }
     std::int64_t fewest = latest->event.lengthBefore;
     std::int64_t most = 0;
     for (std::int32_t head = 0; head < layout.heads(); ++head) {

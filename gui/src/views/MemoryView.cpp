@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/views/MemoryView.h"
 
+#include "kvscope/config/RunSettings.h"
 #include "kvscope/gui/models/EventExplainer.h"
-#include "kvscope/gui/views/PlotStyle.h"
 #include "kvscope/gui/session/SessionController.h"
+#include "kvscope/gui/views/PlotStyle.h"
 
 #include <algorithm>
 
@@ -65,7 +66,17 @@ void MemoryView::rebuild() {
         }
     }
     yAxis->setRange(0.0, std::max(1024.0, maxValue * 1.1));
-    setMessage(timeline.stepCount() == 0 ? tr("No session") : QString());
+    // A press that rewrites or hides tokens without evicting them saves nothing: say so over the chart.
+    const std::optional<config::PressSettings> press =
+        config::PressSettings::fromCacheSettings(m_session.metadata().cacheSettingsJson);
+    QString note;
+    if (press && press->name == "think") {
+        note =
+            tr("ThinK zeroes key channels in place: every token and byte stays, this press saves no memory");
+    } else if (press && press->name == "adakv") {
+        note = tr("AdaKV masks slots per head: the cache keeps every token, this press saves no memory");
+    }
+    setMessage(timeline.stepCount() == 0 ? tr("No session") : note);
 }
 
 } // namespace kvscope::gui

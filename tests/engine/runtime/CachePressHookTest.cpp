@@ -465,3 +465,144 @@ TEST(CachePressHookTest, PressQueriesAreTheModelsOwnWithQueryNormAndScaledRope) 
 }
 
 } // namespace
+
+namespace {
+
+/// kvpress scorers beyond the first ten, with options that fit the short test prompt.
+struct ScorerRun {
+    const char* name;
+    std::map<std::string, std::string> options;
+};
+
+const ScorerRun kScorerRuns[] = {
+    {"keydiff", {}},
+    {"lagkv", {{"n_sink", "2"}, {"lag_size", "8"}}},
+    {"non_causal_attention", {{"chunk_size", "8"}}},
+    {"leverage", {{"sketch_dimension", "4"}}},
+    {"cur", {{"local_window_size", "8"}}},
+    {"compactor",
+     {{"sink_size_start", "2"}, {"sink_size_end", "1"}, {"chunk_size", "8"}, {"sketch_dimension", "4"}}},
+    {"cap", {{"n_future_positions", "16"}, {"n_sink", "2"}}},
+};
+
+} // namespace
+
+TEST(CachePressHookTest, ExtendedScorersCompressEveryLayerInAGeneration) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    Generator plain(*model, dynamic, tokens(1));
+    plain.prefill(kPrompt);
+    const int64_t length = static_cast<int64_t>(kPrompt.size());
+    const int64_t kept = static_cast<int64_t>(static_cast<double>(length) * 0.75);
+    for (const ScorerRun& run : kScorerRuns) {
+        CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{run.name, 0.25, run.options});
+        const AttachedAttentionObserver attached(*model, &hook);
+        Generator pressed(*model, dynamic, tokens(2));
+        pressed.prefill(kPrompt);
+        ASSERT_EQ(hook.decisions().size(), static_cast<size_t>(model->architecture().numLayers()))
+            << run.name;
+        for (const auto& decision : hook.decisions()) {
+            EXPECT_EQ(decision.after, kept) << run.name;
+            ASSERT_TRUE(decision.keptScores.defined()) << run.name;
+            // The cache holds the uncompressed keys at the kept positions, and the kept scores are the best.
+            const at::Tensor expected = layerKeys(plain, static_cast<size_t>(decision.layer))
+                                            .gather(2, decision.keptPositions.unsqueeze(-1).expand(
+                                                           {-1, -1, -1, model->architecture().headDim()}));
+            EXPECT_TRUE(at::equal(layerKeys(pressed, static_cast<size_t>(decision.layer)), expected))
+                << run.name;
+            EXPECT_TRUE((decision.keptScores.amin(-1) >= decision.droppedScores.amax(-1)).all().item<bool>())
+                << run.name;
+        }
+    }
+}
+
+TEST(CachePressHookTest, ThinkZeroesKeyChannelsAndKeepsEveryToken) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    Generator plain(*model, dynamic, tokens(1));
+    plain.prefill(kPrompt);
+    kvscope::trace::RecordingSink sink;
+    CachePressHook hook(model->architecture(), dynamic, 1,
+                        PressSettings{"think", 0.25, {{"window_size", "4"}}});
+    const AttachedAttentionObserver attached(*model, &hook);
+    Generator pressed(*model, dynamic, tokens(1), &sink);
+    pressed.prefill(kPrompt);
+
+    const int64_t length = static_cast<int64_t>(kPrompt.size());
+    const int64_t dim = model->architecture().headDim();
+    ASSERT_EQ(hook.decisions().size(), static_cast<size_t>(model->architecture().numLayers()));
+    for (const auto& decision : hook.decisions()) {
+        EXPECT_EQ(decision.before, length);
+        EXPECT_EQ(decision.after, length);
+        ASSERT_TRUE(decision.prunedChannels.defined());
+        ASSERT_EQ(decision.prunedChannels.size(2), dim / 4);
+        // The pressed keys are the plain ones with exactly those channels zeroed, per head.
+        at::Tensor expected = layerKeys(plain, static_cast<size_t>(decision.layer));
+        for (int64_t head = 0; head < expected.size(1); ++head) {
+            for (int64_t index = 0; index < decision.prunedChannels.size(2); ++index) {
+                expected[0][head].select(-1, decision.prunedChannels[0][head][index].item<int64_t>()).zero_();
+            }
+        }
+        EXPECT_TRUE(at::equal(layerKeys(pressed, static_cast<size_t>(decision.layer)), expected))
+            << decision.layer;
+    }
+    EXPECT_EQ(pressed.cache().seqLength(), length);
+    EXPECT_EQ(pressed.cache().evictedTokens(0), 0);
+    // Each layer's event names the zeroed channels per head and drops nothing.
+    int events = 0;
+    for (const auto& event : sink.events()) {
+        if (const auto* compression = std::get_if<kvscope::trace::CompressionEvent>(&event.payload)) {
+            ++events;
+            EXPECT_EQ(compression->lengthAfter, compression->lengthBefore);
+            EXPECT_EQ(compression->droppedCount, 0);
+            const kvscope::trace::CompressionLayout layout(*compression);
+            ASSERT_TRUE(layout.consistent());
+            EXPECT_EQ(layout.prunedChannelCount(), dim / 4);
+            const auto& decision = hook.decisions()[static_cast<size_t>(event.layer)];
+            const auto channels = layout.prunedChannels(1);
+            for (size_t index = 0; index < channels.size(); ++index) {
+                EXPECT_EQ(channels[index],
+                          decision.prunedChannels[0][1][static_cast<int64_t>(index)].item<int64_t>());
+            }
+        }
+    }
+    EXPECT_EQ(events, model->architecture().numLayers());
+}
+
+TEST(CachePressHookTest, SimLayerKvKeepsALazyLayersInitialAndRecentTokens) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    const int64_t length = static_cast<int64_t>(kPrompt.size());
+    {
+        // Threshold 0: every layer's score is positive, so every layer is lazy; it keeps [0, 2) and the
+        // last n_recent - n_last = 7 positions (kvpress's slice).
+        CachePressHook hook(
+            model->architecture(), dynamic, 1,
+            PressSettings{"simlayerkv",
+                          0.0,
+                          {{"lazy_threshold", "0"}, {"n_last", "1"}, {"n_recent", "8"}, {"n_initial", "2"}}});
+        const AttachedAttentionObserver attached(*model, &hook);
+        Generator pressed(*model, dynamic, tokens(1));
+        pressed.prefill(kPrompt);
+        ASSERT_EQ(hook.decisions().size(), static_cast<size_t>(model->architecture().numLayers()));
+        std::vector<int64_t> expected = {0, 1};
+        for (int64_t position = length - 7; position < length; ++position) {
+            expected.push_back(position);
+        }
+        for (const auto& decision : hook.decisions()) {
+            const at::Tensor kept = decision.keptPositions[0][0].contiguous();
+            EXPECT_EQ(std::vector<int64_t>(kept.data_ptr<int64_t>(), kept.data_ptr<int64_t>() + kept.numel()),
+                      expected);
+        }
+        EXPECT_EQ(pressed.cache().seqLength(), 9);
+    }
+    {
+        // Threshold 1 disables it: no decision, nothing dropped.
+        CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"simlayerkv", 0.0, {}});
+        const AttachedAttentionObserver attached(*model, &hook);
+        Generator pressed(*model, dynamic, tokens(1));
+        pressed.prefill(kPrompt);
+        EXPECT_TRUE(hook.decisions().empty());
+        EXPECT_EQ(pressed.cache().seqLength(), length);
+    }
+}

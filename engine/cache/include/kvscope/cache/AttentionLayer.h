@@ -39,6 +39,9 @@ public:
     /// Keeps only the tokens at `indices` [batch, heads, kept] (per head, in that order): a cache press's
     /// eviction. The layer then holds `kept` tokens. Layers that cannot refuse with a CacheError saying why.
     virtual void keepTokens(const at::Tensor& indices);
+    /// Replaces every stored key with `keys` [batch, heads, stored, head_dim] (the same shape): a press that
+    /// rewrites keys rather than dropping tokens (ThinK zeroes channels). Layers that cannot refuse likewise.
+    virtual void rewriteKeys(const at::Tensor& keys);
 };
 
 } // namespace kvscope::cache

@@ -30,6 +30,7 @@ public:
     void batchRepeatInterleave(int64_t repeats) override;
     void batchSelectIndices(const at::Tensor& indices) override;
     void keepTokens(const at::Tensor& indices) override;
+    void rewriteKeys(const at::Tensor& keys) override;
     void offload() override;
     void prefetch() override;
     int64_t storedBytes() const override { return m_keys.bytes() + m_values.bytes(); }

@@ -40,6 +40,7 @@ public:
     void batchRepeatInterleave(int64_t repeats) override;
     void batchSelectIndices(const at::Tensor& indices) override;
     void keepTokens(const at::Tensor& indices) override;
+    void rewriteKeys(const at::Tensor& keys) override;
     void offload() override;
     void prefetch() override;
     /// Quantized store (packed codes, scales, offsets) plus the full-precision residual.

@@ -21,6 +21,11 @@ struct AttentionPass {
     at::Tensor queryBias;
     /// q_norm's weight [D] where the family norms queries (Qwen3, Gemma 3), else undefined.
     at::Tensor queryNormWeight;
+    /// k_proj's weight [Hkv * D, hidden], bias and k_norm's weight (undefined where absent): presses that
+    /// read pre-RoPE keys (LeverageScore, Compactor).
+    at::Tensor keyWeight;
+    at::Tensor keyBias;
+    at::Tensor keyNormWeight;
     /// Positions [B | 1, t] of this pass's tokens.
     at::Tensor positions;
     /// The keys and values the layer attended with [B, Hkv, KV, D]: its whole cache, this pass included.

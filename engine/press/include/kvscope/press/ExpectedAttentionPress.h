@@ -14,6 +14,9 @@ public:
     std::string referenceName() const override { return "ExpectedAttentionPress"; }
     PressReads reads() const override { return {true, true, false}; }
     at::Tensor score(const PressInputs& inputs, int64_t keptCount) const override;
+    /// R [D, D] = mean over positions p in [first, first + count) of diag(cos_p) + P diag(sin_p), with the
+    /// layer's own frequencies (a partial rotary head leaves its other dimensions alone); CapPress shares it.
+    static at::Tensor averageRotation(const PressInputs& inputs, int64_t first, int64_t count);
 
 private:
     int64_t m_futurePositions;

@@ -28,10 +28,20 @@ public:
     /// Scores and selects at `ratio` (0 <= ratio < 1). At ratio 0 kvpress keeps the cache unchanged and
     /// computes no scores: the selection then keeps every slot in order and has no scores.
     PressSelection select(const PressInputs& inputs, double ratio) const;
+    /// The scores `select` ranks at `ratio`: score() unless the press reads the ratio itself (Compactor's
+    /// blending defaults to it).
+    virtual at::Tensor scoreAt(const PressInputs& inputs, int64_t keptCount, double ratio) const;
 
 protected:
     /// Queries [B, H, rows, D] before RoPE of the last `rows` hidden rows (q = hidden q_proj^T).
     static at::Tensor queries(const PressInputs& inputs, int64_t rows);
+    /// Keys [B, Hkv, rows, D] before RoPE of `rows` hidden rows from `first` (k = hidden k_proj^T, then k_norm),
+    /// kvpress's get_prerope_key_states.
+    static at::Tensor keysBeforeRotation(const PressInputs& inputs, int64_t first, int64_t rows);
+    /// `keys` [B, Hkv, T, D] repeated for the G query heads of each KV head: [B, H, T, D] (repeat_kv).
+    static at::Tensor repeatKv(const at::Tensor& keys, int64_t numHeads);
+    /// (x - mean) / max(std, 1e-6) over the whole tensor, unbiased std: kvpress's "head-wise z-norm".
+    static at::Tensor zNormalized(const at::Tensor& scores);
     /// [B, H, ...] -> [B, Hkv, ...]: the mean over each KV head's query heads.
     static at::Tensor groupMean(const at::Tensor& perHead, int64_t numKeyValueHeads);
     /// `scores` with `count` pads (the global max + 1, kvpress's forced keep) before or after the tokens.

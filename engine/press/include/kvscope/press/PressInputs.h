@@ -23,6 +23,11 @@ struct PressInputs {
     at::Tensor queryNormWeight;
     double normEpsilon = 1e-6;
     bool normAddsOne = false;
+    /// k_proj's weight [Hkv * D, hidden], bias and k_norm's weight (undefined where absent): the pre-RoPE
+    /// keys that LeverageScore and Compactor read instead of the cached ones.
+    at::Tensor keyWeight;
+    at::Tensor keyBias;
+    at::Tensor keyNormWeight;
     /// Rotary rows [1 | B, n, D] of the hidden rows' positions; a single row is broadcast to every query.
     at::Tensor cos;
     at::Tensor sin;
@@ -37,6 +42,10 @@ struct PressInputs {
     /// rotary_emb); undefined: plain RoPE of ropeTheta over the whole head.
     at::Tensor inverseFrequencies;
     double ropeTheta = 10000.0;
+    /// A recorded random matrix for presses that draw one from torch's global RNG (LeverageScore's and
+    /// Compactor's sketch [B, Hkv, D, k], CUR's projection [D, 20]): the conformance fixtures hand over
+    /// kvpress's draw. Undefined: the press draws its own from its seed.
+    at::Tensor randomMatrix;
 };
 
 } // namespace kvscope::press

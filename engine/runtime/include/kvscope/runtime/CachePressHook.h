@@ -16,6 +16,11 @@ namespace kvscope::model {
 class Architecture;
 }
 
+namespace kvscope::press {
+class SimLayerKvPress;
+class ThinkPress;
+} // namespace kvscope::press
+
 namespace kvscope::runtime {
 
 /// One compression of one layer's cache.
@@ -41,13 +46,18 @@ struct PressDecision {
     at::Tensor masked;
     at::Tensor positions;
     at::Tensor scores;
+    /// A channel press (ThinK) only: the key channels [B, Hkv, n] it zeroed; every token stays (after ==
+    /// before, keptPositions every slot), and the cache keeps its size.
+    at::Tensor prunedChannels;
 };
 
 /// Applies a cache press to a real generation, as kvpress's forward hooks do: a scorer press compresses
 /// each layer right after the prefill's attention, DecodingPress and H2O compress while decoding. Kept
 /// tokens keep their positions (ModelCache::evictedTokens); sliding-window layers are left alone. AdaKV
 /// evicts nothing: after the prefill's attention it masks each head's pruned slots from every later
-/// query (ModelCache::setMaskedSlots), as kvpress's attention patch does.
+/// query (ModelCache::setMaskedSlots), as kvpress's attention patch does. ThinK zeroes key channels in
+/// place (AttentionLayer::rewriteKeys) and drops nothing; SimLayerKV keeps a lazy layer's initial and recent
+/// tokens and every token of the others.
 class CachePressHook : public model::AttentionObserver {
 public:
     /// Refuses unknown presses and options, naming the allowed ones, and caches a press cannot shrink.
@@ -72,6 +82,8 @@ public:
 private:
     void apply(const model::AttentionPass& pass, const at::Tensor& kept, const at::Tensor& scores);
     void mask(const model::AttentionPass& pass, const press::PressInputs& inputs);
+    void pruneChannels(const model::AttentionPass& pass, const press::PressInputs& inputs);
+    void decideLazy(const model::AttentionPass& pass, const press::PressInputs& inputs);
     /// Emits the decision's trace event (when recording) and keeps it.
     void record(const model::AttentionPass& pass, PressDecision decision);
     /// The trace record of a decision (sessions/FORMAT.md, kind 15), lists downsampled when large.
@@ -85,6 +97,8 @@ private:
     std::unique_ptr<press::DecodingPress> m_decoding;
     std::unique_ptr<press::H2oPress> m_h2o;
     std::unique_ptr<press::AdaKvPress> m_adaKv;
+    std::unique_ptr<press::ThinkPress> m_think;
+    std::unique_ptr<press::SimLayerKvPress> m_simLayer;
     /// Per layer: the positions of its cached slots [B, Hkv, L] and the passes it has seen.
     std::map<int64_t, at::Tensor> m_positions;
     std::map<int64_t, int64_t> m_passes;

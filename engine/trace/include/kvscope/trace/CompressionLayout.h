@@ -37,6 +37,11 @@ public:
     /// The recorded (every k-th) dropped positions of a head and their scores (empty without scores).
     std::span<const std::int64_t> droppedPositions(std::int32_t head) const;
     std::span<const float> droppedScores(std::int32_t head) const;
+    /// The key channels a channel press (ThinK, 1.5) zeroed in head `head`, ascending; empty for token
+    /// presses.
+    std::span<const std::int32_t> prunedChannels(std::int32_t head) const;
+    /// Channels zeroed per head (0 for token presses).
+    std::int64_t prunedChannelCount() const;
     /// The kept tokens of all heads together.
     std::int64_t keptTotal() const { return m_keptTotal; }
     std::int64_t droppedTotal() const { return m_droppedTotal; }

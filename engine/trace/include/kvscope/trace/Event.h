@@ -184,6 +184,10 @@ struct CompressionEvent {
     std::vector<float> droppedScores;
     std::vector<float> keptScores;
     std::vector<std::int32_t> keptPerHead;
+    /// 1.5: key channels a channel press (ThinK) zeroed, for batch row 0, head after head (the same count per
+    /// head: size / heads), ascending within a head; empty for token presses. Such an event keeps every
+    /// token.
+    std::vector<std::int32_t> prunedChannels;
     bool operator==(const CompressionEvent&) const = default;
 };
 inline constexpr std::int64_t kCompressionKeptLimit = 8192;

@@ -33,6 +33,9 @@ struct HeadDecision {
     std::vector<std::vector<std::int64_t>> kept;
     /// Per head, ascending; every k-th only when the event downsampled them.
     std::vector<std::vector<std::int64_t>> dropped;
+    /// Per head, the key channels a channel press (ThinK) zeroed, ascending; empty for token presses. Such a
+    /// decision keeps every position (masking is false: nothing is hidden, keys lose channels).
+    std::vector<std::vector<std::int32_t>> prunedChannels;
     bool operator==(const HeadDecision&) const = default;
 };
 

@@ -3,10 +3,10 @@
 
 #include "kvscope/config/RunSettings.h"
 #include "kvscope/gui/models/EventExplainer.h"
+#include "kvscope/trace/CompressionLayout.h"
 #include "kvscope/trace/Event.h"
 
 #include <QString>
-
 #include <optional>
 
 namespace kvscope::gui {
@@ -24,6 +24,11 @@ public:
     static QString displayName(const std::string& press);
     /// The option's value in `press`, else the catalogue's default ("" for an unknown option).
     static std::string optionValue(const config::PressSettings& press, const std::string& option);
+
+private:
+    /// A channel press's event (ThinK): the channels each head zeroed, and that no memory is saved.
+    static QString channelSentence(const trace::Event& event, const QString& who,
+                                   const trace::CompressionLayout& layout);
 };
 
 } // namespace kvscope::gui
