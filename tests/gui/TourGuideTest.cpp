@@ -167,7 +167,8 @@ TEST(TourGuideTest, ListJsonNamesPresetAndSettings) {
     }
     EXPECT_EQ(sliding.value("preset").toString(), "mistral");
     EXPECT_EQ(sliding.value("title").toString(), "Sliding window: the oldest tokens leave");
-    EXPECT_EQ(sliding.value("settings").toObject(), (QJsonObject{{"prompt", "Hi"}, {"tokens", "40"}}));
+    EXPECT_EQ(sliding.value("settings").toObject(),
+              (QJsonObject{{"temperature", "0.8"}, {"top-k", "40"}, {"prompt", "Hi"}, {"tokens", "40"}}));
     EXPECT_EQ(quantized.value("settings").toObject().value("nbits").toString(), "2");
     EXPECT_EQ(snapkv.value("settings").toObject().value("compare-without-press").toBool(), true);
     // No --preset: the default preset serves the workload.
