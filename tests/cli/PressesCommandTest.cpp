@@ -10,7 +10,7 @@ using kvscope::cli::PressesCommand;
 
 TEST(PressesCommandTest, ListsEachPressWithTypedOptions) {
     const nlohmann::json listed = PressesCommand::list();
-    ASSERT_EQ(listed.at("presses").size(), 11u);
+    ASSERT_EQ(listed.at("presses").size(), 20u);
     const nlohmann::json& snapkv = listed["presses"][2];
     EXPECT_EQ(snapkv.at("name"), "snapkv");
     EXPECT_EQ(snapkv.at("phase"), "prefill");

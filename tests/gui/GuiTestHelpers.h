@@ -149,6 +149,7 @@ inline SessionEngineFactory failingFactory(FailAt at, std::string message, std::
 // (the report saw Transfers come up floating over the menu bar after a failed checkpoint load).
 inline void expectDocksDocked(const QMainWindow& window, const std::string& what) {
     const std::map<QString, Qt::DockWidgetArea> areas = {
+        {QStringLiteral("tourDock"), Qt::RightDockWidgetArea},
         {QStringLiteral("maskDock"), Qt::RightDockWidgetArea},
         {QStringLiteral("memoryDock"), Qt::RightDockWidgetArea},
         {QStringLiteral("quantizationDock"), Qt::RightDockWidgetArea},

@@ -206,11 +206,18 @@ TEST(ServingSessionEngineTest, AChatBehindASharedSystemPromptIsExplainedAndRepla
     replay.show();
     ASSERT_EQ(replay.openFileNow(path), QString());
     EXPECT_EQ(replay.session().mode(), SessionController::Mode::Replay);
-    const auto liveEvents = window.session().timeline().events();
-    const auto replayedEvents = replay.session().timeline().events();
-    ASSERT_EQ(liveEvents.size(), replayedEvents.size());
-    for (std::size_t index = 0; index < liveEvents.size(); ++index) {
-        ASSERT_EQ(liveEvents[index], replayedEvents[index]) << "event " << index;
+    // A replayed file is read step by step from disk (Timeline::openFile): compare each step's events.
+    const trace::Timeline& live = window.session().timeline();
+    const trace::Timeline& replayed = replay.session().timeline();
+    ASSERT_EQ(live.stepCount(), replayed.stepCount());
+    ASSERT_EQ(live.eventCount(), replayed.eventCount());
+    for (std::int64_t step = 0; step < live.stepCount(); ++step) {
+        const auto liveEvents = live.eventsOfStep(step);
+        const auto replayedEvents = replayed.eventsOfStep(step);
+        ASSERT_EQ(liveEvents.size(), replayedEvents.size()) << "step " << step;
+        for (std::size_t index = 0; index < liveEvents.size(); ++index) {
+            ASSERT_EQ(liveEvents[index], replayedEvents[index]) << "step " << step << ", event " << index;
+        }
     }
     const ServingSummary replayed = ServingSummary::of(replay.session().paged());
     EXPECT_EQ(replayed.steps, live.steps);

@@ -118,7 +118,8 @@ TEST(PressDescriptionsTest, TheOptionsBoundByThePromptAreMarked) {
         }
     }
     EXPECT_EQ(bounded, (std::vector<std::string>{"streaming_llm.n_sink", "snapkv.window_size",
-                                                 "pyramidkv.window_size", "expected_attention.n_sink"}));
+                                                 "pyramidkv.window_size", "expected_attention.n_sink", "lagkv.n_sink",
+                                                 "cap.n_sink", "think.window_size"}));
 }
 
 } // namespace

@@ -34,8 +34,9 @@ TEST(PressCatalogTest, ListsEveryPressWithItsOptions) {
         }
     }
     EXPECT_EQ(names, (std::vector<std::string>{"streaming_llm", "knorm", "snapkv", "tova", "pyramidkv",
-                                               "observed_attention", "expected_attention", "random", "adakv",
-                                               "decoding", "h2o"}));
+                                               "observed_attention", "expected_attention", "random", "keydiff",
+                                               "lagkv", "non_causal_attention", "leverage", "cur", "compactor", "cap",
+                                               "think", "simlayerkv", "adakv", "decoding", "h2o"}));
 }
 
 TEST(PressCatalogTest, BuildsPressesFromOptions) {
