@@ -207,13 +207,13 @@ TEST(ServingSessionEngineTest, AChatBehindASharedSystemPromptIsExplainedAndRepla
     ASSERT_EQ(replay.openFileNow(path), QString());
     EXPECT_EQ(replay.session().mode(), SessionController::Mode::Replay);
     // A replayed file is read step by step from disk (Timeline::openFile): compare each step's events.
-    const trace::Timeline& live = window.session().timeline();
-    const trace::Timeline& replayed = replay.session().timeline();
-    ASSERT_EQ(live.stepCount(), replayed.stepCount());
-    ASSERT_EQ(live.eventCount(), replayed.eventCount());
-    for (std::int64_t step = 0; step < live.stepCount(); ++step) {
-        const auto liveEvents = live.eventsOfStep(step);
-        const auto replayedEvents = replayed.eventsOfStep(step);
+    const trace::Timeline& liveTimeline = window.session().timeline();
+    const trace::Timeline& replayedTimeline = replay.session().timeline();
+    ASSERT_EQ(liveTimeline.stepCount(), replayedTimeline.stepCount());
+    ASSERT_EQ(liveTimeline.eventCount(), replayedTimeline.eventCount());
+    for (std::int64_t step = 0; step < liveTimeline.stepCount(); ++step) {
+        const auto liveEvents = liveTimeline.eventsOfStep(step);
+        const auto replayedEvents = replayedTimeline.eventsOfStep(step);
         ASSERT_EQ(liveEvents.size(), replayedEvents.size()) << "step " << step;
         for (std::size_t index = 0; index < liveEvents.size(); ++index) {
             ASSERT_EQ(liveEvents[index], replayedEvents[index]) << "step " << step << ", event " << index;
