@@ -31,20 +31,20 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_FOUND)
   set(KVSCOPE_MAN_DIR ${CMAKE_BINARY_DIR}/man)
-  set(pages ${KVSCOPE_MAN_DIR}/kvscope-cli.1)
-  add_custom_command(OUTPUT ${KVSCOPE_MAN_DIR}/kvscope-cli.1
+  set(pages ${KVSCOPE_MAN_DIR}/kvscope-cli.1.gz)
+  add_custom_command(OUTPUT ${KVSCOPE_MAN_DIR}/kvscope-cli.1.gz
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/man-page.py kvscope-cli $<TARGET_FILE:kvscope-cli>
-            ${KVSCOPE_MAN_DIR}/kvscope-cli.1
+            ${KVSCOPE_MAN_DIR}/kvscope-cli.1.gz
     DEPENDS kvscope-cli ${PROJECT_SOURCE_DIR}/scripts/man-page.py
     COMMENT "kvscope: man page kvscope-cli(1)")
   if(TARGET kvscope)
-    add_custom_command(OUTPUT ${KVSCOPE_MAN_DIR}/kvscope.1
+    add_custom_command(OUTPUT ${KVSCOPE_MAN_DIR}/kvscope.1.gz
       COMMAND ${CMAKE_COMMAND} -E env QT_QPA_PLATFORM=offscreen
               ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/man-page.py kvscope $<TARGET_FILE:kvscope>
-              ${KVSCOPE_MAN_DIR}/kvscope.1
+              ${KVSCOPE_MAN_DIR}/kvscope.1.gz
       DEPENDS kvscope ${PROJECT_SOURCE_DIR}/scripts/man-page.py
       COMMENT "kvscope: man page kvscope(1)")
-    list(APPEND pages ${KVSCOPE_MAN_DIR}/kvscope.1)
+    list(APPEND pages ${KVSCOPE_MAN_DIR}/kvscope.1.gz)
   endif()
   # Not part of `all`: the packaging builds it (scripts/package.sh), the tests check it (man_pages).
   add_custom_target(man_pages DEPENDS ${pages})

@@ -6,9 +6,10 @@ table (config::RunOptionTable and the options beside it), so the page never drif
 Usage: man-page.py PROGRAM BINARY OUT
   PROGRAM  kvscope or kvscope-cli (picks the page's fixed sections)
   BINARY   the built program to ask for --help and --version (and, for kvscope-cli, each command's)
-  OUT      the page to write (roff, section 1)
+  OUT      the page to write (roff, section 1); OUT.gz is compressed as Debian installs pages
 """
 import datetime
+import gzip
 import os
 import re
 import subprocess
@@ -168,8 +169,13 @@ def main():
     when = datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc) if epoch else datetime.datetime.now()
     text = page(program, binary, when.strftime("%Y-%m-%d"))
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    with open(out, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    if out.endswith(".gz"):
+        # mtime 0 and no file name in the header: the same page gives the same bytes (reproducible builds).
+        with open(out, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0) as handle:
+            handle.write(text.encode("utf-8"))
+    else:
+        with open(out, "w", encoding="utf-8") as handle:
+            handle.write(text)
 
 
 if __name__ == "__main__":
