@@ -29,11 +29,8 @@ at::Tensor CompactorPress::scoreAt(const PressInputs& inputs, int64_t, double ra
     require(inputs.queryWeight, "query projection", name());
     require(inputs.cos, "rotary rows", name());
     require(inputs.values, "values", name());
+    requirePrefillRows(inputs);
     const int64_t length = inputs.keys.size(2);
-    if (inputs.hiddenStates.size(1) != length || inputs.cos.size(-2) != length) {
-        throw std::invalid_argument(displayName() +
-                                    " scores the prefill only (as many hidden rows as cached tokens)");
-    }
     const int64_t left = std::min(m_sinkStart, length);
     const int64_t right = std::min(m_sinkEnd, std::max<int64_t>(0, length - left));
     const int64_t rows = length - left - right;

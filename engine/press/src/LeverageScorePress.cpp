@@ -61,11 +61,8 @@ at::Tensor LeverageScorePress::sliceScores(const PressInputs& inputs, int64_t fi
 
 at::Tensor LeverageScorePress::score(const PressInputs& inputs, int64_t) const {
     require(inputs.hiddenStates, "hidden states", name());
+    requirePrefillRows(inputs);
     const int64_t length = inputs.keys.size(2);
-    if (inputs.hiddenStates.size(1) != length) {
-        throw std::invalid_argument(displayName() +
-                                    " scores the prefill only (as many hidden rows as cached tokens)");
-    }
     return sliceScores(inputs, 0, length, m_sketchDimension, m_seed).to(inputs.keys.scalar_type());
 }
 

@@ -62,12 +62,8 @@ at::Tensor NonCausalAttentionPress::score(const PressInputs& inputs, int64_t) co
     require(inputs.queryWeight, "query projection", name());
     require(inputs.cos, "rotary rows", name());
     require(inputs.values, "values", name());
+    requirePrefillRows(inputs);
     const int64_t length = inputs.keys.size(2);
-    if (inputs.hiddenStates.size(1) != length || inputs.cos.size(-2) != length) {
-        // kvpress asserts it: every cached token needs its own query.
-        throw std::invalid_argument(displayName() +
-                                    " scores the prefill only (as many hidden rows as cached tokens)");
-    }
     return sliceScores(inputs, 0, length, m_chunkSize);
 }
 

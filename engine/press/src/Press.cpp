@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/press/Press.h"
 
-#include "kvscope/press/TopKSelection.h"
-#include "kvscope/model/TensorOps.h"
 #include "kvscope/config/PressDescriptions.h"
+#include "kvscope/model/TensorOps.h"
+#include "kvscope/press/TopKSelection.h"
 
 #include <ATen/ATen.h>
-
 #include <stdexcept>
 
 namespace kvscope::press {
@@ -56,8 +55,8 @@ at::Tensor Press::scoreAt(const PressInputs& inputs, int64_t keptCount, double) 
 
 at::Tensor Press::queries(const PressInputs& inputs, int64_t rows) {
     const at::Tensor hidden = inputs.hiddenStates.narrow(1, inputs.hiddenStates.size(1) - rows, rows);
-    const at::Tensor query =
-        model::ops::splitHeads(model::ops::linear(hidden, inputs.queryWeight, inputs.queryBias), inputs.numHeads);
+    const at::Tensor query = model::ops::splitHeads(
+        model::ops::linear(hidden, inputs.queryWeight, inputs.queryBias), inputs.numHeads);
     return inputs.queryNormWeight.defined()
                ? model::ops::rmsNorm(query, inputs.queryNormWeight, inputs.normEpsilon, inputs.normAddsOne)
                : query;
@@ -66,8 +65,8 @@ at::Tensor Press::queries(const PressInputs& inputs, int64_t rows) {
 at::Tensor Press::keysBeforeRotation(const PressInputs& inputs, int64_t first, int64_t rows) {
     require(inputs.keyWeight, "key projection", "pre-RoPE key");
     const at::Tensor hidden = inputs.hiddenStates.narrow(1, first, rows);
-    const at::Tensor keys = model::ops::splitHeads(model::ops::linear(hidden, inputs.keyWeight, inputs.keyBias),
-                                                   inputs.numKeyValueHeads);
+    const at::Tensor keys = model::ops::splitHeads(
+        model::ops::linear(hidden, inputs.keyWeight, inputs.keyBias), inputs.numKeyValueHeads);
     return inputs.keyNormWeight.defined()
                ? model::ops::rmsNorm(keys, inputs.keyNormWeight, inputs.normEpsilon, inputs.normAddsOne)
                : keys;
@@ -97,9 +96,18 @@ at::Tensor Press::withPads(const at::Tensor& scores, int64_t count, bool before)
     return before ? at::cat({pads, scores}, -1) : at::cat({scores, pads}, -1);
 }
 
+void Press::requirePrefillRows(const PressInputs& inputs) const {
+    const int64_t length = inputs.keys.size(2);
+    if (inputs.hiddenStates.size(1) != length || (inputs.cos.defined() && inputs.cos.size(-2) != length)) {
+        throw std::invalid_argument(displayName() +
+                                    " scores the prefill only (as many hidden rows as cached tokens)");
+    }
+}
+
 void Press::require(const at::Tensor& tensor, const char* what, const std::string& press) {
     if (!tensor.defined()) {
-        throw std::invalid_argument("the " + press + " press reads the layer's " + what + ", which were not given");
+        throw std::invalid_argument("the " + press + " press reads the layer's " + what +
+                                    ", which were not given");
     }
 }
 

@@ -70,7 +70,9 @@ std::vector<std::size_t> TourGuide::notesAt(std::int64_t step) const {
 }
 
 std::size_t TourGuide::notesAfter(std::int64_t step) const {
-    return m_steps.size() - notesAt(step).size();
+    // Counted, not derived from notesAt: the panel asks on every step and needs no sorted list for it.
+    return static_cast<std::size_t>(
+        std::count_if(m_steps.begin(), m_steps.end(), [step](const auto& at) { return !at || *at > step; }));
 }
 
 QString TourGuide::textOf(std::size_t note) const {

@@ -35,8 +35,8 @@ public:
 protected:
     /// Queries [B, H, rows, D] before RoPE of the last `rows` hidden rows (q = hidden q_proj^T).
     static at::Tensor queries(const PressInputs& inputs, int64_t rows);
-    /// Keys [B, Hkv, rows, D] before RoPE of `rows` hidden rows from `first` (k = hidden k_proj^T, then k_norm),
-    /// kvpress's get_prerope_key_states.
+    /// Keys [B, Hkv, rows, D] before RoPE of `rows` hidden rows from `first` (k = hidden k_proj^T, then
+    /// k_norm), kvpress's get_prerope_key_states.
     static at::Tensor keysBeforeRotation(const PressInputs& inputs, int64_t first, int64_t rows);
     /// `keys` [B, Hkv, T, D] repeated for the G query heads of each KV head: [B, H, T, D] (repeat_kv).
     static at::Tensor repeatKv(const at::Tensor& keys, int64_t numHeads);
@@ -48,6 +48,9 @@ protected:
     static at::Tensor withPads(const at::Tensor& scores, int64_t count, bool before);
     /// Refuses inputs the press needs but did not get, naming them.
     static void require(const at::Tensor& tensor, const char* what, const std::string& press);
+    /// Refuses a pass that is not the prefill: presses that score every cached token by its own query need
+    /// as many hidden rows (and rotary rows, where given) as cached tokens (kvpress asserts it).
+    void requirePrefillRows(const PressInputs& inputs) const;
     /// Refuses an option that must stay below the `length` cached tokens the press was given, in the
     /// user's terms and with the fix (config::PressDescriptions::promptTooShort).
     [[noreturn]] void refuseLongerThanPrompt(const std::string& option, int64_t value, int64_t length) const;
