@@ -8,6 +8,7 @@
 #include "kvscope/cli/RunCommand.h"
 #include "kvscope/trace/SessionReader.h"
 
+#include <CLI/CLI.hpp>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -202,4 +203,32 @@ TEST(ServeCommandTest, ComparesTheWorkloadWithoutPrefixCachingSideBySide) {
     // A change that cannot be read is refused before anything runs.
     options.compare = "pool=3";
     EXPECT_NE(refusal([&] { serve(options); }).find("unknown setting `pool` to change"), std::string::npos);
+}
+
+// With no pool option, `serve --workload NAME` takes the pool the workload suggests (its file's "pool"); each
+// option given wins over it; --compare-serving's changes apply to the suggested pool in run().
+TEST(ServeCommandTest, AWorkloadBringsItsSuggestedPoolWhereNoneIsGiven) {
+    struct Case {
+        std::vector<const char*> arguments;
+        kvscope::config::ServingSettings expected;
+    };
+    const Case cases[] = {
+        {{"--workload", "chat-shared-system-prompt"},
+         {"chat-shared-system-prompt", 16, 28, 256, 8, true, "document"}},
+        {{"--workload", "chat-shared-system-prompt", "--num-blocks", "64"},
+         {"chat-shared-system-prompt", 16, 64, 256, 8, true, "document"}},
+        {{"--workload", "burst-preemption", "--block-size", "8", "--compare-serving", "num-blocks=96"},
+         {"burst-preemption", 8, 48, 256, 8, true, "document"}},
+    };
+    for (const Case& c : cases) {
+        CLI::App app;
+        ServeOptions options;
+        CLI::App* serve = ServeCommand::addSubcommand(app, options);
+        std::vector<const char*> argv{"kvscope-cli", "serve"};
+        argv.insert(argv.end(), c.arguments.begin(), c.arguments.end());
+        app.parse(static_cast<int>(argv.size()), argv.data());
+        ASSERT_TRUE(serve->parsed());
+        ASSERT_TRUE(options.run.serving.has_value());
+        EXPECT_EQ(*options.run.serving, c.expected) << c.arguments.front() << " " << c.arguments[1];
+    }
 }

@@ -18,6 +18,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 (request.prompt.has_value() == !request.promptIds.empty()))
                 __builtin_trap();
         }
+        // A suggested pool holds only values the pool options accept.
+        const auto& pool = workload.pool;
+        using kvscope::paged::WorkloadPool;
+        if ((pool.blockSize && (*pool.blockSize < 1 || *pool.blockSize > WorkloadPool::kMaxBlockSize)) ||
+            (pool.numBlocks && (*pool.numBlocks < 1 || *pool.numBlocks > WorkloadPool::kMaxNumBlocks)) ||
+            (pool.maxNumBatchedTokens && (*pool.maxNumBatchedTokens < 1 ||
+                                          *pool.maxNumBatchedTokens > WorkloadPool::kMaxNumBatchedTokens)) ||
+            (pool.maxNumSeqs && (*pool.maxNumSeqs < 1 || *pool.maxNumSeqs > WorkloadPool::kMaxNumSeqs)))
+            __builtin_trap();
     } catch (const kvscope::paged::PagedError&) {
     }
     return 0;

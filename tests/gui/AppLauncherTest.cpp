@@ -132,6 +132,41 @@ TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
     EXPECT_FALSE(parseError({"--bogus"}).isEmpty());
 }
 
+// With no pool option, a built-in workload is served over the pool it suggests (its file's "pool"); each
+// pool option given wins over the suggestion; --compare-serving changes the suggested pool.
+TEST(AppLauncherTest, AWorkloadBringsItsSuggestedPoolWhereNoneIsGiven) {
+    struct Case {
+        std::vector<const char*> arguments;
+        config::ServingSettings expected;
+    };
+    const Case cases[] = {
+        {{"--workload", "chat-shared-system-prompt"},
+         {"chat-shared-system-prompt", 16, 28, 256, 8, true, "document"}},
+        {{"--workload", "chat-shared-system-prompt", "--num-blocks", "64"},
+         {"chat-shared-system-prompt", 16, 64, 256, 8, true, "document"}},
+        {{"--workload", "burst-preemption", "--block-size", "8", "--no-prefix-caching"},
+         {"burst-preemption", 8, 48, 256, 8, false, "document"}},
+        {{"--workload", "rag-shared-document", "--max-num-seqs", "2"},
+         {"rag-shared-document", 16, 64, 128, 2, true, "document"}},
+    };
+    for (const Case& c : cases) {
+        QStringList arguments{QStringLiteral("kvscope")};
+        for (const char* argument : c.arguments) {
+            arguments << QString::fromLatin1(argument);
+        }
+        const auto parsed = AppLauncher::parse(arguments, capabilities());
+        ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
+        EXPECT_EQ(*std::get<LaunchOptions>(parsed).live.serving, c.expected)
+            << arguments.join(' ').toStdString();
+    }
+    const auto compared = AppLauncher::parse(
+        {"kvscope", "--workload", "prefix-caching-example", "--compare-serving", "prefix-caching=off"},
+        capabilities());
+    ASSERT_TRUE(std::holds_alternative<LaunchOptions>(compared));
+    EXPECT_EQ(*std::get<LaunchOptions>(compared).compareServing,
+              (config::ServingSettings{"prefix-caching-example", 4, 10, 256, 8, false, "document"}));
+}
+
 TEST(AppLauncherTest, BadServingArgumentsAreRefusedWithTheFix) {
     EXPECT_EQ(parseError({"--block-size", "4"}),
               "--block-size, --num-blocks, --max-num-batched-tokens, --max-num-seqs, --no-prefix-caching and "

@@ -37,6 +37,7 @@
 #include <QMimeData>
 #include <QPushButton>
 #include <QSettings>
+#include <QTabBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -662,18 +663,34 @@ TEST(MainWindowTest, ComparesAServingWorkloadFromTheNewSessionDialogAndTheCompar
     EXPECT_TRUE(other.compareServing(exampleServing()).contains("Serve a workload first"));
 }
 
-// kvscope A.kvsess --compare B.kvsess with two serving sessions: the numbers side by side in the compare dock.
+/// The title of the dock in front of the bottom tab group that holds the Compare dock; empty when none does.
+QString frontBottomTab(const MainWindow& window) {
+    for (const QTabBar* bar : window.findChildren<QTabBar*>()) {
+        for (int index = 0; index < bar->count(); ++index) {
+            if (bar->tabText(index) == QStringLiteral("Compare")) {
+                return bar->tabText(bar->currentIndex());
+            }
+        }
+    }
+    return {};
+}
+
+/// Two serving session files, a.kvsess (the design document's example) and b.kvsess (a preemption).
+void writeTwoServingSessions(const QString& a, const QString& b) {
+    SessionController writer;
+    writer.setRecordedSession({}, testing::designExample(), "a");
+    ASSERT_EQ(writer.saveAs(a), QString());
+    writer.setRecordedSession({}, testing::preemption(), "b");
+    ASSERT_EQ(writer.saveAs(b), QString());
+}
+
+// kvscope A.kvsess --compare B.kvsess with two serving sessions: the numbers side by side in the compare
+// dock, which is the tab in front of the bottom area (not the serving metrics it shares the area with).
 TEST(MainWindowTest, ComparesTwoServingSessionFiles) {
     QTemporaryDir dir;
     const QString a = dir.filePath(QStringLiteral("a.kvsess"));
     const QString b = dir.filePath(QStringLiteral("b.kvsess"));
-    {
-        SessionController writer;
-        writer.setRecordedSession({}, testing::designExample(), "a");
-        ASSERT_EQ(writer.saveAs(a), QString());
-        writer.setRecordedSession({}, testing::preemption(), "b");
-        ASSERT_EQ(writer.saveAs(b), QString());
-    }
+    writeTwoServingSessions(a, b);
     MainWindow window(testing::servingFactory(), capabilities());
     window.resize(1400, 900);
     ASSERT_EQ(window.openFileNow(a), QString());
@@ -682,9 +699,45 @@ TEST(MainWindowTest, ComparesTwoServingSessionFiles) {
     QCoreApplication::processEvents();
     EXPECT_TRUE(window.compareView()->showsServing());
     EXPECT_TRUE(window.findChild<QDockWidget*>(QStringLiteral("compareDock"))->isVisible());
+    EXPECT_EQ(frontBottomTab(window), QStringLiteral("Compare"));
     EXPECT_EQ(window.compareView()->servingA().steps, 6);
     EXPECT_EQ(window.compareView()->servingA().hitTokens, 20);
     EXPECT_GT(window.compareView()->servingB().preemptions, 0);
+}
+
+// The same from the command line as a user starts it: the first file opens in the background and arrives
+// after the comparison is shown; the compare dock stays in front. And the --screenshot path.
+TEST(MainWindowTest, ComparingTwoServingFilesFromTheCommandLineShowsTheCompareTabInFront) {
+    QTemporaryDir dir;
+    const QString a = dir.filePath(QStringLiteral("a.kvsess"));
+    const QString b = dir.filePath(QStringLiteral("b.kvsess"));
+    writeTwoServingSessions(a, b);
+    {
+        const auto parsed = AppLauncher::parse({"kvscope", a, "--compare", b}, capabilities());
+        ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
+        MainWindow window(testing::servingFactory(), capabilities());
+        window.resize(1400, 900);
+        window.show();
+        QString log;
+        QTextStream errors(&log);
+        EXPECT_FALSE(AppLauncher::launch(window, std::get<LaunchOptions>(parsed), errors).has_value());
+        ASSERT_TRUE(testing::waitUntil([&] { return window.session().stepCount() == 6; }));
+        QCoreApplication::processEvents();
+        EXPECT_TRUE(window.showsServingViews());
+        EXPECT_EQ(frontBottomTab(window), QStringLiteral("Compare"));
+    }
+    {
+        const QString shot = dir.filePath(QStringLiteral("compare.png"));
+        const auto parsed =
+            AppLauncher::parse({"kvscope", a, "--compare", b, "--screenshot", shot}, capabilities());
+        ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
+        MainWindow window(testing::servingFactory(), capabilities());
+        QString log;
+        QTextStream errors(&log);
+        EXPECT_EQ(AppLauncher::launch(window, std::get<LaunchOptions>(parsed), errors), 0)
+            << log.toStdString();
+        EXPECT_EQ(frontBottomTab(window), QStringLiteral("Compare"));
+    }
 }
 
 } // namespace

@@ -9,6 +9,8 @@
 #include <QLineEdit>
 
 #include <QApplication>
+#include <QFile>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <gtest/gtest.h>
 
@@ -175,7 +177,9 @@ TEST(NewSessionDialogTest, ServingPicksAWorkloadAndThePool) {
     EXPECT_EQ(dialog.workloadBox()->currentText(), "chat-shared-system-prompt");
     dialog.servingBox()->setChecked(true);
     ASSERT_TRUE(dialog.settings().serving.has_value());
-    EXPECT_EQ(*dialog.settings().serving, (config::ServingSettings{"chat-shared-system-prompt"}));
+    // The chat's own pool (28 blocks of 16, resources/workloads/chat-shared-system-prompt.json) is filled in.
+    EXPECT_EQ(*dialog.settings().serving,
+              (config::ServingSettings{"chat-shared-system-prompt", 16, 28, 256, 8, true, "document"}));
     EXPECT_EQ(dialog.validate(), QString());
 
     config::RunSettings settings;
@@ -189,6 +193,48 @@ TEST(NewSessionDialogTest, ServingPicksAWorkloadAndThePool) {
 
     dialog.workloadBox()->setCurrentText("no-such-workload");
     EXPECT_TRUE(dialog.validate().contains("no-such-workload")) << dialog.validate().toStdString();
+}
+
+// Picking a workload fills in the pool it suggests and says so; a workload that names no pool gives the
+// defaults back; the fields stay the user's to change.
+TEST(NewSessionDialogTest, PickingAWorkloadFillsInItsSuggestedPool) {
+    NewSessionDialog dialog(capabilities(false), config::RunSettings{});
+    dialog.servingBox()->setChecked(true);
+    EXPECT_EQ(dialog.suggestedPoolText(),
+              "The pool this workload suggests is filled in below: 28 blocks of 16 "
+              "tokens, 256 tokens a step, at most 8 running.");
+    struct Case {
+        const char* workload;
+        config::ServingSettings expected;
+    };
+    const Case cases[] = {
+        {"burst-preemption", {"burst-preemption", 4, 48, 256, 8, true, "document"}},
+        {"rag-shared-document", {"rag-shared-document", 16, 64, 128, 8, true, "document"}},
+        {"prefix-caching-example", {"prefix-caching-example", 4, 10, 256, 8, true, "document"}},
+        {"chat-shared-system-prompt", {"chat-shared-system-prompt", 16, 28, 256, 8, true, "document"}},
+    };
+    QComboBox* workloads = dialog.workloadBox();
+    for (const Case& c : cases) {
+        workloads->setCurrentIndex(workloads->findText(QString::fromLatin1(c.workload)));
+        ASSERT_TRUE(dialog.settings().serving.has_value());
+        EXPECT_EQ(*dialog.settings().serving, c.expected) << c.workload;
+    }
+    QSpinBox* pool = dialog.numBlocksBox();
+    EXPECT_EQ(pool->value(), 28);
+    pool->setValue(40);
+    EXPECT_EQ(dialog.settings().serving->numBlocks, 40) << "the suggestion is the user's to change";
+
+    // A workload file with no pool: the defaults, said so.
+    QTemporaryDir dir;
+    const QString path = dir.filePath("w.json");
+    QFile file(path);
+    ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+    file.write(R"({"requests": [{"id": "a", "prompt": "x"}]})");
+    file.close();
+    workloads->setCurrentText(path);
+    EXPECT_EQ(*dialog.settings().serving, (config::ServingSettings{path.toStdString()}));
+    EXPECT_EQ(dialog.suggestedPoolText(),
+              "This workload suggests no pool: the defaults are filled in below.");
 }
 
 // The picked workload says what it shows (its file's description), and "Compare with" asks for a second run

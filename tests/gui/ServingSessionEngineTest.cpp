@@ -14,11 +14,20 @@
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/SessionFailurePanel.h"
 #include "kvscope/gui/window/MainWindow.h"
+#include "kvscope/gui/window/NewSessionDialog.h"
 #include "kvscope/gui/window/TransportBar.h"
 #include "kvscope/trace/RecordingSink.h"
 
+#include <QAction>
+#include <QApplication>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QGroupBox>
+#include <QPushButton>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 #include <gtest/gtest.h>
 #include <map>
 
@@ -145,21 +154,49 @@ TEST(ServingSessionEngineTest, ABadWorkloadOrPoolSaysWhyInAUsableWindow) {
     }
 }
 
-// The issue's "done when", as a new user walks it: File > New session > Serving with "chat with a shared
-// system prompt" with the pool its description suggests (28 blocks of 16, small enough to run short),
-// stepped to the end. `kvscope-cli serve --workload chat-shared-system-prompt --num-blocks 28` counts 26
-// steps, 5 evictions, 1 preemption and 28 blocks at the peak: the window reads the same from the events. The
-// event log explains a block shared (reused by a prefix hit), cached, evicted and a request preempted, each
-// in a sentence; the session saved and opened again replays to the same events, step by step the same pool
+// The issue's "done when", as a new user walks it: File > New session > Serving, "chat with a shared system
+// prompt" picked with the pool the dialog fills in for it (the workload's own suggestion, 28 blocks of 16,
+// small enough to run short; nothing typed), stepped to the end. `kvscope-cli serve --workload
+// chat-shared-system-prompt` (which takes the same suggested pool) counts 26 steps, 5 evictions, 1 preemption
+// and 28 blocks at the peak: the window reads the same from the events. Blocks shared (a hit on a block
+// another request holds), cached, evicted and a request preempted each occur and each has its sentence in
+// the event log; the session saved and opened again replays to the same events, step by step the same pool
 // and the same sentences.
 TEST(ServingSessionEngineTest, AChatBehindASharedSystemPromptIsExplainedAndReplaysIdentically) {
-    constexpr std::int32_t kChatBlocks = 28;
     QTemporaryDir dir;
     MainWindow window(servingFactory(), capabilities());
     window.resize(1600, 1000);
     window.show();
-    window.startLive(
-        servingSettings({"chat-shared-system-prompt", 16, kChatBlocks, 256, 8, true, "document"}));
+    // The dialog as a user drives it: Serving checked, another workload picked and then the chat, Start.
+    QString suggested;
+    int shownBlocks = 0;
+    QTimer::singleShot(0, [&] {
+        auto* dialog = qobject_cast<NewSessionDialog*>(QApplication::activeModalWidget());
+        if (!dialog) {
+            return;
+        }
+        dialog->servingBox()->setChecked(true);
+        QComboBox* workloads = dialog->workloadBox();
+        workloads->setCurrentIndex(workloads->findText(QStringLiteral("rag-shared-document")));
+        workloads->setCurrentIndex(workloads->findText(QStringLiteral("chat-shared-system-prompt")));
+        suggested = dialog->suggestedPoolText();
+        shownBlocks = dialog->numBlocksBox()->value();
+        QTest::mouseClick(dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok),
+                          Qt::LeftButton);
+    });
+    QAction* newSession = nullptr;
+    for (QAction* action : window.findChildren<QAction*>()) {
+        if (action->text() == QStringLiteral("&New session…")) {
+            newSession = action;
+        }
+    }
+    ASSERT_NE(newSession, nullptr);
+    newSession->trigger();
+    EXPECT_EQ(shownBlocks, 28) << "the dialog shows the chat's suggested pool";
+    EXPECT_TRUE(suggested.contains(QStringLiteral("28 blocks of 16 tokens"))) << suggested.toStdString();
+    ASSERT_TRUE(window.session().liveSettings().serving.has_value());
+    EXPECT_EQ(*window.session().liveSettings().serving,
+              (config::ServingSettings{"chat-shared-system-prompt", 16, 28, 256, 8, true, "document"}));
     window.transport()->setPlaying(false);
     window.session().runToEnd();
     ASSERT_TRUE(testing::waitUntil([&] { return window.session().liveFinished(); }, 120000));
@@ -173,29 +210,59 @@ TEST(ServingSessionEngineTest, AChatBehindASharedSystemPromptIsExplainedAndRepla
     EXPECT_EQ(live.preemptions, 1);
     EXPECT_EQ(live.peakBlocksUsed, 28);
 
-    // Every step's sentences, as the event log's Why column shows them.
+    // The events themselves: blocks shared (a hit leaving the reference count above 1), cached, evicted, and
+    // a request preempted.
+    int shared = 0;
+    std::map<trace::EventKind, int> kinds;
+    for (const trace::Event& event : window.session().timeline().retainedEvents()) {
+        ++kinds[event.kind()];
+        if (const auto* touched = std::get_if<trace::BlockTouchedEvent>(&event.payload)) {
+            shared += touched->refCnt > 1 ? 1 : 0;
+        }
+    }
+    EXPECT_GT(shared, 0);
+    EXPECT_GT(kinds[trace::EventKind::BlockCached], 0);
+    EXPECT_EQ(kinds[trace::EventKind::BlockEvicted], 5);
+    EXPECT_EQ(kinds[trace::EventKind::RequestPreempted], 1);
+
+    // Every step's sentences, as the event log's Why column shows them, with the kind of their event.
     const auto sentences = [](MainWindow& shown) {
         shown.showEventLog();
         EventLogModel* log = shown.findChild<EventLogView*>()->model();
-        std::vector<QString> all;
+        std::vector<std::pair<int, QString>> all;
         for (std::int64_t step = 0; step < shown.session().stepCount(); ++step) {
             shown.session().setCurrentStep(step);
             for (int row = 0; row < log->rowCount(); ++row) {
-                all.push_back(log->data(log->index(row, EventLogModel::Why)).toString());
+                const QModelIndex why = log->index(row, EventLogModel::Why);
+                all.emplace_back(log->data(why, EventLogModel::KindRole).toInt(), log->data(why).toString());
             }
         }
         return all;
     };
-    const std::vector<QString> said = sentences(window);
+    const auto said = sentences(window);
+    // Each event of these kinds has its sentence, saying what happened.
+    const auto eachSays = [&](trace::EventKind kind, const QString& words) {
+        int count = 0;
+        for (const auto& [shownKind, text] : said) {
+            if (shownKind == static_cast<int>(kind)) {
+                ++count;
+                EXPECT_TRUE(text.contains(words)) << text.toStdString();
+            }
+        }
+        return count;
+    };
+    EXPECT_EQ(eachSays(trace::EventKind::BlockTouched, QStringLiteral("reuses block")),
+              kinds[trace::EventKind::BlockTouched]);
+    EXPECT_EQ(eachSays(trace::EventKind::BlockCached, QStringLiteral("is full")),
+              kinds[trace::EventKind::BlockCached]);
+    EXPECT_EQ(eachSays(trace::EventKind::BlockEvicted, QStringLiteral("evicted: least recently freed")), 5);
+    EXPECT_EQ(eachSays(trace::EventKind::RequestPreempted, QStringLiteral("preempted: no free block")), 1);
     const auto anySays = [&](const QString& words) {
         return std::any_of(said.begin(), said.end(),
-                           [&](const QString& text) { return text.contains(words); });
+                           [&](const auto& shown) { return shown.second.contains(words); });
     };
     EXPECT_TRUE(anySays(QStringLiteral("reused blocks"))) << "a prefix hit shares the system prompt's blocks";
     EXPECT_TRUE(anySays(QStringLiteral("cached by user0")));
-    EXPECT_TRUE(anySays(QStringLiteral("is full")));
-    EXPECT_TRUE(anySays(QStringLiteral("evicted: least recently freed")));
-    EXPECT_TRUE(anySays(QStringLiteral("preempted: no free block")));
     EXPECT_TRUE(anySays(QStringLiteral("it will be recomputed")));
 
     // File > Save as, then open it: the same events, the same numbers, the same sentences.

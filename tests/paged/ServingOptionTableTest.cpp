@@ -5,6 +5,7 @@
 
 #include "kvscope/paged/PagedConfig.h"
 #include "kvscope/paged/PagedError.h"
+#include "kvscope/paged/Workload.h"
 
 #include <gtest/gtest.h>
 
@@ -156,4 +157,36 @@ TEST(ServingOptionTableTest, ThePoolIsBuiltFromTheSettingsOrRefusedWithTheFix) {
     }
     EXPECT_THROW(kvscope::paged::PagedConfig::fromSettings({"w.json", 4, 1, 32, 3, true, "current"}),
                  kvscope::paged::PagedError);
+}
+
+// A workload's suggested pool stands in for each pool option the user did not give; given options win, and
+// settings the pool does not name keep their values.
+TEST(ServingOptionTableTest, TheWorkloadsSuggestedPoolFillsWhatTheUserDidNotGive) {
+    const kvscope::paged::WorkloadPool pool{4, 28, std::nullopt, 2};
+    const auto none = [](std::string_view) { return false; };
+    EXPECT_EQ(ServingOptionTable::withPool(ServingSettings{"w"}, pool, none),
+              (ServingSettings{"w", 4, 28, 256, 2, true, "document"}));
+    const ServingSettings given{"w", 8, 64, 32, 8, false, "current"};
+    EXPECT_EQ(
+        ServingOptionTable::withPool(given, pool, [](std::string_view name) { return name == "num-blocks"; }),
+        (ServingSettings{"w", 4, 64, 32, 2, false, "current"}));
+    EXPECT_EQ(ServingOptionTable::withPool(given, pool, [](std::string_view) { return true; }), given);
+    // The built-in workloads' own suggestions (resources/workloads/*.json "pool").
+    struct Case {
+        const char* workload;
+        ServingSettings expected;
+    };
+    const Case cases[] = {
+        {"chat-shared-system-prompt", {"chat-shared-system-prompt", 16, 28, 256, 8, true, "document"}},
+        {"burst-preemption", {"burst-preemption", 4, 48, 256, 8, true, "document"}},
+        {"prefix-caching-example", {"prefix-caching-example", 4, 10, 256, 8, true, "document"}},
+        {"rag-shared-document", {"rag-shared-document", 16, 64, 128, 8, true, "document"}},
+    };
+    for (const Case& c : cases) {
+        EXPECT_EQ(ServingOptionTable::withSuggestedPool(ServingSettings{c.workload}, none), c.expected)
+            << c.workload;
+    }
+    // A workload that does not resolve is left to the run to report.
+    EXPECT_EQ(ServingOptionTable::withSuggestedPool(ServingSettings{"no-such-workload"}, none),
+              ServingSettings{"no-such-workload"});
 }

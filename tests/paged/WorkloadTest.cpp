@@ -44,6 +44,18 @@ TEST(WorkloadTest, ParsesEveryFieldWithDefaults) {
     EXPECT_EQ(b.cacheSalt, "t");
 }
 
+TEST(WorkloadTest, ReadsTheSuggestedPool) {
+    const Workload none = Workload::parse(R"({"requests": [{"id": "a", "prompt": "x"}]})");
+    EXPECT_TRUE(none.pool.empty());
+    const Workload some =
+        Workload::parse(R"({"pool": {"num_blocks": 28}, "requests": [{"id": "a", "prompt": "x"}]})");
+    EXPECT_EQ(some.pool, (WorkloadPool{std::nullopt, 28, std::nullopt, std::nullopt}));
+    const Workload all = Workload::parse(R"({"pool": {"block_size": 4, "num_blocks": 1048576,
+        "max_num_batched_tokens": 8, "max_num_seqs": 4096}, "requests": [{"id": "a", "prompt": "x"}]})");
+    EXPECT_EQ(all.pool, (WorkloadPool{4, 1048576, 8, 4096}));
+    EXPECT_FALSE(all.pool.empty());
+}
+
 TEST(WorkloadTest, ErrorsNameTheProblemTheAllowedValuesAndTheFix) {
     struct Case {
         const char* json;
@@ -54,7 +66,26 @@ TEST(WorkloadTest, ErrorsNameTheProblemTheAllowedValuesAndTheFix) {
         {"[]", "holds array: a workload is an object"},
         {R"({"requests": []})", "needs \"requests\": a non-empty array"},
         {R"({"requests": [], "extra": 1})",
-         "unknown field \"extra\": allowed fields are requests, description"},
+         "unknown field \"extra\": allowed fields are requests, description, pool"},
+        {R"({"pool": 28, "requests": [{"id": "a", "prompt": "x"}]})",
+         "w.json: \"pool\" is number: it is the pool the workload suggests, an object such as "
+         "{\"num_blocks\": 28}"},
+        {R"({"pool": {"blocks": 28}, "requests": [{"id": "a", "prompt": "x"}]})",
+         "\"pool\" has an unknown field \"blocks\": allowed fields are block_size, num_blocks, "
+         "max_num_batched_tokens, max_num_seqs"},
+        {R"({"pool": {"num_blocks": 0}, "requests": [{"id": "a", "prompt": "x"}]})",
+         "\"pool\" \"num_blocks\" is 0: it must be an integer from 1 to 1048576, e.g. \"num_blocks\": 28"},
+        {R"({"pool": {"num_blocks": 1048577}, "requests": [{"id": "a", "prompt": "x"}]})",
+         "\"pool\" \"num_blocks\" is 1048577: it must be an integer from 1 to 1048576"},
+        {R"({"pool": {"block_size": 4097}, "requests": [{"id": "a", "prompt": "x"}]})",
+         "\"pool\" \"block_size\" is 4097: it must be an integer from 1 to 4096"},
+        {R"({"pool": {"max_num_seqs": -1}, "requests": [{"id": "a", "prompt": "x"}]})",
+         "\"pool\" \"max_num_seqs\" is -1: it must be an integer from 1 to 4096"},
+        {R"({"pool": {"max_num_batched_tokens": 18446744073709551615}, "requests": [{"id": "a", "prompt": "x"}]})",
+         "\"pool\" \"max_num_batched_tokens\" is 18446744073709551615: it must be an integer from 1 to "
+         "1048576"},
+        {R"({"pool": {"block_size": 2.5}, "requests": [{"id": "a", "prompt": "x"}]})",
+         "\"pool\" \"block_size\" is number: it must be an integer from 1 to 4096, e.g. \"block_size\": 16"},
         {R"({"requests": [3]})", "request 0 is number"},
         {R"({"requests": [{"prompt": "x"}]})", "request 0 needs an \"id\""},
         {R"({"requests": [{"id": "a", "prompt": "x"}, {"id": "a", "prompt": "y"}]})",

@@ -74,6 +74,15 @@ CLI::App* ServeCommand::addSubcommand(CLI::App& app, ServeOptions& options) {
             },
             compare.help)
         ->type_name(compare.valueName);
+    // Once every option is read: the pool the workload suggests (docs/workloads.md) for each pool option not
+    // given, before --compare-serving's changes apply to it in run().
+    serve->final_callback([serve, &settings] {
+        if (settings.serving) {
+            *settings.serving = paged::ServingOptionTable::withSuggestedPool(
+                *settings.serving,
+                [serve](std::string_view name) { return serve->count("--" + std::string(name)) > 0; });
+        }
+    });
     serve->add_option("--out", options.out,
                       "Session file to record, written step by step (sessions/FORMAT.md); with "
                       "--compare-serving the second run's goes beside it (S.compared.kvsess)");

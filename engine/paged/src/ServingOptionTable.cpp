@@ -3,6 +3,9 @@
 
 #include "kvscope/config/NumberText.h"
 #include "kvscope/paged/PagedConfig.h"
+#include "kvscope/paged/PagedError.h"
+#include "kvscope/paged/Workload.h"
+#include "kvscope/paged/WorkloadCatalog.h"
 
 #include <algorithm>
 #include <limits>
@@ -78,16 +81,20 @@ std::vector<RunOption> build() {
     };
     table.push_back(std::move(workload));
     table.push_back(whole(
-        "block-size", "Serving: token slots per block",
+        "block-size",
+        "Serving: token slots per block (not given: the workload's suggested pool, else the default)",
         [](auto& serving) -> auto& { return serving.blockSize; }));
     table.push_back(whole(
-        "num-blocks", "Serving: blocks in the pool",
+        "num-blocks",
+        "Serving: blocks in the pool (not given: the workload's suggested pool, else the default)",
         [](auto& serving) -> auto& { return serving.numBlocks; }));
     table.push_back(whole(
-        "max-num-batched-tokens", "Serving: a step's token budget",
+        "max-num-batched-tokens",
+        "Serving: a step's token budget (not given: the workload's suggested pool, else the default)",
         [](auto& serving) -> auto& { return serving.maxNumBatchedTokens; }));
     table.push_back(whole(
-        "max-num-seqs", "Serving: most requests running at once",
+        "max-num-seqs",
+        "Serving: most requests running at once (not given: the workload's suggested pool, else the default)",
         [](auto& serving) -> auto& { return serving.maxNumSeqs; }));
     RunOption noPrefixCaching = base("no-prefix-caching", "", "Serving: do not share cached prompt blocks");
     noPrefixCaching.current = [](const RunSettings&) { return std::string(); };
@@ -203,6 +210,36 @@ ServingOptionTable::changed(const config::ServingSettings& base, std::string_vie
                "); e.g. prefix-caching=off";
     }
     return *settings.serving;
+}
+
+config::ServingSettings ServingOptionTable::withPool(const config::ServingSettings& serving,
+                                                     const WorkloadPool& pool, const GivenOption& given) {
+    ServingSettings result = serving;
+    if (pool.blockSize && !given("block-size")) {
+        result.blockSize = *pool.blockSize;
+    }
+    if (pool.numBlocks && !given("num-blocks")) {
+        result.numBlocks = *pool.numBlocks;
+    }
+    if (pool.maxNumBatchedTokens && !given("max-num-batched-tokens")) {
+        result.maxNumBatchedTokens = *pool.maxNumBatchedTokens;
+    }
+    if (pool.maxNumSeqs && !given("max-num-seqs")) {
+        result.maxNumSeqs = *pool.maxNumSeqs;
+    }
+    return result;
+}
+
+config::ServingSettings ServingOptionTable::withSuggestedPool(const config::ServingSettings& serving,
+                                                              const GivenOption& given) {
+    if (serving.workload.empty()) {
+        return serving;
+    }
+    try {
+        return withPool(serving, Workload::load(WorkloadCatalog::resolve(serving.workload)).pool, given);
+    } catch (const PagedError&) {
+        return serving;
+    }
 }
 
 std::string ServingOptionTable::describeChanges(const config::ServingSettings& a,

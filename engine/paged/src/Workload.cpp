@@ -114,6 +114,50 @@ WorkloadRequest parseRequest(const std::string& source, const json& item, std::s
     return request;
 }
 
+/// An integer of the "pool" object in [1, maximum]; nullopt when absent.
+std::optional<std::int64_t> poolField(const std::string& source, const json& pool, const char* key,
+                                      std::int64_t maximum, const char* example) {
+    const auto it = pool.find(key);
+    if (it == pool.end())
+        return std::nullopt;
+    const std::string range = "an integer from 1 to " + std::to_string(maximum);
+    if (!it->is_number_integer())
+        fail(source, "\"pool\" \"" + std::string(key) + "\" is " + typeName(*it) + ": it must be " + range +
+                         ", e.g. \"" + key + "\": " + example);
+    const bool inRange =
+        it->is_number_unsigned()
+            ? it->get<std::uint64_t>() >= 1 && it->get<std::uint64_t>() <= static_cast<std::uint64_t>(maximum)
+            : it->get<std::int64_t>() >= 1 && it->get<std::int64_t>() <= maximum;
+    if (!inRange)
+        fail(source, "\"pool\" \"" + std::string(key) + "\" is " + it->dump() + ": it must be " + range +
+                         ", e.g. \"" + key + "\": " + example);
+    return it->get<std::int64_t>();
+}
+
+WorkloadPool parsePool(const std::string& source, const json& pool) {
+    static constexpr const char* kPoolFields = "block_size, num_blocks, max_num_batched_tokens, max_num_seqs";
+    if (!pool.is_object())
+        fail(source,
+             "\"pool\" is " + typeName(pool) +
+                 ": it is the pool the workload suggests, an object such as {\"num_blocks\": 28} (fields " +
+                 kPoolFields + ")");
+    for (const auto& [key, value] : pool.items()) {
+        static const std::set<std::string> known{"block_size", "num_blocks", "max_num_batched_tokens",
+                                                 "max_num_seqs"};
+        if (!known.contains(key))
+            fail(source, "\"pool\" has an unknown field \"" + key + "\": allowed fields are " + kPoolFields);
+    }
+    WorkloadPool result;
+    result.blockSize = poolField(source, pool, "block_size", WorkloadPool::kMaxBlockSize, "16");
+    if (const auto blocks = poolField(source, pool, "num_blocks", WorkloadPool::kMaxNumBlocks, "28"))
+        result.numBlocks = static_cast<std::int32_t>(*blocks);
+    result.maxNumBatchedTokens =
+        poolField(source, pool, "max_num_batched_tokens", WorkloadPool::kMaxNumBatchedTokens, "256");
+    if (const auto seqs = poolField(source, pool, "max_num_seqs", WorkloadPool::kMaxNumSeqs, "8"))
+        result.maxNumSeqs = static_cast<std::int32_t>(*seqs);
+    return result;
+}
+
 } // namespace
 
 Workload Workload::parse(std::string_view text, const std::string& source) {
@@ -124,8 +168,9 @@ Workload Workload::parse(std::string_view text, const std::string& source) {
     if (!document.is_object())
         fail(source, "holds " + typeName(document) + ": a workload is an object {\"requests\": [...]}");
     for (const auto& [key, value] : document.items()) {
-        if (key != "requests" && key != "description")
-            fail(source, "has an unknown field \"" + key + "\": allowed fields are requests, description");
+        if (key != "requests" && key != "description" && key != "pool")
+            fail(source,
+                 "has an unknown field \"" + key + "\": allowed fields are requests, description, pool");
     }
     Workload workload;
     if (const auto description = document.find("description"); description != document.end()) {
@@ -133,6 +178,8 @@ Workload Workload::parse(std::string_view text, const std::string& source) {
             fail(source, "\"description\" is " + typeName(*description) + ": it must be a string");
         workload.description = description->get<std::string>();
     }
+    if (const auto pool = document.find("pool"); pool != document.end())
+        workload.pool = parsePool(source, *pool);
     const auto requests = document.find("requests");
     if (requests == document.end() || !requests->is_array() || requests->empty())
         fail(source,

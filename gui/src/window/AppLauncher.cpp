@@ -173,7 +173,11 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
         if (!options.file.isEmpty() || parser.isSet(synthetic)) {
             return QStringLiteral("--workload serves live: give no session FILE or --synthetic with it");
         }
-        live.serving = servingRun.serving;
+        // The pool the workload suggests for each pool option not given, before --compare-serving's changes.
+        live.serving = paged::ServingOptionTable::withSuggestedPool(
+            *servingRun.serving, [&parser](std::string_view name) {
+                return parser.isSet(QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size())));
+            });
         // A serving run goes on until its last request finishes (tokens count its steps).
         if (!parser.isSet(QStringLiteral("tokens"))) {
             live.tokens = 1 << 20;

@@ -46,6 +46,7 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTextStream>
+#include <QTimer>
 #include <QToolButton>
 #include <qcustomplot.h>
 
@@ -340,14 +341,23 @@ QString MainWindow::compareWithFileNow(const QString& path) {
     }
     m_compareSession->setCurrentStep(m_session->currentStep());
     m_compareDock->show();
-    m_compareDock->raise();
+    bringToFront(m_compareDock);
     return {};
 }
 
 void MainWindow::compareWithLive(const config::RunSettings& settings) {
     m_compareSession->startLive(settings, SessionController::Generation::ToTheEnd);
     m_compareDock->show();
-    m_compareDock->raise();
+    bringToFront(m_compareDock);
+}
+
+void MainWindow::bringToFront(QDockWidget* dock) {
+    dock->raise();
+    QTimer::singleShot(0, dock, [dock] {
+        if (!dock->isHidden()) {
+            dock->raise();
+        }
+    });
 }
 
 void MainWindow::showWelcome() {
@@ -397,10 +407,8 @@ void MainWindow::updateViewSet() {
     }
     if (serving) {
         // A comparison asked for with the session (File > New session > Serving > Compare with,
-        // --compare-serving) stays in front of the metrics that share its place.
-        if (m_compareDock->isHidden()) {
-            m_metricsDock->raise();
-        }
+        // --compare-serving, --compare FILE) stays in front of the metrics that share its place.
+        bringToFront(m_compareDock->isHidden() ? m_metricsDock : m_compareDock);
         showEventLog();
     }
 }

@@ -181,17 +181,6 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     m_workloadDescription = new QLabel;
     m_workloadDescription->setWordWrap(true);
     m_workloadDescription->setMaximumWidth(520);
-    connect(m_workload, &QComboBox::currentTextChanged, this, [this](const QString& name) {
-        try {
-            const paged::Workload workload =
-                paged::Workload::load(paged::WorkloadCatalog::resolve(name.trimmed().toStdString()));
-            m_workloadDescription->setText(QString::fromStdString(workload.description));
-        } catch (const std::exception&) {
-            m_workloadDescription->clear(); // a path being typed; accepting says what is wrong
-        }
-    });
-    const int chat = m_workload->findText(QStringLiteral("chat-shared-system-prompt"));
-    m_workload->setCurrentIndex(std::max(0, chat));
     const auto spin = [](int minimum, int maximum, int value) {
         auto* box = new QSpinBox;
         box->setRange(minimum, maximum);
@@ -202,6 +191,17 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     m_numBlocks = spin(1, 1 << 20, 64);
     m_budget = spin(1, 1 << 20, 256);
     m_maxSeqs = spin(1, 4096, 8);
+    // Picking a workload fills in the pool it suggests (the fields below stay the user's to change).
+    m_suggestedPool = new QLabel;
+    m_suggestedPool->setWordWrap(true);
+    m_suggestedPool->setMaximumWidth(520);
+    connect(m_workload, &QComboBox::currentTextChanged, this, &NewSessionDialog::workloadPicked);
+    {
+        const QSignalBlocker quiet(m_workload);
+        m_workload->setCurrentIndex(
+            std::max(0, m_workload->findText(QStringLiteral("chat-shared-system-prompt"))));
+    }
+    workloadPicked(m_workload->currentText());
     m_prefixCaching = new QCheckBox(tr("share cached prompt blocks between requests"));
     m_prefixCaching->setChecked(true);
     m_freePolicy = new QComboBox;
@@ -220,6 +220,7 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     auto* servingLayout = new QFormLayout(m_serving);
     servingLayout->addRow(tr("Workload"), m_workload);
     servingLayout->addRow(QString(), m_workloadDescription);
+    servingLayout->addRow(QString(), m_suggestedPool);
     servingLayout->addRow(tr("Block size (tokens)"), m_blockSize);
     servingLayout->addRow(tr("Pool size (blocks)"), m_numBlocks);
     servingLayout->addRow(tr("Token budget per step"), m_budget);
@@ -347,6 +348,40 @@ config::RunSettings NewSessionDialog::settings() const {
         settings.tokens = 1 << 20; // a serving run goes on until its last request finishes
     }
     return settings;
+}
+
+void NewSessionDialog::workloadPicked(const QString& name) {
+    paged::Workload workload;
+    try {
+        workload = paged::Workload::load(paged::WorkloadCatalog::resolve(name.trimmed().toStdString()));
+    } catch (const std::exception&) {
+        // A path being typed: accepting says what is wrong; the pool stays as it is.
+        m_workloadDescription->clear();
+        m_suggestedPool->clear();
+        return;
+    }
+    m_workloadDescription->setText(QString::fromStdString(workload.description));
+    // Every pool field from the workload's suggestion, the serving defaults where it names none: switching
+    // from a workload with a small pool to one without gives the defaults back.
+    const config::ServingSettings pool = paged::ServingOptionTable::withPool(
+        config::ServingSettings{}, workload.pool, [](std::string_view) { return false; });
+    m_blockSize->setValue(static_cast<int>(pool.blockSize));
+    m_numBlocks->setValue(pool.numBlocks);
+    m_budget->setValue(static_cast<int>(pool.maxNumBatchedTokens));
+    m_maxSeqs->setValue(pool.maxNumSeqs);
+    m_suggestedPool->setText(workload.pool.empty()
+                                 ? tr("This workload suggests no pool: the defaults are filled in below.")
+                                 : tr("The pool this workload suggests is filled in below: %1 blocks of %2 "
+                                      "tokens, %3 tokens a step, "
+                                      "at most %4 running.")
+                                       .arg(pool.numBlocks)
+                                       .arg(pool.blockSize)
+                                       .arg(pool.maxNumBatchedTokens)
+                                       .arg(pool.maxNumSeqs));
+}
+
+QString NewSessionDialog::suggestedPoolText() const {
+    return m_suggestedPool->text();
 }
 
 QString NewSessionDialog::workloadDescription() const {

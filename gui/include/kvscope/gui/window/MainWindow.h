@@ -107,6 +107,10 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
+    /// Puts the dock in front of its tab group now and again once the pending layout has run: a tab raised
+    /// before the window or the dock is laid out (a hidden dock just shown, a window not yet shown) is not in
+    /// the tab bar yet, and the tab bar built later keeps the tab it had in front.
+    void bringToFront(QDockWidget* dock);
     void createViews();
     void createActions();
     void createStatusBar();

@@ -53,10 +53,15 @@ public:
     std::optional<config::ServingSettings> compareServing() const;
     QComboBox* compareWithBox() const { return m_compareWith; }
     QComboBox* workloadBox() const { return m_workload; }
+    QSpinBox* numBlocksBox() const { return m_numBlocks; }
     /// The picked workload's description, read from its file (empty for a path that does not read).
     QString workloadDescription() const;
+    /// The sentence naming the pool the picked workload suggests (filled into the pool fields on picking).
+    QString suggestedPoolText() const;
 
 private:
+    /// A workload picked (or typed): its description, and the pool it suggests filled in.
+    void workloadPicked(const QString& name);
     void updateEnabled();
     /// One field per option of the chosen press (and of a wrapper's base press), its default as the
     /// placeholder, `values` typed in.
@@ -92,6 +97,7 @@ private:
     QGroupBox* m_serving;
     QComboBox* m_workload;
     QLabel* m_workloadDescription;
+    QLabel* m_suggestedPool;
     QSpinBox* m_blockSize;
     QSpinBox* m_numBlocks;
     QSpinBox* m_budget;
