@@ -29,18 +29,30 @@ void openFileBacked(const std::uint8_t* data, std::size_t size) {
         std::ofstream out(path, std::ios::binary | std::ios::trunc);
         out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
     }
-    try {
-        kvscope::trace::SessionContents contents;
-        const kvscope::trace::Timeline timeline = kvscope::trace::Timeline::openFile(path, contents, 4, 8);
-        for (std::int64_t step = 0; step < timeline.stepCount() && step < 4096; ++step) {
-            (void)timeline.eventsOfStep(step).size();
+    // At an interval of 8 the file is read by the pass; at the writer's (32) a 1.6 file's overview is read.
+    for (const std::int64_t interval :
+         {std::int64_t{8}, kvscope::trace::Timeline::kDefaultKeyframeInterval}) {
+        try {
+            kvscope::trace::SessionContents contents;
+            const kvscope::trace::Timeline timeline =
+                kvscope::trace::Timeline::openFile(path, contents, 4, interval);
+            for (std::int64_t step = 0; step < timeline.stepCount() && step < 4096; ++step) {
+                try {
+                    (void)timeline.eventsOfStep(step).size();
+                } catch (const kvscope::trace::SessionError&) {
+                    // a frame the overview's open did not decode: reported when reached
+                }
+            }
+            if (timeline.stepCount() > 0) {
+                (void)timeline.stateAt(timeline.stepCount() - 1);
+                (void)timeline.stateAt(timeline.stepCount() / 2);
+                (void)timeline.seriesOf(0, kvscope::trace::SeriesField::BytesHost, 0,
+                                        timeline.stepCount() - 1, 64);
+                (void)timeline.seriesOf(-1, kvscope::trace::SeriesField::SeqLength, 0,
+                                        timeline.stepCount() - 1, 64);
+            }
+        } catch (const kvscope::trace::SessionError&) {
         }
-        if (timeline.stepCount() > 0) {
-            (void)timeline.stateAt(timeline.stepCount() - 1);
-            (void)timeline.stateAt(timeline.stepCount() / 2);
-            (void)timeline.seriesOf(0, kvscope::trace::SeriesField::BytesHost, 0, timeline.stepCount() - 1, 64);
-        }
-    } catch (const kvscope::trace::SessionError&) {
     }
 }
 

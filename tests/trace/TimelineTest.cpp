@@ -2,16 +2,18 @@
 #include "kvscope/trace/Timeline.h"
 
 #include "TraceTestHelpers.h"
+#include "kvscope/synthetic/SyntheticSession.h"
 #include "kvscope/trace/RecordingSink.h"
 #include "kvscope/trace/SessionError.h"
 #include "kvscope/trace/SessionReader.h"
 #include "kvscope/trace/SessionWriter.h"
-#include "kvscope/synthetic/SyntheticSession.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <stdexcept>
 
 using namespace kvscope::trace;
@@ -535,6 +537,174 @@ TEST(TimelineTest, FileDamagedBeforeOpeningOpensItsIntactSteps) {
     const Timeline memory = timelineOf(read.events, Timeline::kDefaultKeyframeInterval);
     EXPECT_EQ(file.stateAt(file.stepCount() - 1), memory.stateAt(memory.stepCount() - 1));
     EXPECT_THROW((void)Timeline::openFile(folder.file("missing.kvsess"), contents), SessionError);
+}
+
+// ---- Format 1.6: a finished file holds its overview (keyframes, chart columns, retained events), and
+// opening reads that instead of decoding every frame.
+
+namespace {
+
+/// CRC-32C, bit by bit (an oracle independent of the library's table-driven one).
+std::uint32_t crc32c(const std::vector<char>& bytes, std::size_t begin, std::size_t end) {
+    std::uint32_t crc = 0xFFFFFFFFu;
+    for (std::size_t i = begin; i < end; ++i) {
+        crc ^= static_cast<std::uint8_t>(bytes[i]);
+        for (int bit = 0; bit < 8; ++bit) {
+            crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+        }
+    }
+    return ~crc;
+}
+
+std::vector<char> fileBytes(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+}
+
+template <typename T> T readAt(const std::vector<char>& bytes, std::size_t at) {
+    T value{};
+    std::memcpy(&value, bytes.data() + at, sizeof(T));
+    return value;
+}
+
+} // namespace
+
+TEST(TimelineTest, FileBackedFromTheOverviewEqualsInMemoryEverywhere) {
+    // As FileBackedEqualsInMemoryEverywhere, at the writer's keyframe interval: the overview is read.
+    const std::vector<Event> events = recordSession(irregularSession(3));
+    TemporaryFolder folder;
+    const auto path = folder.file("s.kvsess");
+    SessionWriter::save(path, fileMetadata(), events);
+    const Timeline memory = timelineOf(events, Timeline::kDefaultKeyframeInterval);
+    SessionContents contents;
+    const Timeline file = Timeline::openFile(path, contents, 8);
+    const SessionContents read = SessionReader::read(path);
+    EXPECT_TRUE(contents.complete) << contents.damage;
+    EXPECT_EQ(contents.version, (FormatVersion{1, 6}));
+    EXPECT_EQ(contents.metadata, read.metadata);
+    EXPECT_EQ(contents.intactSteps, read.intactSteps);
+    EXPECT_EQ(contents.payloadBytes, read.payloadBytes);
+    EXPECT_EQ(contents.fileBytes, read.fileBytes);
+    EXPECT_EQ(read.skippedChunks, 0) << "the pass knows the overview's chunks";
+    ASSERT_EQ(file.stepCount(), memory.stepCount());
+    EXPECT_EQ(file.layerCount(), memory.layerCount());
+    EXPECT_EQ(file.eventCount(), memory.eventCount());
+    EXPECT_EQ(file.latestState(), memory.latestState());
+    for (std::int64_t step = 0; step < memory.stepCount(); ++step) {
+        ASSERT_EQ(file.stateAt(step), memory.stateAt(step)) << "step " << step;
+        ASSERT_EQ(eventsOf(file.eventsOfStep(step)), eventsOf(memory.eventsOfStep(step))) << "step " << step;
+    }
+    EXPECT_EQ(std::vector<Event>(file.retainedEvents().begin(), file.retainedEvents().end()),
+              std::vector<Event>(memory.retainedEvents().begin(), memory.retainedEvents().end()));
+    for (std::int32_t layer = -1; layer < memory.layerCount(); ++layer) {
+        for (SeriesField field : kAllFields) {
+            const auto a = file.seriesOf(layer, field, 0, memory.stepCount(), 100000);
+            const auto b = memory.seriesOf(layer, field, 0, memory.stepCount(), 100000);
+            ASSERT_EQ(a.size(), b.size());
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                ASSERT_EQ(a[i].value, b[i].value)
+                    << "layer " << layer << " " << toString(field) << " step " << i;
+            }
+        }
+    }
+}
+
+TEST(TimelineTest, OpeningAFinishedFileReadsItsOverviewNotItsFrames) {
+    // A step chunk's payload scrambled and its checksum made to match again: the pass cannot decode it (it
+    // stops there), the overview does not need to (the step fails only when it is shown).
+    SyntheticSessionOptions options;
+    options.layers = 2;
+    options.tokens = 100;
+    const std::vector<Event> events = recordSession(options);
+    TemporaryFolder folder;
+    const auto path = folder.file("s.kvsess");
+    SessionWriter::save(path, fileMetadata(), events);
+    std::vector<char> bytes = fileBytes(path);
+    // The 60th Step chunk (type 1): walk the frames from the header.
+    std::size_t at = readAt<std::uint32_t>(bytes, 12);
+    int stepChunks = 0;
+    while (true) {
+        const auto type = readAt<std::uint32_t>(bytes, at);
+        const auto stored = readAt<std::uint64_t>(bytes, at + 8);
+        if (type == 1 && ++stepChunks == 60) {
+            break;
+        }
+        at += 24 + stored + 4;
+    }
+    const auto stored = readAt<std::uint64_t>(bytes, at + 8);
+    for (std::size_t i = 0; i < stored; ++i) {
+        bytes[at + 24 + i] = static_cast<char>(0x5A);
+    }
+    const std::uint32_t crc = crc32c(bytes, at, at + 24 + stored);
+    std::memcpy(bytes.data() + at + 24 + stored, &crc, 4);
+    {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    const SessionContents read = SessionReader::read(path);
+    EXPECT_FALSE(read.complete);
+    EXPECT_LT(read.intactSteps, 100);
+    SessionContents contents;
+    const Timeline file = Timeline::openFile(path, contents);
+    EXPECT_TRUE(contents.complete) << contents.damage;
+    EXPECT_TRUE(contents.damage.empty());
+    const Timeline memory = timelineOf(events, Timeline::kDefaultKeyframeInterval);
+    EXPECT_EQ(file.stepCount(), memory.stepCount());
+    EXPECT_EQ(file.latestState(), memory.latestState());
+    EXPECT_EQ(file.stateAt(40), memory.stateAt(40));
+    EXPECT_EQ(file.eventCount(), memory.eventCount());
+    int unreadable = 0;
+    for (std::int64_t step = 0; step < file.stepCount(); ++step) {
+        try {
+            (void)file.eventsOfStep(step);
+        } catch (const SessionError&) {
+            ++unreadable;
+        }
+    }
+    EXPECT_EQ(unreadable, 1) << "the scrambled step fails when it is shown, and only it";
+    // A keyframe interval other than the file's: the pass, which finds the damage.
+    SessionContents passed;
+    const Timeline other = Timeline::openFile(path, passed, 8, 16);
+    EXPECT_EQ(passed.damage, read.damage);
+    EXPECT_EQ(other.stepCount(), read.intactSteps);
+}
+
+TEST(TimelineTest, OlderVersionsAndFilesWithoutAnOverviewOpenThroughThePass) {
+    // The golden files of every older version, and a serving session (whose pool the overview cannot hold).
+    for (const char* name : {"golden-1.0", "golden-1.1", "golden-1.2", "golden-1.3", "golden-1.4"}) {
+        const auto path =
+            std::filesystem::path(KVSCOPE_TEST_DATA_DIR) / "sessions" / (std::string(name) + ".kvsess");
+        const SessionContents read = SessionReader::read(path);
+        SessionContents contents;
+        const Timeline file = Timeline::openFile(path, contents);
+        EXPECT_EQ(contents.version, read.version) << name;
+        EXPECT_EQ(contents.damage, read.damage) << name;
+        const Timeline memory = timelineOf(read.events, Timeline::kDefaultKeyframeInterval);
+        ASSERT_EQ(file.stepCount(), memory.stepCount()) << name;
+        for (std::int64_t step = 0; step < memory.stepCount(); ++step) {
+            ASSERT_EQ(file.stateAt(step), memory.stateAt(step)) << name << " step " << step;
+        }
+    }
+    const auto golden = std::filesystem::path(KVSCOPE_TEST_DATA_DIR) / "sessions" / "golden-1.4.kvsess";
+    const SessionContents serving = SessionReader::read(golden);
+    TemporaryFolder folder;
+    const auto path = folder.file("serving.kvsess");
+    SessionWriter::save(path, serving.metadata, serving.events);
+    const std::vector<char> bytes = fileBytes(path);
+    std::size_t at = readAt<std::uint32_t>(bytes, 12);
+    const std::size_t indexAt = readAt<std::uint64_t>(bytes, bytes.size() - 16);
+    bool overview = false;
+    while (at < indexAt) {
+        overview = overview || readAt<std::uint32_t>(bytes, at) == 4;
+        at += 24 + readAt<std::uint64_t>(bytes, at + 8) + 4;
+    }
+    EXPECT_FALSE(overview) << "a serving session is written without an overview";
+    SessionContents contents;
+    const Timeline file = Timeline::openFile(path, contents);
+    EXPECT_TRUE(contents.complete);
+    const Timeline memory = timelineOf(serving.events, Timeline::kDefaultKeyframeInterval);
+    ASSERT_EQ(file.stepCount(), memory.stepCount());
+    EXPECT_EQ(file.latestState(), memory.latestState());
 }
 
 TEST(TimelineTest, FileBackedTimelineIsReadOnly) {

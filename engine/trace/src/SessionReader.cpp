@@ -412,6 +412,9 @@ void readChunks(const ByteSource& source, const Header& header, const std::strin
                 contents.intactSteps = static_cast<std::int64_t>(steps.size());
                 return;
             }
+            case SessionFormat::ChunkType::Overview:
+            case SessionFormat::ChunkType::OverviewLocator:
+                break; // 1.6: what Timeline::openFile reads instead of this pass; nothing to fold here
             default:
                 ++contents.skippedChunks; // a chunk type from a newer minor version
                 break;

@@ -4,10 +4,12 @@
 #include "ByteWriter.h"
 #include "Crc32c.h"
 #include "EventCodec.h"
+#include "SessionOverview.h"
 
 #include "kvscope/trace/SessionError.h"
 #include "kvscope/trace/SessionFormat.h"
 #include "kvscope/trace/StateReducer.h"
+#include "kvscope/trace/Timeline.h"
 
 #include <zstd.h>
 
@@ -28,7 +30,8 @@ std::string describeErrno() { return std::strerror(errno); }
 
 } // namespace
 
-SessionWriter::SessionWriter(const std::filesystem::path& path, const SessionMetadata& metadata) : m_path(path) {
+SessionWriter::SessionWriter(const std::filesystem::path& path, const SessionMetadata& metadata)
+    : m_path(path), m_overview(std::make_unique<SessionOverview>(Timeline::kDefaultKeyframeInterval)) {
     m_file = std::fopen(path.c_str(), "wb");
     if (m_file == nullptr) {
         throw SessionError("cannot create session file " + path.string() + ": " + describeErrno());
@@ -113,6 +116,9 @@ void SessionWriter::flushStep() {
     }
     m_stepChunks.push_back({m_pendingStep, m_offset});
     writeChunk(static_cast<std::uint32_t>(SessionFormat::ChunkType::Step), raw);
+    if (m_overview) {
+        m_overview->addChunk(m_pendingStep, m_pending);
+    }
     if (std::fflush(m_file) != 0) {
         throw SessionError("cannot write session file " + m_path.string() + ": " + describeErrno());
     }
@@ -137,6 +143,18 @@ void SessionWriter::finish() {
         return;
     }
     flushStep();
+    // The overview, then where it starts, right before the index: a reader finds it from the footer.
+    if (m_overview) {
+        m_overview->finish();
+    }
+    if (m_overview && m_overview->encodable()) {
+        const std::uint64_t overviewOffset = m_offset;
+        writeChunk(static_cast<std::uint32_t>(SessionFormat::ChunkType::Overview), m_overview->encode());
+        std::vector<std::uint8_t> locator;
+        ByteWriter(locator).put(overviewOffset);
+        writeChunk(static_cast<std::uint32_t>(SessionFormat::ChunkType::OverviewLocator), locator);
+    }
+    m_overview.reset(); // its columns and keyframes are on disk now
     std::vector<std::uint8_t> raw;
     ByteWriter out(raw);
     for (const auto* list : {&m_stepChunks, &m_snapshots}) {

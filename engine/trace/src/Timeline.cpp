@@ -2,6 +2,7 @@
 #include "kvscope/trace/Timeline.h"
 
 #include "FileBytes.h"
+#include "SessionOverviewFile.h"
 #include "kvscope/trace/SessionError.h"
 #include "kvscope/trace/SessionReader.h"
 #include "kvscope/trace/StateReducer.h"
@@ -258,6 +259,28 @@ Timeline Timeline::openFile(const std::filesystem::path& path, SessionContents& 
     timeline.m_file = std::make_shared<const FileBytes>(path);
     timeline.m_fileName = path.string();
     timeline.m_cache = std::make_shared<StepFrameCache>(cachedSteps);
+    // A finished 1.6 file holds what the pass below would gather (its Overview chunk): read that instead.
+    if (auto opened = SessionOverviewFile::read(*timeline.m_file, timeline.m_fileName, contents);
+        opened && opened->overview.keyframeInterval() == keyframeInterval) {
+        SessionOverview& overview = opened->overview;
+        timeline.m_chunkOffsets = std::move(opened->chunkOffsets);
+        // Each step's first chunk, as openStep files them (a step without a chunk begins where the next
+        // does).
+        timeline.m_stepBegin.reserve(static_cast<std::size_t>(overview.lastStep() + 1));
+        std::int64_t filed = -1;
+        for (std::size_t chunk = 0; chunk < opened->chunkSteps.size(); ++chunk) {
+            for (; filed < opened->chunkSteps[chunk]; ++filed) {
+                timeline.m_stepBegin.push_back(chunk);
+            }
+        }
+        timeline.m_lastStep = overview.lastStep();
+        timeline.m_eventCount = overview.eventCount();
+        timeline.m_keyframes = std::move(overview.keyframes());
+        timeline.m_current = std::move(overview.current());
+        timeline.m_columns = std::move(overview.columns());
+        timeline.m_retained = std::move(overview.retained());
+        return timeline;
+    }
     contents =
         SessionReader::scan(path, [&timeline](const StepChunkLocation& location, std::vector<Event>& events) {
             timeline.indexChunk(location.offset, location.step, events);

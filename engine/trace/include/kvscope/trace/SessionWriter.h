@@ -9,12 +9,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <vector>
 
 struct ZSTD_CCtx_s;
 
 namespace kvscope::trace {
+
+class SessionOverview;
 
 /// Writes a session file while the session runs (sessions/FORMAT.md): the header at once, then one
 /// CRC-checked, zstd-compressed chunk per step, handed to the operating system as soon as the step
@@ -69,6 +72,8 @@ private:
     std::int64_t m_stepsSinceSnapshot = 0;
     std::vector<ChunkPosition> m_stepChunks; ///< the index footer's two lists
     std::vector<ChunkPosition> m_snapshots;
+    /// What a file-backed Timeline keeps, built chunk by chunk and stored by finish() (format 1.6).
+    std::unique_ptr<SessionOverview> m_overview;
     std::int64_t m_stepsWritten = 0;
     std::uint64_t m_eventsWritten = 0;
     bool m_finished = false;

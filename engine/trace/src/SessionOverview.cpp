@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "SessionOverview.h"
+
+#include "ByteReader.h"
+#include "ByteWriter.h"
+#include "EventCodec.h"
+#include "kvscope/trace/StateReducer.h"
+#include "kvscope/trace/Timeline.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <string>
+
+namespace kvscope::trace {
+
+namespace {
+
+constexpr std::array<SeriesField, 4> kCacheWideFields{SeriesField::BytesDeviceFullPrecision,
+                                                      SeriesField::BytesDeviceQuantized,
+                                                      SeriesField::BytesHost, SeriesField::WallNs};
+constexpr std::array<SeriesField, 5> kTokenFields{SeriesField::SeqLength, SeriesField::StoredTokens,
+                                                  SeriesField::KvLength, SeriesField::ResidualTokens,
+                                                  SeriesField::QuantizedTokens};
+
+/// Keyframes a Timeline keeps for steps 0..lastStep: one per multiple of the interval before lastStep.
+std::size_t expectedKeyframes(std::int64_t lastStep, std::int64_t interval) {
+    return lastStep > 0 ? static_cast<std::size_t>((lastStep - 1) / interval + 1) : 0;
+}
+
+void setToken(LayerState& layer, std::size_t field, std::int64_t value) {
+    switch (field) {
+    case 0:
+        layer.seqLength = value;
+        break;
+    case 1:
+        layer.storedTokens = value;
+        break;
+    case 2:
+        layer.kvLength = value;
+        break;
+    case 3:
+        layer.residualTokens = value;
+        break;
+    default:
+        layer.quantizedTokens = value;
+        break;
+    }
+}
+
+} // namespace
+
+SessionOverview::SessionOverview(std::int64_t keyframeInterval) : m_keyframeInterval(keyframeInterval) {}
+
+void SessionOverview::addChunk(std::int64_t step, std::span<const Event> events) {
+    // Filed as Timeline::openFile's pass files a chunk: under its step, or the newest one.
+    step = std::max({step, m_lastStep, std::int64_t{0}});
+    if (step > m_lastStep) {
+        openStep(step);
+    }
+    m_eventCount += events.size();
+    for (const Event& event : events) {
+        StateReducer::apply(m_current, event);
+        if (Timeline::isRetained(event.kind())) {
+            m_retained.push_back(event);
+        }
+        m_paged = m_paged || isPagedKind(event.kind());
+    }
+    m_layers = std::max(m_layers, m_current.layers.size());
+}
+
+void SessionOverview::openStep(std::int64_t step) {
+    // As Timeline::openStep: the step left is complete, a keyframe on the interval, a row of the columns.
+    if (m_lastStep >= 0) {
+        if (m_lastStep % m_keyframeInterval == 0) {
+            m_keyframes.push_back(m_current);
+        }
+        m_columns.record(m_current);
+    }
+    for (std::int64_t skipped = m_lastStep + 1; skipped < step; ++skipped) {
+        StateReducer::beginStep(m_current, skipped);
+        if (skipped % m_keyframeInterval == 0) {
+            m_keyframes.push_back(m_current);
+        }
+        m_columns.record(m_current);
+    }
+    StateReducer::beginStep(m_current, step);
+    m_lastStep = step;
+}
+
+void SessionOverview::finish() {
+    if (m_lastStep >= 0 && m_columns.size() == m_lastStep) {
+        m_columns.record(m_current);
+    }
+}
+
+bool SessionOverview::encodable() const {
+    const bool exact =
+        m_columns.size() == 0 || m_columns.values(-1, SeriesField::SeqLength, 0, 0).has_value();
+    return !m_paged && exact && m_columns.size() == m_lastStep + 1;
+}
+
+std::vector<std::uint8_t> SessionOverview::encode() const {
+    std::vector<std::uint8_t> raw;
+    ByteWriter out(raw);
+    out.put<std::uint32_t>(static_cast<std::uint32_t>(m_keyframeInterval));
+    out.put(m_lastStep);
+    out.put(m_eventCount);
+    EventCodec::encode(out, m_current);
+    out.put<std::uint32_t>(static_cast<std::uint32_t>(m_keyframes.size()));
+    for (const StepState& keyframe : m_keyframes) {
+        EventCodec::encode(out, keyframe);
+    }
+    // Columns as differences from the step before (wrapping): token counts grow by a few a step, so the
+    // differences are small and repeat, and zstd makes little of them.
+    const std::int64_t steps = m_columns.size();
+    const auto layers = static_cast<std::int32_t>(m_layers);
+    out.put(steps);
+    out.put<std::uint32_t>(static_cast<std::uint32_t>(layers));
+    for (const SeriesField field : kCacheWideFields) {
+        std::uint64_t previous = 0;
+        const std::vector<double> values =
+            steps > 0 ? m_columns.values(-1, field, 0, steps - 1).value_or(std::vector<double>{})
+                      : std::vector<double>{};
+        for (const double value : values) {
+            const auto current = static_cast<std::uint64_t>(static_cast<std::int64_t>(value));
+            out.put<std::uint64_t>(current - previous);
+            previous = current;
+        }
+    }
+    for (const SeriesField field : kTokenFields) {
+        for (std::int32_t layer = 0; layer < layers; ++layer) {
+            const std::vector<double> values =
+                steps > 0 ? m_columns.values(layer, field, 0, steps - 1).value_or(std::vector<double>{})
+                          : std::vector<double>{};
+            const bool present = std::any_of(values.begin(), values.end(), [](double v) { return v != 0.0; });
+            out.put<std::uint8_t>(present ? 1 : 0);
+            if (!present) {
+                continue;
+            }
+            std::uint32_t previous = 0;
+            for (const double value : values) {
+                const auto current = static_cast<std::uint32_t>(static_cast<std::int32_t>(value));
+                out.put<std::uint32_t>(current - previous);
+                previous = current;
+            }
+        }
+    }
+    out.put<std::uint32_t>(static_cast<std::uint32_t>(m_retained.size()));
+    for (const Event& event : m_retained) {
+        EventCodec::encode(out, event);
+    }
+    return raw;
+}
+
+SessionOverview SessionOverview::decode(std::span<const std::uint8_t> raw) {
+    ByteReader in(raw);
+    const auto interval = in.get<std::uint32_t>();
+    if (interval < 1) {
+        throw EventCodec::Invalid("a keyframe interval of 0");
+    }
+    SessionOverview overview(interval);
+    overview.m_lastStep = in.get<std::int64_t>();
+    if (overview.m_lastStep < -1) {
+        throw EventCodec::Invalid("last step " + std::to_string(overview.m_lastStep));
+    }
+    overview.m_eventCount = in.get<std::uint64_t>();
+    overview.m_current = EventCodec::decodeStepState(in);
+    // A keyframe takes more than 64 bytes: a count beyond the bytes left is damage, not an allocation.
+    overview.m_keyframes.resize(in.getCount(64));
+    for (StepState& keyframe : overview.m_keyframes) {
+        keyframe = EventCodec::decodeStepState(in);
+    }
+    if (overview.m_keyframes.size() != expectedKeyframes(overview.m_lastStep, interval)) {
+        throw EventCodec::Invalid(std::to_string(overview.m_keyframes.size()) + " keyframes for step " +
+                                  std::to_string(overview.m_lastStep));
+    }
+    const auto steps = in.get<std::int64_t>();
+    const auto layers = in.get<std::uint32_t>();
+    if (steps != overview.m_lastStep + 1 || layers < overview.m_current.layers.size() ||
+        layers > in.remaining() / 5) {
+        throw EventCodec::Invalid("columns of " + std::to_string(steps) + " steps and " +
+                                  std::to_string(layers) + " layers for a session of " +
+                                  std::to_string(overview.m_lastStep + 1) + " steps and " +
+                                  std::to_string(overview.m_current.layers.size()) + " layers");
+    }
+    const auto count = static_cast<std::size_t>(steps);
+    // Every step has its four cache-wide values (32 bytes), so `count` is bounded by the payload.
+    if (count > in.remaining() / 32) {
+        throw EventCodec::Invalid("columns of " + std::to_string(steps) + " steps in " +
+                                  std::to_string(in.remaining()) + " bytes");
+    }
+    // The columns stay in the payload (as spans) and are summed step by step straight into SeriesColumns:
+    // no second copy of them is held while the overview is read.
+    std::array<std::span<const std::uint8_t>, 4> cacheWide;
+    for (auto& column : cacheWide) {
+        column = in.take(count * 8);
+    }
+    std::array<std::vector<std::span<const std::uint8_t>>, 5> tokens;
+    for (auto& columns : tokens) {
+        columns.resize(layers);
+        for (auto& column : columns) {
+            if (in.get<std::uint8_t>() != 0) {
+                if (count > in.remaining() / 4) {
+                    throw EventCodec::Invalid("a token column runs past the payload");
+                }
+                column = in.take(count * 4);
+            }
+        }
+    }
+    std::array<std::uint64_t, 4> wide{};
+    std::array<std::vector<std::uint32_t>, 5> sums;
+    for (auto& each : sums) {
+        each.assign(layers, 0);
+    }
+    // The columns are rebuilt through SeriesColumns::record, one step's values at a time, so that they are
+    // laid out exactly as the pass lays them out.
+    StepState row;
+    row.layers.resize(layers);
+    for (std::size_t step = 0; step < count; ++step) {
+        for (std::size_t column = 0; column < wide.size(); ++column) {
+            std::uint64_t delta = 0;
+            std::memcpy(&delta, cacheWide[column].data() + step * 8, 8);
+            wide[column] += delta;
+        }
+        row.memoryDeviceFullPrecision = static_cast<std::int64_t>(wide[0]);
+        row.memoryDeviceQuantized = static_cast<std::int64_t>(wide[1]);
+        row.memoryHost = static_cast<std::int64_t>(wide[2]);
+        row.wallNs = static_cast<std::int64_t>(wide[3]);
+        for (std::size_t field = 0; field < tokens.size(); ++field) {
+            for (std::size_t layer = 0; layer < layers; ++layer) {
+                const auto& column = tokens[field][layer];
+                if (!column.empty()) {
+                    std::uint32_t delta = 0;
+                    std::memcpy(&delta, column.data() + step * 4, 4);
+                    sums[field][layer] += delta;
+                }
+                setToken(row.layers[layer], field, static_cast<std::int32_t>(sums[field][layer]));
+            }
+        }
+        overview.m_columns.record(row);
+    }
+    overview.m_columns.shrinkToFit();
+    overview.m_layers = layers;
+    const std::size_t retained = in.getCount(1 + 4 + 8 + 4 + 8);
+    overview.m_retained.reserve(retained);
+    for (std::size_t index = 0; index < retained; ++index) {
+        if (std::optional<Event> event = EventCodec::decode(in)) {
+            overview.m_retained.push_back(std::move(*event));
+        }
+    }
+    if (!in.atEnd()) {
+        throw EventCodec::Invalid(std::to_string(in.remaining()) + " bytes follow the overview");
+    }
+    return overview;
+}
+
+} // namespace kvscope::trace

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "SessionOverviewFile.h"
+
+#include "ByteReader.h"
+#include "Crc32c.h"
+#include "EventCodec.h"
+#include "FileBytes.h"
+#include "kvscope/trace/SessionFormat.h"
+#include "kvscope/trace/SessionReader.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+#include <zstd.h>
+
+namespace kvscope::trace {
+
+namespace {
+
+/// Chunk frames read through one window of the file: walking 130k frames costs a few large reads, not two
+/// small ones a frame.
+class FrameWalker {
+public:
+    explicit FrameWalker(const FileBytes& file) : m_file(file) {}
+
+    /// Bytes [offset, offset + length), or an empty span when the file does not hold them.
+    std::span<const std::uint8_t> view(std::uint64_t offset, std::uint64_t length) {
+        if (offset < m_start || offset + length > m_start + m_window.size()) {
+            m_start = offset;
+            m_file.read(offset, std::max<std::uint64_t>(length, kWindow), m_window);
+        }
+        if (offset + length > m_start + m_window.size()) {
+            return {};
+        }
+        return std::span<const std::uint8_t>(m_window).subspan(offset - m_start, length);
+    }
+
+    struct Frame {
+        std::uint32_t type = 0;
+        std::uint16_t flags = 0;
+        std::uint64_t storedBytes = 0;
+        std::uint64_t rawBytes = 0;
+        std::uint64_t frameBytes = 0;
+    };
+
+    /// The frame at `offset` ending at or before `end`, its checksum verified; nullopt otherwise.
+    std::optional<Frame> frameAt(std::uint64_t offset, std::uint64_t end) {
+        if (offset > end ||
+            end - offset < SessionFormat::kChunkHeaderBytes + SessionFormat::kChunkTrailerBytes) {
+            return std::nullopt;
+        }
+        const auto header = view(offset, SessionFormat::kChunkHeaderBytes);
+        if (header.empty()) {
+            return std::nullopt;
+        }
+        ByteReader in(header);
+        Frame frame;
+        frame.type = in.get<std::uint32_t>();
+        in.get<std::uint16_t>();
+        frame.flags = in.get<std::uint16_t>();
+        frame.storedBytes = in.get<std::uint64_t>();
+        frame.rawBytes = in.get<std::uint64_t>();
+        const std::uint64_t room =
+            end - offset - SessionFormat::kChunkHeaderBytes - SessionFormat::kChunkTrailerBytes;
+        if (frame.storedBytes > room) {
+            return std::nullopt;
+        }
+        frame.frameBytes =
+            SessionFormat::kChunkHeaderBytes + frame.storedBytes + SessionFormat::kChunkTrailerBytes;
+        const auto bytes = view(offset, frame.frameBytes);
+        if (bytes.empty()) {
+            return std::nullopt;
+        }
+        const auto covered = bytes.first(bytes.size() - SessionFormat::kChunkTrailerBytes);
+        ByteReader crc(bytes.last(SessionFormat::kChunkTrailerBytes));
+        if (Crc32c::compute(covered) != crc.get<std::uint32_t>()) {
+            return std::nullopt;
+        }
+        return frame;
+    }
+
+    /// The raw payload of a checked frame at `offset`; nullopt when it does not decompress as its header
+    /// says.
+    std::optional<std::vector<std::uint8_t>> payload(std::uint64_t offset, const Frame& frame) {
+        const auto stored = view(offset + SessionFormat::kChunkHeaderBytes, frame.storedBytes);
+        if (stored.size() != frame.storedBytes) {
+            return std::nullopt;
+        }
+        if ((frame.flags & ~std::uint16_t{SessionFormat::Zstd}) != 0) {
+            return std::nullopt;
+        }
+        if ((frame.flags & SessionFormat::Zstd) == 0) {
+            if (frame.rawBytes != frame.storedBytes) {
+                return std::nullopt;
+            }
+            return std::vector<std::uint8_t>(stored.begin(), stored.end());
+        }
+        // The reader's bounds (sessions/FORMAT.md): at most 4096x the stored size and 1 GiB.
+        if (frame.rawBytes > (std::uint64_t{1} << 30) || frame.rawBytes / 4096 > frame.storedBytes ||
+            ZSTD_getFrameContentSize(stored.data(), stored.size()) != frame.rawBytes) {
+            return std::nullopt;
+        }
+        std::vector<std::uint8_t> raw(frame.rawBytes);
+        const std::size_t size = ZSTD_decompress(raw.data(), raw.size(), stored.data(), stored.size());
+        if (ZSTD_isError(size) || size != raw.size()) {
+            return std::nullopt;
+        }
+        return raw;
+    }
+
+private:
+    static constexpr std::uint64_t kWindow = 8u << 20;
+    const FileBytes& m_file;
+    std::vector<std::uint8_t> m_window;
+    std::uint64_t m_start = 0;
+};
+
+struct Position {
+    std::int64_t step;
+    std::uint64_t offset;
+};
+
+} // namespace
+
+std::optional<SessionOverviewFile::Opened>
+SessionOverviewFile::read(const FileBytes& file, const std::string& name, SessionContents& contents) {
+    FrameWalker walker(file);
+    // The header through SessionReader: the same checks and messages as the pass (the rest of that read
+    // finds no chunk and says so, which is ignored here).
+    const auto fixed = walker.view(0, SessionFormat::kFixedHeaderBytes);
+    if (fixed.empty()) {
+        return std::nullopt;
+    }
+    ByteReader lengthIn(fixed.subspan(12, 4));
+    const std::uint64_t headerLength = lengthIn.get<std::uint32_t>();
+    const auto headerBytes = walker.view(0, std::min<std::uint64_t>(headerLength, file.size()));
+    const std::vector<std::uint8_t> copy(headerBytes.begin(), headerBytes.end());
+    SessionContents header = SessionReader::read(copy, name);
+    if (header.version.major != SessionFormat::kMajor || header.version.minor < 6 ||
+        headerLength < SessionFormat::kFixedHeaderBytes || headerLength > file.size()) {
+        return std::nullopt;
+    }
+
+    // Footer, index, locator, overview.
+    const std::uint64_t size = file.size();
+    if (size < headerLength + SessionFormat::kFooterBytes) {
+        return std::nullopt;
+    }
+    const auto footer = walker.view(size - SessionFormat::kFooterBytes, SessionFormat::kFooterBytes);
+    if (footer.empty() ||
+        !std::equal(footer.begin() + 8, footer.end(),
+                    reinterpret_cast<const std::uint8_t*>(SessionFormat::kEndMagic.data()))) {
+        return std::nullopt;
+    }
+    const std::uint64_t indexEnd = size - SessionFormat::kFooterBytes;
+    const std::uint64_t indexOffset = ByteReader(footer.first(8)).get<std::uint64_t>();
+    constexpr std::uint64_t kLocatorBytes =
+        SessionFormat::kChunkHeaderBytes + 8 + SessionFormat::kChunkTrailerBytes;
+    if (indexOffset < headerLength + kLocatorBytes || indexOffset >= indexEnd) {
+        return std::nullopt;
+    }
+    try {
+        const auto indexFrame = walker.frameAt(indexOffset, indexEnd);
+        if (!indexFrame || indexFrame->frameBytes != indexEnd - indexOffset ||
+            indexFrame->type != static_cast<std::uint32_t>(SessionFormat::ChunkType::Index)) {
+            return std::nullopt;
+        }
+        const auto indexRaw = walker.payload(indexOffset, *indexFrame);
+        if (!indexRaw) {
+            return std::nullopt;
+        }
+        std::vector<Position> steps;
+        std::vector<Position> snapshots;
+        ByteReader indexIn(*indexRaw);
+        for (auto* list : {&steps, &snapshots}) {
+            list->resize(indexIn.getCount(16));
+            for (Position& position : *list) {
+                position.step = indexIn.get<std::int64_t>();
+                position.offset = indexIn.get<std::uint64_t>();
+            }
+        }
+        if (!indexIn.atEnd()) {
+            return std::nullopt;
+        }
+        const std::uint64_t locatorOffset = indexOffset - kLocatorBytes;
+        const auto locator = walker.frameAt(locatorOffset, indexOffset);
+        if (!locator || locator->frameBytes != kLocatorBytes ||
+            locator->type != static_cast<std::uint32_t>(SessionFormat::ChunkType::OverviewLocator)) {
+            return std::nullopt;
+        }
+        const auto locatorRaw = walker.payload(locatorOffset, *locator);
+        if (!locatorRaw || locatorRaw->size() != 8) {
+            return std::nullopt;
+        }
+        const std::uint64_t overviewOffset = ByteReader(*locatorRaw).get<std::uint64_t>();
+        const auto overviewFrame = walker.frameAt(overviewOffset, locatorOffset);
+        if (overviewOffset < headerLength || !overviewFrame ||
+            overviewFrame->frameBytes != locatorOffset - overviewOffset ||
+            overviewFrame->type != static_cast<std::uint32_t>(SessionFormat::ChunkType::Overview)) {
+            return std::nullopt;
+        }
+
+        // Every frame from the header to the index, checksums only: the Step and Snapshot chunks must be
+        // the ones the index lists, in order.
+        std::uint64_t payloadBytes = indexFrame->rawBytes;
+        std::int64_t skippedChunks = 0;
+        std::size_t stepAt = 0;
+        std::size_t snapshotAt = 0;
+        for (std::uint64_t offset = headerLength; offset < indexOffset;) {
+            const auto frame = walker.frameAt(offset, indexOffset);
+            if (!frame) {
+                return std::nullopt; // damage: the pass reads up to it and says where
+            }
+            payloadBytes += frame->rawBytes;
+            switch (static_cast<SessionFormat::ChunkType>(frame->type)) {
+            case SessionFormat::ChunkType::Step:
+                if (stepAt >= steps.size() || steps[stepAt++].offset != offset) {
+                    return std::nullopt;
+                }
+                break;
+            case SessionFormat::ChunkType::Snapshot:
+                if (snapshotAt >= snapshots.size() || snapshots[snapshotAt++].offset != offset) {
+                    return std::nullopt;
+                }
+                break;
+            case SessionFormat::ChunkType::Index:
+                return std::nullopt;
+            case SessionFormat::ChunkType::Overview:
+            case SessionFormat::ChunkType::OverviewLocator:
+                break;
+            default:
+                ++skippedChunks;
+                break;
+            }
+            offset += frame->frameBytes;
+        }
+        if (stepAt != steps.size() || snapshotAt != snapshots.size()) {
+            return std::nullopt;
+        }
+        const auto overviewRaw = walker.payload(overviewOffset, *overviewFrame);
+        if (!overviewRaw) {
+            return std::nullopt;
+        }
+        Opened opened{SessionOverview::decode(*overviewRaw), {}, {}};
+        // The steps the index files its chunks under must end where the overview's do.
+        std::int64_t filed = -1;
+        std::set<std::int64_t> distinct;
+        opened.chunkSteps.reserve(steps.size());
+        opened.chunkOffsets.reserve(steps.size());
+        for (const Position& position : steps) {
+            if (position.step < 0 || position.step < filed) {
+                return std::nullopt;
+            }
+            filed = position.step;
+            distinct.insert(position.step);
+            opened.chunkSteps.push_back(position.step);
+            opened.chunkOffsets.push_back(position.offset);
+        }
+        if (filed != opened.overview.lastStep()) {
+            return std::nullopt;
+        }
+        contents = std::move(header);
+        contents.damage.clear();
+        contents.complete = true;
+        contents.intactSteps = static_cast<std::int64_t>(distinct.size());
+        contents.fileBytes = size;
+        contents.payloadBytes = payloadBytes;
+        contents.skippedChunks = skippedChunks;
+        return opened;
+    } catch (const std::runtime_error&) {
+        // ByteReader::Overrun, EventCodec::Invalid: an overview that does not read; the pass decides.
+        return std::nullopt;
+    }
+}
+
+} // namespace kvscope::trace
