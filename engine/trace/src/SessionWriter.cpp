@@ -185,18 +185,20 @@ void SessionWriter::writeChunk(std::uint32_t type, const std::vector<std::uint8_
     if (m_compressor == nullptr) {
         m_compressor = ZSTD_createCCtx();
     }
-    std::vector<std::uint8_t> stored(ZSTD_compressBound(raw.size()));
+    // Not zero-filled: only the bytes zstd writes are touched (the bound is as large as the payload, and
+    // for the overview that is tens of MB).
+    const std::size_t bound = ZSTD_compressBound(raw.size());
+    const std::unique_ptr<std::uint8_t[]> buffer(new std::uint8_t[bound]);
     // One context for the whole file: creating one per chunk costs more than compressing the chunk.
-    const std::size_t compressed = m_compressor == nullptr
-                                       ? ZSTD_compress(stored.data(), stored.size(), raw.data(), raw.size(), kZstdLevel)
-                                       : ZSTD_compressCCtx(m_compressor, stored.data(), stored.size(), raw.data(),
-                                                           raw.size(), kZstdLevel);
+    const std::size_t compressed =
+        m_compressor == nullptr
+            ? ZSTD_compress(buffer.get(), bound, raw.data(), raw.size(), kZstdLevel)
+            : ZSTD_compressCCtx(m_compressor, buffer.get(), bound, raw.data(), raw.size(), kZstdLevel);
     std::uint16_t flags = SessionFormat::Zstd;
+    std::span<const std::uint8_t> stored(buffer.get(), ZSTD_isError(compressed) ? 0 : compressed);
     if (ZSTD_isError(compressed) || compressed >= raw.size()) {
         stored = raw; // incompressible: stored as is
         flags = 0;
-    } else {
-        stored.resize(compressed);
     }
     std::vector<std::uint8_t> frame;
     frame.reserve(SessionFormat::kChunkHeaderBytes + stored.size() + SessionFormat::kChunkTrailerBytes);
