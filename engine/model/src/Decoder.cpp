@@ -145,6 +145,15 @@ at::Tensor Decoder::optional(const std::string& name) const {
 }
 
 at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, const at::Tensor& attentionMask) {
+    return run(inputIds, modelCache, attentionMask, /*lastOnly=*/false);
+}
+
+at::Tensor Decoder::forwardLast(const at::Tensor& inputIds, ModelCache* modelCache, const at::Tensor& attentionMask) {
+    return run(inputIds, modelCache, attentionMask, /*lastOnly=*/true);
+}
+
+at::Tensor Decoder::run(const at::Tensor& inputIds, ModelCache* modelCache, const at::Tensor& attentionMask,
+                        bool lastOnly) {
     // Inference builds no graph; a trainer's forward (parameters that require gradients) does.
     at::AutoGradMode gradMode(m_trainable && at::GradMode::is_enabled());
     const Architecture& arch = m_architecture;
@@ -182,7 +191,7 @@ at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, 
         std::tie(pass.localCos, pass.localSin) = ops::rotary(positions, pass.localInverseFrequencies);
     }
 
-    at::Tensor x = at::embedding(weight("model.embed_tokens.weight"), ids);
+    at::Tensor x = ops::embed(weight("model.embed_tokens.weight"), ids);
     if (arch.scalesEmbeddings()) {
         x = x * std::sqrt(static_cast<double>(arch.hiddenSize()));
     }
@@ -210,6 +219,9 @@ at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, 
         x = x + mixed;
         normed = ops::rmsNorm(x, weight(p + "post_attention_layernorm.weight"), eps, arch.normAddsOne());
         x = x + mlp(layer, normed);
+    }
+    if (lastOnly) {
+        x = x.narrow(1, x.size(1) - 1, 1);
     }
     x = ops::rmsNorm(x, weight("model.norm.weight"), eps, arch.normAddsOne());
     at::Tensor logits = ops::linear(x, arch.tiedEmbeddings() ? weight("model.embed_tokens.weight") : weight("lm_head.weight"));
@@ -275,11 +287,18 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
     }
     const double softcap = config().attnLogitSoftcapping.value_or(0.0);
     const bool observed = m_observer != nullptr && source == layer;
-    at::Tensor weights;
-    at::Tensor attended =
-        ops::attend(query, states.keys, states.values, states.mask, arch.attentionScale(), softcap,
-                    observed && m_observer->wantsAttentionWeights(layer, pass.length) ? &weights : nullptr,
-                    states.hiddenSlots);
+    // The attention each key received from this pass's queries, summed chunk by chunk of query rows.
+    at::Tensor received;
+    ops::AttentionWeightsSink receive;
+    if (observed && m_observer->wantsAttentionWeights(layer, pass.length)) {
+        receive = [&received, observer = m_observer, layer](const at::Tensor& weights, int64_t firstQuery) {
+            observer->attentionWeights(layer, weights, firstQuery);
+            const at::Tensor sums = weights.sum(2);
+            received = received.defined() ? received + sums : sums;
+        };
+    }
+    at::Tensor attended = ops::attend(query, states.keys, states.values, states.mask, arch.attentionScale(),
+                                      softcap, nullptr, states.hiddenSlots, receive, m_attentionQueryChunk);
     if (observed) {
         AttentionPass seen;
         seen.layer = layer;
@@ -308,7 +327,7 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
         seen.cos = cos.squeeze(1);
         seen.sin = sin.squeeze(1);
         seen.inverseFrequencies = local ? pass.localInverseFrequencies : pass.inverseFrequencies;
-        seen.attentionWeights = weights;
+        seen.attentionReceived = received;
         seen.cache = pass.modelCache;
         m_observer->afterAttention(seen);
     }

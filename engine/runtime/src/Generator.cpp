@@ -151,8 +151,8 @@ void Generator::endStep(std::chrono::steady_clock::time_point start) {
 }
 
 at::Tensor Generator::runForward(const at::Tensor& inputIds) {
-    at::Tensor logits = m_model.forward(inputIds, m_cache.get());
-    return logits.select(1, logits.size(1) - 1).to(at::kCPU);
+    // The last position's logits only: a long prompt's [tokens, vocabulary] logits would outweigh the model.
+    return m_model.forwardLast(inputIds, m_cache.get()).select(1, 0).to(at::kCPU);
 }
 
 const StepResult& Generator::prefill(const std::vector<int64_t>& promptIds) {
@@ -326,8 +326,7 @@ double Generator::recomputeDifference() {
     if (!m_lastFed.defined() || !m_lastLogits.defined()) {
         throw GenerationError("nothing to compare: run prefill() or step() first");
     }
-    at::Tensor logits = m_model.forward(m_lastFed, nullptr);
-    at::Tensor recomputed = logits.select(1, logits.size(1) - 1).to(at::kCPU);
+    at::Tensor recomputed = m_model.forwardLast(m_lastFed, nullptr).select(1, 0).to(at::kCPU);
     return (recomputed - m_lastLogits).abs().max().item<double>();
 }
 
