@@ -63,6 +63,13 @@ Decoder::Decoder(Architecture architecture, ParameterStore parameters)
         throw ModelError("model_type `" + config().modelType + "` is an encoder-decoder; use EncoderDecoderModel");
     }
     m_parameters.check(parameterSpecs(m_architecture));
+    // Fixed by the config: computed once here, not in every forward pass (a decode step's fixed cost).
+    m_inverseFrequencies = ops::inverseFrequencies(m_architecture.rotaryDim(), config().ropeTheta,
+                                                   config().ropeScaling, m_device);
+    if (m_architecture.localRopeTheta() > 0.0) {
+        m_localInverseFrequencies = ops::inverseFrequencies(m_architecture.rotaryDim(),
+                                                            m_architecture.localRopeTheta(), std::nullopt, m_device);
+    }
 }
 
 Decoder::~Decoder() = default;
@@ -182,12 +189,10 @@ at::Tensor Decoder::run(const at::Tensor& inputIds, ModelCache* modelCache, cons
         positions = (at::arange(pass.length, ids.options()) + pass.queryOffset).unsqueeze(0);
     }
     pass.positions = positions;
-    pass.inverseFrequencies =
-        ops::inverseFrequencies(arch.rotaryDim(), config().ropeTheta, config().ropeScaling, m_device);
+    pass.inverseFrequencies = m_inverseFrequencies;
     std::tie(pass.cos, pass.sin) = ops::rotary(positions, pass.inverseFrequencies);
     if (arch.localRopeTheta() > 0.0) {
-        pass.localInverseFrequencies =
-            ops::inverseFrequencies(arch.rotaryDim(), arch.localRopeTheta(), std::nullopt, m_device);
+        pass.localInverseFrequencies = m_localInverseFrequencies;
         std::tie(pass.localCos, pass.localSin) = ops::rotary(positions, pass.localInverseFrequencies);
     }
 
@@ -271,7 +276,14 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
                                                                                            : pass.queryOffset;
         const auto key = std::make_tuple(static_cast<int>(kind), sizes.kvLength, sizes.kvOffset);
         auto found = pass.masks.find(key);
-        if (found == pass.masks.end()) {
+        // A decode step's one query at or past every slot of a full-attention layer sees them all: no mask
+        // to build or apply (an undefined mask), the same scores at a few operations less per layer.
+        const bool seesEverySlot = kind == AttentionKind::FullAttention && pass.length == 1 &&
+                                   !pass.paddingMask.defined() &&
+                                   queryOffset >= sizes.kvOffset + sizes.kvLength - 1;
+        if (found == pass.masks.end() && seesEverySlot) {
+            found = pass.masks.emplace(key, at::Tensor()).first;
+        } else if (found == pass.masks.end()) {
             found = pass.masks
                         .emplace(key, MaskBuilder::build(kind, arch.window(layer), pass.length, queryOffset, sizes,
                                                          pass.paddingMask, m_device))

@@ -214,16 +214,16 @@ const StepResult& Generator::step() {
     ++m_step;
     at::Tensor input = m_sequences.narrow(1, m_sequences.size(1) - 1, 1).contiguous();
     const auto start = std::chrono::steady_clock::now();
-    const int64_t fedToken = input[0][0].item<int64_t>();
+    // The fed tokens read straight from the CPU ids [rows, 1]: a decode step's fixed cost is per tensor op.
+    const int64_t* fed = input.data_ptr<int64_t>();
+    const int64_t fedToken = fed[0];
     beginStep(fedToken, m_text.decode({fedToken}));
     at::Tensor logits = runForward(input);
     m_lastFed = m_sequences;
     m_lastLogits = logits;
     m_result = StepResult{};
     m_result.step = m_step;
-    for (int64_t row = 0; row < input.size(0); ++row) {
-        m_result.inputTokens.push_back(input[row][0].item<int64_t>());
-    }
+    m_result.inputTokens.assign(fed, fed + input.size(0));
     if (m_options.beams > 1) {
         pickBeams(logits, /*first=*/false);
     } else {

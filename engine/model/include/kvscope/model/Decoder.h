@@ -43,6 +43,10 @@ private:
     const at::Tensor& weight(const std::string& name) const { return m_parameters.get(name); }
     /// The named tensor, or an undefined one when the parameter does not exist (optional biases).
     at::Tensor optional(const std::string& name) const;
+
+    /// Rotary inverse frequencies of rope_theta (and of Gemma 3's local theta, else undefined).
+    at::Tensor m_inverseFrequencies;
+    at::Tensor m_localInverseFrequencies;
 };
 
 } // namespace kvscope::model
