@@ -225,7 +225,8 @@ TEST(DecoderTest, AttentionInQueryChunksGivesTheUnchunkedLogits) {
             // Through a cache: a 2-token first chunk, then the rest in one pass of many query rows.
             if (length > 2) {
                 auto cache = dynamicCache(config);
-                EXPECT_LE(maxAbsDifference(cachedLogits(*chunked, *cache, ids, 2, length - 2), expected), kTolerance);
+                EXPECT_LE(maxAbsDifference(cachedLogits(*chunked, *cache, ids, 2, length - 2), expected),
+                          kTolerance);
             }
             const at::Tensor last = chunked->forwardLast(ids, nullptr);
             EXPECT_EQ(last.sizes(), at::IntArrayRef({2, 1, expected.size(2)}));

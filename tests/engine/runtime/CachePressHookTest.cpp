@@ -456,7 +456,8 @@ TEST(CachePressHookTest, PressQueriesAreTheModelsOwnWithQueryNormAndScaledRope) 
     const int64_t window = 6;
     const int64_t length = static_cast<int64_t>(kPrompt.size());
     const at::Tensor pressWindow = kvscope::press::SnapKvPress::windowAttention(inputs, window);
-    const at::Tensor modelWindow = observer.weights.narrow(2, length - window, window).narrow(3, 0, length - window);
+    const at::Tensor modelWindow =
+        observer.weights.narrow(2, length - window, window).narrow(3, 0, length - window);
     EXPECT_LT(kvscope::testing::maxAbsDifference(pressWindow, modelWindow), 1e-5);
 
     // Without the norm the window differs: the test sees the norm.
@@ -618,7 +619,8 @@ namespace {
 
 /// The decisions of `press` over a generation of 6 tokens after kPrompt, the model attending `chunk` query
 /// rows at a time (0: all at once).
-std::vector<kvscope::runtime::PressDecision> decisionsWithQueryChunk(const PressSettings& press, int64_t chunk) {
+std::vector<kvscope::runtime::PressDecision> decisionsWithQueryChunk(const PressSettings& press,
+                                                                     int64_t chunk) {
     auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 4);
     model->setAttentionQueryChunk(chunk);
     const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
@@ -638,8 +640,9 @@ std::vector<kvscope::runtime::PressDecision> decisionsWithQueryChunk(const Press
 // of the unchunked prefill, for chunks smaller than, around and as large as the prompt.
 TEST(CachePressHookTest, AttentionPressesDecideAlikeWhateverTheQueryChunk) {
     const int64_t length = static_cast<int64_t>(kPrompt.size());
-    const std::vector<PressSettings> presses = {PressSettings{"observed_attention", 0.5, {}},
-                                                PressSettings{"h2o", 0.0, {{"budget", "20"}, {"recent_window", "4"}}}};
+    const std::vector<PressSettings> presses = {
+        PressSettings{"observed_attention", 0.5, {}},
+        PressSettings{"h2o", 0.0, {{"budget", "20"}, {"recent_window", "4"}}}};
     for (const PressSettings& press : presses) {
         const auto expected = decisionsWithQueryChunk(press, 0);
         ASSERT_FALSE(expected.empty()) << press.name;
@@ -652,8 +655,9 @@ TEST(CachePressHookTest, AttentionPressesDecideAlikeWhateverTheQueryChunk) {
                 EXPECT_EQ(decisions[i].layer, expected[i].layer);
                 EXPECT_TRUE(at::equal(decisions[i].keptPositions, expected[i].keptPositions)) << i;
                 if (expected[i].keptScores.defined()) {
-                    EXPECT_LE(kvscope::testing::maxAbsDifference(decisions[i].keptScores, expected[i].keptScores),
-                              1e-6);
+                    EXPECT_LE(
+                        kvscope::testing::maxAbsDifference(decisions[i].keptScores, expected[i].keptScores),
+                        1e-6);
                 }
             }
         }
