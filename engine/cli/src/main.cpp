@@ -8,6 +8,7 @@
 #include "kvscope/cli/OptionChecks.h"
 #include "kvscope/cli/FidelityCommand.h"
 #include "kvscope/cli/GemmBenchmark.h"
+#include "kvscope/cli/ModelBenchmark.h"
 #include "kvscope/cli/PresetsCommand.h"
 #include "kvscope/cli/PressBenchmark.h"
 #include "kvscope/cli/PressesCommand.h"
@@ -149,6 +150,8 @@ int main(int argc, char** argv) {
     CLI::App* benchPress = kvscope::cli::PressBenchmark::addSubcommand(*bench, pressBenchmarkOptions);
     kvscope::cli::GemmBenchmarkOptions gemmOptions;
     CLI::App* benchGemm = kvscope::cli::GemmBenchmark::addSubcommand(*bench, gemmOptions);
+    kvscope::cli::ModelBenchmarkOptions modelBenchmarkOptions;
+    CLI::App* benchModel = kvscope::cli::ModelBenchmark::addSubcommand(*bench, modelBenchmarkOptions);
 
     int timelineLayers = 32;
     int64_t timelineTokens = 32768;
@@ -214,6 +217,10 @@ int main(int argc, char** argv) {
         }
         if (*benchGemm) {
             std::cout << kvscope::cli::GemmBenchmark::run(gemmOptions).dump() << std::endl;
+            return 0;
+        }
+        if (*benchModel) {
+            std::cout << kvscope::cli::ModelBenchmark::run(modelBenchmarkOptions).dump() << std::endl;
             return 0;
         }
         if (*benchTimeline) {

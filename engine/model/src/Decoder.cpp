@@ -63,6 +63,13 @@ Decoder::Decoder(Architecture architecture, ParameterStore parameters)
         throw ModelError("model_type `" + config().modelType + "` is an encoder-decoder; use EncoderDecoderModel");
     }
     m_parameters.check(parameterSpecs(m_architecture));
+    // Fixed by the config: computed once here, not in every forward pass (a decode step's fixed cost).
+    m_inverseFrequencies = ops::inverseFrequencies(m_architecture.rotaryDim(), config().ropeTheta,
+                                                   config().ropeScaling, m_device);
+    if (m_architecture.localRopeTheta() > 0.0) {
+        m_localInverseFrequencies = ops::inverseFrequencies(m_architecture.rotaryDim(),
+                                                            m_architecture.localRopeTheta(), std::nullopt, m_device);
+    }
 }
 
 Decoder::~Decoder() = default;
@@ -145,6 +152,15 @@ at::Tensor Decoder::optional(const std::string& name) const {
 }
 
 at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, const at::Tensor& attentionMask) {
+    return run(inputIds, modelCache, attentionMask, /*lastOnly=*/false);
+}
+
+at::Tensor Decoder::forwardLast(const at::Tensor& inputIds, ModelCache* modelCache, const at::Tensor& attentionMask) {
+    return run(inputIds, modelCache, attentionMask, /*lastOnly=*/true);
+}
+
+at::Tensor Decoder::run(const at::Tensor& inputIds, ModelCache* modelCache, const at::Tensor& attentionMask,
+                        bool lastOnly) {
     // Inference builds no graph; a trainer's forward (parameters that require gradients) does.
     at::AutoGradMode gradMode(m_trainable && at::GradMode::is_enabled());
     const Architecture& arch = m_architecture;
@@ -173,16 +189,14 @@ at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, 
         positions = (at::arange(pass.length, ids.options()) + pass.queryOffset).unsqueeze(0);
     }
     pass.positions = positions;
-    pass.inverseFrequencies =
-        ops::inverseFrequencies(arch.rotaryDim(), config().ropeTheta, config().ropeScaling, m_device);
+    pass.inverseFrequencies = m_inverseFrequencies;
     std::tie(pass.cos, pass.sin) = ops::rotary(positions, pass.inverseFrequencies);
     if (arch.localRopeTheta() > 0.0) {
-        pass.localInverseFrequencies =
-            ops::inverseFrequencies(arch.rotaryDim(), arch.localRopeTheta(), std::nullopt, m_device);
+        pass.localInverseFrequencies = m_localInverseFrequencies;
         std::tie(pass.localCos, pass.localSin) = ops::rotary(positions, pass.localInverseFrequencies);
     }
 
-    at::Tensor x = at::embedding(weight("model.embed_tokens.weight"), ids);
+    at::Tensor x = ops::embed(weight("model.embed_tokens.weight"), ids);
     if (arch.scalesEmbeddings()) {
         x = x * std::sqrt(static_cast<double>(arch.hiddenSize()));
     }
@@ -210,6 +224,9 @@ at::Tensor Decoder::forward(const at::Tensor& inputIds, ModelCache* modelCache, 
         x = x + mixed;
         normed = ops::rmsNorm(x, weight(p + "post_attention_layernorm.weight"), eps, arch.normAddsOne());
         x = x + mlp(layer, normed);
+    }
+    if (lastOnly) {
+        x = x.narrow(1, x.size(1) - 1, 1);
     }
     x = ops::rmsNorm(x, weight("model.norm.weight"), eps, arch.normAddsOne());
     at::Tensor logits = ops::linear(x, arch.tiedEmbeddings() ? weight("model.embed_tokens.weight") : weight("lm_head.weight"));
@@ -259,7 +276,14 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
                                                                                            : pass.queryOffset;
         const auto key = std::make_tuple(static_cast<int>(kind), sizes.kvLength, sizes.kvOffset);
         auto found = pass.masks.find(key);
-        if (found == pass.masks.end()) {
+        // A decode step's one query at or past every slot of a full-attention layer sees them all: no mask
+        // to build or apply (an undefined mask), the same scores at a few operations less per layer.
+        const bool seesEverySlot = kind == AttentionKind::FullAttention && pass.length == 1 &&
+                                   !pass.paddingMask.defined() &&
+                                   queryOffset >= sizes.kvOffset + sizes.kvLength - 1;
+        if (found == pass.masks.end() && seesEverySlot) {
+            found = pass.masks.emplace(key, at::Tensor()).first;
+        } else if (found == pass.masks.end()) {
             found = pass.masks
                         .emplace(key, MaskBuilder::build(kind, arch.window(layer), pass.length, queryOffset, sizes,
                                                          pass.paddingMask, m_device))
@@ -275,11 +299,18 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
     }
     const double softcap = config().attnLogitSoftcapping.value_or(0.0);
     const bool observed = m_observer != nullptr && source == layer;
-    at::Tensor weights;
-    at::Tensor attended =
-        ops::attend(query, states.keys, states.values, states.mask, arch.attentionScale(), softcap,
-                    observed && m_observer->wantsAttentionWeights(layer, pass.length) ? &weights : nullptr,
-                    states.hiddenSlots);
+    // The attention each key received from this pass's queries, summed chunk by chunk of query rows.
+    at::Tensor received;
+    ops::AttentionWeightsSink receive;
+    if (observed && m_observer->wantsAttentionWeights(layer, pass.length)) {
+        receive = [&received, observer = m_observer, layer](const at::Tensor& weights, int64_t firstQuery) {
+            observer->attentionWeights(layer, weights, firstQuery);
+            const at::Tensor sums = weights.sum(2);
+            received = received.defined() ? received + sums : sums;
+        };
+    }
+    at::Tensor attended = ops::attend(query, states.keys, states.values, states.mask, arch.attentionScale(),
+                                      softcap, nullptr, states.hiddenSlots, receive, m_attentionQueryChunk);
     if (observed) {
         AttentionPass seen;
         seen.layer = layer;
@@ -308,7 +339,7 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
         seen.cos = cos.squeeze(1);
         seen.sin = sin.squeeze(1);
         seen.inverseFrequencies = local ? pass.localInverseFrequencies : pass.inverseFrequencies;
-        seen.attentionWeights = weights;
+        seen.attentionReceived = received;
         seen.cache = pass.modelCache;
         m_observer->afterAttention(seen);
     }

@@ -160,8 +160,8 @@ at::Tensor EncoderDecoderModel::forward(const at::Tensor& inputIds, ModelCache* 
     const double scale = 1.0 / std::sqrt(static_cast<double>(arch.headDim()));
     at::Tensor encoded = encoderOutput().expand({batch, -1, -1});
 
-    at::Tensor x = at::embedding(weight("model.decoder.embed_tokens.weight"), ids) +
-                   weight("model.decoder.embed_positions.weight").narrow(0, queryOffset, length).unsqueeze(0);
+    at::Tensor x = ops::embed(weight("model.decoder.embed_tokens.weight"), ids) +
+                   weight("model.decoder.embed_positions.weight").narrow(0, queryOffset, length).unsqueeze(0).to(at::kFloat);
     at::Tensor mask;
     cache::MaskSizes maskedSizes{-1, -1};
     for (int64_t layer = 0; layer < arch.numLayers(); ++layer) {

@@ -29,6 +29,11 @@ LanguageModel::LanguageModel(Architecture architecture, ParameterStore parameter
 
 LanguageModel::~LanguageModel() = default;
 
+at::Tensor LanguageModel::forwardLast(const at::Tensor& inputIds, ModelCache* cache, const at::Tensor& attentionMask) {
+    const at::Tensor logits = forward(inputIds, cache, attentionMask);
+    return logits.narrow(1, logits.size(1) - 1, 1);
+}
+
 at::Tensor LanguageModel::checkedInputIds(const at::Tensor& inputIds) const {
     if (!inputIds.defined() || inputIds.dim() != 2 || inputIds.size(0) == 0 || inputIds.size(1) == 0) {
         throw ModelError("input ids must be a non-empty [batch, tokens] tensor");

@@ -65,8 +65,12 @@ ParameterStore ParameterStore::fromCheckpoint(const std::vector<ParameterSpec>& 
             throw ModelError("checkpoint tensor `" + spec.name + "` has shape " + shapeText(tensor.sizes()) +
                              " but the config needs " + shapeText(spec.shape));
         }
-        // Float32 tensors stay views of the memory-mapped file; f16/bf16 are widened once here.
-        store.set(spec.name, tensor.scalar_type() == at::kFloat ? tensor : tensor.to(at::kFloat));
+        // Tensors stay views of the memory-mapped file, in its dtype where they are matrices (projections,
+        // embeddings: ops::linear and ops::embed widen them per use), so a bf16/f16 model keeps 2 bytes per
+        // weight. Vectors and convolution kernels (norms, biases: a sliver of the bytes) are widened here, so
+        // that elementwise math stays float32.
+        const bool kept = tensor.scalar_type() == at::kFloat || tensor.dim() == 2;
+        store.set(spec.name, kept ? tensor : tensor.to(at::kFloat));
     }
     if (!missing.empty()) {
         std::string names;

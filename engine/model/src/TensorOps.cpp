@@ -2,13 +2,58 @@
 #include "kvscope/model/TensorOps.h"
 
 #include <ATen/ATen.h>
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace kvscope::model::ops {
 
-at::Tensor linear(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias) {
+namespace {
+
+/// Elements of a 2-byte weight widened at once: a vocabulary head (150k x 1024) is widened a block of rows
+/// at a time, so that no widened copy of the whole matrix ever exists (16 MB of float32 at most).
+constexpr int64_t kWidenedElements = int64_t{1} << 22;
+/// Score elements [batch, heads, query rows, keys] attention computes at once (32 MB of float32).
+constexpr int64_t kScoreElements = int64_t{1} << 23;
+
+at::Tensor plainLinear(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias) {
     return bias.defined() ? at::linear(input, weight, bias) : at::linear(input, weight);
+}
+
+} // namespace
+
+at::Tensor linear(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias) {
+    if (weight.scalar_type() == input.scalar_type()) {
+        return plainLinear(input, weight, bias);
+    }
+    // A checkpoint's bf16/f16 weight computes in the input's float32: widening is exact, so the result is
+    // what a weight widened at load gave (tests/bench/MatmulDtypeBenchmark.cpp measures this against bf16).
+    const at::ScalarType dtype = input.scalar_type();
+    const int64_t rows = weight.size(0);
+    const int64_t block = std::max<int64_t>(1, kWidenedElements / std::max<int64_t>(1, weight.size(1)));
+    if (rows <= block) {
+        return plainLinear(input, weight.to(dtype), bias.defined() ? bias.to(dtype) : bias);
+    }
+    std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
+    shape.back() = rows;
+    at::Tensor output = at::empty(shape, input.options());
+    for (int64_t first = 0; first < rows; first += block) {
+        const int64_t count = std::min(block, rows - first);
+        output.narrow(-1, first, count)
+            .copy_(plainLinear(input, weight.narrow(0, first, count).to(dtype),
+                               bias.defined() ? bias.narrow(0, first, count).to(dtype) : bias));
+    }
+    return output;
+}
+
+at::Tensor embed(const at::Tensor& weight, const at::Tensor& ids) {
+    at::Tensor rows = at::embedding(weight, ids);
+    return rows.scalar_type() == at::kFloat || rows.scalar_type() == at::kDouble ? rows : rows.to(at::kFloat);
+}
+
+int64_t attentionQueryChunk(int64_t batch, int64_t heads, int64_t kvLength) {
+    return std::max<int64_t>(1, kScoreElements / std::max<int64_t>(1, batch * heads * kvLength));
 }
 
 at::Tensor rmsNorm(const at::Tensor& input, const at::Tensor& weight, double eps, bool addOne) {
@@ -79,16 +124,14 @@ at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Ten
     return x * cos + rotated * sin;
 }
 
-at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values,
-                  const at::Tensor& mask, double scale, double softcap, at::Tensor* probabilities,
-                  const at::Tensor& hiddenSlots) {
-    at::Tensor k = keys;
-    at::Tensor v = values;
-    const int64_t groups = query.size(1) / keys.size(1);
-    if (groups > 1) {
-        k = k.repeat_interleave(groups, 1);
-        v = v.repeat_interleave(groups, 1);
-    }
+namespace {
+
+/// Eager attention of the query rows `query` [B, Hq, t, D] (keys already repeated per query head) under
+/// their `mask` rows; returns the weights [B, Hq, t, KV] and the output [B, Hq, t, D].
+std::pair<at::Tensor, at::Tensor> attendRows(const at::Tensor& query, const at::Tensor& k,
+                                             const at::Tensor& v, const at::Tensor& mask, double scale,
+                                             double softcap, const at::Tensor& hiddenSlots, int64_t kvHeads,
+                                             int64_t groups) {
     at::Tensor scores = at::matmul(query, k.transpose(-1, -2)) * scale;
     if (softcap > 0.0) {
         scores = at::tanh(scores / softcap) * softcap;
@@ -100,7 +143,6 @@ at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Ten
     if (hiddenSlots.defined()) {
         // Query head h reads KV head h / groups: view the heads as [Hkv, groups] and hide the first L slots
         // in place, without building a per-head mask (AdaKV's runs pay for it at every step).
-        const int64_t kvHeads = keys.size(1);
         const int64_t hidden = hiddenSlots.size(2);
         scores.view({scores.size(0), kvHeads, groups, scores.size(2), scores.size(3)})
             .narrow(-1, 0, hidden)
@@ -108,11 +150,60 @@ at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Ten
                           std::numeric_limits<float>::lowest());
     }
     at::Tensor weights = at::softmax(scores, -1);
-    if (probabilities != nullptr) {
-        *probabilities = weights;
+    at::Tensor output = at::matmul(weights, v);
+    return {weights, output};
+}
+
+} // namespace
+
+at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values,
+                  const at::Tensor& mask, double scale, double softcap, at::Tensor* probabilities,
+                  const at::Tensor& hiddenSlots, const AttentionWeightsSink& weightsSink,
+                  int64_t queryChunk) {
+    at::Tensor k = keys;
+    at::Tensor v = values;
+    const int64_t kvHeads = keys.size(1);
+    const int64_t groups = query.size(1) / kvHeads;
+    if (groups > 1) {
+        k = k.repeat_interleave(groups, 1);
+        v = v.repeat_interleave(groups, 1);
     }
-    at::Tensor output = at::matmul(weights, v); // [B, Hq, T, D]
-    return output.transpose(1, 2).reshape({query.size(0), query.size(2), -1});
+    const int64_t batch = query.size(0);
+    const int64_t heads = query.size(1);
+    const int64_t length = query.size(2);
+    const int64_t kvLength = keys.size(2);
+    const int64_t chunk = queryChunk > 0 ? queryChunk : attentionQueryChunk(batch, heads, kvLength);
+    if (length <= chunk) {
+        auto [weights, output] = attendRows(query, k, v, mask, scale, softcap, hiddenSlots, kvHeads, groups);
+        if (probabilities != nullptr) {
+            *probabilities = weights;
+        }
+        if (weightsSink) {
+            weightsSink(weights, 0);
+        }
+        return output.transpose(1, 2).reshape({batch, length, -1}); // [B, T, Hq * D]
+    }
+    // A long prompt attends a chunk of query rows at a time: the scores of all heads for all rows
+    // ([B, Hq, T, KV]) never exist at once. Rows are independent, so the result is the unchunked one.
+    at::Tensor output = at::empty({batch, length, heads, v.size(3)}, query.options());
+    if (probabilities != nullptr) {
+        *probabilities = at::empty({batch, heads, length, kvLength}, query.options());
+    }
+    const bool maskPerRow = mask.defined() && mask.size(2) == length;
+    for (int64_t first = 0; first < length; first += chunk) {
+        const int64_t rows = std::min(chunk, length - first);
+        auto [weights, attended] =
+            attendRows(query.narrow(2, first, rows), k, v, maskPerRow ? mask.narrow(2, first, rows) : mask,
+                       scale, softcap, hiddenSlots, kvHeads, groups);
+        output.narrow(1, first, rows).copy_(attended.transpose(1, 2));
+        if (probabilities != nullptr) {
+            probabilities->narrow(2, first, rows).copy_(weights);
+        }
+        if (weightsSink) {
+            weightsSink(weights, first);
+        }
+    }
+    return output.view({batch, length, -1});
 }
 
 at::Tensor splitHeads(const at::Tensor& x, int64_t heads) {

@@ -27,11 +27,15 @@ int64_t H2oPress::defaultRecentWindow(int64_t budget) {
 }
 
 at::Tensor H2oPress::step(int64_t layerIndex, const at::Tensor& attentions, int64_t numKeyValueHeads) {
-    const int64_t batch = attentions.size(0);
-    const int64_t length = attentions.size(-1);
-    // Attention received this pass: summed over the queries, averaged over each KV head's query heads.
+    return stepReceived(layerIndex, attentions.to(at::kFloat).sum(2), numKeyValueHeads);
+}
+
+at::Tensor H2oPress::stepReceived(int64_t layerIndex, const at::Tensor& receivedPerHead, int64_t numKeyValueHeads) {
+    const int64_t batch = receivedPerHead.size(0);
+    const int64_t length = receivedPerHead.size(-1);
+    // Attention received this pass (summed over the queries), averaged over each KV head's query heads.
     const at::Tensor received =
-        attentions.to(at::kFloat).sum(2).reshape({batch, numKeyValueHeads, -1, length}).mean(2);
+        receivedPerHead.to(at::kFloat).reshape({batch, numKeyValueHeads, -1, length}).mean(2);
     at::Tensor& scores = m_scores[layerIndex];
     if (!scores.defined()) {
         scores = at::zeros({batch, numKeyValueHeads, 0}, received.options());

@@ -107,7 +107,7 @@ press::PressInputs CachePressHook::inputsOf(const model::AttentionPass& pass, co
     inputs.inverseFrequencies = pass.inverseFrequencies;
     inputs.cos = pass.cos;
     inputs.sin = pass.sin;
-    inputs.attentions = pass.attentionWeights;
+    inputs.attentionReceived = pass.attentionReceived;
     inputs.numHeads = architecture.numHeads();
     inputs.numKeyValueHeads = architecture.numKvHeads();
     inputs.headDim = architecture.headDim();
@@ -155,7 +155,7 @@ void CachePressHook::afterAttention(const model::AttentionPass& pass) {
     } else if (m_simLayer && passIndex == 0) {
         decideLazy(pass, inputs);
     } else if (m_h2o) {
-        const at::Tensor kept = m_h2o->step(pass.layer, pass.attentionWeights, heads);
+        const at::Tensor kept = m_h2o->stepReceived(pass.layer, pass.attentionReceived, heads);
         if (kept.defined()) {
             // The accumulated attention before the eviction is the score H2O ranked by.
             apply(pass, kept, at::Tensor());

@@ -151,8 +151,8 @@ void Generator::endStep(std::chrono::steady_clock::time_point start) {
 }
 
 at::Tensor Generator::runForward(const at::Tensor& inputIds) {
-    at::Tensor logits = m_model.forward(inputIds, m_cache.get());
-    return logits.select(1, logits.size(1) - 1).to(at::kCPU);
+    // The last position's logits only: a long prompt's [tokens, vocabulary] logits would outweigh the model.
+    return m_model.forwardLast(inputIds, m_cache.get()).select(1, 0).to(at::kCPU);
 }
 
 const StepResult& Generator::prefill(const std::vector<int64_t>& promptIds) {
@@ -214,16 +214,16 @@ const StepResult& Generator::step() {
     ++m_step;
     at::Tensor input = m_sequences.narrow(1, m_sequences.size(1) - 1, 1).contiguous();
     const auto start = std::chrono::steady_clock::now();
-    const int64_t fedToken = input[0][0].item<int64_t>();
+    // The fed tokens read straight from the CPU ids [rows, 1]: a decode step's fixed cost is per tensor op.
+    const int64_t* fed = input.data_ptr<int64_t>();
+    const int64_t fedToken = fed[0];
     beginStep(fedToken, m_text.decode({fedToken}));
     at::Tensor logits = runForward(input);
     m_lastFed = m_sequences;
     m_lastLogits = logits;
     m_result = StepResult{};
     m_result.step = m_step;
-    for (int64_t row = 0; row < input.size(0); ++row) {
-        m_result.inputTokens.push_back(input[row][0].item<int64_t>());
-    }
+    m_result.inputTokens.assign(fed, fed + input.size(0));
     if (m_options.beams > 1) {
         pickBeams(logits, /*first=*/false);
     } else {
@@ -326,8 +326,7 @@ double Generator::recomputeDifference() {
     if (!m_lastFed.defined() || !m_lastLogits.defined()) {
         throw GenerationError("nothing to compare: run prefill() or step() first");
     }
-    at::Tensor logits = m_model.forward(m_lastFed, nullptr);
-    at::Tensor recomputed = logits.select(1, logits.size(1) - 1).to(at::kCPU);
+    at::Tensor recomputed = m_model.forwardLast(m_lastFed, nullptr).select(1, 0).to(at::kCPU);
     return (recomputed - m_lastLogits).abs().max().item<double>();
 }
 

@@ -15,8 +15,8 @@ namespace {
 
 /// Log-probabilities [vocab] of the next token after `ids` [1, n], through `cache`.
 at::Tensor nextLogProbabilities(model::LanguageModel& model, model::ModelCache& cache, const at::Tensor& ids) {
-    const at::Tensor logits = model.forward(ids, &cache);
-    return at::log_softmax(logits[0][logits.size(1) - 1].to(at::kCPU, at::kDouble), -1);
+    const at::Tensor logits = model.forwardLast(ids, &cache);
+    return at::log_softmax(logits[0][0].to(at::kCPU, at::kDouble), -1);
 }
 
 at::Tensor idsOf(const std::vector<int64_t>& tokens) { return at::tensor(tokens, at::kLong).unsqueeze(0); }

@@ -135,9 +135,9 @@ std::vector<at::Tensor> PagedModelRunner::execute(const paged::SchedulerOutput& 
         const at::Tensor ids = at::tensor(scheduled.tokenIds, at::TensorOptions().dtype(at::kLong))
                                    .to(m_model.device())
                                    .unsqueeze(0);
-        const at::Tensor all = m_model.forward(ids, &cache.modelCache());
+        const at::Tensor last = m_model.forwardLast(ids, &cache.modelCache());
         if (scheduled.samples) {
-            logits[index] = all[0][length - 1];
+            logits[index] = last[0][0];
         }
     }
     return logits;

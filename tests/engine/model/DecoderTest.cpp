@@ -207,3 +207,30 @@ TEST(DecoderTest, MaskedSlotsHideTheirKeysFromLaterQueriesOfTheirKvHead) {
     masked[0][1].narrow(0, 2, 5).fill_(true);
     EXPECT_GT(maxAbsDifference(decode(masked), later), 100 * kTolerance);
 }
+
+// A long prompt attends in chunks of query rows: the logits are those of the unchunked pass, for lengths
+// around the chunk size, through a cache and without; forwardLast() gives forward()'s last row.
+TEST(DecoderTest, AttentionInQueryChunksGivesTheUnchunkedLogits) {
+    constexpr int64_t kChunk = 4;
+    for (const std::string& preset : {std::string("llama"), std::string("mistral")}) {
+        const ModelConfig config = presetConfig(preset);
+        auto whole = ModelLoader::builtin(config, 5);
+        auto chunked = ModelLoader::builtin(config, 5);
+        chunked->setAttentionQueryChunk(kChunk);
+        for (int64_t length : {1, 3, 4, 5, 8, 9, 13}) {
+            SCOPED_TRACE(preset + ", " + std::to_string(length) + " tokens");
+            const at::Tensor ids = randomIds(2, length, static_cast<uint64_t>(length));
+            const at::Tensor expected = whole->forward(ids, nullptr);
+            EXPECT_LE(maxAbsDifference(chunked->forward(ids, nullptr), expected), 1e-5);
+            // Through a cache: a 2-token first chunk, then the rest in one pass of many query rows.
+            if (length > 2) {
+                auto cache = dynamicCache(config);
+                EXPECT_LE(maxAbsDifference(cachedLogits(*chunked, *cache, ids, 2, length - 2), expected),
+                          kTolerance);
+            }
+            const at::Tensor last = chunked->forwardLast(ids, nullptr);
+            EXPECT_EQ(last.sizes(), at::IntArrayRef({2, 1, expected.size(2)}));
+            EXPECT_LE(maxAbsDifference(last, expected.narrow(1, length - 1, 1)), 1e-5);
+        }
+    }
+}

@@ -122,6 +122,11 @@ TEST(ModelLoaderTest, CheckpointsMatchTheBuiltinModelWithTheSameWeights) {
                     directory.path() / (type + kvscope::model::SafetensorsWriter::dtypeName(dtype) + std::to_string(shards));
                 SafetensorsTestWriter::writeCheckpoint(folder, json, builtin->parameters().tensors(), dtype, shards);
                 const auto loaded = ModelLoader::fromCheckpoint(folder);
+                // Matrices stay in the file's dtype (2 bytes per weight for f16/bf16), vectors are widened.
+                EXPECT_EQ(loaded->parameters().get("model.embed_tokens.weight").scalar_type(), dtype);
+                EXPECT_EQ(loaded->parameters().get("model.layers.1.mlp.down_proj.weight").scalar_type(),
+                          dtype);
+                EXPECT_EQ(loaded->parameters().get("model.norm.weight").scalar_type(), at::kFloat);
                 // The same weights as stored: rounded through the checkpoint's dtype.
                 const auto expected =
                     ModelLoader::fromParameters(config, builtin->parameters().roundedThrough(dtype));

@@ -416,12 +416,19 @@ class LastPassOfLayer : public kvscope::model::AttentionObserver {
 public:
     explicit LastPassOfLayer(int64_t layer) : m_layer(layer) {}
     bool wantsAttentionWeights(int64_t layer, int64_t) const override { return layer == m_layer; }
+    void attentionWeights(int64_t layer, const at::Tensor& chunk, int64_t firstQuery) override {
+        if (layer == m_layer) {
+            weights = firstQuery == 0 ? chunk : at::cat({weights, chunk}, 2);
+        }
+    }
     void afterAttention(const kvscope::model::AttentionPass& pass) override {
         if (pass.layer == m_layer) {
             seen = pass;
         }
     }
     kvscope::model::AttentionPass seen;
+    /// The last pass's attention weights [B, H, t, KV], assembled from its chunks.
+    at::Tensor weights;
 
 private:
     int64_t m_layer;
@@ -449,7 +456,8 @@ TEST(CachePressHookTest, PressQueriesAreTheModelsOwnWithQueryNormAndScaledRope) 
     const int64_t window = 6;
     const int64_t length = static_cast<int64_t>(kPrompt.size());
     const at::Tensor pressWindow = kvscope::press::SnapKvPress::windowAttention(inputs, window);
-    const at::Tensor modelWindow = observer.seen.attentionWeights.narrow(2, length - window, window).narrow(3, 0, length - window);
+    const at::Tensor modelWindow =
+        observer.weights.narrow(2, length - window, window).narrow(3, 0, length - window);
     EXPECT_LT(kvscope::testing::maxAbsDifference(pressWindow, modelWindow), 1e-5);
 
     // Without the norm the window differs: the test sees the norm.
@@ -604,5 +612,54 @@ TEST(CachePressHookTest, SimLayerKvKeepsALazyLayersInitialAndRecentTokens) {
         pressed.prefill(kPrompt);
         EXPECT_TRUE(hook.decisions().empty());
         EXPECT_EQ(pressed.cache().seqLength(), length);
+    }
+}
+
+namespace {
+
+/// The decisions of `press` over a generation of 6 tokens after kPrompt, the model attending `chunk` query
+/// rows at a time (0: all at once).
+std::vector<kvscope::runtime::PressDecision> decisionsWithQueryChunk(const PressSettings& press,
+                                                                     int64_t chunk) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 4);
+    model->setAttentionQueryChunk(chunk);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    CachePressHook hook(model->architecture(), dynamic, 1, press);
+    const AttachedAttentionObserver attached(*model, &hook);
+    Generator generator(*model, dynamic, tokens(6));
+    generator.prefill(kPrompt);
+    while (!generator.finished()) {
+        generator.step();
+    }
+    return hook.decisions();
+}
+
+} // namespace
+
+// Presses that read attention weights get them a chunk of query rows at a time: their decisions are those
+// of the unchunked prefill, for chunks smaller than, around and as large as the prompt.
+TEST(CachePressHookTest, AttentionPressesDecideAlikeWhateverTheQueryChunk) {
+    const int64_t length = static_cast<int64_t>(kPrompt.size());
+    const std::vector<PressSettings> presses = {
+        PressSettings{"observed_attention", 0.5, {}},
+        PressSettings{"h2o", 0.0, {{"budget", "20"}, {"recent_window", "4"}}}};
+    for (const PressSettings& press : presses) {
+        const auto expected = decisionsWithQueryChunk(press, 0);
+        ASSERT_FALSE(expected.empty()) << press.name;
+        for (int64_t chunk : {int64_t{1}, int64_t{7}, length - 1, length, length + 1}) {
+            SCOPED_TRACE(press.name + ", chunk " + std::to_string(chunk));
+            const auto decisions = decisionsWithQueryChunk(press, chunk);
+            ASSERT_EQ(decisions.size(), expected.size());
+            for (size_t i = 0; i < decisions.size(); ++i) {
+                EXPECT_EQ(decisions[i].step, expected[i].step);
+                EXPECT_EQ(decisions[i].layer, expected[i].layer);
+                EXPECT_TRUE(at::equal(decisions[i].keptPositions, expected[i].keptPositions)) << i;
+                if (expected[i].keptScores.defined()) {
+                    EXPECT_LE(
+                        kvscope::testing::maxAbsDifference(decisions[i].keptScores, expected[i].keptScores),
+                        1e-6);
+                }
+            }
+        }
     }
 }

@@ -92,11 +92,16 @@ public:
     static constexpr int64_t kFirstQuery = 64;
     explicit FirstTokenAttention(int64_t layer) : m_layer(layer) {}
     bool wantsAttentionWeights(int64_t layer, int64_t) const override { return layer == m_layer; }
+    void attentionWeights(int64_t layer, const at::Tensor& chunk, int64_t firstQuery) override {
+        if (layer == m_layer) {
+            m_weights = firstQuery == 0 ? chunk : at::cat({m_weights, chunk}, 2);
+        }
+    }
     void afterAttention(const kvscope::model::AttentionPass& pass) override {
         if (pass.layer != m_layer) {
             return;
         }
-        const at::Tensor weights = pass.attentionWeights[0].to(at::kDouble); // [H, t, KV]
+        const at::Tensor weights = m_weights[0].to(at::kDouble); // [H, t, KV]
         const int64_t length = weights.size(1);
         const at::Tensor received = weights.select(2, 0).narrow(1, kFirstQuery, length - kFirstQuery).mean(1);
         const double even = (1.0 / (at::arange(kFirstQuery, length, at::kDouble) + 1.0)).mean().item<double>();
@@ -106,6 +111,7 @@ public:
 
 private:
     int64_t m_layer;
+    at::Tensor m_weights;
 };
 
 /// The first token's attention in the last layer of `model`, per head, over an English passage of 368

@@ -37,8 +37,10 @@ struct AttentionPass {
     /// The layer's rotary inverse frequencies [rotaryDim / 2], RoPE scaling applied: presses rotate future
     /// positions with them.
     at::Tensor inverseFrequencies;
-    /// Attention weights [B, H, t, KV], only when the observer asked for them.
-    at::Tensor attentionWeights;
+    /// The attention weights summed over this pass's queries [B, H, KV] (what each key received), only
+    /// when the observer asked for them: the model sums them a chunk of query rows at a time, so a long
+    /// prefill never holds the weights [B, H, t, KV] of all rows.
+    at::Tensor attentionReceived;
     /// The cache the layer updated (null without a cache).
     ModelCache* cache = nullptr;
 };

@@ -21,12 +21,17 @@ public:
 
     at::Tensor forward(const at::Tensor& inputIds, ModelCache* cache,
                        const at::Tensor& attentionMask = at::Tensor()) override;
+    at::Tensor forwardLast(const at::Tensor& inputIds, ModelCache* cache,
+                           const at::Tensor& attentionMask = at::Tensor()) override;
 
     /// Every parameter, with Hugging Face names (model.layers.N.self_attn.q_proj.weight, ...).
     static std::vector<ParameterSpec> parameterSpecs(const Architecture& architecture);
 
 private:
     struct Pass;
+
+    /// forward(), with the final norm and the head on the last position only when `lastOnly`.
+    at::Tensor run(const at::Tensor& inputIds, ModelCache* cache, const at::Tensor& attentionMask, bool lastOnly);
 
     at::Tensor attention(int64_t layer, const at::Tensor& hidden, Pass& pass) const;
     /// Query, keys and values of a layer [batch, heads, tokens, headDim], q/k-normed where the family
@@ -38,6 +43,10 @@ private:
     const at::Tensor& weight(const std::string& name) const { return m_parameters.get(name); }
     /// The named tensor, or an undefined one when the parameter does not exist (optional biases).
     at::Tensor optional(const std::string& name) const;
+
+    /// Rotary inverse frequencies of rope_theta (and of Gemma 3's local theta, else undefined).
+    at::Tensor m_inverseFrequencies;
+    at::Tensor m_localInverseFrequencies;
 };
 
 } // namespace kvscope::model

@@ -12,8 +12,8 @@ class AttentionObserver;
 
 class ModelCache;
 
-/// A model the generator drives: token ids in, logits out, keys/values through a cache; all parameters
-/// float32 on one device. Inference only (no autograd) unless its parameters require gradients, which
+/// A model the generator drives: token ids in, logits out, keys/values through a cache; parameters on one
+/// device, computing in float32 (a checkpoint's bf16/f16 matrices stay 2 bytes and widen per matmul). Inference only (no autograd) unless its parameters require gradients, which
 /// only training gives them.
 class LanguageModel {
 public:
@@ -34,6 +34,12 @@ public:
     /// [batch, cached + tokens] marks real tokens (nonzero) and left padding (0); undefined = no padding.
     virtual at::Tensor forward(const at::Tensor& inputIds, ModelCache* cache,
                                const at::Tensor& attentionMask = at::Tensor()) = 0;
+    /// forward(), but the logits of the last position only [batch, 1, vocab]: a long prefill then never
+    /// holds [tokens, vocab] logits.
+    virtual at::Tensor forwardLast(const at::Tensor& inputIds, ModelCache* cache,
+                                   const at::Tensor& attentionMask = at::Tensor());
+    /// Query rows attention computes at once (0, the default: as many as a 32 MB score budget allows).
+    void setAttentionQueryChunk(int64_t rows) { m_attentionQueryChunk = rows; }
     /// Sees each attention layer after its forward pass (null: none); it must outlive its use. Only the
     /// decoder-only model calls it.
     void setAttentionObserver(AttentionObserver* observer) { m_observer = observer; }
@@ -51,6 +57,7 @@ protected:
     at::Device m_device;
     bool m_trainable = false;
     AttentionObserver* m_observer = nullptr;
+    int64_t m_attentionQueryChunk = 0;
 };
 
 } // namespace kvscope::model

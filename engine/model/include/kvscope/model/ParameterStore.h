@@ -23,14 +23,15 @@ struct ParameterSpec {
     bool sinusoids = false;
 };
 
-/// A model's parameters by Hugging Face name, all float32 on one device.
+/// A model's parameters by Hugging Face name, on one device: float32, or a checkpoint's bf16/f16 matrices.
 class ParameterStore {
 public:
     ParameterStore() = default;
 
     /// Built-in weights: drawn in spec order from one CPU generator seeded with `seed`.
     static ParameterStore random(const std::vector<ParameterSpec>& specs, uint64_t seed);
-    /// The specs' tensors from a checkpoint (f32, f16 or bf16, converted to float32). Refuses a
+    /// The specs' tensors from a checkpoint (f32, f16 or bf16): matrices stay views of the mapped file in its
+    /// dtype, vectors and kernels are widened to float32. Refuses a
     /// missing tensor or a wrong shape, and checkpoint tensors no spec names, listing them, except
     /// those in `ignored` (which are not loaded).
     static ParameterStore fromCheckpoint(const std::vector<ParameterSpec>& specs,

@@ -21,6 +21,9 @@ public:
     /// tokens appended). Returns the kept slots [B, Hkv, budget] ascending, or an undefined tensor when the
     /// cache fits; the layer's scores follow the kept slots.
     at::Tensor step(int64_t layerIndex, const at::Tensor& attentions, int64_t numKeyValueHeads);
+    /// step() from the weights already summed over the pass's queries, `received` [B, H, L]: what a model
+    /// that attends a chunk of query rows at a time hands over.
+    at::Tensor stepReceived(int64_t layerIndex, const at::Tensor& received, int64_t numKeyValueHeads);
     /// Accumulated attention [B, Hkv, L] of the layer's slots (undefined before its first pass).
     at::Tensor accumulated(int64_t layerIndex) const;
     int64_t budget() const { return m_budget; }

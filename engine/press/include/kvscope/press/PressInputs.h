@@ -33,6 +33,11 @@ struct PressInputs {
     at::Tensor sin;
     /// Eager attention weights [B, H, T, T].
     at::Tensor attentions;
+    /// The same weights summed over the queries [B, H, T], as a model that attends a chunk of query rows at
+    /// a time hands them over; receivedAttention() reads whichever is defined.
+    at::Tensor attentionReceived;
+    /// What each key received, summed over the queries [B, H, T], from attentionReceived or attentions.
+    at::Tensor receivedAttention() const { return attentionReceived.defined() ? attentionReceived : attentions.sum(2); }
     int64_t numHeads = 0;
     int64_t numKeyValueHeads = 0;
     int64_t headDim = 0;

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `bench model`: the engine and the plain loop written in the benchmark pick the same tokens (the plain
+// loop is the same model), both phases are timed, and a model the plain loop does not cover is refused.
+#include "kvscope/cli/ModelBenchmark.h"
+
+#include "kvscope/runtime/GenerationError.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using kvscope::cli::ModelBenchmark;
+using kvscope::cli::ModelBenchmarkOptions;
+
+namespace {
+
+ModelBenchmarkOptions small(const std::string& preset) {
+    ModelBenchmarkOptions options;
+    options.run.preset = preset;
+    options.run.weightSeed = 3;
+    options.run.threads = 1;
+    options.promptTokens = 12;
+    options.decodeTokens = 5;
+    options.repeats = 1;
+    return options;
+}
+
+} // namespace
+
+TEST(ModelBenchmarkTest, EngineAndPlainLoopPickTheSameTokensAndBothAreTimed) {
+    for (bool record : {true, false}) {
+        ModelBenchmarkOptions options = small("llama");
+        options.record = record;
+        const nlohmann::json result = ModelBenchmark::run(options);
+        EXPECT_EQ(result.at("model"), "llama");
+        EXPECT_EQ(result.at("prompt_tokens"), 12);
+        EXPECT_EQ(result.at("decode_tokens"), 5);
+        EXPECT_EQ(result.at("recorded"), record);
+        EXPECT_TRUE(result.at("tokens_match").get<bool>());
+        EXPECT_EQ(result.at("threads"), 1);
+        EXPECT_TRUE(result.contains("blas"));
+        for (const char* loop : {"engine", "plain"}) {
+            for (const char* key : {"prefill_tokens_per_s", "decode_tokens_per_s", "prefill_ms", "decode_ms",
+                                    "prefill_cpu_ms", "decode_cpu_ms"}) {
+                EXPECT_GT(result.at(loop).at(key).get<double>(), 0.0) << loop << " " << key;
+            }
+        }
+        EXPECT_TRUE(result.at("overhead_percent").contains("prefill"));
+        EXPECT_TRUE(result.at("overhead_percent").contains("decode"));
+        EXPECT_TRUE(result.at("overhead_cpu_percent").contains("decode"));
+    }
+}
+
+TEST(ModelBenchmarkTest, RefusesAModelThePlainLoopDoesNotCoverNamingWhatItCovers) {
+    for (const std::string& preset : {std::string("gemma2"), std::string("qwen3-next")}) {
+        std::string message;
+        try {
+            ModelBenchmark::run(small(preset));
+        } catch (const kvscope::runtime::GenerationError& error) {
+            message = error.what();
+        }
+        EXPECT_NE(message.find("plain loop of the Llama family"), std::string::npos)
+            << preset << ": " << message;
+        EXPECT_NE(message.find("kvscope-cli presets"), std::string::npos) << message;
+    }
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The model's building blocks where they save memory: a 2-byte weight widened a block of rows at a time
+// gives what the weight widened whole gives, and attention in chunks of query rows gives the unchunked
+// result (output, weights, each chunk's weights in row order) for lengths around the chunk size.
+#include "kvscope/model/TensorOps.h"
+
+#include "ModelTestHelpers.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+namespace ops = kvscope::model::ops;
+using kvscope::testing::maxAbsDifference;
+
+namespace {
+
+at::Tensor randomTensor(at::IntArrayRef shape, uint64_t seed) {
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+    return at::randn(shape, generator, at::TensorOptions().dtype(at::kFloat));
+}
+
+/// Causal mask [1, 1, t, past + t] of t new rows after `past` cached ones.
+at::Tensor causalMask(int64_t length, int64_t past) {
+    return at::ones({length, past + length}, at::kBool).tril(past).view({1, 1, length, past + length});
+}
+
+} // namespace
+
+TEST(TensorOpsTest, TwoByteWeightsWidenPerMatmulToTheWidenedResult) {
+    // 6000 x 1000: above the 4M-element block, so the rows are widened in two blocks.
+    const at::Tensor input = randomTensor({2, 3, 1000}, 1);
+    for (at::ScalarType dtype : {at::kBFloat16, at::kHalf}) {
+        const at::Tensor weight = randomTensor({6000, 1000}, 2).to(dtype);
+        const at::Tensor bias = randomTensor({6000}, 3).to(dtype);
+        const at::Tensor expected = at::linear(input, weight.to(at::kFloat), bias.to(at::kFloat));
+        const at::Tensor widened = ops::linear(input, weight, bias);
+        EXPECT_EQ(widened.scalar_type(), at::kFloat);
+        EXPECT_EQ(widened.sizes(), at::IntArrayRef({2, 3, 6000}));
+        EXPECT_LE(maxAbsDifference(widened, expected), 1e-4);
+        const at::Tensor small = weight.narrow(0, 0, 100);
+        EXPECT_LE(maxAbsDifference(ops::linear(input, small), at::linear(input, small.to(at::kFloat))), 1e-5);
+    }
+    const at::Tensor table = randomTensor({50, 8}, 4).to(at::kBFloat16);
+    const at::Tensor ids = at::tensor({3, 49, 0}, at::kLong).view({1, 3});
+    const at::Tensor rows = ops::embed(table, ids);
+    EXPECT_EQ(rows.scalar_type(), at::kFloat);
+    EXPECT_TRUE(at::equal(rows, at::embedding(table.to(at::kFloat), ids)));
+}
+
+TEST(TensorOpsTest, QueryChunkBudgetKeepsScoresNear32MegabytesAndAtLeastOneRow) {
+    struct Case {
+        int64_t batch, heads, kvLength, rows;
+    };
+    for (const Case& c : {Case{1, 16, 2048, 256}, Case{1, 16, 4096, 128}, Case{2, 32, 8192, 16},
+                          Case{1, 1, 1, 1 << 23}, Case{1, 64, 1 << 20, 1}}) {
+        EXPECT_EQ(ops::attentionQueryChunk(c.batch, c.heads, c.kvLength), c.rows)
+            << c.batch << "x" << c.heads << "x" << c.kvLength;
+    }
+}
+
+TEST(TensorOpsTest, AttentionInQueryChunksEqualsTheUnchunkedPath) {
+    constexpr int64_t kChunk = 8;
+    constexpr int64_t kHeads = 4;
+    constexpr int64_t kKvHeads = 2;
+    constexpr int64_t kDim = 16;
+    struct Case {
+        int64_t length; ///< query rows of the pass
+        int64_t past;   ///< cached rows before them
+        double softcap; ///< 0: none
+        bool hideSlots; ///< a masking press hides slots per KV head
+    };
+    const std::vector<Case> cases = {{1, 0, 0.0, false},  {7, 0, 0.0, false},  {8, 0, 0.0, false},
+                                     {9, 0, 0.0, false},  {16, 0, 0.0, false}, {17, 0, 0.0, false},
+                                     {23, 5, 0.0, false}, {9, 3, 30.0, false}, {17, 4, 0.0, true},
+                                     {1, 12, 0.0, true}};
+    uint64_t seed = 10;
+    for (const Case& c : cases) {
+        SCOPED_TRACE("length " + std::to_string(c.length) + ", past " + std::to_string(c.past));
+        const int64_t kv = c.past + c.length;
+        const at::Tensor query = randomTensor({2, kHeads, c.length, kDim}, seed++);
+        const at::Tensor keys = randomTensor({2, kKvHeads, kv, kDim}, seed++);
+        const at::Tensor values = randomTensor({2, kKvHeads, kv, kDim}, seed++);
+        const at::Tensor mask = causalMask(c.length, c.past);
+        at::Tensor hidden;
+        if (c.hideSlots) {
+            hidden = at::zeros({2, kKvHeads, 3}, at::kBool);
+            hidden.select(1, 0).select(1, 1).fill_(true); // KV head 0 hides slot 1
+            hidden.select(1, 1).select(1, 2).fill_(true); // KV head 1 hides slot 2
+        }
+        at::Tensor wholeWeights;
+        const at::Tensor whole =
+            ops::attend(query, keys, values, mask, 0.25, c.softcap, &wholeWeights, hidden, {},
+                        /*queryChunk=*/1 << 20);
+        at::Tensor chunkedWeights;
+        std::vector<int64_t> firstRows;
+        at::Tensor assembled;
+        const at::Tensor chunked = ops::attend(
+            query, keys, values, mask, 0.25, c.softcap, &chunkedWeights, hidden,
+            [&](const at::Tensor& weights, int64_t firstQuery) {
+                EXPECT_LE(weights.size(2), kChunk);
+                firstRows.push_back(firstQuery);
+                assembled = assembled.defined() ? at::cat({assembled, weights}, 2) : weights;
+            },
+            kChunk);
+        EXPECT_EQ(chunked.sizes(), at::IntArrayRef({2, c.length, kHeads * kDim}));
+        EXPECT_LE(maxAbsDifference(chunked, whole), 1e-6);
+        EXPECT_LE(maxAbsDifference(chunkedWeights, wholeWeights), 1e-6);
+        EXPECT_LE(maxAbsDifference(assembled, wholeWeights), 1e-6);
+        std::vector<int64_t> expectedRows;
+        for (int64_t first = 0; first < c.length; first += kChunk) {
+            expectedRows.push_back(first);
+        }
+        EXPECT_EQ(firstRows, expectedRows);
+        // The oracle: row by row, each query head against its KV head's keys, causal.
+        const int64_t row = c.length - 1;
+        for (int64_t head = 0; head < kHeads; ++head) {
+            const int64_t kvHead = head / (kHeads / kKvHeads);
+            at::Tensor scores = at::mv(keys[0][kvHead], query[0][head][row]) * 0.25;
+            if (c.softcap > 0.0) {
+                scores = at::tanh(scores / c.softcap) * c.softcap;
+            }
+            if (c.hideSlots) {
+                scores[kvHead == 0 ? 1 : 2] = -1e30;
+            }
+            const at::Tensor expected = at::mv(values[0][kvHead].t(), at::softmax(scores, 0));
+            EXPECT_LE(maxAbsDifference(chunked[0][row].narrow(0, head * kDim, kDim), expected), 1e-5) << head;
+        }
+    }
+}
