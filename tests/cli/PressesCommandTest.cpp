@@ -10,10 +10,25 @@ using kvscope::cli::PressesCommand;
 
 TEST(PressesCommandTest, ListsEachPressWithTypedOptions) {
     const nlohmann::json listed = PressesCommand::list();
-    ASSERT_EQ(listed.at("presses").size(), 11u);
+    ASSERT_GE(listed.at("presses").size(), 11u);
     const nlohmann::json& snapkv = listed["presses"][2];
     EXPECT_EQ(snapkv.at("name"), "snapkv");
+    EXPECT_EQ(snapkv.at("kvpress"), "SnapKVPress");
+    EXPECT_EQ(snapkv.at("display_name"), "SnapKV");
+    EXPECT_EQ(snapkv.at("kind"), "scorer");
     EXPECT_EQ(snapkv.at("phase"), "prefill");
+    EXPECT_EQ(snapkv.at("sentence"),
+              "the {dropped} whose attention from the last {window_size} queries was lowest "
+              "were dropped");
+    EXPECT_EQ(snapkv.at("policy"), (nlohmann::json{{"reads", {"keys", "queries"}},
+                                                   {"when", "prefill"},
+                                                   {"effect", "evicts"},
+                                                   {"saves_memory", true}}));
+    const nlohmann::json& adakv = listed["presses"][8];
+    EXPECT_EQ(adakv.at("name"), "adakv");
+    EXPECT_EQ(adakv.at("kind"), "wrapper");
+    EXPECT_EQ(adakv["policy"].at("effect"), "masks");
+    EXPECT_EQ(adakv["policy"].at("saves_memory"), false) << "a mask keeps every slot";
     ASSERT_EQ(snapkv.at("options").size(), 2u);
     EXPECT_EQ(snapkv["options"][0], (nlohmann::json{{"name", "window_size"},
                                                     {"type", "int"},

@@ -30,28 +30,8 @@ CachePressHook::CachePressHook(const model::Architecture& architecture, const co
     if (!(m_settings.ratio >= 0.0 && m_settings.ratio < 1.0)) {
         throw GenerationError("--ratio must be in [0, 1), got " + std::to_string(m_settings.ratio));
     }
-    const std::string& name = m_settings.name;
     try {
-        if (name == "decoding") {
-            m_decoding = std::make_unique<press::DecodingPress>(press::PressCatalog::decoding(m_settings.options));
-            if (m_decoding->base().reads().attentions) {
-                throw GenerationError("decoding press: base observed_attention needs the prefill's attention "
-                                      "weights; choose another base (knorm, snapkv, tova, streaming_llm, ...)");
-            }
-        } else if (name == "h2o") {
-            m_h2o = std::make_unique<press::H2oPress>(press::PressCatalog::h2o(m_settings.options));
-        } else if (name == "adakv") {
-            m_adaKv = std::make_unique<press::AdaKvPress>(press::PressCatalog::adaKv(m_settings.options));
-            if (m_adaKv->base().reads().attentions) {
-                // kvpress's AdaKVPress asserts the attention is not eager, the only one that returns weights.
-                throw GenerationError(
-                    "adakv press: base observed_attention needs eager attention weights, which "
-                    "kvpress's AdaKV refuses; choose another base (knorm, snapkv, tova, "
-                    "expected_attention, ...)");
-            }
-        } else {
-            m_scorer = press::PressCatalog::scorer(name, m_settings.options);
-        }
+        m_press = press::PressCatalog::generation(m_settings);
     } catch (const std::invalid_argument& error) {
         throw GenerationError(error.what());
     }
@@ -68,11 +48,8 @@ std::unique_ptr<CachePressHook> CachePressHook::forRun(const model::Architecture
 }
 
 bool CachePressHook::wantsAttentionWeights(int64_t layer, int64_t) const {
-    if (m_h2o) {
-        return true;
-    }
-    // Only the prefill pass (a layer's first) of a scorer that reads attention weights.
-    return m_scorer && m_scorer->reads().attentions && m_passes.count(layer) == 0;
+    const auto passes = m_passes.find(layer);
+    return m_press->wantsAttentionWeights(layer, passes != m_passes.end() ? passes->second : 0);
 }
 
 press::PressInputs CachePressHook::inputsOf(const model::AttentionPass& pass, const model::Architecture& architecture) {
@@ -121,30 +98,30 @@ void CachePressHook::afterAttention(const model::AttentionPass& pass) {
     positions = positions.defined() ? at::cat({positions, fresh}, 2) : fresh.contiguous();
 
     const press::PressInputs inputs = inputsOf(pass, m_architecture);
-    if (m_scorer && passIndex == 0 && m_settings.ratio > 0.0) {
-        const press::PressSelection selection = m_scorer->select(inputs, m_settings.ratio);
-        apply(pass, selection.keptIndices, selection.scores);
-    } else if (m_decoding && passIndex > 0 && m_decoding->append(inputs, pass.queryLength)) {
-        const press::DecodingStep step = m_decoding->compress(inputs);
-        if (step.ratio > 0.0) {
-            apply(pass, step.selection.keptIndices, step.selection.scores);
-        }
-    } else if (m_adaKv && passIndex == 0 && m_settings.ratio > 0.0) {
-        mask(pass, inputs);
-    } else if (m_h2o) {
-        const at::Tensor kept = m_h2o->step(pass.layer, pass.attentionWeights, heads);
-        if (kept.defined()) {
-            // The accumulated attention before the eviction is the score H2O ranked by.
-            apply(pass, kept, at::Tensor());
-        }
+    press::PressAction action =
+        m_press->onPass(inputs, press::PressPass{passIndex, pass.queryLength, m_settings.ratio, positions});
+    if (action.keys.defined() && !action.kept.defined()) {
+        // Keys rewritten, every token kept (a key-channel press): a decision that drops nothing.
+        action.kept =
+            at::arange(positions.size(2), positions.options()).expand(positions.sizes()).contiguous();
+    }
+    if (action.masked.defined()) {
+        mask(pass, action);
+    } else if (action.kept.defined()) {
+        apply(pass, action);
     }
 }
 
-void CachePressHook::apply(const model::AttentionPass& pass, const at::Tensor& kept, const at::Tensor& scores) {
+void CachePressHook::apply(const model::AttentionPass& pass, const press::PressAction& action) {
+    const at::Tensor& kept = action.kept;
+    const at::Tensor& scores = action.scores;
     cache::AttentionLayer& layer = *pass.cache->selfAttention().layer(static_cast<size_t>(pass.layer)).asAttention();
     at::Tensor& positions = m_positions[pass.layer];
     const int64_t before = positions.size(2);
     layer.keepTokens(kept);
+    if (action.keys.defined()) {
+        throw GenerationError("press " + m_settings.name + " rewrites keys, which this build cannot apply");
+    }
     pass.cache->addEvictedTokens(pass.layer, before - kept.size(2));
 
     PressDecision decision;
@@ -177,8 +154,7 @@ void CachePressHook::record(const model::AttentionPass& pass, PressDecision deci
     m_decisions.push_back(std::move(decision));
 }
 
-void CachePressHook::mask(const model::AttentionPass& pass, const press::PressInputs& inputs) {
-    const press::AdaKvMask decided = m_adaKv->mask(inputs, m_settings.ratio);
+void CachePressHook::mask(const model::AttentionPass& pass, const press::PressAction& decided) {
     pass.cache->setMaskedSlots(pass.layer, decided.masked);
 
     PressDecision decision;

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/press/PressCatalog.h"
 
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/press/PressWorkload.h"
 
 #include <ATen/ATen.h>
-
-#include <gtest/gtest.h>
-
 #include <functional>
+#include <gtest/gtest.h>
 #include <map>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,49 @@ std::string refusal(const std::function<void()>& build) {
         return error.what();
     }
     return "";
+}
+
+// The registry's contract (engine/presses/): every registration describes itself completely, its sentence
+// names only what it can fill, and its factory builds the press a generation applies with its defaults.
+TEST(PressCatalogTest, EveryRegistrationDescribesItselfAndBuilds) {
+    const std::set<std::string> kinds = {"scorer", "wrapper", "decoding", "value-changing"};
+    std::set<std::string> references;
+    for (const auto& press : PressCatalog::presses()) {
+        SCOPED_TRACE(press.name);
+        EXPECT_FALSE(press.displayName.empty());
+        EXPECT_FALSE(press.summary.empty());
+        EXPECT_EQ(kinds.count(press.kind), 1U) << press.kind;
+        EXPECT_TRUE(press.phase == "prefill" || press.phase == "decoding") << press.phase;
+        if (!press.referenceName.empty()) {
+            EXPECT_TRUE(references.insert(press.referenceName).second)
+                << "two presses are " << press.referenceName;
+            EXPECT_EQ(PressCatalog::fromReferenceName(press.referenceName), press.name);
+        }
+        // Every placeholder is {dropped}, {base}, {base_name} or a declared option (the base's included).
+        const std::regex placeholder("\\{([a-z_]+)\\}");
+        for (auto match = std::sregex_iterator(press.sentence.begin(), press.sentence.end(), placeholder);
+             match != std::sregex_iterator(); ++match) {
+            const std::string key = (*match)[1];
+            const bool filled = key == "dropped" || key == "base" || key == "base_name" ||
+                                !kvscope::config::PressDescriptions::optionValue({press.name}, key).empty();
+            EXPECT_TRUE(filled) << "{" << key << "} in " << press.sentence;
+        }
+        const kvscope::press::PressFactory& factory = PressCatalog::factory(press.name);
+        EXPECT_EQ(static_cast<bool>(factory.scorer), press.kind == "scorer");
+        EXPECT_NE(PressCatalog::generation({press.name, 0.5, {}}), nullptr);
+    }
+    EXPECT_NE(refusal([] { PressCatalog::factory("snap"); }).find("allowed: streaming_llm, knorm"),
+              std::string::npos);
+}
+
+TEST(PressCatalogTest, ASentenceIsTheTemplateFilledWithTheOptions) {
+    using kvscope::config::PressDescriptions;
+    EXPECT_EQ(PressDescriptions::rule({"snapkv", 0.5, {{"window_size", "8"}}}, 3),
+              "the 3 whose attention from the last 8 queries was lowest were dropped");
+    EXPECT_EQ(PressDescriptions::rule({"adakv", 0.5, {{"base", "snapkv"}, {"base.window_size", "4"}}}, 2),
+              "heads share one budget by SnapKV's scores (each keeps at least 0.2 of its share): the 2 whose "
+              "attention from the last 4 queries was lowest were dropped");
+    EXPECT_EQ(PressDescriptions::rule({"no_such_press", 0.5, {}}, 2), "the 2 it ranked lowest were dropped");
 }
 
 TEST(PressCatalogTest, ListsEveryPressWithItsOptions) {

@@ -28,6 +28,10 @@ struct PressInputs {
     at::Tensor sin;
     /// Eager attention weights [B, H, T, T].
     at::Tensor attentions;
+    /// o_proj's weight [hidden, H * D] (CriticalKV's value norms; undefined unless the policy reads it).
+    at::Tensor outputWeight;
+    /// k_proj's weight [Hkv * D, hidden] (pre-RoPE keys; undefined unless the policy reads it).
+    at::Tensor keyWeight;
     int64_t numHeads = 0;
     int64_t numKeyValueHeads = 0;
     int64_t headDim = 0;

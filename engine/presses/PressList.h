@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Every press kvscope offers, one line each, in the order lists show them: KVSCOPE_PRESS(name), where
+// engine/presses/ holds the press's file defining KVSCOPE_PRESS_DESCRIPTION(name) and
+// KVSCOPE_PRESS_FACTORY(name) (docs/presses.md, "Adding a press"). Included by the registries of
+// kvscope_config and kvscope_press, each defining KVSCOPE_PRESS first; deliberately no include guard.
+KVSCOPE_PRESS(streaming_llm)
+KVSCOPE_PRESS(knorm)
+KVSCOPE_PRESS(snapkv)
+KVSCOPE_PRESS(tova)
+KVSCOPE_PRESS(pyramidkv)
+KVSCOPE_PRESS(observed_attention)
+KVSCOPE_PRESS(expected_attention)
+KVSCOPE_PRESS(random)
+KVSCOPE_PRESS(adakv)
+KVSCOPE_PRESS(decoding)
+KVSCOPE_PRESS(h2o)
