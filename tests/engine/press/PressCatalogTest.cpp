@@ -77,9 +77,27 @@ TEST(PressCatalogTest, ListsEveryPressWithItsOptions) {
             EXPECT_FALSE(option.meaning.empty()) << press.name << " " << option.name;
         }
     }
-    EXPECT_EQ(names, (std::vector<std::string>{"streaming_llm", "knorm", "snapkv", "tova", "pyramidkv",
-                                               "observed_attention", "expected_attention", "random", "adakv",
-                                               "decoding", "h2o"}));
+    EXPECT_EQ(names, (std::vector<std::string>{"streaming_llm",
+                                               "knorm",
+                                               "snapkv",
+                                               "tova",
+                                               "pyramidkv",
+                                               "observed_attention",
+                                               "expected_attention",
+                                               "random",
+                                               "adakv",
+                                               "decoding",
+                                               "h2o",
+                                               "chunkkv",
+                                               "chunk",
+                                               "block",
+                                               "criticalkv",
+                                               "criticaladakv",
+                                               "per_layer_compression",
+                                               "composed",
+                                               "key_rerotation",
+                                               "prefill_decoding",
+                                               "compression_ratio_decoding"}));
 }
 
 TEST(PressCatalogTest, BuildsPressesFromOptions) {
