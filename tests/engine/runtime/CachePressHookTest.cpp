@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/runtime/CachePressHook.h"
 
+#include "ModelTestHelpers.h"
 #include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/Cache.h"
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/model/AttachedAttentionObserver.h"
 #include "kvscope/model/AttentionObserver.h"
 #include "kvscope/model/ByteTokenizer.h"
@@ -19,11 +21,10 @@
 #include "kvscope/trace/CompressionLayout.h"
 #include "kvscope/trace/RecordingSink.h"
 
-#include "ModelTestHelpers.h"
-
 #include <ATen/ATen.h>
 #include <algorithm>
 #include <gtest/gtest.h>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -604,5 +605,145 @@ TEST(CachePressHookTest, SimLayerKvKeepsALazyLayersInitialAndRecentTokens) {
         pressed.prefill(kPrompt);
         EXPECT_TRUE(hook.decisions().empty());
         EXPECT_EQ(pressed.cache().seqLength(), length);
+    }
+}
+
+namespace {
+
+/// `keys` [.., D] turned by `delta` [..] positions with plain RoPE of `theta` (written out here, not the
+/// engine's: rope(rope(k, p), j - p) = rope(k, j)).
+at::Tensor turned(const at::Tensor& keys, const at::Tensor& delta, double theta) {
+    const int64_t dim = keys.size(-1);
+    const at::Tensor inverse =
+        1.0 / at::pow(theta, at::arange(0, dim, 2, at::kLong).to(at::kFloat) / static_cast<double>(dim));
+    const at::Tensor angles = delta.to(at::kFloat).unsqueeze(-1) * inverse;
+    const at::Tensor cos = at::cat({angles, angles}, -1).cos();
+    const at::Tensor sin = at::cat({angles, angles}, -1).sin();
+    const at::Tensor half = at::cat({-keys.narrow(-1, dim / 2, dim / 2), keys.narrow(-1, 0, dim / 2)}, -1);
+    return keys * cos + half * sin;
+}
+
+} // namespace
+
+TEST(CachePressHookTest, KeyRerotationKeepsTheBestInPositionOrderRotatedToConsecutivePositions) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    Generator plain(*model, dynamic, tokens(1));
+    plain.prefill(kPrompt);
+    kvscope::trace::RecordingSink sink;
+    CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"key_rerotation", 0.5, {}});
+    const AttachedAttentionObserver attached(*model, &hook);
+    Generator pressed(*model, dynamic, tokens(3), &sink);
+    pressed.prefill(kPrompt);
+
+    const int64_t length = static_cast<int64_t>(kPrompt.size());
+    const int64_t kept = length / 2;
+    const int64_t dim = model->architecture().headDim();
+    ASSERT_EQ(hook.decisions().size(), static_cast<size_t>(model->architecture().numLayers()));
+    for (const auto& decision : hook.decisions()) {
+        ASSERT_EQ(decision.after, kept);
+        const at::Tensor positions = decision.keptPositions; // [1, Hkv, kept]
+        EXPECT_TRUE(at::equal(positions, std::get<0>(at::sort(positions, -1)))) << "kept in position order";
+        // Knorm's choice: the kept keys have smaller norms than the dropped ones.
+        EXPECT_TRUE((decision.keptScores.amin(-1) >= decision.droppedScores.amax(-1)).all().item<bool>());
+        // Slot j holds the key of position p_j turned to position j.
+        const at::Tensor original = layerKeys(plain, static_cast<size_t>(decision.layer))
+                                        .gather(2, positions.unsqueeze(-1).expand({-1, -1, -1, dim}));
+        const at::Tensor delta = at::arange(kept, at::kLong).expand_as(positions) - positions;
+        const at::Tensor expected = turned(original, delta, model->architecture().config().ropeTheta);
+        const at::Tensor cached = layerKeys(pressed, static_cast<size_t>(decision.layer));
+        EXPECT_TRUE(at::allclose(cached, expected, 1e-5, 1e-5)) << decision.layer;
+        EXPECT_FALSE(at::allclose(cached, original, 1e-5, 1e-5)) << "some keys moved";
+    }
+    EXPECT_EQ(pressed.cache().evictedTokens(0), length - kept);
+    // The generation goes on from the re-rotated cache.
+    while (!pressed.finished()) {
+        pressed.step();
+    }
+    EXPECT_EQ(pressed.cache().seqLength(), kept + 2);
+}
+
+TEST(CachePressHookTest, CriticalKvWeighsTheBaseScoresByTheValuesThroughOProj) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    Generator plain(*model, dynamic, tokens(1));
+    plain.prefill(kPrompt);
+    CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"criticalkv", 0.5, {}});
+    const AttachedAttentionObserver attached(*model, &hook);
+    Generator pressed(*model, dynamic, tokens(1));
+    pressed.prefill(kPrompt);
+
+    const auto& architecture = model->architecture();
+    const int64_t length = static_cast<int64_t>(kPrompt.size());
+    const int64_t kept = length / 2;
+    const int64_t heads = architecture.numHeads();
+    const int64_t kvHeads = architecture.numKvHeads();
+    const int64_t dim = architecture.headDim();
+    ASSERT_EQ(hook.decisions().size(), static_cast<size_t>(architecture.numLayers()));
+    for (const auto& decision : hook.decisions()) {
+        const size_t layer = static_cast<size_t>(decision.layer);
+        ASSERT_EQ(decision.after, kept);
+        // FORMAT.md's CriticalKV over Knorm (epsilon 1e-4, first_stage_ratio 0.5), written out per head.
+        const at::Tensor keys = layerKeys(plain, layer)[0];
+        const at::Tensor values = plain.cache().selfAttention().layer(layer).asAttention()->values()[0];
+        const at::Tensor output = model->parameters().get("model.layers." + std::to_string(layer) +
+                                                          ".self_attn.o_proj.weight"); // [hidden, H D]
+        std::vector<int64_t> expected;
+        const int64_t firstStage = static_cast<int64_t>((1.0 - 0.5) * static_cast<double>(length) * 0.5);
+        for (int64_t kvHead = 0; kvHead < kvHeads; ++kvHead) {
+            const at::Tensor base = -keys[kvHead].norm(2, -1); // Knorm
+            at::Tensor norms = at::zeros({length});
+            for (int64_t head = kvHead * (heads / kvHeads); head < (kvHead + 1) * (heads / kvHeads); ++head) {
+                norms += at::matmul(values[kvHead], output.narrow(1, head * dim, dim).t()).abs().sum(-1);
+            }
+            norms /= static_cast<double>(heads / kvHeads);
+            at::Tensor scores = (base + 1e-4) * norms;
+            scores.index_put_({std::get<1>(base.topk(firstStage))}, std::numeric_limits<float>::max());
+            const at::Tensor chosen = std::get<0>(at::sort(std::get<1>(scores.topk(kept))));
+            expected.insert(expected.end(), chosen.data_ptr<int64_t>(), chosen.data_ptr<int64_t>() + kept);
+        }
+        const at::Tensor ours = std::get<0>(at::sort(decision.keptPositions[0], -1)).contiguous();
+        EXPECT_EQ(std::vector<int64_t>(ours.data_ptr<int64_t>(), ours.data_ptr<int64_t>() + ours.numel()),
+                  expected)
+            << decision.layer;
+    }
+}
+
+// Every registration runs in a generation with the inspector's prompt-fitted defaults: the prefill presses
+// decide on every layer (masking ones mask, the others evict or rewrite keys), and the decoding ones decode.
+TEST(CachePressHookTest, EveryRegisteredPressRunsInAGeneration) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    const int64_t length = static_cast<int64_t>(kPrompt.size());
+    for (const auto& description : kvscope::config::PressDescriptions::all()) {
+        SCOPED_TRACE(description.name);
+        PressSettings settings{description.name, description.phase == "prefill" ? 0.5 : 0.0, {}};
+        if (description.name == "simlayerkv") {
+            settings.options = {{"lazy_threshold", "0"}, {"n_recent", "8"}};
+        } else if (description.name == "h2o") {
+            settings.options = {{"budget", std::to_string(length - 4)}};
+        } else if (description.phase == "decoding") {
+            settings.options = {{"compression_interval", "2"}};
+            if (description.name != "compression_ratio_decoding") {
+                settings.options["target_size"] = std::to_string(length - 4);
+            }
+        }
+        kvscope::config::PressDescriptions::fitToPrompt(settings, length);
+        CachePressHook hook(model->architecture(), dynamic, 1, settings);
+        const AttachedAttentionObserver attached(*model, &hook);
+        Generator pressed(*model, dynamic, tokens(4));
+        ASSERT_NO_THROW({
+            pressed.prefill(kPrompt);
+            while (!pressed.finished()) {
+                pressed.step();
+            }
+        });
+        EXPECT_GE(hook.decisions().size(), static_cast<size_t>(model->architecture().numLayers()));
+        for (const auto& decision : hook.decisions()) {
+            if (description.policy.savesMemory() && description.name != "simlayerkv" &&
+                description.name != "think") {
+                EXPECT_LT(decision.after, decision.before) << decision.layer << " at step " << decision.step;
+            }
+        }
     }
 }

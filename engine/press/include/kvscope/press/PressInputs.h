@@ -33,6 +33,8 @@ struct PressInputs {
     at::Tensor sin;
     /// Eager attention weights [B, H, T, T].
     at::Tensor attentions;
+    /// o_proj's weight [hidden, H * D] (CriticalKV's value norms; undefined unless the policy reads it).
+    at::Tensor outputWeight;
     int64_t numHeads = 0;
     int64_t numKeyValueHeads = 0;
     int64_t headDim = 0;
