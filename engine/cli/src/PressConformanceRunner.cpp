@@ -572,7 +572,13 @@ private:
                                          .expand({m_inputs.keys.size(0), m_inputs.keys.size(1), length});
         for (const json& testCase : m_fixture.at("cases")) {
             const double ratio = testCase.value("compression_ratio", 0.0);
-            const std::string where = "ratio " + json(ratio).dump() + ": ";
+            // A case without a ratio is named by the option it varies (SimLayerKV's lazy_threshold).
+            std::string where = "ratio " + json(ratio).dump() + ": ";
+            for (const config::PressOption& option : config::PressDescriptions::describe(name).options) {
+                if (!testCase.contains("compression_ratio") && testCase.contains(option.name)) {
+                    where = option.name + " " + testCase[option.name].dump() + ": ";
+                }
+            }
             const auto press = PressCatalog::generation({name, ratio, caseOptions(name, testCase)});
             m_inputs.randomMatrix = recordedMatrix(testCase);
             const press::PressAction action = press->onPass(m_inputs, {0, length, ratio, positions});
