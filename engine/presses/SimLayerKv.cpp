@@ -14,8 +14,14 @@ KVSCOPE_PRESS_DESCRIPTION(simlayerkv) {
                      {"n_last", "int", "1", "last queries whose attention decides"},
                      {"n_recent", "int", "1024", "recent tokens a lazy layer keeps (n_recent - n_last of them)"},
                      {"n_initial", "int", "4", "initial tokens a lazy layer keeps"}};
-    press.sentence = "a layer whose last {n_last} queries put more than {lazy_threshold} of their attention on the "
-                     "first {n_initial} and the recent tokens is lazy and keeps only those; {dropped} were dropped";
+    press.sentence =
+        "the layer is lazy (its last {n_last} queries put more than {lazy_threshold} of their attention "
+        "on the first {n_initial} and the recent tokens): it keeps only those, the {dropped} others were "
+        "dropped";
+    press.keptAllSentence =
+        "the layer is not lazy (its last {n_last} queries put at most {lazy_threshold} of their "
+        "attention on the first {n_initial} and the last {n_recent} tokens), so it keeps every "
+        "token";
     press.policy.queries = true;
     return press;
 }
@@ -45,8 +51,11 @@ public:
         const LazyLayerDecision decision = m_press.decide(inputs);
         if (decision.measured) {
             action.kept = decision.keptIndices;
-            action.details["lazy_score"] = at::scalar_tensor(decision.lazyScore, at::kDouble);
+            // kvpress's float32 attention mean: compared within the score tolerance, not exactly.
+            action.details["lazy_score"] = at::scalar_tensor(decision.lazyScore, at::kFloat);
         }
+        action.details["lazy"] = at::scalar_tensor(decision.lazy ? 1 : 0, at::kLong);
+        action.details["press_compression_ratio"] = at::scalar_tensor(decision.reportedRatio, at::kDouble);
         return action;
     }
 

@@ -36,7 +36,8 @@ public:
         if (pass.index != 0 || pass.ratio <= 0.0) {
             return action;
         }
-        const ChannelPruning pruning = ThinkPress(pass.ratio, m_windowSize).prune(inputs);
+        const ThinkPress think(pass.ratio, m_windowSize);
+        const ChannelPruning pruning = think.prune(inputs);
         if (!pruning.prunedChannels.defined() || pruning.prunedChannels.size(2) == 0) {
             return action; // int(D * ratio) is 0: kvpress returns the keys unchanged
         }
@@ -44,6 +45,9 @@ public:
         // The event's prunedChannels (format 1.5) and the fixtures' fields.
         action.details["pruned_channels"] = pruning.prunedChannels;
         action.details["channel_scores"] = pruning.channelScores;
+        action.details["n_pruned_channels"] = at::scalar_tensor(think.prunedCount(inputs.headDim), at::kLong);
+        // kvpress's compression_ratio property: half the channel ratio (only keys lose channels).
+        action.details["press_compression_ratio"] = at::scalar_tensor(think.reportedRatio(), at::kDouble);
         return action;
     }
 

@@ -62,6 +62,18 @@ TEST(PressExplainerTest, EachPressSaysItsRuleWithItsOptions) {
         {{"cap", 0.3, {}}, "capacity for the next 512 queries"},
         {{"simlayerkv", 0.0, {{"lazy_threshold", "0.5"}}},
          "SimLayerKV kept 4 of 6 prompt tokens in layer 2: the layer is lazy (its last 1 queries put more than 0.5"},
+        // The wrappers' registrations: the base press's own rule inside theirs.
+        {{"key_rerotation", 0.3, {{"base", "keydiff"}}},
+         "KeyRerotation kept 4 of 6 prompt tokens in layer 2: by KeyDiff's scores: the 2 whose keys pointed most "
+         "like the head's average key were dropped; the kept keys were re-rotated to positions 0 to n-1 in "
+         "position order, so the model sees no gap where tokens were dropped, among them ' key', 'The'. The "
+         "kept keys were rewritten, so they differ from what the model computed."},
+        {{"criticalkv", 0.3, {}},
+         "Knorm's best share (0.5 of the budget) stayed, then the 2 whose Knorm scores times the size of their "
+         "value's contribution to the output were lowest were dropped"},
+        {{"chunkkv", 0.3, {{"chunk_length", "4"}}}, "whole chunks of 4 tokens were ranked by Knorm's scores"},
+        {{"per_layer_compression", 0.3, {}},
+         "at this layer's own ratio, by Knorm's scores: the 2 whose keys had the largest norm were dropped"},
         {{"decoding", 0.0, {{"base", "snapkv"}, {"target_size", "4"}, {"window_size", "2"}}},
          "DecodingPress kept 4 of 6 prompt tokens in layer 2: every 512 steps it brings the cache back to 4 "
          "tokens "
@@ -99,6 +111,18 @@ TEST(PressExplainerTest, WithoutAPressOrTokensItStillCounts) {
         PressExplainer::sentence(decoding, std::nullopt, {}).contains("kept 4 of 6 tokens in layer 2"));
     EXPECT_TRUE(
         PressExplainer::sentence(trace::Event{0, 0, 0, trace::ResetEvent{}}, std::nullopt, {}).isEmpty());
+}
+
+TEST(PressExplainerTest, AMaskingWrapperSaysItSavesNoMemory) {
+    const trace::Event masked{
+        0, 1, 0, trace::CompressionEvent{4, 4, 2, 4, 4, {0, 2, 3, 3, 1, 0, 1, 2}, {}, {}, {3, 1}}};
+    const QString sentence =
+        PressExplainer::sentence(masked, config::PressSettings{"criticaladakv", 0.5, {}}, pieces());
+    EXPECT_TRUE(sentence.startsWith("CriticalAdaKV kept 1 to 3 of 4 prompt tokens in layer 1 per head: heads "
+                                    "share one budget by Knorm's scores"))
+        << sentence.toStdString();
+    EXPECT_TRUE(sentence.endsWith("The cache keeps every slot: masking saves no memory."))
+        << sentence.toStdString();
 }
 
 TEST(PressExplainerTest, HeadsKeepingDifferentCountsAreARange) {

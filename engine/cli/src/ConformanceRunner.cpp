@@ -276,7 +276,7 @@ FixtureResult ConformanceRunner::runFixture(const json& fixture, const std::stri
     if (PressConformanceRunner::isPressFixture(fixture)) {
         return PressConformanceRunner(m_device).runFixture(fixture, name);
     }
-    FixtureResult result{name, false, {}, std::nullopt};
+    FixtureResult result{name, false, {}, std::nullopt, {}, false};
     std::unique_ptr<Subject> subject;
     try {
         subject = std::make_unique<Subject>(fixture, m_device);
@@ -326,13 +326,18 @@ FixtureResult ConformanceRunner::runFixture(const json& fixture, const std::stri
 FixtureResult ConformanceRunner::runFile(const std::filesystem::path& path) const {
     std::ifstream in(path);
     if (!in) {
-        return {path.filename().string(), false, "cannot open the file", std::nullopt};
+        return {path.filename().string(), false, "cannot open the file", std::nullopt, {}, false};
     }
     json fixture;
     try {
         fixture = json::parse(in);
     } catch (const json::exception& error) {
-        return {path.filename().string(), false, std::string("not valid JSON: ") + error.what(), std::nullopt};
+        return {path.filename().string(),
+                false,
+                std::string("not valid JSON: ") + error.what(),
+                std::nullopt,
+                {},
+                false};
     }
     return runFixture(fixture, path.filename().string());
 }

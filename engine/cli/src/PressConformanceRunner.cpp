@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/PressConformanceRunner.h"
 
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/model/TensorOps.h"
-#include "kvscope/press/LagKvPress.h"
 #include "kvscope/press/PressCatalog.h"
-#include "kvscope/press/SimLayerKvPress.h"
-#include "kvscope/press/ThinkPress.h"
 #include "kvscope/press/TopKSelection.h"
 
 #include <ATen/ATen.h>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <sstream>
 
@@ -97,12 +96,118 @@ std::map<std::string, std::string> optionsOf(const json& arguments) {
     return options;
 }
 
+/// A press the fixture names (its own, a base, a stage) that no registration names: not a mismatch.
+struct PressNotImplemented {
+    std::string what;
+};
+
 std::string catalogueName(const std::string& referenceName) {
     const std::optional<std::string> name = PressCatalog::fromReferenceName(referenceName);
     if (!name) {
-        throw PressMismatch{"unknown press class `" + referenceName + "`"};
+        throw PressNotImplemented{"not implemented: no registered press is kvpress's " + referenceName};
     }
     return *name;
+}
+
+/// The scenario's kind: the fixture's name without `press_NNN_` (`press_009_adakv_snapkv` -> `adakv_snapkv`).
+std::string kindOf(const json& fixture, const std::string& file) {
+    std::string name = fixture.value("name", file);
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) {
+        name.resize(name.size() - 5);
+    }
+    const std::size_t prefix = name.rfind("press_", 0) == 0 ? name.find('_', 6) : std::string::npos;
+    return prefix != std::string::npos ? name.substr(prefix + 1) : name;
+}
+
+/// A registered press's options for a fixture: press_args, then the base press (`base`, its arguments as
+/// `base.NAME`) where the fixture names one.
+std::map<std::string, std::string> registeredOptions(const json& fixture) {
+    std::map<std::string, std::string> options = optionsOf(fixture.at("press_args"));
+    if (fixture.contains("base_press") && !fixture.contains("decoding_press")) {
+        options["base"] = catalogueName(fixture["base_press"].get<std::string>());
+        for (const auto& [key, value] : optionsOf(fixture.value("base_press_args", json::object()))) {
+            options["base." + key] = value;
+        }
+    }
+    if (fixture.contains("presses")) {
+        // ComposedPress: its stages `first` and `second`, their arguments as `first.NAME`, `second.NAME`; the
+        // second's fixed ratio (ThinK's is its key_channel_compression_ratio).
+        const json& presses = fixture["presses"];
+        for (size_t stage = 0; stage < presses.size() && stage < 2; ++stage) {
+            const std::string prefix = stage == 0 ? "first" : "second";
+            const std::string name = catalogueName(presses[stage].at("press").get<std::string>());
+            options[prefix] = name;
+            for (const auto& [key, value] : optionsOf(presses[stage].value("press_args", json::object()))) {
+                options[prefix + "." + key] = value;
+            }
+            for (const char* ratio : {"compression_ratio", "key_channel_compression_ratio"}) {
+                if (stage == 1 && presses[stage].contains(ratio) && presses[stage][ratio].is_number()) {
+                    options["second_ratio"] = presses[stage][ratio].dump();
+                    for (const config::PressOption& option :
+                         config::PressDescriptions::describe(name).options) {
+                        if (option.name == ratio) {
+                            options["second." + option.name] = presses[stage][ratio].dump();
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return options;
+}
+
+/// A per-case value the fixture records as a press option (PerLayerCompression's compression_ratios): a list
+/// as comma-separated numbers.
+std::string optionText(const json& value) {
+    if (!value.is_array()) {
+        return value.is_string() ? value.get<std::string>() : value.dump();
+    }
+    std::string text;
+    for (const json& item : value) {
+        text += (text.empty() ? "" : ",") + item.dump();
+    }
+    return text;
+}
+
+/// Compares a press's named intermediate result with the fixture's field of that name: float tensors within
+/// the score tolerance, counts and index lists exactly, other numbers exactly.
+void expectDetail(const at::Tensor& actual, const json& expected, double& deviation,
+                  const std::string& what) {
+    if (expected.is_object() && expected.contains("shape")) {
+        if (at::isFloatingType(actual.scalar_type()) || expected.at("data").empty() ||
+            !expected.at("data")[0].is_number_integer()) {
+            expectScores(actual.to(at::kDouble), expected, false, deviation, what);
+        } else {
+            expectSame(actual, indicesOf(expected), what);
+        }
+    } else if (expected.is_number_integer() || expected.is_boolean()) {
+        expectEqual(actual.to(at::kCPU, at::kLong).item<int64_t>(),
+                    expected.is_boolean() ? int64_t{expected.get<bool>()} : expected.get<int64_t>(), what);
+    } else if (expected.is_number() && actual.scalar_type() == at::kDouble) {
+        // Computed in double as kvpress does (DecodingPress's binary-searched ratio): exact.
+        expectEqual(actual.to(at::kCPU).item<double>(), expected.get<double>(), what);
+    } else if (expected.is_number()) {
+        // A float32 result (SimLayerKV's lazy score): the score tolerance.
+        const double value = actual.to(at::kCPU, at::kDouble).item<double>();
+        const double reference = expected.get<double>();
+        if (!(std::abs(value - reference) <= std::abs(reference) * scoreTolerance + scoreFloor)) {
+            throw PressMismatch{what + ": engine " + json(value).dump() + ", reference " +
+                                json(reference).dump()};
+        }
+    } else if (expected.is_array()) {
+        std::vector<int64_t> flat;
+        std::function<void(const json&)> flatten = [&](const json& value) {
+            if (value.is_array()) {
+                for (const json& item : value) {
+                    flatten(item);
+                }
+            } else {
+                flat.push_back(value.get<int64_t>());
+            }
+        };
+        flatten(expected);
+        expectEqual(integers(actual), flat, what);
+    }
 }
 
 /// cos and sin [1, n, D] of `positions`, as the engine's model computes them.
@@ -129,16 +234,24 @@ public:
         if (inputs.contains("q_proj_weight")) {
             m_inputs.queryWeight = tensor(inputs["q_proj_weight"]);
         }
+        if (inputs.contains("o_proj_weight")) {
+            m_inputs.outputWeight = tensor(inputs["o_proj_weight"]);
+        }
         if (inputs.contains("k_proj_weight")) {
             m_inputs.keyWeight = tensor(inputs["k_proj_weight"]);
         }
     }
 
     double run() {
+        const std::string press = m_fixture.at("press").get<std::string>();
+        const config::PressDescription& registered =
+            config::PressDescriptions::describe(catalogueName(press));
+        const bool classic = press == "AdaKVPress" || press == "DecodingPress" ||
+                             (registered.kind == "scorer" && !m_fixture.contains("base_press"));
         if (m_fixture.at("kind").get<std::string>() == "prefill") {
-            prefill();
+            classic ? prefill() : registeredPrefill(registered.name);
         } else {
-            decoding();
+            classic ? decoding() : registeredDecoding(registered.name);
         }
         return m_deviation;
     }
@@ -146,7 +259,7 @@ public:
 private:
     at::Tensor tensor(const json& value) const { return ConformanceRunner::tensorOf(value).to(m_device); }
 
-    void prefill() {
+    void loadPrefill() {
         const json& inputs = m_fixture.at("inputs");
         m_inputs.keys = tensor(inputs.at("keys"));
         m_inputs.values = tensor(inputs.at("values"));
@@ -170,45 +283,54 @@ private:
                 }
             }
         }
+    }
+
+    void prefill() {
+        loadPrefill();
         const std::string press = m_fixture.at("press").get<std::string>();
         for (const json& testCase : m_fixture.at("cases")) {
-            if (press == "SimLayerKVPress") {
-                simLayerCase(testCase);
-                continue;
-            }
             const double ratio = testCase.at("compression_ratio").get<double>();
             const std::string where = "ratio " + json(ratio).dump() + ": ";
             if (press == "AdaKVPress") {
                 adaKvCase(testCase, ratio, where);
                 continue;
             }
-            if (press == "ThinKPress") {
-                thinkCase(testCase, ratio, where);
-                continue;
-            }
             const std::string name = catalogueName(press);
             const auto scorer = PressCatalog::scorer(name, optionsOf(m_fixture.at("press_args")));
-            // kvpress's draw from torch's global RNG, recorded (FORMAT.md "Extended kinds").
-            m_inputs.randomMatrix = testCase.contains("sketch")              ? tensor(testCase["sketch"])
-                                    : testCase.contains("random_projection") ? tensor(testCase["random_projection"])
-                                                                             : at::Tensor();
+            m_inputs.randomMatrix = recordedMatrix(testCase);
             const press::PressSelection selection = scorer->select(m_inputs, ratio);
             expectEqual(selection.keptCount, testCase.at("n_kept").get<int64_t>(), where + "n_kept");
-            // z-scored presses: scores near 0 carry float32's absolute error of the mean, not a relative one;
-            // leverage also kvpress's own float32 deviation from float64 (recorded per case).
-            const bool zScored = name == "non_causal_attention" || name == "leverage" || name == "compactor";
-            const double absolute = (zScored ? zScoreTolerance : 0.0) +
-                                    10.0 * testCase.value("leverage_float64_deviation", 0.0);
-            expectScores(selection.scores, testCase.at("scores"), name == "random", m_deviation, where + "scores",
-                         absolute);
-            if (testCase.contains("lag_scores")) {
-                const auto lag = std::dynamic_pointer_cast<const press::LagKvPress>(scorer);
-                expectScores(lag ? lag->lagScores(m_inputs) : at::Tensor(), testCase["lag_scores"], false, m_deviation,
-                             where + "lag scores");
+            expectScores(selection.scores, testCase.at("scores"), name == "random", m_deviation,
+                         where + "scores", absoluteTolerance(name, testCase));
+            // The scorer's named intermediate results (LagKV's lag_scores) against the case's fields.
+            const std::map<std::string, at::Tensor> details = scorer->details(m_inputs);
+            for (const auto& [field, value] : testCase.items()) {
+                if (field.find("scores") != std::string::npos && field != "scores") {
+                    const auto found = details.find(field);
+                    expectScores(found != details.end() ? found->second : at::Tensor(), value, false,
+                                 m_deviation, where + field);
+                }
             }
             expectSame(selection.keptIndices, indicesOf(testCase.at("kept_indices_canonical")), where + "kept (canonical)");
             expectRawOrder(selection, indicesOf(testCase.at("kept_indices")), where);
         }
+    }
+
+    /// kvpress's draw from torch's global RNG, recorded per case (FORMAT.md "Extended kinds"):
+    /// LeverageScore's and Compactor's `sketch`, CUR's `random_projection`; undefined where the case has
+    /// none.
+    at::Tensor recordedMatrix(const json& testCase) const {
+        return testCase.contains("sketch")              ? tensor(testCase["sketch"])
+               : testCase.contains("random_projection") ? tensor(testCase["random_projection"])
+                                                        : at::Tensor();
+    }
+
+    /// The absolute slack on top of the relative score tolerance: z-scored presses' scores near 0 carry
+    /// float32's absolute error of the mean, not a relative one; leverage also kvpress's own float32
+    /// deviation from float64 (recorded per case).
+    static double absoluteTolerance(const std::string& name, const json& testCase) {
+        const bool zScored = name == "non_causal_attention" || name == "leverage" || name == "compactor";
+        return (zScored ? zScoreTolerance : 0.0) + 10.0 * testCase.value("leverage_float64_deviation", 0.0);
     }
 
     /// kvpress's raw order must be ours except inside runs of exactly equal reference scores.
@@ -221,43 +343,6 @@ private:
         if (!at::equal(ourScores, rawScores)) {
             throw PressMismatch{where + "kvpress's kept order differs from the canonical one outside a tie"};
         }
-    }
-
-    /// ThinK: the channel scores, the pruned channels per head and the keys after pruning; no token dropped.
-    void thinkCase(const json& testCase, double ratio, const std::string& where) {
-        const press::ThinkPress think(ratio, m_fixture.at("press_args").at("window_size").get<int64_t>());
-        const press::ChannelPruning pruning = think.prune(m_inputs);
-        expectEqual(think.prunedCount(m_inputs.headDim), testCase.at("n_pruned_channels").get<int64_t>(),
-                    where + "n_pruned_channels");
-        expectEqual(think.reportedRatio(), testCase.at("press_compression_ratio").get<double>(),
-                    where + "press compression ratio");
-        expectScores(pruning.channelScores, testCase.at("channel_scores"), false, m_deviation, where + "channel scores");
-        expectSame(pruning.prunedChannels, indicesOf(testCase.at("pruned_channels")), where + "pruned channels");
-        const at::Tensor reference = ConformanceRunner::tensorOf(testCase.at("output_keys"));
-        if (!at::equal(pruning.keys.to(at::kCPU, reference.scalar_type()), reference)) {
-            throw PressMismatch{where + "the keys after pruning differ"};
-        }
-    }
-
-    /// SimLayerKV: the lazy score, the decision and the kept slots at each threshold.
-    void simLayerCase(const json& testCase) {
-        const double threshold = testCase.at("lazy_threshold").get<double>();
-        const std::string where = "lazy_threshold " + json(threshold).dump() + ": ";
-        const json& arguments = m_fixture.at("press_args");
-        const press::SimLayerKvPress press(threshold, arguments.at("n_last").get<int64_t>(),
-                                           arguments.at("n_recent").get<int64_t>(),
-                                           arguments.at("n_initial").get<int64_t>());
-        const double reference = testCase.at("lazy_score").get<double>();
-        const double score = press.lazyScore(m_inputs);
-        if (!(std::abs(score - reference) <= std::abs(reference) * scoreTolerance + scoreFloor)) {
-            throw PressMismatch{where + "lazy score " + json(score).dump() + ", reference " + json(reference).dump()};
-        }
-        const press::LazyLayerDecision decision = press.decide(m_inputs);
-        expectEqual(decision.lazy, testCase.at("lazy").get<bool>(), where + "lazy");
-        expectEqual(decision.keptIndices.size(2), testCase.at("n_kept").get<int64_t>(), where + "n_kept");
-        expectSame(decision.keptIndices, indicesOf(testCase.at("kept_indices")), where + "kept");
-        expectEqual(decision.reportedRatio, testCase.at("press_compression_ratio").get<double>(),
-                    where + "press compression ratio");
     }
 
     void adaKvCase(const json& testCase, double ratio, const std::string& where) {
@@ -344,6 +429,283 @@ private:
         }
     }
 
+    /// The registered press's options for one case: the fixture's, plus case fields the press declares as
+    /// options (PerLayerCompression's compression_ratios).
+    std::map<std::string, std::string> caseOptions(const std::string& name, const json& testCase) const {
+        std::map<std::string, std::string> options = registeredOptions(m_fixture);
+        for (const config::PressOption& option : config::PressDescriptions::describe(name).options) {
+            if (testCase.contains(option.name)) {
+                options[option.name] = optionText(testCase[option.name]);
+            }
+        }
+        return options;
+    }
+
+    /// Every field of `expected` the press's decision answers: counts, scores, kept slots (canonical order
+    /// where the fixture gives one, else kvpress's own), masks, rewritten keys and named details.
+    void expectAction(press::PressAction action, const json& expected, const PressInputs& inputs,
+                      const std::string& where) {
+        const int64_t length = inputs.keys.size(2);
+        if (!action.kept.defined() && !action.masked.defined()) {
+            // No eviction: every slot stays, in order (ThinK, a layer SimLayerKV finds busy or does not
+            // measure).
+            action.kept = at::arange(length, inputs.keys.options().dtype(at::kLong))
+                              .expand({inputs.keys.size(0), inputs.keys.size(1), length})
+                              .contiguous();
+        }
+        if (expected.contains("masked_indices")) {
+            const at::Tensor masked =
+                action.masked.defined()
+                    ? action.masked.to(at::kCPU)
+                    : at::zeros({inputs.keys.size(0), inputs.keys.size(1), length}, at::kBool);
+            std::vector<std::vector<std::vector<int64_t>>> lists(static_cast<size_t>(masked.size(0)));
+            for (int64_t batch = 0; batch < masked.size(0); ++batch) {
+                for (int64_t head = 0; head < masked.size(1); ++head) {
+                    lists[static_cast<size_t>(batch)].push_back(
+                        integers(masked[batch][head].nonzero().view(-1)));
+                }
+            }
+            expectEqual(lists,
+                        expected["masked_indices"].get<std::vector<std::vector<std::vector<int64_t>>>>(),
+                        where + "masked indices");
+        } else if (expected.contains("n_kept")) {
+            expectEqual(action.kept.defined() ? action.kept.size(2) : length,
+                        expected["n_kept"].get<int64_t>(), where + "n_kept");
+        }
+        if (expected.contains("stages")) {
+            expectStages(action, expected, where);
+            return;
+        }
+        if (expected.contains("scores")) {
+            expectScores(action.scores, expected["scores"], false, m_deviation, where + "scores");
+        }
+        if (expected.contains("kept_indices_canonical")) {
+            expectSame(action.kept, indicesOf(expected["kept_indices_canonical"]),
+                       where + "kept (canonical)");
+        } else if (expected.contains("kept_indices")) {
+            expectSame(action.kept, indicesOf(expected["kept_indices"]), where + "kept");
+        }
+        if (expected.contains("output_keys")) {
+            const at::Tensor keys =
+                action.keys.defined() ? action.keys : TopKSelection::gather(inputs.keys, action.kept);
+            const at::Tensor reference = ConformanceRunner::tensorOf(expected["output_keys"]).to(at::kDouble);
+            if (keys.sizes() != reference.sizes()) {
+                throw PressMismatch{where + "output keys: shape differs from the reference"};
+            }
+            const double error = (keys.to(at::kCPU, at::kDouble) - reference).abs().max().item<double>();
+            if (!(error <= rotaryTolerance)) {
+                throw PressMismatch{where + "output keys: off by " + std::to_string(error)};
+            }
+        }
+        for (const auto& [detail, value] : action.details) {
+            if (expected.contains(detail)) {
+                expectDetail(value, expected[detail], m_deviation, where + detail);
+            }
+        }
+    }
+
+    /// ComposedPress: the first stage as a scorer case; the second on kvpress's stage-0 slot order, which
+    /// differs from the port's only inside ties (FORMAT.md): its scores and rewritten keys compared in that
+    /// order, its kept tokens as input positions per row.
+    void expectStages(const press::PressAction& action, const json& expected, const std::string& where) {
+        const auto detail = [&](const std::string& key) {
+            const auto found = action.details.find(key);
+            if (found == action.details.end()) {
+                throw PressMismatch{where + key + ": the press recorded none"};
+            }
+            return found->second;
+        };
+        const json& stages = expected["stages"];
+        const json& first = stages.at(0);
+        const at::Tensor kept0 = detail("stages.0.kept");
+        expectEqual(kept0.size(2), first.at("n_kept").get<int64_t>(), where + "stage 0 n_kept");
+        expectScores(detail("stages.0.scores"), first.at("scores"), false, m_deviation,
+                     where + "stage 0 scores");
+        expectSame(kept0, indicesOf(first.at("kept_indices_canonical")), where + "stage 0 kept (canonical)");
+        // Our stage-0 slot for each of kvpress's: kvpress's raw kept order against ours.
+        const at::Tensor raw = indicesOf(first.at("kept_indices")).to(kept0.device());
+        const auto slotsOf = [](const at::Tensor& tensor) { return std::get<1>(at::sort(tensor, -1)); };
+        const at::Tensor order = slotsOf(kept0).gather(-1, slotsOf(slotsOf(raw)));
+        const json& second = stages.at(1);
+        for (const auto& [key, value] : second.items()) {
+            if (key == "press" || key == "kept_indices" || key == "kept_indices_canonical") {
+                continue;
+            }
+            if (key == "n_kept") {
+                expectEqual(detail("stages.1.kept").size(2), value.get<int64_t>(), where + "stage 1 n_kept");
+                continue;
+            }
+            const at::Tensor ours = detail("stages.1." + key);
+            // Per-slot results of stage 1 follow the stage-0 slots: reorder them to kvpress's.
+            const bool perSlot = key == "scores";
+            expectDetail(perSlot ? ours.gather(-1, order) : ours, value, m_deviation,
+                         where + "stage 1 " + key);
+        }
+        if (expected.contains("kept_indices")) {
+            expectSame(std::get<0>(at::sort(action.kept, -1)),
+                       std::get<0>(at::sort(indicesOf(expected["kept_indices"]), -1)),
+                       where + "kept positions");
+        }
+        if (expected.contains("output_keys")) {
+            const at::Tensor keys = action.keys.defined() ? action.keys : at::Tensor();
+            if (!keys.defined()) {
+                throw PressMismatch{where + "output keys: the press rewrote none"};
+            }
+            const at::Tensor ordered = TopKSelection::gather(keys, order);
+            const at::Tensor reference = ConformanceRunner::tensorOf(expected["output_keys"]).to(at::kDouble);
+            const double error =
+                ordered.sizes() == reference.sizes()
+                    ? (ordered.to(at::kCPU, at::kDouble) - reference).abs().max().item<double>()
+                    : std::numeric_limits<double>::infinity();
+            if (!(error <= rotaryTolerance)) {
+                throw PressMismatch{where + "output keys: off by " + std::to_string(error)};
+            }
+        }
+    }
+
+    /// A prefill scenario of any registered press through the press a generation applies
+    /// (PressCatalog::generation): one pass over the whole prompt per case.
+    void registeredPrefill(const std::string& name) {
+        loadPrefill();
+        const int64_t length = m_inputs.keys.size(2);
+        const at::Tensor positions = at::arange(length, at::TensorOptions().dtype(at::kLong).device(m_device))
+                                         .expand({m_inputs.keys.size(0), m_inputs.keys.size(1), length});
+        for (const json& testCase : m_fixture.at("cases")) {
+            const double ratio = testCase.value("compression_ratio", 0.0);
+            // A case without a ratio is named by the option it varies (SimLayerKV's lazy_threshold).
+            std::string where = "ratio " + json(ratio).dump() + ": ";
+            for (const config::PressOption& option : config::PressDescriptions::describe(name).options) {
+                if (!testCase.contains("compression_ratio") && testCase.contains(option.name)) {
+                    where = option.name + " " + testCase[option.name].dump() + ": ";
+                }
+            }
+            const auto press = PressCatalog::generation({name, ratio, caseOptions(name, testCase)});
+            m_inputs.randomMatrix = recordedMatrix(testCase);
+            const press::PressAction action = press->onPass(m_inputs, {0, length, ratio, positions});
+            expectAction(action, testCase, m_inputs, where);
+        }
+    }
+
+    /// A decoding scenario of any registered press: the prefill pass (compared with `prefill` where the
+    /// fixture has one), then every step, the cache re-synced to kvpress's slot order before a compression.
+    void registeredDecoding(const std::string& name) {
+        const json& inputs = m_fixture.at("inputs");
+        std::map<std::string, std::string> options = registeredOptions(m_fixture);
+        if (m_fixture.contains("prefilling_press")) {
+            options["prefill"] = catalogueName(m_fixture["prefilling_press"].get<std::string>());
+            for (const auto& [key, value] :
+                 optionsOf(m_fixture.value("prefilling_press_args", json::object()))) {
+                options["prefill." + key] = value;
+            }
+        }
+        if (m_fixture.contains("decoding_press")) {
+            for (const auto& [key, value] :
+                 optionsOf(m_fixture.value("decoding_press_args", json::object()))) {
+                options[key] = value;
+            }
+            options["base"] = catalogueName(m_fixture.at("base_press").get<std::string>());
+            for (const auto& [key, value] : optionsOf(m_fixture.value("base_press_args", json::object()))) {
+                options["base." + key] = value;
+            }
+        }
+        const double ratio =
+            m_fixture.contains("prefill") ? m_fixture["prefill"].value("compression_ratio", 0.0) : 0.0;
+        const auto press = PressCatalog::generation({name, ratio, options});
+        at::Tensor keys = tensor(inputs.at("prefill_keys"));
+        at::Tensor values = tensor(inputs.at("prefill_values"));
+        const int64_t batch = keys.size(0);
+        const int64_t heads = keys.size(1);
+        const auto longs = at::TensorOptions().dtype(at::kLong).device(m_device);
+        at::Tensor positions = at::arange(keys.size(2), longs).expand({batch, heads, -1}).contiguous();
+        {
+            PressInputs pass = m_inputs;
+            pass.keys = keys;
+            pass.values = values;
+            if (inputs.contains("prefill_hidden_states")) {
+                pass.hiddenStates = tensor(inputs["prefill_hidden_states"]);
+            }
+            std::vector<int64_t> prefillPositions(static_cast<size_t>(keys.size(2)));
+            std::iota(prefillPositions.begin(), prefillPositions.end(), 0);
+            std::tie(pass.cos, pass.sin) = rotaryRows(prefillPositions, m_fixture.at("model"), m_device);
+            const press::PressAction action = press->onPass(pass, {0, keys.size(2), ratio, positions});
+            if (m_fixture.contains("prefill")) {
+                expectAction(action, m_fixture["prefill"], pass, "prefill: ");
+            }
+            if (action.kept.defined()) {
+                keys = TopKSelection::gather(keys, action.kept);
+                values = TopKSelection::gather(values, action.kept);
+                positions = positions.gather(-1, action.kept);
+            }
+        }
+        const json& steps = m_fixture.at("steps");
+        for (size_t index = 0; index < steps.size(); ++index) {
+            const json& step = steps[index];
+            const std::string where = "step " + std::to_string(index) + ": ";
+            const auto stepPositions = step.at("position_ids").get<std::vector<int64_t>>();
+            const int64_t queryLength = step.at("q_len").get<int64_t>();
+            keys = at::cat({keys, tensor(step.at("keys"))}, 2);
+            values = at::cat({values, tensor(step.at("values"))}, 2);
+            positions = at::cat(
+                {positions, at::tensor(stepPositions, at::kLong).to(m_device).expand({batch, heads, -1})}, 2);
+            if (step.contains("expect_positions_before")) {
+                // Same tokens as kvpress, then kvpress's slot order (torch.topk's tie order; FORMAT.md).
+                const at::Tensor before = indicesOf(step["expect_positions_before"]).to(m_device);
+                expectSame(std::get<0>(at::sort(positions, -1)), std::get<0>(at::sort(before, -1)),
+                           where + "cached positions before compression");
+                const auto slotsOf = [](const at::Tensor& tensor) {
+                    return std::get<1>(at::sort(tensor, -1));
+                };
+                const at::Tensor order = slotsOf(positions).gather(-1, slotsOf(slotsOf(before)));
+                keys = TopKSelection::gather(keys, order);
+                values = TopKSelection::gather(values, order);
+                positions = positions.gather(-1, order);
+            }
+            PressInputs pass = m_inputs;
+            pass.keys = keys;
+            pass.values = values;
+            if (step.contains("hidden_states")) {
+                pass.hiddenStates = tensor(step["hidden_states"]);
+            }
+            std::tie(pass.cos, pass.sin) = rotaryRows(stepPositions, m_fixture.at("model"), m_device);
+            const press::PressAction action =
+                press->onPass(pass, {static_cast<int64_t>(index) + 1, queryLength, ratio, positions});
+            const auto detail = [&](const char* key) {
+                const auto found = action.details.find(key);
+                return found != action.details.end() ? found->second : at::Tensor();
+            };
+            const at::Tensor compressed = detail("compressed");
+            expectEqual(compressed.defined() && compressed.item<int64_t>() != 0,
+                        step.at("expect_compressed").get<bool>(), where + "compressed");
+            for (const auto& [field, key] : {std::pair{"expect_buffer_len", "buffer_len"},
+                                             std::pair{"expect_compression_ratio", "compression_ratio"},
+                                             std::pair{"expect_target_size", "target_size"}}) {
+                if (step.contains(field)) {
+                    const at::Tensor value = detail(key);
+                    if (!value.defined()) {
+                        throw PressMismatch{where + key + ": the press recorded none"};
+                    }
+                    expectDetail(value, step[field], m_deviation, where + key);
+                }
+            }
+            if (step.contains("expect_scores")) {
+                expectScores(action.scores, step["expect_scores"], false, m_deviation, where + "scores");
+                expectSame(action.kept, indicesOf(step.at("expect_kept_indices_canonical")),
+                           where + "kept (canonical)");
+            }
+            if (action.kept.defined()) {
+                keys = TopKSelection::gather(keys, action.kept);
+                values = TopKSelection::gather(values, action.kept);
+                positions = positions.gather(-1, action.kept);
+            }
+            if (step.contains("expect_kept_positions")) {
+                expectSame(std::get<0>(at::sort(positions, -1)),
+                           std::get<0>(at::sort(indicesOf(step["expect_kept_positions"]), -1)),
+                           where + "kept positions");
+            }
+            expectEqual(keys.size(2), step.at("expect_cache_len").get<int64_t>(), where + "cache length");
+        }
+    }
+
     const json& m_fixture;
     at::Device m_device;
     PressInputs m_inputs;
@@ -361,10 +723,22 @@ bool PressConformanceRunner::isPressFixture(const json& fixture) {
 }
 
 FixtureResult PressConformanceRunner::runFixture(const json& fixture, const std::string& name) const {
-    FixtureResult result{name, false, {}, std::nullopt};
+    FixtureResult result{name, false, {}, std::nullopt, {}, false};
+    result.kind = kindOf(fixture, name);
+    const json& press = fixture.at("press");
+    if (!press.is_string() ||
+        config::PressDescriptions::findByReference(press.get<std::string>()) == nullptr) {
+        // Partial support shows as such: a press not ported yet neither passes nor fails.
+        result.notImplemented = true;
+        result.failure = "not implemented: no registered press is kvpress's " + press.dump();
+        return result;
+    }
     try {
         result.scoreDeviation = FixtureReplay(fixture, m_device).run();
         result.passed = true;
+    } catch (const PressNotImplemented& missing) {
+        result.notImplemented = true;
+        result.failure = missing.what;
     } catch (const PressMismatch& mismatch) {
         result.failure = mismatch.what;
     } catch (const std::exception& error) {

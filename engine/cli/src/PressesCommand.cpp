@@ -5,8 +5,8 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-
 #include <ostream>
+#include <utility>
 
 namespace kvscope::cli {
 
@@ -24,10 +24,32 @@ nlohmann::json PressesCommand::list() {
                                {"default", option.defaultValue},
                                {"meaning", option.meaning}});
         }
+        const config::PressPolicy& policy = description.policy;
+        nlohmann::json reads = nlohmann::json::array({"keys"});
+        for (const auto& [read, what] :
+             {std::pair{policy.values, "values"}, std::pair{policy.queries, "queries"},
+              std::pair{policy.attentions, "attention weights"}, std::pair{policy.outputProjection, "o_proj"},
+              std::pair{policy.keyProjection, "k_proj"}}) {
+            if (read) {
+                reads.push_back(what);
+            }
+        }
         presses.push_back({{"name", description.name},
+                           {"kvpress", description.referenceName},
+                           {"display_name", description.displayName},
+                           {"kind", description.kind},
                            {"phase", description.phase},
                            {"summary", description.summary},
+                           {"sentence", description.sentence},
+                           {"policy",
+                            {{"reads", reads},
+                             {"when", policy.when},
+                             {"effect", policy.effect},
+                             {"saves_memory", policy.savesMemory()}}},
                            {"options", options}});
+        if (!description.keptAllSentence.empty()) {
+            presses.back()["sentence_kept_all"] = description.keptAllSentence;
+        }
     }
     return {{"presses", presses}};
 }

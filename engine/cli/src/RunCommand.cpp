@@ -213,7 +213,7 @@ nlohmann::json RunCommand::run(const RunOptions& options, std::ostream& progress
     if (options.check && !settings.press.name.empty()) {
         // A prefill press at ratio 0 changes nothing; any other press hides tokens by design.
         const config::PressDescription& described = config::PressDescriptions::describe(settings.press.name);
-        if (described.phase != "prefill" || settings.press.ratio > 0.0) {
+        if (described.policy.when != "prefill" || settings.press.ratio > 0.0) {
             throw runtime::GenerationError(
                 "--check compares with a cache-free recompute, which attends to every token; press " +
                 settings.press.name +

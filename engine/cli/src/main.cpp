@@ -2,13 +2,15 @@
 // kvscope-cli: the command-line face of the engine (reference: docs/CLI.md).
 // Machine-readable output is one JSON document on stdout; messages go to stderr; exit codes are
 // 0 (ok), 1 (a check failed), 2 (bad input).
+#include "kvscope/cache/CacheError.h"
+#include "kvscope/cache/DeviceSupport.h"
 #include "kvscope/cli/CacheBenchmark.h"
 #include "kvscope/cli/ConformanceRecorder.h"
 #include "kvscope/cli/ConformanceRunner.h"
-#include "kvscope/cli/OptionChecks.h"
 #include "kvscope/cli/FidelityCommand.h"
 #include "kvscope/cli/GemmBenchmark.h"
 #include "kvscope/cli/ModelBenchmark.h"
+#include "kvscope/cli/OptionChecks.h"
 #include "kvscope/cli/PresetsCommand.h"
 #include "kvscope/cli/PressBenchmark.h"
 #include "kvscope/cli/PressesCommand.h"
@@ -18,18 +20,16 @@
 #include "kvscope/cli/SyntheticCommand.h"
 #include "kvscope/cli/TokenizeCommand.h"
 #include "kvscope/cli/TrainCommand.h"
-
-#include "kvscope/cache/CacheError.h"
 #include "kvscope/config/BuildInfo.h"
-#include "kvscope/cache/DeviceSupport.h"
 #include "kvscope/synthetic/TimelineBenchmark.h"
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 namespace {
@@ -53,21 +53,42 @@ int runConform(const std::string& directory, kvscope::config::ComputeDevice devi
         return 2;
     }
     size_t passed = 0;
+    size_t notImplemented = 0;
     std::optional<double> scoreDeviation;
+    // Press fixtures per kind: passed, failed, not implemented (so that partial support shows).
+    std::map<std::string, std::array<size_t, 3>> kinds;
     for (const auto& result : results) {
         if (result.passed) {
             ++passed;
+        } else if (result.notImplemented) {
+            ++notImplemented;
         } else {
             std::cout << result.file << ": " << result.failure << "\n";
+        }
+        if (!result.kind.empty()) {
+            ++kinds[result.kind][result.passed ? 0 : result.notImplemented ? 2 : 1];
         }
         if (result.scoreDeviation) {
             scoreDeviation = std::max(scoreDeviation.value_or(0.0), *result.scoreDeviation);
         }
     }
+    for (const auto& [kind, counts] : kinds) {
+        std::cout << "kind " << kind << ": ";
+        if (counts[2] > 0 && counts[0] + counts[1] == 0) {
+            std::cout << "not implemented (" << counts[2] << " fixtures)\n";
+        } else {
+            std::cout << counts[0] << " passed, " << counts[1] << " failed";
+            std::cout << (counts[2] > 0 ? ", " + std::to_string(counts[2]) + " not implemented\n" : "\n");
+        }
+    }
     if (scoreDeviation) {
         std::cout << "press scores: largest relative deviation from kvpress " << *scoreDeviation << "\n";
     }
-    std::cout << passed << " passed, " << results.size() - passed << " failed" << std::endl;
+    std::cout << passed << " passed, " << results.size() - passed - notImplemented << " failed";
+    if (notImplemented > 0) {
+        std::cout << ", " << notImplemented << " not implemented";
+    }
+    std::cout << std::endl;
     bool recorded = true;
     if (!record.empty()) {
         const auto sessions =

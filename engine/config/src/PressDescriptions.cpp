@@ -5,93 +5,44 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+// Every registration's description (engine/presses/<Press>.cpp, compiled here without its LibTorch part).
+#define KVSCOPE_PRESS(id) ::kvscope::config::PressDescription kvscopePressDescription_##id();
+#include "PressList.h"
+#undef KVSCOPE_PRESS
+
 namespace kvscope::config {
-namespace {
 
-const PressOption windowOption{"window_size", "int", "64",
-                               "recent queries whose attention scores the cache; kept",
-                               /*belowPrompt=*/true};
-const PressOption sinkOption{"n_sink", "int", "4",
-                             "attention-sink slots always kept at the start of the cache",
-                             /*belowPrompt=*/true};
-const PressOption kernelOption{"kernel_size", "int", "5", "width of the average pooling along the sequence"};
-const PressOption baseOption{"base", "press", "knorm", "the scorer press that ranks the tokens"};
-
-} // namespace
+bool PressDescription::wrapsBase() const {
+    return std::any_of(options.begin(), options.end(),
+                       [](const PressOption& option) { return option.type == "press"; });
+}
 
 const std::vector<PressDescription>& PressDescriptions::all() {
-    static const std::vector<PressDescription> all = {
-        {"streaming_llm", "prefill", "keeps the first n_sink slots and the most recent ones", {sinkOption}},
-        {"knorm", "prefill", "keeps the keys of smallest L2 norm", {}},
-        {"snapkv", "prefill", "attention of the last window_size queries, pooled; the window is kept",
-         {windowOption, kernelOption}},
-        {"tova", "prefill", "the last query's attention averaged over all heads; the last token is kept", {}},
-        {"pyramidkv", "prefill", "SnapKV scores with a per-layer budget shrinking towards the last layer",
-         {windowOption, kernelOption, {"beta", "float", "20", "ratio of the first layer's budget to the last's"}}},
-        {"observed_attention", "prefill", "the attention each key received during prefill (needs attention weights)",
-         {}},
-        {"expected_attention", "prefill", "the attention expected from future queries (Gaussian queries, average RoPE)",
-         {{"n_future_positions", "int", "512", "future positions the query statistics are rotated to"},
-          {"n_sink", "int", "4", "first tokens always kept and left out of the statistics",
-           /*belowPrompt=*/true},
-          {"use_covariance", "bool", "true", "add the query covariance term to the expected logits"},
-          {"use_vnorm", "bool", "true", "weigh scores by the value norms"},
-          {"epsilon", "float", "0", "added to the scores before the value-norm weighting"}}},
-        {"random", "prefill", "random scores (torch.rand of a seeded CPU generator)",
-         {{"seed", "int", "0", "generator seed"}}},
-        {"keydiff", "prefill", "keeps the keys least like the head's average key direction (-cosine)", {}},
-        {"lagkv", "prefill", "scores each lag_size partition against the next one's min-max range; sinks and the last partition kept",
-         {{"n_sink", "int", "4", "first tokens always kept", /*belowPrompt=*/true},
-          {"lag_size", "int", "128", "tokens per partition; the next partition is the reference"},
-          {"cross_scoring", "bool", "false", "rank by the raw lag scores instead of the rank inside each partition"}}},
-        {"non_causal_attention", "prefill", "attention each token receives from its chunk's queries, unmasked, times its value norm",
-         {{"chunk_size", "int", "256", "tokens per chunk of non-causal attention"}}},
-        {"leverage", "prefill", "statistical leverage of each pre-RoPE key under a random sketch (z-normalised)",
-         {{"sketch_dimension", "int", "48", "columns of the random Gaussian sketch"},
-          {"seed", "int", "0", "seed of the sketch (kvpress draws it from torch's global RNG)"}}},
-        {"cur", "prefill", "approximate leverage from squared key/value norms; the first num_sinks kept",
-         {{"num_sinks", "int", "4", "first tokens always kept"},
-          {"leverage_type", "text", "kv_product", "key, value, kv_avg or kv_product"},
-          {"use_random_leverage", "bool", "false", "project keys and values on 20 random directions first"},
-          {"use_local_approximation", "bool", "true", "normalise within windows of local_window_size tokens"},
-          {"local_window_size", "int", "16", "tokens per local window"},
-          {"seed", "int", "0", "seed of the random projection (kvpress draws it from torch's global RNG)"}}},
-        {"compactor", "prefill", "blend of leverage and non-causal attention scores; sinks at both ends kept",
-         {{"sink_size_start", "int", "8", "first tokens always kept"},
-          {"sink_size_end", "int", "4", "last tokens always kept"},
-          {"chunk_size", "int", "256", "tokens per chunk of non-causal attention"},
-          {"sketch_dimension", "int", "48", "columns of the random Gaussian sketch"},
-          {"blending", "float", "ratio", "weight of the leverage scores (default: the compression ratio)"},
-          {"seed", "int", "0", "seed of the sketch (kvpress draws it from torch's global RNG)"}}},
-        {"cap", "prefill", "ridge leverage of each value among values weighted by key alignment with future queries",
-         {{"tau", "float", "5", "sharpness of the key-alignment weights"},
-          {"n_future_positions", "int", "512", "future positions the average query is rotated to"},
-          {"n_sink", "int", "4", "first tokens always kept", /*belowPrompt=*/true},
-          {"epsilon", "float", "0.000001", "added to each weight in the capacity matrix"}}},
-        {"think", "prefill", "zeroes the least used key channels per head (--ratio: the share of channels); keeps every token",
-         {{"window_size", "int", "32", "recent queries whose norms score the channels", /*belowPrompt=*/true}}},
-        {"simlayerkv", "prefill", "a lazy layer (attention on initial and recent tokens) keeps only those; others keep all",
-         {{"lazy_threshold", "float", "1", "lazy when the initial+recent attention exceeds it; 1 disables"},
-          {"n_last", "int", "1", "last queries whose attention decides"},
-          {"n_recent", "int", "1024", "recent tokens a lazy layer keeps (n_recent - n_last of them)"},
-          {"n_initial", "int", "4", "initial tokens a lazy layer keeps"}}},
-        {"adakv", "prefill", "per-head budgets over a base scorer: heads mask different numbers of tokens",
-         {baseOption, {"alpha_safeguard", "float", "0.2", "share of each head's budget it always keeps"}}},
-        {"decoding", "decoding", "compresses the cache back to target_size every compression_interval steps",
-         {baseOption,
-          {"compression_interval", "int", "512", "forward passes between compressions"},
-          {"target_size", "int", "2048", "tokens per KV head after a compression"},
-          {"hidden_states_buffer_size", "int", "256", "forward passes of hidden states kept for the base press"}}},
-        {"h2o", "decoding", "heavy hitters: attention accumulated over every step plus a recent window",
-         {{"budget", "int", "2048", "tokens per KV head kept once the cache grows past it"},
-          {"recent_window", "int", "budget / 8",
-           "newest slots always kept (part of the budget; 256 of the default "
-           "budget, at least 1)"}}},
-    };
+    static const std::vector<PressDescription> all = [] {
+        std::vector<PressDescription> presses;
+#define KVSCOPE_PRESS(id)                                                                                    \
+    presses.push_back(kvscopePressDescription_##id());                                                       \
+    if (presses.back().name != #id) {                                                                        \
+        throw std::logic_error("engine/presses: the registration " #id " describes `" +                      \
+                               presses.back().name + "`: a press's name is its identifier in PressList.h");  \
+    }
+#include "PressList.h"
+#undef KVSCOPE_PRESS
+        return presses;
+    }();
     return all;
+}
+
+const PressDescription* PressDescriptions::findByReference(const std::string& referenceName) {
+    const auto& presses = all();
+    const auto found = std::find_if(presses.begin(), presses.end(), [&](const PressDescription& description) {
+        return !referenceName.empty() && description.referenceName == referenceName;
+    });
+    return found != presses.end() ? &*found : nullptr;
 }
 
 const PressDescription* PressDescriptions::find(const std::string& name) {
@@ -118,8 +69,75 @@ std::string PressDescriptions::allowedNames() {
 
 bool PressDescriptions::isScorer(const std::string& name) {
     const PressDescription* description = find(name);
-    return description != nullptr && description->phase == "prefill" && name != "adakv" && name != "think" &&
-           name != "simlayerkv";
+    return description != nullptr && description->kind == "scorer";
+}
+
+std::string PressDescriptions::optionValue(const PressSettings& press, const std::string& option) {
+    if (const auto given = press.options.find(option); given != press.options.end()) {
+        return given->second;
+    }
+    const auto declaredDefault = [&](const std::string& name) -> std::optional<std::string> {
+        const PressDescription* description = find(name);
+        if (description == nullptr) {
+            return std::nullopt;
+        }
+        for (const PressOption& declared : description->options) {
+            if (declared.name == option) {
+                if (description->derivedDefault) {
+                    if (std::optional<std::string> derived =
+                            description->derivedDefault(option, press.options)) {
+                        return derived;
+                    }
+                }
+                return declared.defaultValue;
+            }
+        }
+        return std::nullopt;
+    };
+    if (const std::optional<std::string> own = declaredDefault(press.name)) {
+        return *own;
+    }
+    // A wrapper's base press declares the options the wrapper does not.
+    if (option != "base") {
+        if (const std::string base = optionValue(press, "base"); !base.empty() && base != press.name) {
+            return declaredDefault(base).value_or(std::string());
+        }
+    }
+    return {};
+}
+
+std::string PressDescriptions::rule(const PressSettings& press, std::int64_t dropped) {
+    const PressDescription* description = find(press.name);
+    const std::string pattern = description == nullptr || description->sentence.empty()
+                                    ? "the {dropped} it ranked lowest were dropped"
+                                : dropped == 0 && !description->keptAllSentence.empty()
+                                    ? description->keptAllSentence
+                                    : description->sentence;
+    std::string filled;
+    for (std::size_t at = 0; at < pattern.size();) {
+        const std::size_t open = pattern.find('{', at);
+        const std::size_t close = open == std::string::npos ? std::string::npos : pattern.find('}', open);
+        if (close == std::string::npos) {
+            filled += pattern.substr(at);
+            break;
+        }
+        filled += pattern.substr(at, open - at);
+        const std::string key = pattern.substr(open + 1, close - open - 1);
+        if (key == "dropped") {
+            filled += std::to_string(dropped);
+        } else if (key == "base" || key == "base_name") {
+            PressSettings base{optionValue(press, "base"), press.ratio,
+                               description != nullptr ? splitOptions(press.name, press.options).second
+                                                      : std::map<std::string, std::string>{}};
+            const PressDescription* baseDescription = find(base.name);
+            filled += key == "base" ? rule(base, dropped)
+                                    : (baseDescription != nullptr ? baseDescription->displayName : base.name);
+        } else {
+            filled += optionValue(press, key);
+        }
+        at = close + 1;
+    }
+    return filled;
 }
 
 std::string PressDescriptions::scorerNames() {
@@ -132,24 +150,65 @@ std::string PressDescriptions::scorerNames() {
     return names;
 }
 
+namespace {
+
+/// The declared option `stage` of type `stage` (a press the wrapper runs, its options given as
+/// `stage.NAME`), or null.
+const PressOption* stageOption(const PressDescription& description, const std::string& key) {
+    const std::size_t dot = key.find('.');
+    if (dot == std::string::npos) {
+        return nullptr;
+    }
+    const auto found =
+        std::find_if(description.options.begin(), description.options.end(), [&](const PressOption& option) {
+            return option.type == "stage" && key.compare(0, dot, option.name) == 0 &&
+                   option.name.size() == dot;
+        });
+    return found != description.options.end() ? &*found : nullptr;
+}
+
+} // namespace
+
 std::pair<std::map<std::string, std::string>, std::map<std::string, std::string>>
 PressDescriptions::splitOptions(const std::string& wrapper, const std::map<std::string, std::string>& given) {
     std::map<std::string, std::string> own;
     std::map<std::string, std::string> base;
-    const std::vector<PressOption>& declared = describe(wrapper).options;
+    const PressDescription& description = describe(wrapper);
+    const std::vector<PressOption>& declared = description.options;
+    const bool wraps = description.wrapsBase();
+    // `base.NAME` always goes to the base press, for an option both declare (CriticalAdaKV's epsilon).
+    const std::string prefix = "base.";
     for (const auto& [key, value] : given) {
-        const bool isOwn = std::any_of(declared.begin(), declared.end(),
-                                       [&](const PressOption& option) { return option.name == key; });
+        if (wraps && key.rfind(prefix, 0) == 0) {
+            base[key.substr(prefix.size())] = value;
+            continue;
+        }
+        if (stageOption(description, key) != nullptr) {
+            continue; // a stage's own option: stageOptions
+        }
+        const bool isOwn =
+            !wraps || std::any_of(declared.begin(), declared.end(),
+                                  [&](const PressOption& option) { return option.name == key; });
         (isOwn ? own : base)[key] = value;
     }
     return {own, base};
 }
 
+std::map<std::string, std::string>
+PressDescriptions::stageOptions(const std::map<std::string, std::string>& given, const std::string& stage) {
+    std::map<std::string, std::string> options;
+    const std::string prefix = stage + ".";
+    for (const auto& [key, value] : given) {
+        if (key.rfind(prefix, 0) == 0) {
+            options[key.substr(prefix.size())] = value;
+        }
+    }
+    return options;
+}
+
 void PressDescriptions::checkOptions(const std::string& name, const std::map<std::string, std::string>& given) {
     const PressDescription& description = describe(name);
-    const bool wrapper = std::any_of(description.options.begin(), description.options.end(),
-                                     [](const PressOption& option) { return option.type == "press"; });
-    const auto [own, base] = wrapper ? splitOptions(name, given) : std::pair{given, std::map<std::string, std::string>{}};
+    const auto [own, base] = splitOptions(name, given);
     const PressOptions options(name, description.options, own);
     for (const auto& [key, value] : own) {
         const PressOption& option = *std::find_if(description.options.begin(), description.options.end(),
@@ -166,9 +225,34 @@ void PressDescriptions::checkOptions(const std::string& name, const std::map<std
                                         ": expected a scorer press (" + scorerNames() + ")");
         }
     }
-    if (wrapper) {
+    if (description.wrapsBase()) {
         checkOptions(options.text("base"), base);
     }
+    for (const PressOption& option : description.options) {
+        if (option.type != "stage") {
+            continue;
+        }
+        const std::string stage = options.text(option.name);
+        const PressDescription* staged = find(stage);
+        if (staged == nullptr || staged->phase != "prefill" || staged->policy.effect == "masks" ||
+            stage == name) {
+            throw std::invalid_argument("press " + name + " option " + option.name + "=" + stage +
+                                        ": expected a prefill press that does not mask (" +
+                                        stagePressNames(name) + ")");
+        }
+        checkOptions(stage, stageOptions(given, option.name));
+    }
+}
+
+std::string PressDescriptions::stagePressNames(const std::string& except) {
+    std::string names;
+    for (const PressDescription& description : all()) {
+        if (description.phase == "prefill" && description.policy.effect != "masks" &&
+            description.name != except) {
+            names += (names.empty() ? "" : ", ") + description.name;
+        }
+    }
+    return names;
 }
 
 std::int64_t PressDescriptions::h2oRecentWindow(std::int64_t budget) {
@@ -189,20 +273,26 @@ std::vector<std::string> PressDescriptions::fitToPrompt(PressSettings& press, st
     if (description == nullptr || description->phase != "prefill") {
         return notices; // decoding presses act on a cache longer than the prompt
     }
-    std::vector<const PressDescription*> owners{description};
-    if (press.name == "adakv") {
-        const auto base = press.options.find("base");
-        owners.push_back(find(base != press.options.end() ? base->second : "knorm"));
+    // The press itself, its base (options as they are) and its stages (options as `STAGE.NAME`).
+    std::vector<std::pair<const PressDescription*, std::string>> owners{{description, ""}};
+    for (const PressOption& option : description->options) {
+        if (option.type == "press" || option.type == "stage") {
+            const auto given = press.options.find(option.name);
+            owners.emplace_back(find(given != press.options.end() ? given->second : option.defaultValue),
+                                option.type == "stage" ? option.name + "." : "");
+        }
     }
     const std::int64_t fit = fitBelowPrompt(tokens);
-    for (const PressDescription* owner : owners) {
+    for (const auto& [owner, prefix] : owners) {
         for (const PressOption& option : owner != nullptr ? owner->options : std::vector<PressOption>{}) {
-            if (!option.belowPrompt || press.options.count(option.name) != 0 || fit < 1 ||
-                std::stoll(option.defaultValue) < tokens) {
+            const std::string key = prefix + option.name;
+            const bool given = press.options.count(key) != 0 || (owner != description && prefix.empty() &&
+                                                                 press.options.count("base." + key) != 0);
+            if (!option.belowPrompt || given || fit < 1 || std::stoll(option.defaultValue) < tokens) {
                 continue;
             }
-            press.options[option.name] = std::to_string(fit);
-            press.fitted[option.name] = option.defaultValue;
+            press.options[key] = std::to_string(fit);
+            press.fitted[key] = option.defaultValue;
             notices.push_back(owner->name + " " + option.name + " " + std::to_string(fit) + " instead of " +
                               option.defaultValue + ": the prompt has " + std::to_string(tokens) + " tokens");
         }

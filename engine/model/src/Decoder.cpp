@@ -333,6 +333,7 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
             seen.queryNormWeight = weight(p + "q_norm.weight");
             seen.keyNormWeight = optional(p + "k_norm.weight");
         }
+        seen.outputWeight = weight(p + "o_proj.weight");
         seen.positions = pass.positions;
         seen.keys = states.keys;
         seen.values = states.values;

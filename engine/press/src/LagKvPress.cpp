@@ -26,6 +26,14 @@ at::Tensor LagKvPress::statesScore(const at::Tensor& states, int64_t end) const 
     return ((scored - low) / (high - low)).std(-1, /*unbiased=*/true).softmax(-1);
 }
 
+std::map<std::string, at::Tensor> LagKvPress::details(const PressInputs& inputs) const {
+    std::map<std::string, at::Tensor> named;
+    if (at::Tensor lag = lagScores(inputs); lag.defined()) {
+        named["lag_scores"] = std::move(lag);
+    }
+    return named;
+}
+
 at::Tensor LagKvPress::lagScores(const PressInputs& inputs) const {
     const int64_t length = inputs.keys.size(2);
     if (length < m_sinkCount + 2 * m_lagSize) {

@@ -53,6 +53,10 @@ at::Tensor Press::scoreAt(const PressInputs& inputs, int64_t keptCount, double) 
     return score(inputs, keptCount);
 }
 
+std::map<std::string, at::Tensor> Press::details(const PressInputs&) const {
+    return {};
+}
+
 at::Tensor Press::queries(const PressInputs& inputs, int64_t rows) {
     const at::Tensor hidden = inputs.hiddenStates.narrow(1, inputs.hiddenStates.size(1) - rows, rows);
     const at::Tensor query = model::ops::splitHeads(

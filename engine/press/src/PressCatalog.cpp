@@ -2,58 +2,27 @@
 #include "kvscope/press/PressCatalog.h"
 
 #include "kvscope/config/PressDescriptions.h"
-
-#include "kvscope/press/CapPress.h"
-#include "kvscope/press/CompactorPress.h"
-#include "kvscope/press/CurPress.h"
-#include "kvscope/press/ExpectedAttentionPress.h"
-#include "kvscope/press/KeyDiffPress.h"
-#include "kvscope/press/LagKvPress.h"
-#include "kvscope/press/LeverageScorePress.h"
-#include "kvscope/press/NonCausalAttentionPress.h"
-#include "kvscope/press/KnormPress.h"
-#include "kvscope/press/ObservedAttentionPress.h"
 #include "kvscope/press/PressOptions.h"
-#include "kvscope/press/PyramidKvPress.h"
-#include "kvscope/press/RandomPress.h"
-#include "kvscope/press/SnapKvPress.h"
-#include "kvscope/press/StreamingLlmPress.h"
-#include "kvscope/press/TovaPress.h"
+#include "kvscope/press/ScorerCachePress.h"
 
-#include <limits>
 #include <stdexcept>
 #include <utility>
+
+// Every registration's factory (engine/presses/<Press>.cpp, compiled here with its LibTorch part).
+#define KVSCOPE_PRESS(id) ::kvscope::press::PressFactory kvscopePressFactory_##id();
+#include "PressList.h"
+#undef KVSCOPE_PRESS
 
 namespace kvscope::press {
 namespace {
 
-const std::vector<std::pair<std::string, std::string>>& referenceNames() {
-    static const std::vector<std::pair<std::string, std::string>> names = {
-        {"StreamingLLMPress", "streaming_llm"}, {"KnormPress", "knorm"},
-        {"SnapKVPress", "snapkv"},              {"TOVAPress", "tova"},
-        {"PyramidKVPress", "pyramidkv"},        {"ObservedAttentionPress", "observed_attention"},
-        {"ExpectedAttentionPress", "expected_attention"}, {"RandomPress", "random"},
-        {"AdaKVPress", "adakv"},                {"DecodingPress", "decoding"},
-        {"KeyDiffPress", "keydiff"},            {"LagKVPress", "lagkv"},
-        {"NonCausalAttnPress", "non_causal_attention"}, {"LeverageScorePress", "leverage"},
-        {"CURPress", "cur"},                    {"CompactorPress", "compactor"},
-        {"CapPress", "cap"},                    {"ThinKPress", "think"},
-        {"SimLayerKVPress", "simlayerkv"}};
-    return names;
-}
-
-PressOptions optionsOf(const std::string& name, const std::map<std::string, std::string>& given) {
-    return PressOptions(name, config::PressDescriptions::describe(name).options, given);
-}
-
-std::shared_ptr<const Press> baseOf(const std::string& wrapper, const std::map<std::string, std::string>& given) {
-    const auto [own, base] = config::PressDescriptions::splitOptions(wrapper, given);
-    const std::string name = optionsOf(wrapper, own).text("base");
-    if (!config::PressDescriptions::isScorer(name)) {
-        throw std::invalid_argument("press " + wrapper + " option base=" + name +
-                                    ": expected a scorer press (" + config::PressDescriptions::scorerNames() + ")");
-    }
-    return PressCatalog::scorer(name, base);
+const std::map<std::string, PressFactory>& factories() {
+    static const std::map<std::string, PressFactory> factories = {
+#define KVSCOPE_PRESS(id) {#id, kvscopePressFactory_##id()},
+#include "PressList.h"
+#undef KVSCOPE_PRESS
+    };
+    return factories;
 }
 
 } // namespace
@@ -62,83 +31,59 @@ const std::vector<PressDescription>& PressCatalog::presses() { return config::Pr
 
 std::string PressCatalog::allowedNames() { return config::PressDescriptions::allowedNames(); }
 
+const PressFactory& PressCatalog::factory(const std::string& name) {
+    const auto found = factories().find(name);
+    if (found == factories().end()) {
+        throw std::invalid_argument("unknown press `" + name + "` (allowed: " + allowedNames() + ")");
+    }
+    return found->second;
+}
+
+PressOptions PressCatalog::optionsOf(const std::string& name,
+                                     const std::map<std::string, std::string>& given) {
+    return PressOptions(name, config::PressDescriptions::describe(name).options, given);
+}
+
 std::shared_ptr<const Press> PressCatalog::scorer(const std::string& name,
                                                   const std::map<std::string, std::string>& given) {
-    const PressOptions options = optionsOf(name, given);
-    constexpr double unbounded = std::numeric_limits<double>::max();
-    if (name == "streaming_llm") {
-        return std::make_shared<StreamingLlmPress>(options.integer("n_sink", 0));
+    const PressFactory& made = factory(name);
+    if (!made.scorer) {
+        throw std::invalid_argument("press " + name + " is not a scorer press (scorers: " +
+                                    config::PressDescriptions::scorerNames() + ")");
     }
-    if (name == "knorm") {
-        return std::make_shared<KnormPress>();
+    return made.scorer(optionsOf(name, given));
+}
+
+std::unique_ptr<CachePress> PressCatalog::generation(const config::PressSettings& settings) {
+    const PressFactory& made = factory(settings.name);
+    if (made.generation) {
+        return made.generation(settings);
     }
-    if (name == "snapkv") {
-        return std::make_shared<SnapKvPress>(options.integer("window_size", 1), options.integer("kernel_size", 1));
+    return std::make_unique<ScorerCachePress>(scorer(settings.name, settings.options));
+}
+
+std::shared_ptr<const Press> PressCatalog::base(const std::string& wrapper,
+                                                const std::map<std::string, std::string>& given) {
+    const auto [own, base] = config::PressDescriptions::splitOptions(wrapper, given);
+    const std::string name = optionsOf(wrapper, own).text("base");
+    if (!config::PressDescriptions::isScorer(name)) {
+        throw std::invalid_argument("press " + wrapper + " option base=" + name +
+                                    ": expected a scorer press (" + config::PressDescriptions::scorerNames() +
+                                    ")");
     }
-    if (name == "tova") {
-        return std::make_shared<TovaPress>();
-    }
-    if (name == "pyramidkv") {
-        return std::make_shared<PyramidKvPress>(options.integer("window_size", 1), options.integer("kernel_size", 1),
-                                                options.real("beta", 1e-9, unbounded));
-    }
-    if (name == "observed_attention") {
-        return std::make_shared<ObservedAttentionPress>();
-    }
-    if (name == "expected_attention") {
-        return std::make_shared<ExpectedAttentionPress>(options.integer("n_future_positions", 1),
-                                                        options.integer("n_sink", 0), options.flag("use_covariance"),
-                                                        options.flag("use_vnorm"), options.real("epsilon", 0.0, unbounded));
-    }
-    if (name == "random") {
-        return std::make_shared<RandomPress>(static_cast<uint64_t>(options.integer("seed", 0)));
-    }
-    if (name == "keydiff") {
-        return std::make_shared<KeyDiffPress>();
-    }
-    if (name == "lagkv") {
-        return std::make_shared<LagKvPress>(options.integer("n_sink", 0), options.integer("lag_size", 1),
-                                            options.flag("cross_scoring"));
-    }
-    if (name == "non_causal_attention") {
-        return std::make_shared<NonCausalAttentionPress>(options.integer("chunk_size", 1));
-    }
-    if (name == "leverage") {
-        return std::make_shared<LeverageScorePress>(options.integer("sketch_dimension", 1),
-                                                    static_cast<uint64_t>(options.integer("seed", 0)));
-    }
-    if (name == "cur") {
-        return std::make_shared<CurPress>(options.integer("num_sinks", 0), options.text("leverage_type"),
-                                          options.flag("use_random_leverage"), options.flag("use_local_approximation"),
-                                          options.integer("local_window_size", 1),
-                                          static_cast<uint64_t>(options.integer("seed", 0)));
-    }
-    if (name == "compactor") {
-        const std::string blending = options.text("blending");
-        return std::make_shared<CompactorPress>(
-            options.integer("sink_size_start", 0), options.integer("sink_size_end", 0), options.integer("chunk_size", 1),
-            options.integer("sketch_dimension", 1),
-            blending == "ratio" || blending == "null" ? std::nullopt : std::optional<double>(options.real("blending", 0.0, unbounded)),
-            static_cast<uint64_t>(options.integer("seed", 0)));
-    }
-    if (name == "cap") {
-        return std::make_shared<CapPress>(options.real("tau", 0.0, unbounded), options.integer("n_future_positions", 1),
-                                          options.integer("n_sink", 0), options.real("epsilon", 0.0, unbounded));
-    }
-    throw std::invalid_argument("press " + name +
-                                " is not a scorer press (scorers: streaming_llm, knorm, snapkv, tova, pyramidkv, "
-                                "observed_attention, expected_attention, random)");
+    return scorer(name, base);
 }
 
 AdaKvPress PressCatalog::adaKv(const std::map<std::string, std::string>& given) {
     const auto [own, base] = config::PressDescriptions::splitOptions("adakv", given);
-    return AdaKvPress(baseOf("adakv", given), optionsOf("adakv", own).real("alpha_safeguard", 0.0, 1.0));
+    return AdaKvPress(PressCatalog::base("adakv", given),
+                      optionsOf("adakv", own).real("alpha_safeguard", 0.0, 1.0));
 }
 
 DecodingPress PressCatalog::decoding(const std::map<std::string, std::string>& given) {
     const auto [own, base] = config::PressDescriptions::splitOptions("decoding", given);
     const PressOptions options = optionsOf("decoding", own);
-    return DecodingPress(baseOf("decoding", given), options.integer("compression_interval", 1),
+    return DecodingPress(PressCatalog::base("decoding", given), options.integer("compression_interval", 1),
                          options.integer("target_size", 1), options.integer("hidden_states_buffer_size", 0));
 }
 
@@ -151,10 +96,8 @@ H2oPress PressCatalog::h2o(const std::map<std::string, std::string>& given) {
 }
 
 std::optional<std::string> PressCatalog::fromReferenceName(const std::string& referenceName) {
-    for (const auto& [reference, name] : referenceNames()) {
-        if (reference == referenceName) {
-            return name;
-        }
+    if (const PressDescription* description = config::PressDescriptions::findByReference(referenceName)) {
+        return description->name;
     }
     return std::nullopt;
 }

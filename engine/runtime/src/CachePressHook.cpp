@@ -6,9 +6,6 @@
 #include "kvscope/config/PressDescriptions.h"
 #include "kvscope/model/Architecture.h"
 #include "kvscope/model/ModelCache.h"
-#include "kvscope/press/PressOptions.h"
-#include "kvscope/press/SimLayerKvPress.h"
-#include "kvscope/press/ThinkPress.h"
 #include "kvscope/press/TopKSelection.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/trace/CompressionLayout.h"
@@ -22,8 +19,9 @@ CachePressHook::CachePressHook(const model::Architecture& architecture, const co
                                int64_t beams, config::PressSettings settings)
     : m_architecture(architecture), m_settings(std::move(settings)) {
     if (cache.kind == config::CacheKind::Static) {
-        throw GenerationError("a static cache preallocates max_cache_len slots per layer and cannot drop tokens; "
-                              "a press needs a dynamic, quantized or offloaded cache");
+        throw GenerationError(
+            "a static cache preallocates max_cache_len slots per layer and cannot drop tokens; "
+            "a press needs a dynamic, quantized or offloaded cache");
     }
     if (beams > 1) {
         throw GenerationError("a press compresses each row's cache differently; use beams 1 with --press");
@@ -34,40 +32,8 @@ CachePressHook::CachePressHook(const model::Architecture& architecture, const co
     if (!(m_settings.ratio >= 0.0 && m_settings.ratio < 1.0)) {
         throw GenerationError("--ratio must be in [0, 1), got " + std::to_string(m_settings.ratio));
     }
-    const std::string& name = m_settings.name;
     try {
-        if (name == "decoding") {
-            m_decoding = std::make_unique<press::DecodingPress>(press::PressCatalog::decoding(m_settings.options));
-            if (m_decoding->base().reads().attentions) {
-                throw GenerationError("decoding press: base observed_attention needs the prefill's attention "
-                                      "weights; choose another base (knorm, snapkv, tova, streaming_llm, ...)");
-            }
-        } else if (name == "h2o") {
-            m_h2o = std::make_unique<press::H2oPress>(press::PressCatalog::h2o(m_settings.options));
-        } else if (name == "adakv") {
-            m_adaKv = std::make_unique<press::AdaKvPress>(press::PressCatalog::adaKv(m_settings.options));
-            if (m_adaKv->base().reads().attentions) {
-                // kvpress's AdaKVPress asserts the attention is not eager, the only one that returns weights.
-                throw GenerationError(
-                    "adakv press: base observed_attention needs eager attention weights, which "
-                    "kvpress's AdaKV refuses; choose another base (knorm, snapkv, tova, "
-                    "expected_attention, ...)");
-            }
-        } else if (name == "think") {
-            // --ratio is the share of key channels zeroed per head (kvpress's key_channel_compression_ratio).
-            const press::PressOptions options(name, config::PressDescriptions::describe(name).options,
-                                              m_settings.options);
-            m_think =
-                std::make_unique<press::ThinkPress>(m_settings.ratio, options.integer("window_size", 1));
-        } else if (name == "simlayerkv") {
-            const press::PressOptions options(name, config::PressDescriptions::describe(name).options,
-                                              m_settings.options);
-            m_simLayer = std::make_unique<press::SimLayerKvPress>(
-                options.real("lazy_threshold", 0.0, 1.0), options.integer("n_last", 1),
-                options.integer("n_recent", 0), options.integer("n_initial", 0));
-        } else {
-            m_scorer = press::PressCatalog::scorer(name, m_settings.options);
-        }
+        m_press = press::PressCatalog::generation(m_settings);
     } catch (const std::invalid_argument& error) {
         throw GenerationError(error.what());
     }
@@ -84,14 +50,12 @@ std::unique_ptr<CachePressHook> CachePressHook::forRun(const model::Architecture
 }
 
 bool CachePressHook::wantsAttentionWeights(int64_t layer, int64_t) const {
-    if (m_h2o) {
-        return true;
-    }
-    // Only the prefill pass (a layer's first) of a scorer that reads attention weights.
-    return m_scorer && m_scorer->reads().attentions && m_passes.count(layer) == 0;
+    const auto passes = m_passes.find(layer);
+    return m_press->wantsAttentionWeights(layer, passes != m_passes.end() ? passes->second : 0);
 }
 
-press::PressInputs CachePressHook::inputsOf(const model::AttentionPass& pass, const model::Architecture& architecture) {
+press::PressInputs CachePressHook::inputsOf(const model::AttentionPass& pass,
+                                            const model::Architecture& architecture) {
     press::PressInputs inputs;
     inputs.keys = pass.keys;
     inputs.values = pass.values;
@@ -102,6 +66,7 @@ press::PressInputs CachePressHook::inputsOf(const model::AttentionPass& pass, co
     inputs.keyWeight = pass.keyWeight;
     inputs.keyBias = pass.keyBias;
     inputs.keyNormWeight = pass.keyNormWeight;
+    inputs.outputWeight = pass.outputWeight;
     inputs.normEpsilon = architecture.config().rmsNormEps;
     inputs.normAddsOne = architecture.normAddsOne();
     inputs.inverseFrequencies = pass.inverseFrequencies;
@@ -140,35 +105,33 @@ void CachePressHook::afterAttention(const model::AttentionPass& pass) {
     positions = positions.defined() ? at::cat({positions, fresh}, 2) : fresh.contiguous();
 
     const press::PressInputs inputs = inputsOf(pass, m_architecture);
-    if (m_scorer && passIndex == 0 && m_settings.ratio > 0.0) {
-        const press::PressSelection selection = m_scorer->select(inputs, m_settings.ratio);
-        apply(pass, selection.keptIndices, selection.scores);
-    } else if (m_decoding && passIndex > 0 && m_decoding->append(inputs, pass.queryLength)) {
-        const press::DecodingStep step = m_decoding->compress(inputs);
-        if (step.ratio > 0.0) {
-            apply(pass, step.selection.keptIndices, step.selection.scores);
-        }
-    } else if (m_adaKv && passIndex == 0 && m_settings.ratio > 0.0) {
-        mask(pass, inputs);
-    } else if (m_think && passIndex == 0 && m_settings.ratio > 0.0) {
-        pruneChannels(pass, inputs);
-    } else if (m_simLayer && passIndex == 0) {
-        decideLazy(pass, inputs);
-    } else if (m_h2o) {
-        const at::Tensor kept = m_h2o->stepReceived(pass.layer, pass.attentionReceived, heads);
-        if (kept.defined()) {
-            // The accumulated attention before the eviction is the score H2O ranked by.
-            apply(pass, kept, at::Tensor());
-        }
+    press::PressAction action =
+        m_press->onPass(inputs, press::PressPass{passIndex, pass.queryLength, m_settings.ratio, positions});
+    if (action.keys.defined() && !action.kept.defined()) {
+        // Keys rewritten, every token kept (a key-channel press): a decision that drops nothing.
+        action.kept =
+            at::arange(positions.size(2), positions.options()).expand(positions.sizes()).contiguous();
+    }
+    if (action.masked.defined()) {
+        mask(pass, action);
+    } else if (action.kept.defined()) {
+        apply(pass, action);
     }
 }
 
-void CachePressHook::apply(const model::AttentionPass& pass, const at::Tensor& kept, const at::Tensor& scores) {
-    cache::AttentionLayer& layer = *pass.cache->selfAttention().layer(static_cast<size_t>(pass.layer)).asAttention();
+void CachePressHook::apply(const model::AttentionPass& pass, const press::PressAction& action) {
+    const at::Tensor& kept = action.kept;
+    const at::Tensor& scores = action.scores;
+    cache::AttentionLayer& layer =
+        *pass.cache->selfAttention().layer(static_cast<size_t>(pass.layer)).asAttention();
     at::Tensor& positions = m_positions[pass.layer];
     const int64_t before = positions.size(2);
     layer.keepTokens(kept);
     pass.cache->addEvictedTokens(pass.layer, before - kept.size(2));
+    if (action.keys.defined()) {
+        // Keys of the kept slots, in kept's order (ThinK's zeroed channels, KeyRerotation's new angles).
+        layer.rewriteKeys(action.keys);
+    }
 
     PressDecision decision;
     decision.step = m_passes[pass.layer] - 1;
@@ -180,11 +143,15 @@ void CachePressHook::apply(const model::AttentionPass& pass, const at::Tensor& k
     dropped.scatter_(2, kept, false);
     // Every head drops the same number of tokens, so the dropped slots reshape per head.
     const at::Tensor droppedSlots =
-        std::get<1>(at::sort(dropped.to(at::kInt), /*stable=*/true, -1, /*descending=*/true)).narrow(2, 0, before - decision.after);
+        std::get<1>(at::sort(dropped.to(at::kInt), /*stable=*/true, -1, /*descending=*/true))
+            .narrow(2, 0, before - decision.after);
     decision.droppedPositions = positions.gather(2, droppedSlots).cpu();
     if (scores.defined()) {
         decision.droppedScores = scores.gather(2, droppedSlots).to(at::kCPU, at::kFloat);
         decision.keptScores = scores.gather(2, kept).to(at::kCPU, at::kFloat);
+    }
+    if (const auto channels = action.details.find("pruned_channels"); channels != action.details.end()) {
+        decision.prunedChannels = channels->second.cpu();
     }
     positions = press::TopKSelection::gather(positions, kept);
     decision.keptPositions = positions.cpu();
@@ -200,8 +167,7 @@ void CachePressHook::record(const model::AttentionPass& pass, PressDecision deci
     m_decisions.push_back(std::move(decision));
 }
 
-void CachePressHook::mask(const model::AttentionPass& pass, const press::PressInputs& inputs) {
-    const press::AdaKvMask decided = m_adaKv->mask(inputs, m_settings.ratio);
+void CachePressHook::mask(const model::AttentionPass& pass, const press::PressAction& decided) {
     pass.cache->setMaskedSlots(pass.layer, decided.masked);
 
     PressDecision decision;
@@ -213,47 +179,6 @@ void CachePressHook::mask(const model::AttentionPass& pass, const press::PressIn
     decision.masked = decided.masked.cpu();
     decision.positions = m_positions[pass.layer].cpu();
     decision.scores = decided.scores.to(at::kCPU, at::kFloat);
-    record(pass, std::move(decision));
-}
-
-void CachePressHook::pruneChannels(const model::AttentionPass& pass, const press::PressInputs& inputs) {
-    const press::ChannelPruning pruning = m_think->prune(inputs);
-    if (!pruning.prunedChannels.defined() || pruning.prunedChannels.size(2) == 0) {
-        return; // int(D * ratio) is 0: kvpress returns the keys unchanged
-    }
-    pass.cache->selfAttention()
-        .layer(static_cast<size_t>(pass.layer))
-        .asAttention()
-        ->rewriteKeys(pruning.keys);
-
-    PressDecision decision;
-    decision.step = m_passes[pass.layer] - 1;
-    decision.layer = pass.layer;
-    decision.press = m_settings.name;
-    decision.before = pruning.keys.size(2);
-    decision.after = decision.before;
-    decision.keptPositions = m_positions[pass.layer].cpu();
-    decision.prunedChannels = pruning.prunedChannels.cpu();
-    record(pass, std::move(decision));
-}
-
-void CachePressHook::decideLazy(const model::AttentionPass& pass, const press::PressInputs& inputs) {
-    const press::LazyLayerDecision lazy = m_simLayer->decide(inputs);
-    if (lazy.lazy) {
-        apply(pass, lazy.keptIndices, at::Tensor());
-        return;
-    }
-    if (!lazy.measured) {
-        return; // threshold 1 or a prompt too short: kvpress leaves the layer alone and decides nothing
-    }
-    // A layer that is not lazy keeps everything: recorded, so that the event log says so.
-    PressDecision decision;
-    decision.step = m_passes[pass.layer] - 1;
-    decision.layer = pass.layer;
-    decision.press = m_settings.name;
-    decision.before = inputs.keys.size(2);
-    decision.after = decision.before;
-    decision.keptPositions = m_positions[pass.layer].cpu();
     record(pass, std::move(decision));
 }
 
@@ -320,11 +245,13 @@ trace::CompressionEvent CachePressHook::eventOf(const PressDecision& decision) {
     // Every k-th dropped token per head, so that a large eviction stays a small record.
     const int64_t stride = trace::CompressionLayout::droppedStride(event.droppedCount, event.heads);
     if (event.droppedCount > 0) {
-        const at::Tensor dropped = decision.droppedPositions[0].slice(1, 0, event.droppedCount, stride).contiguous();
+        const at::Tensor dropped =
+            decision.droppedPositions[0].slice(1, 0, event.droppedCount, stride).contiguous();
         event.positions.insert(event.positions.end(), dropped.data_ptr<int64_t>(),
                                dropped.data_ptr<int64_t>() + dropped.numel());
         if (decision.droppedScores.defined()) {
-            const at::Tensor scores = decision.droppedScores[0].slice(1, 0, event.droppedCount, stride).contiguous();
+            const at::Tensor scores =
+                decision.droppedScores[0].slice(1, 0, event.droppedCount, stride).contiguous();
             event.droppedScores.assign(scores.data_ptr<float>(), scores.data_ptr<float>() + scores.numel());
         }
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/views/MemoryView.h"
 
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/config/RunSettings.h"
 #include "kvscope/gui/models/EventExplainer.h"
 #include "kvscope/gui/session/SessionController.h"
@@ -70,11 +71,14 @@ void MemoryView::rebuild() {
     const std::optional<config::PressSettings> press =
         config::PressSettings::fromCacheSettings(m_session.metadata().cacheSettingsJson);
     QString note;
-    if (press && press->name == "think") {
-        note =
-            tr("ThinK zeroes key channels in place: every token and byte stays, this press saves no memory");
-    } else if (press && press->name == "adakv") {
-        note = tr("AdaKV masks slots per head: the cache keeps every token, this press saves no memory");
+    // The registration's policy says what a decision does (config::PressPolicy::savesMemory).
+    if (const config::PressDescription* described =
+            press ? config::PressDescriptions::find(press->name) : nullptr;
+        described != nullptr && !described->policy.savesMemory()) {
+        note = described->policy.rewritesKeys()
+                   ? tr("%1 rewrites keys in place: every token and byte stays, this press saves no memory")
+                   : tr("%1 masks slots per head: the cache keeps every token, this press saves no memory");
+        note = note.arg(QString::fromStdString(described->displayName));
     }
     setMessage(timeline.stepCount() == 0 ? tr("No session") : note);
 }

@@ -134,10 +134,15 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     m_press->addItem(tr("none"), QString());
     for (const config::PressDescription& press : capabilities.presses) {
         m_press->addItem(QString::fromStdString(press.name), QString::fromStdString(press.name));
-        m_press->setItemData(m_press->count() - 1,
-                             QStringLiteral("%1 (%2)").arg(QString::fromStdString(press.summary),
-                                                           QString::fromStdString(press.phase)),
-                             Qt::ToolTipRole);
+        // The registration's own words: who it is, what it does, when, and whether it saves memory.
+        QString tip =
+            QStringLiteral("%1: %2 (%3, %4)")
+                .arg(QString::fromStdString(press.displayName), QString::fromStdString(press.summary),
+                     QString::fromStdString(press.kind), QString::fromStdString(press.phase));
+        if (!press.policy.savesMemory()) {
+            tip += tr("; it %1, which saves no memory").arg(QString::fromStdString(press.policy.effect));
+        }
+        m_press->setItemData(m_press->count() - 1, tip, Qt::ToolTipRole);
     }
     m_ratio->setRange(0.0, 0.99);
     m_ratio->setSingleStep(0.05);

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/press/PressCatalog.h"
 
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/press/PressWorkload.h"
 
 #include <ATen/ATen.h>
-
-#include <gtest/gtest.h>
-
 #include <functional>
+#include <gtest/gtest.h>
 #include <map>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,61 @@ std::string refusal(const std::function<void()>& build) {
     return "";
 }
 
+// The registry's contract (engine/presses/): every registration describes itself completely, its sentence
+// names only what it can fill, and its factory builds the press a generation applies with its defaults.
+TEST(PressCatalogTest, EveryRegistrationDescribesItselfAndBuilds) {
+    const std::set<std::string> kinds = {"scorer", "wrapper", "decoding", "value-changing", "layer"};
+    std::set<std::string> references;
+    for (const auto& press : PressCatalog::presses()) {
+        SCOPED_TRACE(press.name);
+        EXPECT_FALSE(press.displayName.empty());
+        EXPECT_FALSE(press.summary.empty());
+        EXPECT_EQ(kinds.count(press.kind), 1U) << press.kind;
+        EXPECT_TRUE(press.phase == "prefill" || press.phase == "decoding") << press.phase;
+        if (!press.referenceName.empty()) {
+            EXPECT_TRUE(references.insert(press.referenceName).second)
+                << "two presses are " << press.referenceName;
+            EXPECT_EQ(PressCatalog::fromReferenceName(press.referenceName), press.name);
+        }
+        // Every placeholder is {dropped}, {base}, {base_name} or a declared option (the base's included).
+        const std::regex placeholder("\\{([a-z_]+)\\}");
+        for (const std::string& sentence : {press.sentence, press.keptAllSentence}) {
+            for (auto match = std::sregex_iterator(sentence.begin(), sentence.end(), placeholder);
+                 match != std::sregex_iterator(); ++match) {
+                const std::string key = (*match)[1];
+                const bool filled =
+                    key == "dropped" || key == "base" || key == "base_name" ||
+                    !kvscope::config::PressDescriptions::optionValue({press.name}, key).empty();
+                EXPECT_TRUE(filled) << "{" << key << "} in " << sentence;
+            }
+        }
+        const kvscope::press::PressFactory& factory = PressCatalog::factory(press.name);
+        EXPECT_EQ(static_cast<bool>(factory.scorer), press.kind == "scorer");
+        EXPECT_NE(PressCatalog::generation({press.name, 0.5, {}}), nullptr);
+    }
+    EXPECT_NE(refusal([] { PressCatalog::factory("snap"); }).find("allowed: streaming_llm, knorm"),
+              std::string::npos);
+}
+
+TEST(PressCatalogTest, ASentenceIsTheTemplateFilledWithTheOptions) {
+    using kvscope::config::PressDescriptions;
+    EXPECT_EQ(PressDescriptions::rule({"snapkv", 0.5, {{"window_size", "8"}}}, 3),
+              "the 3 whose attention from the last 8 queries was lowest were dropped");
+    EXPECT_EQ(PressDescriptions::rule({"adakv", 0.5, {{"base", "snapkv"}, {"base.window_size", "4"}}}, 2),
+              "heads share one budget by SnapKV's scores (each keeps at least 0.2 of its share): the 2 whose "
+              "attention from the last 4 queries was lowest were dropped");
+    EXPECT_EQ(PressDescriptions::rule({"no_such_press", 0.5, {}}, 2), "the 2 it ranked lowest were dropped");
+    // A decision that dropped nothing has its own rule where the press declares one (a busy SimLayerKV
+    // layer).
+    EXPECT_EQ(
+        PressDescriptions::rule({"simlayerkv", 0.0, {{"lazy_threshold", "0.5"}, {"n_recent", "16"}}}, 0),
+        "the layer is not lazy (its last 1 queries put at most 0.5 of their attention on the first 4 and "
+        "the last 16 tokens), so it keeps every token");
+    EXPECT_EQ(PressDescriptions::rule({"simlayerkv", 0.0, {{"lazy_threshold", "0.5"}}}, 7),
+              "the layer is lazy (its last 1 queries put more than 0.5 of their attention on the first 4 and "
+              "the recent tokens): it keeps only those, the 7 others were dropped");
+}
+
 TEST(PressCatalogTest, ListsEveryPressWithItsOptions) {
     std::vector<std::string> names;
     for (const auto& press : PressCatalog::presses()) {
@@ -33,10 +89,36 @@ TEST(PressCatalogTest, ListsEveryPressWithItsOptions) {
             EXPECT_FALSE(option.meaning.empty()) << press.name << " " << option.name;
         }
     }
-    EXPECT_EQ(names, (std::vector<std::string>{"streaming_llm", "knorm", "snapkv", "tova", "pyramidkv",
-                                               "observed_attention", "expected_attention", "random", "keydiff",
-                                               "lagkv", "non_causal_attention", "leverage", "cur", "compactor", "cap",
-                                               "think", "simlayerkv", "adakv", "decoding", "h2o"}));
+    EXPECT_EQ(names, (std::vector<std::string>{"streaming_llm",
+                                               "knorm",
+                                               "snapkv",
+                                               "tova",
+                                               "pyramidkv",
+                                               "observed_attention",
+                                               "expected_attention",
+                                               "random",
+                                               "keydiff",
+                                               "lagkv",
+                                               "non_causal_attention",
+                                               "leverage",
+                                               "cur",
+                                               "compactor",
+                                               "cap",
+                                               "think",
+                                               "simlayerkv",
+                                               "adakv",
+                                               "decoding",
+                                               "h2o",
+                                               "chunkkv",
+                                               "chunk",
+                                               "block",
+                                               "criticalkv",
+                                               "criticaladakv",
+                                               "per_layer_compression",
+                                               "composed",
+                                               "key_rerotation",
+                                               "prefill_decoding",
+                                               "compression_ratio_decoding"}));
 }
 
 TEST(PressCatalogTest, BuildsPressesFromOptions) {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/runtime/CachePressHook.h"
 
+#include "ModelTestHelpers.h"
 #include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/Cache.h"
+#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/model/AttachedAttentionObserver.h"
 #include "kvscope/model/AttentionObserver.h"
 #include "kvscope/model/ByteTokenizer.h"
@@ -19,22 +21,21 @@
 #include "kvscope/trace/CompressionLayout.h"
 #include "kvscope/trace/RecordingSink.h"
 
-#include "ModelTestHelpers.h"
-
 #include <ATen/ATen.h>
 #include <algorithm>
 #include <gtest/gtest.h>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace {
 
-using kvscope::model::ByteTokenizer;
+using kvscope::config::PressSettings;
 using kvscope::model::AttachedAttentionObserver;
+using kvscope::model::ByteTokenizer;
 using kvscope::model::ModelLoader;
 using kvscope::runtime::CachePressHook;
 using kvscope::runtime::GenerationOptions;
 using kvscope::runtime::Generator;
-using kvscope::config::PressSettings;
 
 const std::vector<int64_t> kPrompt = ByteTokenizer::encode("The key-value cache holds every token");
 
@@ -50,7 +51,6 @@ kvscope::config::CacheSettings cacheOf(kvscope::config::CacheKind kind) {
     settings.kind = kind;
     return settings;
 }
-
 
 /// The llama preset's logits over `ids` [1, N] written out in plain ATen ops, attention computed per query
 /// head over the keys it may see: causal, and for rows past the `prefill` prompt without the slots
@@ -124,7 +124,8 @@ TEST(CachePressHookTest, PrefillPressKeepsExactlyTheChosenTokensOfEveryLayer) {
     Generator plain(*model, dynamic, tokens(1));
     plain.prefill(kPrompt);
 
-    CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"snapkv", 0.5, {{"window_size", "4"}}});
+    CachePressHook hook(model->architecture(), dynamic, 1,
+                        PressSettings{"snapkv", 0.5, {{"window_size", "4"}}});
     const AttachedAttentionObserver attached(*model, &hook);
     Generator pressed(*model, dynamic, tokens(1));
     pressed.prefill(kPrompt);
@@ -139,9 +140,11 @@ TEST(CachePressHookTest, PrefillPressKeepsExactlyTheChosenTokensOfEveryLayer) {
         // The compressed cache is the uncompressed one at the kept positions (the prefill's outputs are
         // those of full attention, as with kvpress's hook after the layer's forward pass).
         const at::Tensor positions = decision.keptPositions;
-        const at::Tensor expected = layerKeys(plain, static_cast<size_t>(decision.layer))
-                                        .gather(2, positions.unsqueeze(-1).expand({-1, -1, -1, model->architecture().headDim()}));
-        EXPECT_TRUE(at::equal(layerKeys(pressed, static_cast<size_t>(decision.layer)), expected)) << decision.layer;
+        const at::Tensor expected =
+            layerKeys(plain, static_cast<size_t>(decision.layer))
+                .gather(2, positions.unsqueeze(-1).expand({-1, -1, -1, model->architecture().headDim()}));
+        EXPECT_TRUE(at::equal(layerKeys(pressed, static_cast<size_t>(decision.layer)), expected))
+            << decision.layer;
         // The window (the last 4 positions) is always kept; dropped and kept positions partition the prompt.
         const at::Tensor all = at::cat({positions, decision.droppedPositions}, 2);
         EXPECT_TRUE(at::equal(std::get<0>(at::sort(all, -1)), at::arange(length).expand_as(all)));
@@ -181,9 +184,11 @@ TEST(CachePressHookTest, EveryCompressionIsATraceEvent) {
         EXPECT_EQ(std::vector<int64_t>(event.positions.begin(), event.positions.begin() + event.keptRecorded),
                   std::vector<int64_t>(kept.data_ptr<int64_t>(), kept.data_ptr<int64_t>() + kept.numel()));
         // Few tokens dropped: every dropped position and its score is recorded.
-        EXPECT_EQ(event.positions.size(), static_cast<size_t>(event.keptRecorded + event.heads * event.droppedCount));
+        EXPECT_EQ(event.positions.size(),
+                  static_cast<size_t>(event.keptRecorded + event.heads * event.droppedCount));
         EXPECT_EQ(event.droppedScores.size(), static_cast<size_t>(event.heads * event.droppedCount));
-        // 1.3: the kept tokens' scores, and knorm keeps the best: no kept score below a dropped one of its head.
+        // 1.3: the kept tokens' scores, and knorm keeps the best: no kept score below a dropped one of its
+        // head.
         EXPECT_EQ(event.keptScores.size(), static_cast<size_t>(event.keptRecorded));
         EXPECT_TRUE(event.keptPerHead.empty());
         const kvscope::trace::CompressionLayout layout(event);
@@ -381,14 +386,22 @@ TEST(CachePressHookTest, RefusesWhatAPressCannotDoNamingWhy) {
     const auto& architecture = model->architecture();
     const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
     using kvscope::testing::refusal;
-    EXPECT_NE(refusal([&] { CachePressHook(architecture, cacheOf(kvscope::config::CacheKind::Static), 1, {"knorm", 0.5, {}}); })
-                  .find("static cache preallocates"),
+    EXPECT_NE(
+        refusal([&] {
+            CachePressHook(architecture, cacheOf(kvscope::config::CacheKind::Static), 1, {"knorm", 0.5, {}});
+        }).find("static cache preallocates"),
+        std::string::npos);
+    EXPECT_NE(refusal([&] {
+                  CachePressHook(architecture, dynamic, 1, {"snap", 0.5, {}});
+              }).find("allowed: streaming_llm"),
               std::string::npos);
-    EXPECT_NE(refusal([&] { CachePressHook(architecture, dynamic, 1, {"snap", 0.5, {}}); }).find("allowed: streaming_llm"),
+    EXPECT_NE(refusal([&] {
+                  CachePressHook(architecture, dynamic, 1, {"knorm", 1.0, {}});
+              }).find("[0, 1)"),
               std::string::npos);
-    EXPECT_NE(refusal([&] { CachePressHook(architecture, dynamic, 1, {"knorm", 1.0, {}}); }).find("[0, 1)"),
-              std::string::npos);
-    EXPECT_NE(refusal([&] { CachePressHook(architecture, dynamic, 2, {"knorm", 0.5, {}}); }).find("beams 1"),
+    EXPECT_NE(refusal([&] {
+                  CachePressHook(architecture, dynamic, 2, {"knorm", 0.5, {}});
+              }).find("beams 1"),
               std::string::npos);
     EXPECT_NE(refusal([&] {
                   CachePressHook(architecture, dynamic, 1, {"adakv", 0.5, {{"base", "observed_attention"}}});
@@ -409,7 +422,6 @@ TEST(CachePressHookTest, SlidingWindowLayersAreLeftAloneWithANotice) {
         EXPECT_EQ(decision.layer % 2, 1);
     }
 }
-
 
 /// Keeps the last attention pass of one layer, with its weights.
 class LastPassOfLayer : public kvscope::model::AttentionObserver {
@@ -438,12 +450,23 @@ private:
 // with the model's own rotary_emb: a Qwen3 model with llama3 RoPE scaling must give SnapKV's window the very
 // attention the model computed, and ExpectedAttention the frequencies the model rotated with.
 TEST(CachePressHookTest, PressQueriesAreTheModelsOwnWithQueryNormAndScaledRope) {
-    nlohmann::json document = {
-        {"model_type", "qwen3"}, {"hidden_size", 64}, {"intermediate_size", 96}, {"num_hidden_layers", 2},
-        {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"head_dim", 16}, {"vocab_size", 259},
-        {"max_position_embeddings", 2048}, {"rms_norm_eps", 1e-6}, {"rope_theta", 10000.0},
-        {"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
-                          {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 16}}}};
+    nlohmann::json document = {{"model_type", "qwen3"},
+                               {"hidden_size", 64},
+                               {"intermediate_size", 96},
+                               {"num_hidden_layers", 2},
+                               {"num_attention_heads", 4},
+                               {"num_key_value_heads", 2},
+                               {"head_dim", 16},
+                               {"vocab_size", 259},
+                               {"max_position_embeddings", 2048},
+                               {"rms_norm_eps", 1e-6},
+                               {"rope_theta", 10000.0},
+                               {"rope_scaling",
+                                {{"rope_type", "llama3"},
+                                 {"factor", 8.0},
+                                 {"low_freq_factor", 1.0},
+                                 {"high_freq_factor", 4.0},
+                                 {"original_max_position_embeddings", 16}}}};
     auto model = ModelLoader::builtin(kvscope::config::ModelConfig::fromJson(document), 3);
     LastPassOfLayer observer(1);
     {
@@ -463,13 +486,16 @@ TEST(CachePressHookTest, PressQueriesAreTheModelsOwnWithQueryNormAndScaledRope) 
     // Without the norm the window differs: the test sees the norm.
     kvscope::press::PressInputs unnormed = inputs;
     unnormed.queryNormWeight = at::Tensor();
-    EXPECT_GT(kvscope::testing::maxAbsDifference(kvscope::press::SnapKvPress::windowAttention(unnormed, window), modelWindow), 1e-3);
+    EXPECT_GT(kvscope::testing::maxAbsDifference(
+                  kvscope::press::SnapKvPress::windowAttention(unnormed, window), modelWindow),
+              1e-3);
 
     // The frequencies a press rotates with reproduce the model's rotary rows, scaling included.
     const auto [cos, sin] = kvscope::model::ops::rotary(observer.seen.positions, inputs.inverseFrequencies);
     EXPECT_LT(kvscope::testing::maxAbsDifference(cos.squeeze(1), inputs.cos), 1e-6);
     const at::Tensor plain = kvscope::model::ops::inverseFrequencies(16, 10000.0, std::nullopt, at::kCPU);
-    EXPECT_GT(kvscope::testing::maxAbsDifference(plain, inputs.inverseFrequencies), 1e-3) << "llama3 scaling changed no frequency";
+    EXPECT_GT(kvscope::testing::maxAbsDifference(plain, inputs.inverseFrequencies), 1e-3)
+        << "llama3 scaling changed no frequency";
 }
 
 } // namespace
@@ -634,6 +660,19 @@ std::vector<kvscope::runtime::PressDecision> decisionsWithQueryChunk(const Press
     return hook.decisions();
 }
 
+/// `keys` [.., D] turned by `delta` [..] positions with plain RoPE of `theta` (written out here, not the
+/// engine's: rope(rope(k, p), j - p) = rope(k, j)).
+at::Tensor turned(const at::Tensor& keys, const at::Tensor& delta, double theta) {
+    const int64_t dim = keys.size(-1);
+    const at::Tensor inverse =
+        1.0 / at::pow(theta, at::arange(0, dim, 2, at::kLong).to(at::kFloat) / static_cast<double>(dim));
+    const at::Tensor angles = delta.to(at::kFloat).unsqueeze(-1) * inverse;
+    const at::Tensor cos = at::cat({angles, angles}, -1).cos();
+    const at::Tensor sin = at::cat({angles, angles}, -1).sin();
+    const at::Tensor half = at::cat({-keys.narrow(-1, dim / 2, dim / 2), keys.narrow(-1, 0, dim / 2)}, -1);
+    return keys * cos + half * sin;
+}
+
 } // namespace
 
 // Presses that read attention weights get them a chunk of query rows at a time: their decisions are those
@@ -659,6 +698,138 @@ TEST(CachePressHookTest, AttentionPressesDecideAlikeWhateverTheQueryChunk) {
                         kvscope::testing::maxAbsDifference(decisions[i].keptScores, expected[i].keptScores),
                         1e-6);
                 }
+            }
+        }
+    }
+}
+
+TEST(CachePressHookTest, KeyRerotationKeepsTheBestInPositionOrderRotatedToConsecutivePositions) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    Generator plain(*model, dynamic, tokens(1));
+    plain.prefill(kPrompt);
+    kvscope::trace::RecordingSink sink;
+    CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"key_rerotation", 0.5, {}});
+    const AttachedAttentionObserver attached(*model, &hook);
+    Generator pressed(*model, dynamic, tokens(3), &sink);
+    pressed.prefill(kPrompt);
+
+    const int64_t length = static_cast<int64_t>(kPrompt.size());
+    const int64_t kept = length / 2;
+    const int64_t dim = model->architecture().headDim();
+    ASSERT_EQ(hook.decisions().size(), static_cast<size_t>(model->architecture().numLayers()));
+    for (const auto& decision : hook.decisions()) {
+        ASSERT_EQ(decision.after, kept);
+        const at::Tensor positions = decision.keptPositions; // [1, Hkv, kept]
+        EXPECT_TRUE(at::equal(positions, std::get<0>(at::sort(positions, -1)))) << "kept in position order";
+        // Knorm's choice: the kept keys have smaller norms than the dropped ones.
+        EXPECT_TRUE((decision.keptScores.amin(-1) >= decision.droppedScores.amax(-1)).all().item<bool>());
+        // Slot j holds the key of position p_j turned to position j.
+        const at::Tensor original = layerKeys(plain, static_cast<size_t>(decision.layer))
+                                        .gather(2, positions.unsqueeze(-1).expand({-1, -1, -1, dim}));
+        const at::Tensor delta = at::arange(kept, at::kLong).expand_as(positions) - positions;
+        const at::Tensor expected = turned(original, delta, model->architecture().config().ropeTheta);
+        const at::Tensor cached = layerKeys(pressed, static_cast<size_t>(decision.layer));
+        EXPECT_TRUE(at::allclose(cached, expected, 1e-5, 1e-5)) << decision.layer;
+        EXPECT_FALSE(at::allclose(cached, original, 1e-5, 1e-5)) << "some keys moved";
+    }
+    EXPECT_EQ(pressed.cache().evictedTokens(0), length - kept);
+    // The generation goes on from the re-rotated cache.
+    while (!pressed.finished()) {
+        pressed.step();
+    }
+    EXPECT_EQ(pressed.cache().seqLength(), kept + 2);
+}
+
+TEST(CachePressHookTest, CriticalKvWeighsTheBaseScoresByTheValuesThroughOProj) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    Generator plain(*model, dynamic, tokens(1));
+    plain.prefill(kPrompt);
+    CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"criticalkv", 0.5, {}});
+    const AttachedAttentionObserver attached(*model, &hook);
+    Generator pressed(*model, dynamic, tokens(1));
+    pressed.prefill(kPrompt);
+
+    const auto& architecture = model->architecture();
+    const int64_t length = static_cast<int64_t>(kPrompt.size());
+    const int64_t kept = length / 2;
+    const int64_t heads = architecture.numHeads();
+    const int64_t kvHeads = architecture.numKvHeads();
+    const int64_t dim = architecture.headDim();
+    ASSERT_EQ(hook.decisions().size(), static_cast<size_t>(architecture.numLayers()));
+    for (const auto& decision : hook.decisions()) {
+        const size_t layer = static_cast<size_t>(decision.layer);
+        ASSERT_EQ(decision.after, kept);
+        // FORMAT.md's CriticalKV over Knorm (epsilon 1e-4, first_stage_ratio 0.5), written out per head.
+        const at::Tensor keys = layerKeys(plain, layer)[0];
+        const at::Tensor values = plain.cache().selfAttention().layer(layer).asAttention()->values()[0];
+        const at::Tensor output = model->parameters().get("model.layers." + std::to_string(layer) +
+                                                          ".self_attn.o_proj.weight"); // [hidden, H D]
+        const int64_t firstStage = static_cast<int64_t>((1.0 - 0.5) * static_cast<double>(length) * 0.5);
+        for (int64_t kvHead = 0; kvHead < kvHeads; ++kvHead) {
+            // In double: float32's summation order may only swap tokens whose scores tie within 1e-5.
+            const at::Tensor base = -keys[kvHead].to(at::kDouble).norm(2, -1); // Knorm
+            at::Tensor norms = at::zeros({length}, at::kDouble);
+            for (int64_t head = kvHead * (heads / kvHeads); head < (kvHead + 1) * (heads / kvHeads); ++head) {
+                norms += at::matmul(values[kvHead].to(at::kDouble),
+                                    output.narrow(1, head * dim, dim).t().to(at::kDouble))
+                             .abs()
+                             .sum(-1);
+            }
+            norms /= static_cast<double>(heads / kvHeads);
+            const at::Tensor scores = (base + 1e-4) * norms;
+            const at::Tensor forced = std::get<1>(base.topk(firstStage));
+            const at::Tensor ours = decision.keptPositions[0][kvHead];
+            at::Tensor keptMask = at::zeros({length}, at::kBool);
+            keptMask.index_put_({ours}, true);
+            EXPECT_TRUE(keptMask.index_select(0, forced).all().item<bool>())
+                << "the base's best " << firstStage << " are forced in; layer " << decision.layer;
+            // Among the others, every kept token outscores every dropped one.
+            at::Tensor free = keptMask.clone();
+            free.index_put_({forced}, false);
+            const double keptWorst = scores.masked_select(free).min().item<double>();
+            const double droppedBest = scores.masked_select(keptMask.logical_not()).max().item<double>();
+            EXPECT_GE(keptWorst, droppedBest - 1e-5 * std::abs(droppedBest))
+                << "layer " << decision.layer << " head " << kvHead;
+        }
+    }
+}
+
+// Every registration runs in a generation with the inspector's prompt-fitted defaults: the prefill presses
+// decide on every layer (masking ones mask, the others evict or rewrite keys), and the decoding ones decode.
+TEST(CachePressHookTest, EveryRegisteredPressRunsInAGeneration) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    const int64_t length = static_cast<int64_t>(kPrompt.size());
+    for (const auto& description : kvscope::config::PressDescriptions::all()) {
+        SCOPED_TRACE(description.name);
+        PressSettings settings{description.name, description.phase == "prefill" ? 0.5 : 0.0, {}};
+        if (description.name == "simlayerkv") {
+            settings.options = {{"lazy_threshold", "0"}, {"n_recent", "8"}};
+        } else if (description.name == "h2o") {
+            settings.options = {{"budget", std::to_string(length - 4)}};
+        } else if (description.phase == "decoding") {
+            settings.options = {{"compression_interval", "2"}};
+            if (description.name != "compression_ratio_decoding") {
+                settings.options["target_size"] = std::to_string(length - 4);
+            }
+        }
+        kvscope::config::PressDescriptions::fitToPrompt(settings, length);
+        CachePressHook hook(model->architecture(), dynamic, 1, settings);
+        const AttachedAttentionObserver attached(*model, &hook);
+        Generator pressed(*model, dynamic, tokens(4));
+        ASSERT_NO_THROW({
+            pressed.prefill(kPrompt);
+            while (!pressed.finished()) {
+                pressed.step();
+            }
+        });
+        EXPECT_GE(hook.decisions().size(), static_cast<size_t>(model->architecture().numLayers()));
+        for (const auto& decision : hook.decisions()) {
+            if (description.policy.savesMemory() && description.name != "simlayerkv" &&
+                description.name != "think") {
+                EXPECT_LT(decision.after, decision.before) << decision.layer << " at step " << decision.step;
             }
         }
     }

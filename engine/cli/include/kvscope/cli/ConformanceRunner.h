@@ -25,6 +25,10 @@ struct FixtureResult {
     std::string failure;
     /// Press fixtures: the largest relative score deviation from the reference, |port - ref| / |ref|.
     std::optional<double> scoreDeviation;
+    /// Press fixtures: the scenario's kind (`snapkv`, `adakv_knorm`, `chunkkv`), for the per-kind counts.
+    std::string kind;
+    /// Press fixtures: no registered press answers the fixture's kvpress class; neither passed nor failed.
+    bool notImplemented = false;
 };
 
 /// Replays golden fixtures written by the oracle's make_fixtures.py (format: oracle/FORMAT.md)

@@ -26,6 +26,8 @@ struct AttentionPass {
     at::Tensor keyWeight;
     at::Tensor keyBias;
     at::Tensor keyNormWeight;
+    /// o_proj's weight [hidden, H * D] (CriticalKV's value norms).
+    at::Tensor outputWeight;
     /// Positions [B | 1, t] of this pass's tokens.
     at::Tensor positions;
     /// The keys and values the layer attended with [B, Hkv, KV, D]: its whole cache, this pass included.

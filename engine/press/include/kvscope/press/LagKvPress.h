@@ -17,6 +17,8 @@ public:
     /// The lag scores [B, Hkv, (P - 1) L] of the scored partitions (the mean of the key and value softmaxes),
     /// before any ranking; undefined when the sequence is shorter than n_sink + 2 lag_size.
     at::Tensor lagScores(const PressInputs& inputs) const;
+    /// `lag_scores` when defined.
+    std::map<std::string, at::Tensor> details(const PressInputs& inputs) const override;
 
 private:
     /// softmax over each partition of the unbiased channel std of (x - min_ref) / (max_ref - min_ref).

@@ -5,6 +5,7 @@
 #include "kvscope/press/PressReads.h"
 #include "kvscope/press/PressSelection.h"
 
+#include <map>
 #include <string>
 
 namespace kvscope::press {
@@ -31,6 +32,9 @@ public:
     /// The scores `select` ranks at `ratio`: score() unless the press reads the ratio itself (Compactor's
     /// blending defaults to it).
     virtual at::Tensor scoreAt(const PressInputs& inputs, int64_t keptCount, double ratio) const;
+    /// Intermediate results by the name kvpress_ref's fixtures give them (LagKV's `lag_scores`), for
+    /// `kvscope-cli conform`; none by default. A generation never asks.
+    virtual std::map<std::string, at::Tensor> details(const PressInputs& inputs) const;
 
 protected:
     /// Queries [B, H, rows, D] before RoPE of the last `rows` hidden rows (q = hidden q_proj^T).

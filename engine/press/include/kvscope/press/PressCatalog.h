@@ -2,9 +2,12 @@
 #pragma once
 
 #include "kvscope/config/PressDescription.h"
+#include "kvscope/config/RunSettings.h"
 #include "kvscope/press/AdaKvPress.h"
+#include "kvscope/press/CachePress.h"
 #include "kvscope/press/DecodingPress.h"
 #include "kvscope/press/H2oPress.h"
+#include "kvscope/press/PressFactory.h"
 #include "kvscope/press/PressOption.h"
 
 #include <map>
@@ -18,15 +21,26 @@ namespace kvscope::press {
 /// One press the catalogue offers (listed in kvscope_config, without LibTorch).
 using PressDescription = config::PressDescription;
 
-/// Every press by name, with its options; builds presses from `key=value` options (the CLI's
-/// `--press-option`) and from kvpress class names (the conformance fixtures).
+/// The press registry's LibTorch half: every registration of engine/presses/PressList.h by name, with its
+/// description (config::PressDescriptions) and factory. Builds presses from `key=value` options (the CLI's
+/// `--press-option`) and finds them by kvpress class name (the conformance fixtures).
 class PressCatalog {
 public:
     static const std::vector<PressDescription>& presses();
     /// Comma-separated catalogue names, for error messages.
     static std::string allowedNames();
+    /// The registration's factory of press `name`; std::invalid_argument naming the allowed names otherwise.
+    static const PressFactory& factory(const std::string& name);
     /// A scorer press; std::invalid_argument naming the allowed names or option values otherwise.
     static std::shared_ptr<const Press> scorer(const std::string& name, const std::map<std::string, std::string>& options);
+    /// The press a generation applies for `settings` (any kind); std::invalid_argument on bad settings.
+    static std::unique_ptr<CachePress> generation(const config::PressSettings& settings);
+    /// A wrapper's base scorer: its `base` option (else the declared default) built from the options the
+    /// wrapper does not declare itself.
+    static std::shared_ptr<const Press> base(const std::string& wrapper,
+                                             const std::map<std::string, std::string>& options);
+    /// `given` checked against press `name`'s declared options (the wrapper's own only, for a wrapper).
+    static PressOptions optionsOf(const std::string& name, const std::map<std::string, std::string>& given);
     static AdaKvPress adaKv(const std::map<std::string, std::string>& options);
     static DecodingPress decoding(const std::map<std::string, std::string>& options);
     static H2oPress h2o(const std::map<std::string, std::string>& options);

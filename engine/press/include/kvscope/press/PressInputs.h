@@ -2,7 +2,6 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
-
 #include <cstdint>
 
 namespace kvscope::press {
@@ -37,7 +36,11 @@ struct PressInputs {
     /// a time hands them over; receivedAttention() reads whichever is defined.
     at::Tensor attentionReceived;
     /// What each key received, summed over the queries [B, H, T], from attentionReceived or attentions.
-    at::Tensor receivedAttention() const { return attentionReceived.defined() ? attentionReceived : attentions.sum(2); }
+    at::Tensor receivedAttention() const {
+        return attentionReceived.defined() ? attentionReceived : attentions.sum(2);
+    }
+    /// o_proj's weight [hidden, H * D] (CriticalKV's value norms; undefined unless the policy reads it).
+    at::Tensor outputWeight;
     int64_t numHeads = 0;
     int64_t numKeyValueHeads = 0;
     int64_t headDim = 0;

@@ -16,11 +16,6 @@ namespace kvscope::model {
 class Architecture;
 }
 
-namespace kvscope::press {
-class SimLayerKvPress;
-class ThinkPress;
-} // namespace kvscope::press
-
 namespace kvscope::runtime {
 
 /// One compression of one layer's cache.
@@ -51,13 +46,14 @@ struct PressDecision {
     at::Tensor prunedChannels;
 };
 
-/// Applies a cache press to a real generation, as kvpress's forward hooks do: a scorer press compresses
-/// each layer right after the prefill's attention, DecodingPress and H2O compress while decoding. Kept
-/// tokens keep their positions (ModelCache::evictedTokens); sliding-window layers are left alone. AdaKV
-/// evicts nothing: after the prefill's attention it masks each head's pruned slots from every later
-/// query (ModelCache::setMaskedSlots), as kvpress's attention patch does. ThinK zeroes key channels in
-/// place (AttentionLayer::rewriteKeys) and drops nothing; SimLayerKV keeps a lazy layer's initial and recent
-/// tokens and every token of the others.
+/// Applies a cache press to a real generation, as kvpress's forward hooks do: the press the registry builds
+/// for the run (press::PressCatalog::generation) sees every pass of every layer and decides; the hook
+/// applies its decision and logs it. A scorer press compresses each layer right after the prefill's
+/// attention, DecodingPress and H2O compress while decoding. Kept tokens keep their positions
+/// (ModelCache::evictedTokens); sliding-window layers are left alone. A masking press (AdaKV) evicts
+/// nothing: it masks each head's pruned slots from every later query (ModelCache::setMaskedSlots), as
+/// kvpress's attention patch does. A press that rewrites keys (ThinK zeroes channels, KeyRerotation
+/// re-rotates the kept keys) has them written back in place (AttentionLayer::rewriteKeys).
 class CachePressHook : public model::AttentionObserver {
 public:
     /// Refuses unknown presses and options, naming the allowed ones, and caches a press cannot shrink.
@@ -80,10 +76,8 @@ public:
     static press::PressInputs inputsOf(const model::AttentionPass& pass, const model::Architecture& architecture);
 
 private:
-    void apply(const model::AttentionPass& pass, const at::Tensor& kept, const at::Tensor& scores);
-    void mask(const model::AttentionPass& pass, const press::PressInputs& inputs);
-    void pruneChannels(const model::AttentionPass& pass, const press::PressInputs& inputs);
-    void decideLazy(const model::AttentionPass& pass, const press::PressInputs& inputs);
+    void apply(const model::AttentionPass& pass, const press::PressAction& action);
+    void mask(const model::AttentionPass& pass, const press::PressAction& action);
     /// Emits the decision's trace event (when recording) and keeps it.
     void record(const model::AttentionPass& pass, PressDecision decision);
     /// The trace record of a decision (sessions/FORMAT.md, kind 15), lists downsampled when large.
@@ -93,12 +87,7 @@ private:
 
     const model::Architecture& m_architecture;
     config::PressSettings m_settings;
-    std::shared_ptr<const press::Press> m_scorer;
-    std::unique_ptr<press::DecodingPress> m_decoding;
-    std::unique_ptr<press::H2oPress> m_h2o;
-    std::unique_ptr<press::AdaKvPress> m_adaKv;
-    std::unique_ptr<press::ThinkPress> m_think;
-    std::unique_ptr<press::SimLayerKvPress> m_simLayer;
+    std::unique_ptr<press::CachePress> m_press;
     /// Per layer: the positions of its cached slots [B, Hkv, L] and the passes it has seen.
     std::map<int64_t, at::Tensor> m_positions;
     std::map<int64_t, int64_t> m_passes;

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// AdaKV (kvpress's AdaKVPress): per-head budgets over a base scorer, applied as a mask.
+#include "kvscope/config/PressRegistration.h"
+
+KVSCOPE_PRESS_DESCRIPTION(adakv) {
+    kvscope::config::PressDescription press;
+    press.name = "adakv";
+    press.referenceName = "AdaKVPress";
+    press.displayName = "AdaKV";
+    press.kind = "wrapper";
+    press.phase = "prefill";
+    press.summary = "per-head budgets over a base scorer: heads mask different numbers of tokens";
+    press.options = {kvscope::config::PressOption::base(),
+                     {"alpha_safeguard", "float", "0.2", "share of each head's budget it always keeps"}};
+    press.sentence =
+        "heads share one budget by {base_name}'s scores (each keeps at least {alpha_safeguard} of its "
+        "share): {base}";
+    press.policy.effect = "masks";
+    return press;
+}
+
+#if KVSCOPE_PRESS_ENGINE
+#include "kvscope/press/PressCatalog.h"
+#include "kvscope/press/PressFactory.h"
+
+namespace {
+
+using namespace kvscope::press;
+
+/// After each layer's prefill, masks each head's pruned slots; the cache keeps them all.
+class AdaKvCachePress : public CachePress {
+public:
+    explicit AdaKvCachePress(AdaKvPress press) : m_press(std::move(press)) {}
+    PressAction onPass(const PressInputs& inputs, const PressPass& pass) override {
+        PressAction action;
+        if (pass.index == 0 && pass.ratio > 0.0) {
+            const AdaKvMask mask = m_press.mask(inputs, pass.ratio);
+            action.masked = mask.masked;
+            action.scores = mask.scores;
+        }
+        return action;
+    }
+
+private:
+    AdaKvPress m_press;
+};
+
+} // namespace
+
+KVSCOPE_PRESS_FACTORY(adakv) {
+    PressFactory factory;
+    factory.generation = [](const kvscope::config::PressSettings& settings) -> std::unique_ptr<CachePress> {
+        AdaKvPress press = PressCatalog::adaKv(settings.options);
+        if (press.base().reads().attentions) {
+            // kvpress's AdaKVPress asserts the attention is not eager, the only one that returns weights.
+            throw std::invalid_argument(
+                "adakv press: base observed_attention needs eager attention weights, which "
+                "kvpress's AdaKV refuses; choose another base (knorm, snapkv, tova, "
+                "expected_attention, ...)");
+        }
+        return std::make_unique<AdaKvCachePress>(std::move(press));
+    };
+    return factory;
+}
+#endif
