@@ -67,7 +67,7 @@ paged::Workload mixedWorkload() {
         {"late", 9, std::nullopt, bytes(system + "What is a page?"), 5, true, ""},
         {"salted", 9, std::nullopt, bytes(system + "What is a page?"), 4, true, "tenant-2"},
     };
-    return paged::Workload{"mixed", requests};
+    return paged::Workload{"mixed", {}, requests};
 }
 
 /// `numBlocks`: small enough that the burst preempts (mistral's all-sliding layers free blocks as they go,
@@ -182,7 +182,7 @@ TEST(ServingLoopTest, SeededSamplingDrawsWhatTheRequestDrawsAlone) {
                                    sampling);
         paged::WorkloadRequest first = described;
         first.arrivalStep = 0;
-        alone.add(paged::Workload{"one", {first}});
+        alone.add(paged::Workload{"one", {}, {first}});
         alone.run();
         EXPECT_EQ(alone.scheduler().request(described.id).outputIds, batched[described.id]) << described.id;
     }
