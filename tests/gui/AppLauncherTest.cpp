@@ -68,6 +68,36 @@ TEST(AppLauncherTest, ParsesTheDocumentedForms) {
     EXPECT_EQ(std::get<LaunchOptions>(paired).live.tokenizerPath, "/models/tok");
 }
 
+TEST(AppLauncherTest, ALiveSessionSamplesUnlessAskedForGreedy) {
+    const auto live = [](const QStringList& arguments) {
+        const auto parsed =
+            AppLauncher::parse(QStringList{"kvscope", "--preset", "llama"} + arguments, capabilities());
+        EXPECT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
+        return std::holds_alternative<LaunchOptions>(parsed) ? std::get<LaunchOptions>(parsed).live
+                                                             : config::RunSettings{};
+    };
+    const struct {
+        QStringList arguments;
+        double temperature;
+        std::int64_t topK;
+        std::int64_t beams;
+    } cases[] = {
+        {{}, 0.8, 40, 1},
+        {{"--temperature", "0"}, 0.0, 40, 1},
+        {{"--temperature", "0", "--top-k", "0"}, 0.0, 0, 1},
+        {{"--temperature", "1.5", "--top-k", "5"}, 1.5, 5, 1},
+        // Beams are deterministic: greedy beams rather than a refusal of the sampling default.
+        {{"--beams", "3"}, 0.0, 0, 3},
+    };
+    for (const auto& expected : cases) {
+        const config::RunSettings settings = live(expected.arguments);
+        EXPECT_EQ(settings.temperature, expected.temperature) << expected.arguments.join(' ').toStdString();
+        EXPECT_EQ(settings.topK, expected.topK) << expected.arguments.join(' ').toStdString();
+        EXPECT_EQ(settings.beams, expected.beams) << expected.arguments.join(' ').toStdString();
+        EXPECT_EQ(settings.seed, 0u);
+    }
+}
+
 TEST(AppLauncherTest, ParsesAPressAndItsOptions) {
     const auto parsed = AppLauncher::parse({"kvscope", "--press", "snapkv", "--ratio", "0.5", "--press-option",
                                             "window_size=4", "--press-option", "kernel_size=3", "--press-scores", "--events"},

@@ -44,6 +44,36 @@ TEST(NewSessionDialogTest, RoundTripsSettings) {
     EXPECT_EQ(dialog.validate(), QString());
 }
 
+TEST(NewSessionDialogTest, RoundTripsDecodingAndWhatItHasNoFieldFor) {
+    kvscope::config::RunSettings settings = kvscope::config::liveSessionSettings();
+    settings.preset = "mistral";
+    settings.temperature = 1.25;
+    settings.topK = 7;
+    settings.seed = 3;
+    // No fields for these: they come back as they went in.
+    settings.ignoreEos = true;
+    settings.weightSeed = 11;
+    settings.threads = 1;
+    NewSessionDialog dialog(capabilities(false), settings);
+    EXPECT_DOUBLE_EQ(dialog.temperatureBox()->value(), 1.25);
+    EXPECT_EQ(dialog.topKBox()->value(), 7);
+    EXPECT_EQ(dialog.settings(), settings);
+
+    // Temperature 0 is greedy, said in the field.
+    dialog.temperatureBox()->setValue(0.0);
+    dialog.topKBox()->setValue(0);
+    EXPECT_EQ(dialog.settings().temperature, 0.0);
+    EXPECT_EQ(dialog.settings().topK, 0);
+    EXPECT_EQ(dialog.temperatureBox()->text(), QStringLiteral("0 (greedy)"));
+}
+
+TEST(NewSessionDialogTest, ALiveSessionSamplesByDefault) {
+    NewSessionDialog dialog(capabilities(false), kvscope::config::liveSessionSettings());
+    EXPECT_DOUBLE_EQ(dialog.settings().temperature, 0.8);
+    EXPECT_EQ(dialog.settings().topK, 40);
+    EXPECT_EQ(dialog.settings().seed, 0u);
+}
+
 TEST(NewSessionDialogTest, DefaultsToTheDefaultPreset) {
     NewSessionDialog dialog(capabilities(false), kvscope::config::RunSettings{});
     EXPECT_EQ(dialog.settings().preset, "llama");

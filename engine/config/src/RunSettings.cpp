@@ -86,6 +86,13 @@ std::optional<PressSettings> PressSettings::fromCacheSettings(const std::string&
     return press;
 }
 
+RunSettings liveSessionSettings() {
+    RunSettings settings;
+    settings.temperature = 0.8;
+    settings.topK = 40;
+    return settings;
+}
+
 int computeThreads(const RunSettings& settings) {
     if (settings.threads > 0) {
         return static_cast<int>(std::min<std::int64_t>(settings.threads, 1024));

@@ -60,8 +60,9 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
                                   QStringLiteral("NAME"));
     parser.addOption(tour);
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A session file to replay"));
-    // The live run's options are kvscope-cli run's (config::RunOptionTable); the rest are the window's.
-    QtRunOptions::addTo(parser, config::RunSettings{});
+    // The live run's options are kvscope-cli run's (config::RunOptionTable), with a live session's defaults
+    // (sampling); the rest are the window's.
+    QtRunOptions::addTo(parser, config::liveSessionSettings());
     const QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                         QStringLiteral("Render the window to a PNG offscreen and exit"),
                                         QStringLiteral("OUT.png"));
@@ -150,8 +151,15 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
         return QStringLiteral("give either a session FILE to replay or a model to run, not both");
     }
     config::RunSettings& live = options.live;
+    live = config::liveSessionSettings();
     if (const QString refusal = QtRunOptions::apply(parser, live); !refusal.isEmpty()) {
         return refusal;
+    }
+    // Beam search is deterministic: asking for beams without a temperature means greedy beams, not a
+    // refusal of the sampling default.
+    if (live.beams > 1 && !parser.isSet(QStringLiteral("temperature"))) {
+        live.temperature = 0.0;
+        live.topK = 0;
     }
     // Read into a run of its own first: any serving option would make `live` a serving run.
     config::RunSettings servingRun;

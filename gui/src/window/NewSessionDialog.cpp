@@ -62,13 +62,14 @@ QSpinBox* spin(int minimum, int maximum, int value) {
 NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const config::RunSettings& initial,
                                    QWidget* parent)
     : QDialog(parent), m_capabilities(capabilities), m_usePreset(new QRadioButton(tr("Preset"))),
-      m_useConfig(new QRadioButton(tr("config.json"))), m_useCheckpoint(new QRadioButton(tr("Checkpoint folder"))),
-      m_preset(new QComboBox), m_configPath(new QLineEdit), m_checkpointDir(new QLineEdit),
-      m_tokenizerPath(new QLineEdit), m_tokenizer(new QLabel), m_cacheKind(new QComboBox),
-      m_backend(new QComboBox), m_nbits(spin(1, 8, 4)), m_group(spin(0, 4096, 0)), m_residual(spin(1, 1 << 20, 128)),
-      m_maxCacheLen(spin(0, 1 << 20, 0)), m_prompt(new QLineEdit), m_tokens(spin(1, 1 << 20, 32)),
-      m_seed(spin(0, 1 << 30, 0)), m_device(new QComboBox), m_press(new QComboBox), m_ratio(new QDoubleSpinBox),
-      m_pressLayout(nullptr) {
+      m_useConfig(new QRadioButton(tr("config.json"))),
+      m_useCheckpoint(new QRadioButton(tr("Checkpoint folder"))), m_preset(new QComboBox),
+      m_configPath(new QLineEdit), m_checkpointDir(new QLineEdit), m_tokenizerPath(new QLineEdit),
+      m_tokenizer(new QLabel), m_cacheKind(new QComboBox), m_backend(new QComboBox), m_nbits(spin(1, 8, 4)),
+      m_group(spin(0, 4096, 0)), m_residual(spin(1, 1 << 20, 128)), m_maxCacheLen(spin(0, 1 << 20, 0)),
+      m_prompt(new QLineEdit), m_tokens(spin(1, 1 << 20, 32)), m_temperature(new QDoubleSpinBox),
+      m_topK(spin(0, 1 << 20, 40)), m_seed(spin(0, 1 << 30, 0)), m_device(new QComboBox),
+      m_press(new QComboBox), m_ratio(new QDoubleSpinBox), m_pressLayout(nullptr) {
     setWindowTitle(tr("New live session"));
     for (const std::string& name : capabilities.presets) {
         m_preset->addItem(QString::fromStdString(name));
@@ -165,6 +166,16 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     auto* runLayout = new QFormLayout(run);
     runLayout->addRow(tr("Prompt"), m_prompt);
     runLayout->addRow(tr("New tokens"), m_tokens);
+    m_temperature->setRange(0.0, 10.0);
+    m_temperature->setSingleStep(0.1);
+    m_temperature->setDecimals(2);
+    m_temperature->setSpecialValueText(tr("0 (greedy)"));
+    m_temperature->setToolTip(tr("Sampling temperature; 0 picks the likeliest token every step (greedy)"));
+    m_topK->setSpecialValueText(tr("0 (every token)"));
+    m_topK->setToolTip(tr("Sample among the k likeliest tokens; 0 = among all of them"));
+    m_seed->setToolTip(tr("Seed of the sampling: the same seed writes the same text"));
+    runLayout->addRow(tr("Temperature"), m_temperature);
+    runLayout->addRow(tr("Top-k"), m_topK);
     runLayout->addRow(tr("Seed"), m_seed);
     runLayout->addRow(tr("Device"), m_device);
 
@@ -260,6 +271,7 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
 }
 
 void NewSessionDialog::setSettings(const config::RunSettings& settings) {
+    m_shown = settings;
     // Enabled states and the tokenizer are brought up to date once, below, not per toggled radio.
     const QSignalBlocker presetSignals(m_usePreset);
     const QSignalBlocker configSignals(m_useConfig);
@@ -285,6 +297,8 @@ void NewSessionDialog::setSettings(const config::RunSettings& settings) {
     m_maxCacheLen->setValue(static_cast<int>(settings.cache.maxCacheLen));
     m_prompt->setText(QString::fromStdString(settings.prompt));
     m_tokens->setValue(static_cast<int>(settings.tokens));
+    m_temperature->setValue(settings.temperature);
+    m_topK->setValue(static_cast<int>(settings.topK));
     m_seed->setValue(static_cast<int>(settings.seed));
     m_device->setCurrentIndex(std::max(0, m_device->findData(static_cast<int>(settings.device))));
     {
@@ -313,6 +327,10 @@ void NewSessionDialog::setSettings(const config::RunSettings& settings) {
 
 config::RunSettings NewSessionDialog::settings() const {
     config::RunSettings settings;
+    settings.beams = m_shown.beams;
+    settings.ignoreEos = m_shown.ignoreEos;
+    settings.weightSeed = m_shown.weightSeed;
+    settings.threads = m_shown.threads;
     if (m_usePreset->isChecked()) {
         settings.preset = m_preset->currentText().toStdString();
     } else if (m_useConfig->isChecked()) {
@@ -331,6 +349,8 @@ config::RunSettings NewSessionDialog::settings() const {
     settings.cache.maxCacheLen = m_maxCacheLen->value();
     settings.prompt = m_prompt->text().toStdString();
     settings.tokens = m_tokens->value();
+    settings.temperature = m_temperature->value();
+    settings.topK = m_topK->value();
     settings.seed = static_cast<std::uint64_t>(m_seed->value());
     settings.device = static_cast<config::ComputeDevice>(m_device->currentData().toInt());
     settings.press.name = m_press->currentData().toString().toStdString();

@@ -97,6 +97,11 @@ struct RunSettings {
     bool operator==(const RunSettings&) const = default;
 };
 
+/// What a live session in the inspector starts from: the defaults above, but sampling (temperature 0.8,
+/// top-k 40, seed 0) rather than greedy, because the small presets' greedy text falls into loops ("the sear
+/// the sear"). `kvscope-cli run` stays greedy, as Transformers' generate() is.
+RunSettings liveSessionSettings();
+
 /// The intra-op threads a run computes on: `settings.threads`, or every core of this machine when it is 0.
 int computeThreads(const RunSettings& settings);
 

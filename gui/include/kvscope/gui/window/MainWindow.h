@@ -140,7 +140,7 @@ private:
     std::unique_ptr<SessionController> m_session;
     std::unique_ptr<SessionController> m_compareSession;
     std::unique_ptr<ViewSelection> m_selection;
-    config::RunSettings m_lastSettings;
+    config::RunSettings m_lastSettings = config::liveSessionSettings();
     TransportBar* m_transport = nullptr;
     OccupancyMapView* m_occupancy = nullptr;
     HeadOccupancyView* m_heads = nullptr;

@@ -24,9 +24,9 @@ namespace kvscope::gui {
 /// Asks for a live session: model source (preset, config.json or checkpoint folder), the tokenizer (a
 /// checkpoint's own, shown once its folder is chosen, or one paired with a preset or config.json), cache
 /// kind and its options, a cache press (from the engine's list: its ratio, and its options with their
-/// defaults shown; a wrapper's base press's options too), prompt, tokens, seed and device; or, under
-/// Serving, a workload served over a paged pool (block size, pool size, token budget, prefix caching). Accepting checks the input and says what is wrong,
-/// e.g. that CUDA is not available here.
+/// defaults shown; a wrapper's base press's options too), prompt, tokens, decoding (temperature, top-k,
+/// seed) and device; or, under Serving, a workload served over a paged pool (block size, pool size, token budget, prefix caching).
+/// Accepting checks the input and says what is wrong, e.g. that CUDA is not available here.
 class NewSessionDialog : public QDialog {
     Q_OBJECT
 public:
@@ -54,6 +54,9 @@ public:
     QComboBox* compareWithBox() const { return m_compareWith; }
     QComboBox* workloadBox() const { return m_workload; }
     QSpinBox* numBlocksBox() const { return m_numBlocks; }
+    /// Decoding: temperature 0 is greedy; top-k 0 samples from every token.
+    QDoubleSpinBox* temperatureBox() const { return m_temperature; }
+    QSpinBox* topKBox() const { return m_topK; }
     /// The picked workload's description, read from its file (empty for a path that does not read).
     QString workloadDescription() const;
     /// The sentence naming the pool the picked workload suggests (filled into the pool fields on picking).
@@ -89,6 +92,8 @@ private:
     QSpinBox* m_maxCacheLen;
     QLineEdit* m_prompt;
     QSpinBox* m_tokens;
+    QDoubleSpinBox* m_temperature;
+    QSpinBox* m_topK;
     QSpinBox* m_seed;
     QComboBox* m_device;
     QComboBox* m_press;
@@ -106,6 +111,8 @@ private:
     QComboBox* m_freePolicy;
     QComboBox* m_compareWith;
     std::map<std::string, QLineEdit*> m_pressOptions;
+    /// The settings last set, for what the dialog has no field for (beams, eos, weight seed, threads).
+    config::RunSettings m_shown;
 };
 
 } // namespace kvscope::gui
