@@ -197,19 +197,30 @@ void SessionOverview::openStep(std::int64_t step) {
     // As Timeline::openStep: the step left is complete, a keyframe on the interval, a row of the columns.
     if (m_lastStep >= 0) {
         if (m_lastStep % m_keyframeInterval == 0) {
-            m_keyframes.push_back(m_current);
+            keepKeyframe();
         }
         m_columns.record(m_current);
     }
     for (std::int64_t skipped = m_lastStep + 1; skipped < step; ++skipped) {
         StateReducer::beginStep(m_current, skipped);
         if (skipped % m_keyframeInterval == 0) {
-            m_keyframes.push_back(m_current);
+            keepKeyframe();
         }
         m_columns.record(m_current);
     }
     StateReducer::beginStep(m_current, step);
     m_lastStep = step;
+}
+
+void SessionOverview::keepKeyframe() {
+    if (m_columnBlockSteps <= 0) {
+        m_keyframes.push_back(m_current);
+        return;
+    }
+    // The writer keeps its keyframes as they will be written: a third of a StepState's size in memory.
+    ByteWriter out(m_keyframeBytes);
+    EventCodec::encode(out, m_current);
+    ++m_encodedKeyframes;
 }
 
 void SessionOverview::finish() {
@@ -241,23 +252,22 @@ bool SessionOverview::encodable() const {
            m_columnsFirst + m_columns.size() == m_lastStep + 1;
 }
 
-std::vector<std::uint8_t> SessionOverview::encode() const {
-    std::vector<std::uint8_t> raw;
-    ByteWriter out(raw);
+void SessionOverview::encode(std::vector<std::uint8_t>& head, std::vector<std::uint8_t>& tail) const {
+    ByteWriter out(head);
     out.put<std::uint32_t>(static_cast<std::uint32_t>(m_keyframeInterval));
     out.put(m_lastStep);
     out.put(m_eventCount);
     EventCodec::encode(out, m_current);
-    out.put<std::uint32_t>(static_cast<std::uint32_t>(m_keyframes.size()));
+    out.put<std::uint32_t>(static_cast<std::uint32_t>(m_keyframes.size() + m_encodedKeyframes));
     for (const StepState& keyframe : m_keyframes) {
         EventCodec::encode(out, keyframe);
     }
-    encodeRows(out, m_columns, m_layers);
-    out.put<std::uint32_t>(static_cast<std::uint32_t>(m_retained.size()));
+    ByteWriter after(tail);
+    encodeRows(after, m_columns, m_layers);
+    after.put<std::uint32_t>(static_cast<std::uint32_t>(m_retained.size()));
     for (const Event& event : m_retained) {
-        EventCodec::encode(out, event);
+        EventCodec::encode(after, event);
     }
-    return raw;
 }
 
 SessionOverview SessionOverview::decode(std::span<const std::uint8_t> raw, std::size_t blocks,

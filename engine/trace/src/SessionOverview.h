@@ -39,9 +39,11 @@ public:
     std::optional<std::vector<std::uint8_t>> takeColumnBlock();
     /// Whether encode() can hold the session (see the class comment).
     bool encodable() const;
-    /// The Overview chunk's raw payload (sessions/FORMAT.md, "Overview payload"): its columns are the rows
-    /// after the last block taken.
-    std::vector<std::uint8_t> encode() const;
+    /// The Overview chunk's raw payload (sessions/FORMAT.md, "Overview payload"; its columns are the rows
+    /// after the last block taken) in three parts, so that the writer need not put it together: `head`,
+    /// then encodedKeyframes(), then `tail`.
+    void encode(std::vector<std::uint8_t>& head, std::vector<std::uint8_t>& tail) const;
+    std::span<const std::uint8_t> encodedKeyframes() const { return m_keyframeBytes; }
     /// The payload of the file's `index`-th Columns chunk, in file order.
     using ColumnBlockReader = std::function<std::vector<std::uint8_t>(std::size_t index)>;
     /// Reads a payload that encode() wrote, after the `blocks` Columns chunks before it (read one at a time
@@ -52,7 +54,8 @@ public:
     std::int64_t keyframeInterval() const { return m_keyframeInterval; }
     std::int64_t lastStep() const { return m_lastStep; }
     std::uint64_t eventCount() const { return m_eventCount; }
-    /// keyframes()[j]: the state after step j * keyframeInterval(), for every such step before lastStep().
+    /// keyframes()[j]: the state after step j * keyframeInterval(), for every such step before lastStep() (as
+    /// decoded; a writer keeps its own encoded).
     std::vector<StepState>& keyframes() { return m_keyframes; }
     StepState& current() { return m_current; }
     SeriesColumns& columns() { return m_columns; }
@@ -60,11 +63,15 @@ public:
 
 private:
     void openStep(std::int64_t step);
+    void keepKeyframe();
 
     std::int64_t m_keyframeInterval;
     std::int64_t m_lastStep = -1;
     std::uint64_t m_eventCount = 0;
     std::vector<StepState> m_keyframes;
+    /// A writer's keyframes (columnBlockSteps > 0), encoded as they come: only encode() reads them.
+    std::vector<std::uint8_t> m_keyframeBytes;
+    std::size_t m_encodedKeyframes = 0;
     StepState m_current;
     SeriesColumns m_columns;
     std::int64_t m_columnBlockSteps = 0;

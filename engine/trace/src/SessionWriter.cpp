@@ -175,7 +175,12 @@ void SessionWriter::finish() {
     }
     if (m_overview && m_overview->encodable()) {
         const std::uint64_t overviewOffset = m_offset;
-        writeChunk(static_cast<std::uint32_t>(SessionFormat::ChunkType::Overview), m_overview->encode());
+        std::vector<std::uint8_t> head;
+        std::vector<std::uint8_t> tail;
+        m_overview->encode(head, tail);
+        writeChunk(static_cast<std::uint32_t>(SessionFormat::ChunkType::Overview),
+                   {std::span<const std::uint8_t>(head), m_overview->encodedKeyframes(),
+                    std::span<const std::uint8_t>(tail)});
         std::vector<std::uint8_t> locator;
         ByteWriter(locator).put(overviewOffset);
         writeChunk(static_cast<std::uint32_t>(SessionFormat::ChunkType::OverviewLocator), locator);
@@ -209,8 +214,7 @@ void SessionWriter::finish() {
 }
 
 void SessionWriter::writeChunk(std::uint32_t type, std::span<const std::uint8_t> raw) {
-    // Not zero-filled beyond what it held: only the bytes zstd writes are touched (for the overview the
-    // bound is tens of MB). Reused from chunk to chunk, so a step allocates nothing here.
+    // Reused from chunk to chunk, so a step allocates nothing here.
     const std::size_t bound = ZSTD_compressBound(raw.size());
     if (m_compressed.size() < bound) {
         m_compressed.resize(bound);
@@ -225,12 +229,64 @@ void SessionWriter::writeChunk(std::uint32_t type, std::span<const std::uint8_t>
         stored = raw; // incompressible: stored as is
         flags = 0;
     }
+    writeFrame(type, flags, stored, raw.size());
+}
+
+void SessionWriter::writeChunk(std::uint32_t type,
+                               std::initializer_list<std::span<const std::uint8_t>> pieces) {
+    // One zstd frame streamed from the pieces, so that a large payload (the overview: tens of MB) is never
+    // put together in memory, nor is a buffer of its compressed bound allocated.
+    std::size_t rawSize = 0;
+    for (const auto& piece : pieces) {
+        rawSize += piece.size();
+    }
+    std::vector<std::uint8_t> compressed;
+    bool streamed = m_compressor != nullptr &&
+                    !ZSTD_isError(ZSTD_CCtx_reset(m_compressor, ZSTD_reset_session_only)) &&
+                    !ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(m_compressor, rawSize));
+    std::size_t index = 0;
+    for (auto piece = pieces.begin(); streamed && piece != pieces.end(); ++piece, ++index) {
+        ZSTD_inBuffer in{piece->data(), piece->size(), 0};
+        const ZSTD_EndDirective mode = index + 1 == pieces.size() ? ZSTD_e_end : ZSTD_e_continue;
+        while (true) {
+            const std::size_t at = compressed.size();
+            compressed.resize(at + ZSTD_CStreamOutSize());
+            ZSTD_outBuffer out{compressed.data() + at, ZSTD_CStreamOutSize(), 0};
+            const std::size_t left = ZSTD_compressStream2(m_compressor, &out, &in, mode);
+            compressed.resize(at + out.pos);
+            if (ZSTD_isError(left)) {
+                streamed = false;
+                break;
+            }
+            if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size) {
+                break;
+            }
+        }
+    }
+    if (streamed && pieces.size() > 0 && compressed.size() < rawSize) {
+        writeFrame(type, SessionFormat::Zstd, compressed, rawSize);
+        return;
+    }
+    // Incompressible, or no context: as one payload, stored as writeChunk stores it.
+    std::vector<std::uint8_t> raw;
+    raw.reserve(rawSize);
+    for (const auto& piece : pieces) {
+        raw.insert(raw.end(), piece.begin(), piece.end());
+    }
+    if (m_compressor != nullptr) {
+        ZSTD_CCtx_reset(m_compressor, ZSTD_reset_session_only);
+    }
+    writeChunk(type, raw);
+}
+
+void SessionWriter::writeFrame(std::uint32_t type, std::uint16_t flags, std::span<const std::uint8_t> stored,
+                               std::uint64_t rawSize) {
     // The 24 header bytes (little-endian, as ByteWriter writes them), then the payload as it is, then the
     // CRC of both: nothing is copied into a frame first.
     std::array<std::uint8_t, SessionFormat::kChunkHeaderBytes> header{};
     const std::uint16_t chunkVersion = 1;
     const std::uint64_t storedLength = stored.size();
-    const std::uint64_t rawLength = raw.size();
+    const std::uint64_t rawLength = rawSize;
     std::memcpy(header.data(), &type, 4);
     std::memcpy(header.data() + 4, &chunkVersion, 2);
     std::memcpy(header.data() + 6, &flags, 2);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <vector>
@@ -63,6 +64,10 @@ private:
 
     void writeSnapshot();
     void writeChunk(std::uint32_t type, std::span<const std::uint8_t> raw);
+    /// The same for a payload made of `pieces`, one after another.
+    void writeChunk(std::uint32_t type, std::initializer_list<std::span<const std::uint8_t>> pieces);
+    void writeFrame(std::uint32_t type, std::uint16_t flags, std::span<const std::uint8_t> stored,
+                    std::uint64_t rawSize);
     void writeBytes(const void* data, std::size_t size);
 
     std::filesystem::path m_path;
