@@ -68,10 +68,14 @@ TEST(TimelineTest, EachSeriesFieldReadsItsOwnQuantity) {
         double value;
     };
     const Case cases[] = {
-        {SeriesField::SeqLength, 11},      {SeriesField::StoredTokens, 10},
-        {SeriesField::KvLength, 12},       {SeriesField::ResidualTokens, 3},
-        {SeriesField::QuantizedTokens, 8}, {SeriesField::BytesDeviceFullPrecision, 500},
-        {SeriesField::BytesDeviceQuantized, 40}, {SeriesField::BytesHost, 7},
+        {SeriesField::SeqLength, 11},
+        {SeriesField::StoredTokens, 10},
+        {SeriesField::KvLength, 12},
+        {SeriesField::ResidualTokens, 3},
+        {SeriesField::QuantizedTokens, 8},
+        {SeriesField::BytesDeviceFullPrecision, 500},
+        {SeriesField::BytesDeviceQuantized, 40},
+        {SeriesField::BytesHost, 7},
     };
     for (const Case& c : cases) {
         const std::vector<SeriesPoint> series = timeline.seriesOf(0, c.field, 0, 0, 10);
@@ -373,7 +377,9 @@ SessionMetadata fileMetadata() {
     return metadata;
 }
 
-std::vector<Event> eventsOf(const StepEvents& events) { return std::vector<Event>(events.begin(), events.end()); }
+std::vector<Event> eventsOf(const StepEvents& events) {
+    return std::vector<Event>(events.begin(), events.end());
+}
 
 } // namespace
 
@@ -405,7 +411,8 @@ TEST(TimelineTest, FileBackedEqualsInMemoryEverywhere) {
     EXPECT_FALSE(retained.empty()) << "the session has transfers, flushes and resets";
     for (std::int32_t layer = -1; layer < memory.layerCount(); ++layer) {
         for (SeriesField field : kAllFields) {
-            for (const auto& [from, to] : {std::pair<std::int64_t, std::int64_t>{0, 400}, {37, 90}, {399, 400}}) {
+            for (const auto& [from, to] :
+                 {std::pair<std::int64_t, std::int64_t>{0, 400}, {37, 90}, {399, 400}}) {
                 const auto a = file.seriesOf(layer, field, from, to, 100000);
                 const auto b = memory.seriesOf(layer, field, from, to, 100000);
                 ASSERT_EQ(a.size(), b.size());
@@ -440,7 +447,8 @@ TEST(TimelineTest, FileBackedStateAtLiteralStepsEqualsTheFullyLoadedOne) {
         std::int64_t step;
         std::int64_t seqLength;
     };
-    const Case cases[] = {{0, 20}, {1, 21}, {31, 51}, {32, 52}, {33, 53}, {255, 275}, {256, 276}, {257, 277}, {511, 531}, {699, 719}, {700, 720}, {3, 23}};
+    const Case cases[] = {{0, 20},    {1, 21},    {31, 51},   {32, 52},   {33, 53},   {255, 275},
+                          {256, 276}, {257, 277}, {511, 531}, {699, 719}, {700, 720}, {3, 23}};
     for (const Case& c : cases) {
         const StepState state = file.stateAt(c.step);
         EXPECT_EQ(state, memory.stateAt(c.step)) << "step " << c.step;
@@ -580,7 +588,7 @@ TEST(TimelineTest, FileBackedFromTheOverviewEqualsInMemoryEverywhere) {
     const Timeline file = Timeline::openFile(path, contents, 8);
     const SessionContents read = SessionReader::read(path);
     EXPECT_TRUE(contents.complete) << contents.damage;
-    EXPECT_EQ(contents.version, (FormatVersion{1, 6}));
+    EXPECT_EQ(contents.version, (FormatVersion{1, 7}));
     EXPECT_EQ(contents.metadata, read.metadata);
     EXPECT_EQ(contents.intactSteps, read.intactSteps);
     EXPECT_EQ(contents.payloadBytes, read.payloadBytes);
@@ -607,6 +615,121 @@ TEST(TimelineTest, FileBackedFromTheOverviewEqualsInMemoryEverywhere) {
             }
         }
     }
+}
+
+TEST(TimelineTest, ColumnsWrittenInBlocksOpenAsTheOverviewHeldThem) {
+    // Format 1.7: the writer takes the chart columns off in blocks as the run goes (here of 64 steps, in
+    // the file 4096) instead of holding them till finish(). A block is taken when a step begins with 64
+    // rows waiting: for N steps, (N - 1) / 64 blocks, and the overview holds the rest.
+    SyntheticSessionOptions options = irregularSession(5);
+    options.tokens = 300;
+    const std::vector<Event> events = recordSession(options);
+    TemporaryFolder folder;
+    const auto write = [&](const std::filesystem::path& path, std::int64_t blockSteps) {
+        SessionWriter writer(path, fileMetadata());
+        writer.setColumnBlockSteps(blockSteps);
+        for (const Event& event : events) {
+            writer.emit(event);
+        }
+        writer.finish();
+    };
+    const auto blocked = folder.file("blocked.kvsess");
+    const auto whole = folder.file("whole.kvsess");
+    write(blocked, 64);
+    write(whole, 0);
+    const auto chunksOfType = [](const std::filesystem::path& path, std::uint32_t type) {
+        const std::vector<char> bytes = fileBytes(path);
+        std::size_t at = readAt<std::uint32_t>(bytes, 12);
+        const std::size_t indexAt = readAt<std::uint64_t>(bytes, bytes.size() - 16);
+        int count = 0;
+        while (at < indexAt) {
+            count += readAt<std::uint32_t>(bytes, at) == type ? 1 : 0;
+            at += 24 + readAt<std::uint64_t>(bytes, at + 8) + 4;
+        }
+        return count;
+    };
+    const Timeline memory = timelineOf(events, Timeline::kDefaultKeyframeInterval);
+    ASSERT_GT(memory.stepCount(), 256);
+    EXPECT_EQ(chunksOfType(blocked, 6), (memory.stepCount() - 1) / 64);
+    EXPECT_EQ(chunksOfType(whole, 6), 0);
+    EXPECT_EQ(chunksOfType(blocked, 4), 1);
+    for (const auto& path : {blocked, whole}) {
+        SessionContents contents;
+        const Timeline file = Timeline::openFile(path, contents);
+        const SessionContents read = SessionReader::read(path);
+        EXPECT_TRUE(contents.complete) << contents.damage;
+        EXPECT_EQ(read.skippedChunks, 0) << "the pass knows the columns chunks";
+        EXPECT_EQ(read.events, events);
+        ASSERT_EQ(file.stepCount(), memory.stepCount());
+        EXPECT_EQ(file.latestState(), memory.latestState());
+        for (std::int64_t step = 0; step < memory.stepCount(); step += 37) {
+            ASSERT_EQ(file.stateAt(step), memory.stateAt(step)) << "step " << step;
+        }
+        for (std::int32_t layer = -1; layer < memory.layerCount(); ++layer) {
+            for (SeriesField field : kAllFields) {
+                const auto a = file.seriesOf(layer, field, 0, memory.stepCount(), 100000);
+                const auto b = memory.seriesOf(layer, field, 0, memory.stepCount(), 100000);
+                ASSERT_EQ(a.size(), b.size());
+                for (std::size_t i = 0; i < a.size(); ++i) {
+                    ASSERT_EQ(a[i].value, b[i].value)
+                        << path.filename() << " layer " << layer << " " << toString(field) << " step " << i;
+                }
+            }
+        }
+    }
+    // Read from the overview and its blocks, not through the pass: with a Step chunk's payload scrambled
+    // (checksum matching) the pass stops there, the overview opens the whole session.
+    {
+        std::vector<char> bytes = fileBytes(blocked);
+        std::size_t at = readAt<std::uint32_t>(bytes, 12);
+        for (int stepChunks = 0;; at += 24 + readAt<std::uint64_t>(bytes, at + 8) + 4) {
+            if (readAt<std::uint32_t>(bytes, at) == 1 && ++stepChunks == 10) {
+                break;
+            }
+        }
+        const std::uint64_t stored = readAt<std::uint64_t>(bytes, at + 8);
+        std::memset(bytes.data() + at + 24, 0x5A, stored);
+        const std::uint32_t crc = crc32c(bytes, at, at + 24 + stored);
+        std::memcpy(bytes.data() + at + 24 + stored, &crc, 4);
+        const auto scrambled = folder.file("scrambled.kvsess");
+        std::ofstream(scrambled, std::ios::binary)
+            .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        EXPECT_FALSE(SessionReader::read(scrambled).complete);
+        SessionContents contents;
+        const Timeline file = Timeline::openFile(scrambled, contents);
+        EXPECT_TRUE(contents.complete) << contents.damage;
+        EXPECT_EQ(file.stepCount(), memory.stepCount());
+        EXPECT_EQ(file.latestState(), memory.latestState());
+        const auto a = file.seriesOf(0, SeriesField::SeqLength, 0, memory.stepCount(), 100000);
+        const auto b = memory.seriesOf(0, SeriesField::SeqLength, 0, memory.stepCount(), 100000);
+        ASSERT_EQ(a.size(), b.size());
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            ASSERT_EQ(a[i].value, b[i].value) << "step " << i;
+        }
+    }
+    // A reader that does not know the blocks (1.6) finds the overview's columns short and opens the file
+    // through the pass; the same file with its blocks' type changed to an unknown one does the same here.
+    std::vector<char> bytes = fileBytes(blocked);
+    std::size_t at = readAt<std::uint32_t>(bytes, 12);
+    while (readAt<std::uint32_t>(bytes, at) != 6) {
+        at += 24 + readAt<std::uint64_t>(bytes, at + 8) + 4;
+    }
+    const std::uint32_t unknown = 99;
+    std::memcpy(bytes.data() + at, &unknown, 4);
+    const std::uint64_t stored = readAt<std::uint64_t>(bytes, at + 8);
+    const std::uint32_t crc = crc32c(bytes, at, at + 24 + stored);
+    std::memcpy(bytes.data() + at + 24 + stored, &crc, 4);
+    const auto renamed = folder.file("renamed.kvsess");
+    {
+        std::ofstream out(renamed, std::ios::binary);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    SessionContents contents;
+    const Timeline file = Timeline::openFile(renamed, contents);
+    EXPECT_TRUE(contents.complete) << contents.damage;
+    EXPECT_EQ(contents.skippedChunks, 1) << "opened through the pass, which skips the unknown chunk";
+    ASSERT_EQ(file.stepCount(), memory.stepCount());
+    EXPECT_EQ(file.stateAt(150), memory.stateAt(150));
 }
 
 TEST(TimelineTest, OpeningAFinishedFileReadsItsOverviewNotItsFrames) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace kvscope::trace {
@@ -16,10 +17,22 @@ public:
 
     template <typename T> void put(T value) {
         static_assert(std::is_trivially_copyable_v<T>);
-        static_assert(std::endian::native == std::endian::little, "session files are written on little-endian hosts");
+        static_assert(std::endian::native == std::endian::little,
+                      "session files are written on little-endian hosts");
         const auto at = m_out.size();
         m_out.resize(at + sizeof(T));
         std::memcpy(m_out.data() + at, &value, sizeof(T));
+    }
+    /// `values` one after another, as put() would write each (one copy instead of one per value).
+    template <typename T> void putArray(const T* values, std::size_t count) {
+        static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>);
+        static_assert(std::endian::native == std::endian::little,
+                      "session files are written on little-endian hosts");
+        const auto at = m_out.size();
+        m_out.resize(at + count * sizeof(T));
+        if (count > 0) {
+            std::memcpy(m_out.data() + at, values, count * sizeof(T));
+        }
     }
     void putString(std::string_view text) {
         put<std::uint32_t>(static_cast<std::uint32_t>(text.size()));

@@ -67,9 +67,14 @@ template <typename Value> void write(ByteWriter& out, const Value& value) {
     } else if constexpr (std::is_same_v<Value, std::string>) {
         out.putString(value);
     } else if constexpr (IsVector<Value>::value) {
+        using Item = typename Value::value_type;
         out.put<std::uint32_t>(static_cast<std::uint32_t>(value.size()));
-        for (const auto& item : value) {
-            write(out, item);
+        if constexpr (std::is_arithmetic_v<Item> && !std::is_same_v<Item, bool>) {
+            out.putArray(value.data(), value.size()); // the same bytes as one put() per item
+        } else {
+            for (const auto& item : value) {
+                write(out, item);
+            }
         }
     } else {
         writeRecord(out, value);

@@ -48,79 +48,24 @@ void setToken(LayerState& layer, std::size_t field, std::int64_t value) {
     }
 }
 
-} // namespace
-
-SessionOverview::SessionOverview(std::int64_t keyframeInterval) : m_keyframeInterval(keyframeInterval) {}
-
-void SessionOverview::addChunk(std::int64_t step, std::span<const Event> events) {
-    // Filed as Timeline::openFile's pass files a chunk: under its step, or the newest one.
-    step = std::max({step, m_lastStep, std::int64_t{0}});
-    if (step > m_lastStep) {
-        openStep(step);
-    }
-    m_eventCount += events.size();
-    for (const Event& event : events) {
-        StateReducer::apply(m_current, event);
-        if (Timeline::isRetained(event.kind())) {
-            m_retained.push_back(event);
-        }
-        m_paged = m_paged || isPagedKind(event.kind());
-    }
-    m_layers = std::max(m_layers, m_current.layers.size());
+/// Whether the columns hold every token count exactly (none beyond i32).
+bool exact(const SeriesColumns& columns) {
+    return columns.size() == 0 || columns.values(-1, SeriesField::SeqLength, 0, 0).has_value();
 }
 
-void SessionOverview::openStep(std::int64_t step) {
-    // As Timeline::openStep: the step left is complete, a keyframe on the interval, a row of the columns.
-    if (m_lastStep >= 0) {
-        if (m_lastStep % m_keyframeInterval == 0) {
-            m_keyframes.push_back(m_current);
-        }
-        m_columns.record(m_current);
-    }
-    for (std::int64_t skipped = m_lastStep + 1; skipped < step; ++skipped) {
-        StateReducer::beginStep(m_current, skipped);
-        if (skipped % m_keyframeInterval == 0) {
-            m_keyframes.push_back(m_current);
-        }
-        m_columns.record(m_current);
-    }
-    StateReducer::beginStep(m_current, step);
-    m_lastStep = step;
-}
-
-void SessionOverview::finish() {
-    if (m_lastStep >= 0 && m_columns.size() == m_lastStep) {
-        m_columns.record(m_current);
-    }
-}
-
-bool SessionOverview::encodable() const {
-    const bool exact =
-        m_columns.size() == 0 || m_columns.values(-1, SeriesField::SeqLength, 0, 0).has_value();
-    return !m_paged && exact && m_columns.size() == m_lastStep + 1;
-}
-
-std::vector<std::uint8_t> SessionOverview::encode() const {
-    std::vector<std::uint8_t> raw;
-    ByteWriter out(raw);
-    out.put<std::uint32_t>(static_cast<std::uint32_t>(m_keyframeInterval));
-    out.put(m_lastStep);
-    out.put(m_eventCount);
-    EventCodec::encode(out, m_current);
-    out.put<std::uint32_t>(static_cast<std::uint32_t>(m_keyframes.size()));
-    for (const StepState& keyframe : m_keyframes) {
-        EventCodec::encode(out, keyframe);
-    }
+/// The columns section (sessions/FORMAT.md, "Overview payload"): i64 steps | u32 layers | the cache-wide
+/// columns | per token field and layer, a presence byte and the column.
+void encodeRows(ByteWriter& out, const SeriesColumns& columns, std::size_t layerCount) {
     // Columns as differences from the step before (wrapping): token counts grow by a few a step, so the
     // differences are small and repeat, and zstd makes little of them.
-    const std::int64_t steps = m_columns.size();
-    const auto layers = static_cast<std::int32_t>(m_layers);
+    const std::int64_t steps = columns.size();
+    const auto layers = static_cast<std::int32_t>(layerCount);
     out.put(steps);
     out.put<std::uint32_t>(static_cast<std::uint32_t>(layers));
     for (const SeriesField field : kCacheWideFields) {
         std::uint64_t previous = 0;
         const std::vector<double> values =
-            steps > 0 ? m_columns.values(-1, field, 0, steps - 1).value_or(std::vector<double>{})
+            steps > 0 ? columns.values(-1, field, 0, steps - 1).value_or(std::vector<double>{})
                       : std::vector<double>{};
         for (const double value : values) {
             const auto current = static_cast<std::uint64_t>(static_cast<std::int64_t>(value));
@@ -131,7 +76,7 @@ std::vector<std::uint8_t> SessionOverview::encode() const {
     for (const SeriesField field : kTokenFields) {
         for (std::int32_t layer = 0; layer < layers; ++layer) {
             const std::vector<double> values =
-                steps > 0 ? m_columns.values(layer, field, 0, steps - 1).value_or(std::vector<double>{})
+                steps > 0 ? columns.values(layer, field, 0, steps - 1).value_or(std::vector<double>{})
                           : std::vector<double>{};
             const bool present = std::any_of(values.begin(), values.end(), [](double v) { return v != 0.0; });
             out.put<std::uint8_t>(present ? 1 : 0);
@@ -146,43 +91,18 @@ std::vector<std::uint8_t> SessionOverview::encode() const {
             }
         }
     }
-    out.put<std::uint32_t>(static_cast<std::uint32_t>(m_retained.size()));
-    for (const Event& event : m_retained) {
-        EventCodec::encode(out, event);
-    }
-    return raw;
 }
 
-SessionOverview SessionOverview::decode(std::span<const std::uint8_t> raw) {
-    ByteReader in(raw);
-    const auto interval = in.get<std::uint32_t>();
-    if (interval < 1) {
-        throw EventCodec::Invalid("a keyframe interval of 0");
-    }
-    SessionOverview overview(interval);
-    overview.m_lastStep = in.get<std::int64_t>();
-    if (overview.m_lastStep < -1) {
-        throw EventCodec::Invalid("last step " + std::to_string(overview.m_lastStep));
-    }
-    overview.m_eventCount = in.get<std::uint64_t>();
-    overview.m_current = EventCodec::decodeStepState(in);
-    // A keyframe takes more than 64 bytes: a count beyond the bytes left is damage, not an allocation.
-    overview.m_keyframes.resize(in.getCount(64));
-    for (StepState& keyframe : overview.m_keyframes) {
-        keyframe = EventCodec::decodeStepState(in);
-    }
-    if (overview.m_keyframes.size() != expectedKeyframes(overview.m_lastStep, interval)) {
-        throw EventCodec::Invalid(std::to_string(overview.m_keyframes.size()) + " keyframes for step " +
-                                  std::to_string(overview.m_lastStep));
-    }
+/// Reads a columns section into `into` (appending its rows); at least `minLayers` layers and at most
+/// `maxSteps` steps. Returns its layer count.
+std::uint32_t decodeRows(ByteReader& in, SeriesColumns& into, std::size_t minLayers, std::int64_t maxSteps) {
     const auto steps = in.get<std::int64_t>();
     const auto layers = in.get<std::uint32_t>();
-    if (steps != overview.m_lastStep + 1 || layers < overview.m_current.layers.size() ||
-        layers > in.remaining() / 5) {
+    if (steps < 0 || steps > maxSteps || layers < minLayers || layers > in.remaining() / 5) {
         throw EventCodec::Invalid("columns of " + std::to_string(steps) + " steps and " +
-                                  std::to_string(layers) + " layers for a session of " +
-                                  std::to_string(overview.m_lastStep + 1) + " steps and " +
-                                  std::to_string(overview.m_current.layers.size()) + " layers");
+                                  std::to_string(layers) + " layers where at most " +
+                                  std::to_string(maxSteps) + " steps and at least " +
+                                  std::to_string(minLayers) + " layers are left");
     }
     const auto count = static_cast<std::size_t>(steps);
     // Every step has its four cache-wide values (32 bytes), so `count` is bounded by the payload.
@@ -191,7 +111,7 @@ SessionOverview SessionOverview::decode(std::span<const std::uint8_t> raw) {
                                   std::to_string(in.remaining()) + " bytes");
     }
     // The columns stay in the payload (as spans) and are summed step by step straight into SeriesColumns:
-    // no second copy of them is held while the overview is read.
+    // no second copy of them is held while they are read.
     std::array<std::span<const std::uint8_t>, 4> cacheWide;
     for (auto& column : cacheWide) {
         column = in.take(count * 8);
@@ -213,7 +133,7 @@ SessionOverview SessionOverview::decode(std::span<const std::uint8_t> raw) {
     for (auto& each : sums) {
         each.assign(layers, 0);
     }
-    // The columns are rebuilt through SeriesColumns::record, one step's values at a time, so that they are
+    // The rows are rebuilt through SeriesColumns::record, one step's values at a time, so that they are
     // laid out exactly as the pass lays them out.
     StepState row;
     row.layers.resize(layers);
@@ -238,7 +158,161 @@ SessionOverview SessionOverview::decode(std::span<const std::uint8_t> raw) {
                 setToken(row.layers[layer], field, static_cast<std::int32_t>(sums[field][layer]));
             }
         }
-        overview.m_columns.record(row);
+        into.record(row);
+    }
+    return layers;
+}
+
+} // namespace
+
+SessionOverview::SessionOverview(std::int64_t keyframeInterval, std::int64_t columnBlockSteps)
+    : m_keyframeInterval(keyframeInterval), m_columnBlockSteps(columnBlockSteps) {}
+
+void SessionOverview::addChunk(std::int64_t step, std::span<const Event> events) {
+    beginChunk(step);
+    for (const Event& event : events) {
+        add(event);
+    }
+}
+
+void SessionOverview::beginChunk(std::int64_t step) {
+    // Filed as Timeline::openFile's pass files a chunk: under its step, or the newest one.
+    step = std::max({step, m_lastStep, std::int64_t{0}});
+    if (step > m_lastStep) {
+        openStep(step);
+    }
+}
+
+void SessionOverview::add(const Event& event) {
+    ++m_eventCount;
+    StateReducer::apply(m_current, event);
+    if (Timeline::isRetained(event.kind())) {
+        m_retained.push_back(event);
+    }
+    m_paged = m_paged || isPagedKind(event.kind());
+    m_layers = std::max(m_layers, m_current.layers.size());
+}
+
+void SessionOverview::openStep(std::int64_t step) {
+    // As Timeline::openStep: the step left is complete, a keyframe on the interval, a row of the columns.
+    if (m_lastStep >= 0) {
+        if (m_lastStep % m_keyframeInterval == 0) {
+            keepKeyframe();
+        }
+        m_columns.record(m_current);
+    }
+    for (std::int64_t skipped = m_lastStep + 1; skipped < step; ++skipped) {
+        StateReducer::beginStep(m_current, skipped);
+        if (skipped % m_keyframeInterval == 0) {
+            keepKeyframe();
+        }
+        m_columns.record(m_current);
+    }
+    StateReducer::beginStep(m_current, step);
+    m_lastStep = step;
+}
+
+void SessionOverview::keepKeyframe() {
+    if (m_columnBlockSteps <= 0) {
+        m_keyframes.push_back(m_current);
+        return;
+    }
+    // The writer keeps its keyframes as they will be written: a third of a StepState's size in memory.
+    ByteWriter out(m_keyframeBytes);
+    EventCodec::encode(out, m_current);
+    ++m_encodedKeyframes;
+}
+
+void SessionOverview::finish() {
+    if (m_lastStep >= 0 && m_columnsFirst + m_columns.size() == m_lastStep) {
+        m_columns.record(m_current);
+    }
+}
+
+std::optional<std::vector<std::uint8_t>> SessionOverview::takeColumnBlock() {
+    if (m_columnBlockSteps <= 0 || m_columns.size() < m_columnBlockSteps) {
+        return std::nullopt;
+    }
+    std::optional<std::vector<std::uint8_t>> raw;
+    if (exact(m_columns)) {
+        raw.emplace();
+        ByteWriter out(*raw);
+        out.put(m_columnsFirst);
+        encodeRows(out, m_columns, m_layers);
+    } else {
+        m_columnsInexact = true; // the session opens through the pass; the rows are dropped all the same
+    }
+    m_columnsFirst += m_columns.size();
+    m_columns = SeriesColumns();
+    return raw;
+}
+
+bool SessionOverview::encodable() const {
+    return !m_paged && !m_columnsInexact && exact(m_columns) &&
+           m_columnsFirst + m_columns.size() == m_lastStep + 1;
+}
+
+void SessionOverview::encode(std::vector<std::uint8_t>& head, std::vector<std::uint8_t>& tail) const {
+    ByteWriter out(head);
+    out.put<std::uint32_t>(static_cast<std::uint32_t>(m_keyframeInterval));
+    out.put(m_lastStep);
+    out.put(m_eventCount);
+    EventCodec::encode(out, m_current);
+    out.put<std::uint32_t>(static_cast<std::uint32_t>(m_keyframes.size() + m_encodedKeyframes));
+    for (const StepState& keyframe : m_keyframes) {
+        EventCodec::encode(out, keyframe);
+    }
+    ByteWriter after(tail);
+    encodeRows(after, m_columns, m_layers);
+    after.put<std::uint32_t>(static_cast<std::uint32_t>(m_retained.size()));
+    for (const Event& event : m_retained) {
+        EventCodec::encode(after, event);
+    }
+}
+
+SessionOverview SessionOverview::decode(std::span<const std::uint8_t> raw, std::size_t blocks,
+                                        const ColumnBlockReader& block) {
+    ByteReader in(raw);
+    const auto interval = in.get<std::uint32_t>();
+    if (interval < 1) {
+        throw EventCodec::Invalid("a keyframe interval of 0");
+    }
+    SessionOverview overview(interval);
+    overview.m_lastStep = in.get<std::int64_t>();
+    if (overview.m_lastStep < -1) {
+        throw EventCodec::Invalid("last step " + std::to_string(overview.m_lastStep));
+    }
+    overview.m_eventCount = in.get<std::uint64_t>();
+    overview.m_current = EventCodec::decodeStepState(in);
+    // A keyframe takes more than 64 bytes: a count beyond the bytes left is damage, not an allocation.
+    overview.m_keyframes.resize(in.getCount(64));
+    for (StepState& keyframe : overview.m_keyframes) {
+        keyframe = EventCodec::decodeStepState(in);
+    }
+    if (overview.m_keyframes.size() != expectedKeyframes(overview.m_lastStep, interval)) {
+        throw EventCodec::Invalid(std::to_string(overview.m_keyframes.size()) + " keyframes for step " +
+                                  std::to_string(overview.m_lastStep));
+    }
+    // The blocks taken off while writing (1.7), then the rows after them.
+    for (std::size_t index = 0; index < blocks; ++index) {
+        const std::vector<std::uint8_t> payload = block(index);
+        ByteReader blockIn(payload);
+        const auto first = blockIn.get<std::int64_t>();
+        if (first != overview.m_columns.size()) {
+            throw EventCodec::Invalid("a columns block of step " + std::to_string(first) + " after " +
+                                      std::to_string(overview.m_columns.size()) + " steps");
+        }
+        decodeRows(blockIn, overview.m_columns, 0, overview.m_lastStep + 1 - first);
+        if (!blockIn.atEnd()) {
+            throw EventCodec::Invalid(std::to_string(blockIn.remaining()) + " bytes follow a columns block");
+        }
+    }
+    const std::int64_t before = overview.m_columns.size();
+    const std::uint32_t layers = decodeRows(in, overview.m_columns, overview.m_current.layers.size(),
+                                            overview.m_lastStep + 1 - before);
+    if (overview.m_columns.size() != overview.m_lastStep + 1) {
+        throw EventCodec::Invalid("columns of " + std::to_string(overview.m_columns.size()) +
+                                  " steps for a session of " + std::to_string(overview.m_lastStep + 1));
     }
     overview.m_columns.shrinkToFit();
     overview.m_layers = layers;

@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -20,23 +22,40 @@ namespace kvscope::trace {
 /// carry; token counts beyond i32) are not stored: their files open through the pass.
 class SessionOverview {
 public:
-    explicit SessionOverview(std::int64_t keyframeInterval);
+    /// `columnBlockSteps` > 0: the writer takes the columns off in blocks of that many steps
+    /// (takeColumnBlock), so that it holds at most one block of them (format 1.7).
+    explicit SessionOverview(std::int64_t keyframeInterval, std::int64_t columnBlockSteps = 0);
 
     /// One Step chunk of `step` (as written, before filing), in file order.
     void addChunk(std::int64_t step, std::span<const Event> events);
+    /// The same, event by event: beginChunk(step), then add() for each of the chunk's events (the writer
+    /// folds each event as it arrives and keeps none of them).
+    void beginChunk(std::int64_t step);
+    void add(const Event& event);
     /// Once every chunk is in: the last step's values join the columns.
     void finish();
+    /// A Columns chunk's raw payload (1.7) once a block of columnBlockSteps steps is complete; the overview
+    /// then lets go of those rows. nullopt while the block is filling.
+    std::optional<std::vector<std::uint8_t>> takeColumnBlock();
     /// Whether encode() can hold the session (see the class comment).
     bool encodable() const;
-    /// The Overview chunk's raw payload (sessions/FORMAT.md, "Overview payload").
-    std::vector<std::uint8_t> encode() const;
-    /// Reads a payload that encode() wrote; EventCodec::Invalid or ByteReader::Overrun on anything else.
-    static SessionOverview decode(std::span<const std::uint8_t> raw);
+    /// The Overview chunk's raw payload (sessions/FORMAT.md, "Overview payload"; its columns are the rows
+    /// after the last block taken) in three parts, so that the writer need not put it together: `head`,
+    /// then encodedKeyframes(), then `tail`.
+    void encode(std::vector<std::uint8_t>& head, std::vector<std::uint8_t>& tail) const;
+    std::span<const std::uint8_t> encodedKeyframes() const { return m_keyframeBytes; }
+    /// The payload of the file's `index`-th Columns chunk, in file order.
+    using ColumnBlockReader = std::function<std::vector<std::uint8_t>(std::size_t index)>;
+    /// Reads a payload that encode() wrote, after the `blocks` Columns chunks before it (read one at a time
+    /// through `block`); EventCodec::Invalid or ByteReader::Overrun on anything else.
+    static SessionOverview decode(std::span<const std::uint8_t> raw, std::size_t blocks = 0,
+                                  const ColumnBlockReader& block = {});
 
     std::int64_t keyframeInterval() const { return m_keyframeInterval; }
     std::int64_t lastStep() const { return m_lastStep; }
     std::uint64_t eventCount() const { return m_eventCount; }
-    /// keyframes()[j]: the state after step j * keyframeInterval(), for every such step before lastStep().
+    /// keyframes()[j]: the state after step j * keyframeInterval(), for every such step before lastStep() (as
+    /// decoded; a writer keeps its own encoded).
     std::vector<StepState>& keyframes() { return m_keyframes; }
     StepState& current() { return m_current; }
     SeriesColumns& columns() { return m_columns; }
@@ -44,13 +63,20 @@ public:
 
 private:
     void openStep(std::int64_t step);
+    void keepKeyframe();
 
     std::int64_t m_keyframeInterval;
     std::int64_t m_lastStep = -1;
     std::uint64_t m_eventCount = 0;
     std::vector<StepState> m_keyframes;
+    /// A writer's keyframes (columnBlockSteps > 0), encoded as they come: only encode() reads them.
+    std::vector<std::uint8_t> m_keyframeBytes;
+    std::size_t m_encodedKeyframes = 0;
     StepState m_current;
     SeriesColumns m_columns;
+    std::int64_t m_columnBlockSteps = 0;
+    std::int64_t m_columnsFirst = 0; ///< the step of m_columns' first row (the rows before are in blocks)
+    bool m_columnsInexact = false;   ///< a block taken off did not fit i32: the overview cannot be stored
     std::vector<Event> m_retained;
     std::size_t m_layers = 0; ///< the most layers any step had (the columns' width)
     bool m_paged = false;     ///< a paged event was seen: the snapshot layout cannot hold the state

@@ -206,6 +206,8 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
         std::int64_t skippedChunks = 0;
         std::size_t stepAt = 0;
         std::size_t snapshotAt = 0;
+        std::vector<std::pair<std::uint64_t, FrameWalker::Frame>>
+            columnBlocks; // 1.7: the overview's rows before its own
         for (std::uint64_t offset = headerLength; offset < indexOffset;) {
             const auto frame = walker.frameAt(offset, indexOffset);
             if (!frame) {
@@ -225,6 +227,9 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
                 break;
             case SessionFormat::ChunkType::Index:
                 return std::nullopt;
+            case SessionFormat::ChunkType::Columns:
+                columnBlocks.emplace_back(offset, *frame);
+                break;
             case SessionFormat::ChunkType::Overview:
             case SessionFormat::ChunkType::OverviewLocator:
                 break;
@@ -241,7 +246,15 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
         if (!overviewRaw) {
             return std::nullopt;
         }
-        Opened opened{SessionOverview::decode(*overviewRaw), {}, {}};
+        const auto readBlock = [&](std::size_t index) {
+            const auto& [offset, frame] = columnBlocks[index];
+            auto raw = walker.payload(offset, frame);
+            if (!raw) {
+                throw EventCodec::Invalid("a columns chunk that does not decompress");
+            }
+            return std::move(*raw);
+        };
+        Opened opened{SessionOverview::decode(*overviewRaw, columnBlocks.size(), readBlock), {}, {}};
         // The steps the index files its chunks under must end where the overview's do.
         std::int64_t filed = -1;
         std::set<std::int64_t> distinct;

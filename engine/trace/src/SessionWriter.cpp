@@ -5,18 +5,17 @@
 #include "Crc32c.h"
 #include "EventCodec.h"
 #include "SessionOverview.h"
-
 #include "kvscope/trace/SessionError.h"
 #include "kvscope/trace/SessionFormat.h"
 #include "kvscope/trace/StateReducer.h"
 #include "kvscope/trace/Timeline.h"
 
-#include <zstd.h>
-
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+#include <zstd.h>
 
 namespace kvscope::trace {
 
@@ -26,12 +25,21 @@ namespace {
 // time per step than they save on disk.
 constexpr int kZstdLevel = 3;
 
-std::string describeErrno() { return std::strerror(errno); }
+std::string describeErrno() {
+    return std::strerror(errno);
+}
 
 } // namespace
 
 SessionWriter::SessionWriter(const std::filesystem::path& path, const SessionMetadata& metadata)
-    : m_path(path), m_overview(std::make_unique<SessionOverview>(Timeline::kDefaultKeyframeInterval)) {
+    : m_path(path), m_overview(std::make_unique<SessionOverview>(Timeline::kDefaultKeyframeInterval,
+                                                                 SessionFormat::kColumnBlockSteps)) {
+    // One context for the whole file, its parameters set once: creating or configuring one per chunk costs
+    // more than compressing the chunk.
+    m_compressor = ZSTD_createCCtx();
+    if (m_compressor != nullptr) {
+        ZSTD_CCtx_setParameter(m_compressor, ZSTD_c_compressionLevel, kZstdLevel);
+    }
     m_file = std::fopen(path.c_str(), "wb");
     if (m_file == nullptr) {
         throw SessionError("cannot create session file " + path.string() + ": " + describeErrno());
@@ -76,11 +84,12 @@ SessionWriter::~SessionWriter() {
 
 void SessionWriter::emit(const Event& event) {
     if (m_finished) {
-        throw SessionError("session file " + m_path.string() + " is already finished; no more events can be added");
+        throw SessionError("session file " + m_path.string() +
+                           " is already finished; no more events can be added");
     }
     // Filed like Timeline::emit: an event older than the newest step belongs to the newest step.
     const std::int64_t step = std::max({event.step, m_pendingStep, m_lastFiledStep, std::int64_t{0}});
-    if (step > m_pendingStep && !m_pending.empty()) {
+    if (step > m_pendingStep && m_pendingEvents > 0) {
         flushStep();
     }
     if (step > m_lastFiledStep) {
@@ -94,38 +103,55 @@ void SessionWriter::emit(const Event& event) {
         m_lastFiledStep = step;
         ++m_stepsSinceSnapshot;
     }
+    ByteWriter out(m_pending);
+    if (m_pendingEvents == 0) {
+        // A new chunk: its step, and its event count, patched by flushStep().
+        m_pending.clear();
+        out.put(step);
+        out.put<std::uint32_t>(0);
+        if (m_overview) {
+            m_overview->beginChunk(step);
+            // The columns of the steps before, a block at a time, so that they are not all held till
+            // finish().
+            if (const auto block = m_overview->takeColumnBlock()) {
+                writeChunk(static_cast<std::uint32_t>(SessionFormat::ChunkType::Columns), *block);
+            }
+        }
+    }
     m_pendingStep = step;
-    m_pending.push_back(event);
+    // Encoded now, folded now: the event itself is not kept.
+    EventCodec::encode(out, event);
+    ++m_pendingEvents;
     StateReducer::apply(m_state, event);
+    if (m_overview) {
+        m_overview->add(event);
+    }
     if (event.kind() == EventKind::StepEnd) {
         flushStep();
     }
 }
 
+void SessionWriter::setColumnBlockSteps(std::int64_t steps) {
+    if (m_overview && m_eventsWritten == 0 && m_pendingEvents == 0) {
+        m_overview = std::make_unique<SessionOverview>(Timeline::kDefaultKeyframeInterval, steps);
+    }
+}
+
 void SessionWriter::flushStep() {
-    if (m_pending.empty() || m_file == nullptr) {
+    if (m_pendingEvents == 0 || m_file == nullptr) {
         return;
     }
-    std::vector<std::uint8_t> raw;
-    raw.reserve(64 * m_pending.size() + 16);
-    ByteWriter out(raw);
-    out.put(m_pendingStep);
-    out.put<std::uint32_t>(static_cast<std::uint32_t>(m_pending.size()));
-    for (const Event& event : m_pending) {
-        EventCodec::encode(out, event);
-    }
+    std::memcpy(m_pending.data() + sizeof(std::int64_t), &m_pendingEvents, sizeof(m_pendingEvents));
     m_stepChunks.push_back({m_pendingStep, m_offset});
-    writeChunk(static_cast<std::uint32_t>(SessionFormat::ChunkType::Step), raw);
-    if (m_overview) {
-        m_overview->addChunk(m_pendingStep, m_pending);
-    }
+    writeChunk(static_cast<std::uint32_t>(SessionFormat::ChunkType::Step), m_pending);
     if (std::fflush(m_file) != 0) {
         throw SessionError("cannot write session file " + m_path.string() + ": " + describeErrno());
     }
-    m_eventsWritten += m_pending.size();
+    m_eventsWritten += m_pendingEvents;
     if (m_stepChunks.size() == 1 || m_stepChunks[m_stepChunks.size() - 2].step != m_pendingStep) {
         ++m_stepsWritten; // a step's events after its StepEnd go to a second chunk of the same step
     }
+    m_pendingEvents = 0;
     m_pending.clear();
 }
 
@@ -149,7 +175,12 @@ void SessionWriter::finish() {
     }
     if (m_overview && m_overview->encodable()) {
         const std::uint64_t overviewOffset = m_offset;
-        writeChunk(static_cast<std::uint32_t>(SessionFormat::ChunkType::Overview), m_overview->encode());
+        std::vector<std::uint8_t> head;
+        std::vector<std::uint8_t> tail;
+        m_overview->encode(head, tail);
+        writeChunk(static_cast<std::uint32_t>(SessionFormat::ChunkType::Overview),
+                   {std::span<const std::uint8_t>(head), m_overview->encodedKeyframes(),
+                    std::span<const std::uint8_t>(tail)});
         std::vector<std::uint8_t> locator;
         ByteWriter(locator).put(overviewOffset);
         writeChunk(static_cast<std::uint32_t>(SessionFormat::ChunkType::OverviewLocator), locator);
@@ -174,6 +205,7 @@ void SessionWriter::finish() {
     }
     writeBytes(footer.data(), footer.size());
     m_finished = true;
+    m_compressed = {}; // the overview's bound was as large as its payload
     const bool closed = std::fclose(m_file) == 0;
     m_file = nullptr;
     if (!closed) {
@@ -181,36 +213,89 @@ void SessionWriter::finish() {
     }
 }
 
-void SessionWriter::writeChunk(std::uint32_t type, const std::vector<std::uint8_t>& raw) {
-    if (m_compressor == nullptr) {
-        m_compressor = ZSTD_createCCtx();
-    }
-    // Not zero-filled: only the bytes zstd writes are touched (the bound is as large as the payload, and
-    // for the overview that is tens of MB).
+void SessionWriter::writeChunk(std::uint32_t type, std::span<const std::uint8_t> raw) {
+    // Reused from chunk to chunk, so a step allocates nothing here.
     const std::size_t bound = ZSTD_compressBound(raw.size());
-    const std::unique_ptr<std::uint8_t[]> buffer(new std::uint8_t[bound]);
-    // One context for the whole file: creating one per chunk costs more than compressing the chunk.
+    if (m_compressed.size() < bound) {
+        m_compressed.resize(bound);
+    }
     const std::size_t compressed =
         m_compressor == nullptr
-            ? ZSTD_compress(buffer.get(), bound, raw.data(), raw.size(), kZstdLevel)
-            : ZSTD_compressCCtx(m_compressor, buffer.get(), bound, raw.data(), raw.size(), kZstdLevel);
+            ? ZSTD_compress(m_compressed.data(), bound, raw.data(), raw.size(), kZstdLevel)
+            : ZSTD_compress2(m_compressor, m_compressed.data(), bound, raw.data(), raw.size());
     std::uint16_t flags = SessionFormat::Zstd;
-    std::span<const std::uint8_t> stored(buffer.get(), ZSTD_isError(compressed) ? 0 : compressed);
+    std::span<const std::uint8_t> stored(m_compressed.data(), ZSTD_isError(compressed) ? 0 : compressed);
     if (ZSTD_isError(compressed) || compressed >= raw.size()) {
         stored = raw; // incompressible: stored as is
         flags = 0;
     }
-    std::vector<std::uint8_t> frame;
-    frame.reserve(SessionFormat::kChunkHeaderBytes + stored.size() + SessionFormat::kChunkTrailerBytes);
-    ByteWriter out(frame);
-    out.put(type);
-    out.put<std::uint16_t>(1); // chunk version
-    out.put(flags);
-    out.put<std::uint64_t>(stored.size());
-    out.put<std::uint64_t>(raw.size());
-    frame.insert(frame.end(), stored.begin(), stored.end());
-    out.put(Crc32c::compute(frame));
-    writeBytes(frame.data(), frame.size());
+    writeFrame(type, flags, stored, raw.size());
+}
+
+void SessionWriter::writeChunk(std::uint32_t type,
+                               std::initializer_list<std::span<const std::uint8_t>> pieces) {
+    // One zstd frame streamed from the pieces, so that a large payload (the overview: tens of MB) is never
+    // put together in memory, nor is a buffer of its compressed bound allocated.
+    std::size_t rawSize = 0;
+    for (const auto& piece : pieces) {
+        rawSize += piece.size();
+    }
+    std::vector<std::uint8_t> compressed;
+    bool streamed = m_compressor != nullptr &&
+                    !ZSTD_isError(ZSTD_CCtx_reset(m_compressor, ZSTD_reset_session_only)) &&
+                    !ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(m_compressor, rawSize));
+    std::size_t index = 0;
+    for (auto piece = pieces.begin(); streamed && piece != pieces.end(); ++piece, ++index) {
+        ZSTD_inBuffer in{piece->data(), piece->size(), 0};
+        const ZSTD_EndDirective mode = index + 1 == pieces.size() ? ZSTD_e_end : ZSTD_e_continue;
+        while (true) {
+            const std::size_t at = compressed.size();
+            compressed.resize(at + ZSTD_CStreamOutSize());
+            ZSTD_outBuffer out{compressed.data() + at, ZSTD_CStreamOutSize(), 0};
+            const std::size_t left = ZSTD_compressStream2(m_compressor, &out, &in, mode);
+            compressed.resize(at + out.pos);
+            if (ZSTD_isError(left)) {
+                streamed = false;
+                break;
+            }
+            if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size) {
+                break;
+            }
+        }
+    }
+    if (streamed && pieces.size() > 0 && compressed.size() < rawSize) {
+        writeFrame(type, SessionFormat::Zstd, compressed, rawSize);
+        return;
+    }
+    // Incompressible, or no context: as one payload, stored as writeChunk stores it.
+    std::vector<std::uint8_t> raw;
+    raw.reserve(rawSize);
+    for (const auto& piece : pieces) {
+        raw.insert(raw.end(), piece.begin(), piece.end());
+    }
+    if (m_compressor != nullptr) {
+        ZSTD_CCtx_reset(m_compressor, ZSTD_reset_session_only);
+    }
+    writeChunk(type, raw);
+}
+
+void SessionWriter::writeFrame(std::uint32_t type, std::uint16_t flags, std::span<const std::uint8_t> stored,
+                               std::uint64_t rawSize) {
+    // The 24 header bytes (little-endian, as ByteWriter writes them), then the payload as it is, then the
+    // CRC of both: nothing is copied into a frame first.
+    std::array<std::uint8_t, SessionFormat::kChunkHeaderBytes> header{};
+    const std::uint16_t chunkVersion = 1;
+    const std::uint64_t storedLength = stored.size();
+    const std::uint64_t rawLength = rawSize;
+    std::memcpy(header.data(), &type, 4);
+    std::memcpy(header.data() + 4, &chunkVersion, 2);
+    std::memcpy(header.data() + 6, &flags, 2);
+    std::memcpy(header.data() + 8, &storedLength, 8);
+    std::memcpy(header.data() + 16, &rawLength, 8);
+    const std::uint32_t crc = Crc32c::compute(stored, Crc32c::compute(header));
+    writeBytes(header.data(), header.size());
+    writeBytes(stored.data(), stored.size());
+    writeBytes(&crc, sizeof(crc));
 }
 
 void SessionWriter::writeBytes(const void* data, std::size_t size) {

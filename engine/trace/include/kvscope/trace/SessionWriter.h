@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <vector>
@@ -40,6 +41,10 @@ public:
     /// Writes the pending step and the index footer and closes the file.
     void finish();
 
+    /// Steps of chart columns per Columns chunk (SessionFormat::kColumnBlockSteps; 0: all in the overview,
+    /// as 1.6 wrote them). Tests set a small one; call it before the first event.
+    void setColumnBlockSteps(std::int64_t steps);
+
     const std::filesystem::path& path() const { return m_path; }
     /// Steps with at least one chunk on disk.
     std::int64_t stepsWritten() const { return m_stepsWritten; }
@@ -58,17 +63,24 @@ private:
     };
 
     void writeSnapshot();
-    void writeChunk(std::uint32_t type, const std::vector<std::uint8_t>& raw);
+    void writeChunk(std::uint32_t type, std::span<const std::uint8_t> raw);
+    /// The same for a payload made of `pieces`, one after another.
+    void writeChunk(std::uint32_t type, std::initializer_list<std::span<const std::uint8_t>> pieces);
+    void writeFrame(std::uint32_t type, std::uint16_t flags, std::span<const std::uint8_t> stored,
+                    std::uint64_t rawSize);
     void writeBytes(const void* data, std::size_t size);
 
     std::filesystem::path m_path;
     std::FILE* m_file = nullptr;
     ZSTD_CCtx_s* m_compressor = nullptr; ///< reused for every chunk
     std::uint64_t m_offset = 0;
-    std::vector<Event> m_pending; ///< events of the step in flight
-    std::int64_t m_pendingStep = -1; ///< the step m_pending belongs to
-    std::int64_t m_lastFiledStep = -1; ///< the newest step any event was filed under
-    StepState m_state; ///< folded through StateReducer, for snapshots
+    /// The step in flight's chunk payload, its events encoded as they arrive (no event is kept); reused.
+    std::vector<std::uint8_t> m_pending;
+    std::uint32_t m_pendingEvents = 0;
+    std::int64_t m_pendingStep = -1;        ///< the step m_pending belongs to
+    std::vector<std::uint8_t> m_compressed; ///< writeChunk's buffer, reused
+    std::int64_t m_lastFiledStep = -1;      ///< the newest step any event was filed under
+    StepState m_state;                      ///< folded through StateReducer, for snapshots
     std::int64_t m_stepsSinceSnapshot = 0;
     std::vector<ChunkPosition> m_stepChunks; ///< the index footer's two lists
     std::vector<ChunkPosition> m_snapshots;
