@@ -49,8 +49,9 @@ FidelityReference PressFidelity::reference(model::LanguageModel& model, const co
     at::Tensor next = nextLogProbabilities(model, *plain, idsOf(prompt));
     reference.vocab = next.size(0);
     for (int64_t token = 0; token < tokens; ++token) {
-        const double* row = next.contiguous().data_ptr<double>();
-        reference.logProbabilities.insert(reference.logProbabilities.end(), row, row + reference.vocab);
+        const at::Tensor row = next.contiguous();
+        reference.logProbabilities.insert(reference.logProbabilities.end(), row.data_ptr<double>(),
+                                          row.data_ptr<double>() + reference.vocab);
         reference.tokens.push_back(next.argmax().item<int64_t>());
         if (token + 1 < tokens) {
             next = nextLogProbabilities(model, *plain, idsOf({reference.tokens.back()}));
