@@ -50,15 +50,10 @@ private:
 KVSCOPE_PRESS_FACTORY(adakv) {
     PressFactory factory;
     factory.generation = [](const kvscope::config::PressSettings& settings) -> std::unique_ptr<CachePress> {
-        AdaKvPress press = PressCatalog::adaKv(settings.options);
-        if (press.base().reads().attentions) {
-            // kvpress's AdaKVPress asserts the attention is not eager, the only one that returns weights.
-            throw std::invalid_argument(
-                "adakv press: base observed_attention needs eager attention weights, which "
-                "kvpress's AdaKV refuses; choose another base (knorm, snapkv, tova, "
-                "expected_attention, ...)");
-        }
-        return std::make_unique<AdaKvCachePress>(std::move(press));
+        // kvpress's AdaKVPress asserts the attention is not eager, the only one that returns weights.
+        return std::make_unique<AdaKvCachePress>(PressCatalog::adaKv(
+            settings.options, "which only eager attention returns and kvpress's AdaKV refuses; "
+                              "choose another base (knorm, snapkv, tova, expected_attention, ...)"));
     };
     return factory;
 }

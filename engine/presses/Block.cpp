@@ -21,7 +21,6 @@ KVSCOPE_PRESS_DESCRIPTION(block) {
 }
 
 #if KVSCOPE_PRESS_ENGINE
-#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/press/PressCatalog.h"
 #include "kvscope/press/PressFactory.h"
 #include "kvscope/press/TopKSelection.h"
@@ -81,17 +80,12 @@ private:
 KVSCOPE_PRESS_FACTORY(block) {
     PressFactory factory;
     factory.generation = [](const kvscope::config::PressSettings& settings) -> std::unique_ptr<CachePress> {
-        auto base = PressCatalog::base(settings.name, settings.options);
-        if (base->reads().attentions || base->reads().queries) {
-            throw std::invalid_argument(
-                "block press: base " + base->name() +
-                " reads queries or attention weights, which kvpress's BlockPress does not "
-                "hand it per block; choose a base that scores keys (knorm, keydiff, ...)");
-        }
-        const auto own =
-            kvscope::config::PressDescriptions::splitOptions(settings.name, settings.options).first;
-        return std::make_unique<BlockPress>(
-            std::move(base), PressCatalog::optionsOf(settings.name, own).integer("block_size", 1));
+        const auto [options, base] =
+            PressCatalog::wrapped(settings.name, settings.options,
+                                  "which kvpress's BlockPress does not hand it per block; choose a base that "
+                                  "scores keys (knorm, keydiff, ...)",
+                                  PressCatalog::Withheld::QueriesOrAttentionWeights);
+        return std::make_unique<BlockPress>(base, options.integer("block_size", 1));
     };
     return factory;
 }

@@ -18,7 +18,6 @@ KVSCOPE_PRESS_DESCRIPTION(chunk) {
 }
 
 #if KVSCOPE_PRESS_ENGINE
-#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/press/PressCatalog.h"
 #include "kvscope/press/PressFactory.h"
 #include "kvscope/press/TopKSelection.h"
@@ -71,19 +70,13 @@ private:
 KVSCOPE_PRESS_FACTORY(chunk) {
     PressFactory factory;
     factory.generation = [](const kvscope::config::PressSettings& settings) -> std::unique_ptr<CachePress> {
-        auto base = PressCatalog::base(settings.name, settings.options);
-        if (base->reads().attentions || base->reads().queries) {
-            // kvpress slices keys and hidden rows per chunk; a window of queries or attention weights over
-            // the whole prompt does not slice.
-            throw std::invalid_argument(
-                "chunk press: base " + base->name() +
-                " reads queries or attention weights, which a chunk does not slice; "
-                "choose a base that scores keys (knorm, keydiff, streaming_llm, ...)");
-        }
-        const auto own =
-            kvscope::config::PressDescriptions::splitOptions(settings.name, settings.options).first;
-        return std::make_unique<ChunkPress>(
-            std::move(base), PressCatalog::optionsOf(settings.name, own).integer("chunk_length", 1));
+        // kvpress slices keys and hidden rows per chunk; a window of queries or attention weights over the
+        // whole prompt does not slice.
+        const auto [options, base] = PressCatalog::wrapped(settings.name, settings.options,
+                                                           "which a chunk does not slice; choose a base that "
+                                                           "scores keys (knorm, keydiff, streaming_llm, ...)",
+                                                           PressCatalog::Withheld::QueriesOrAttentionWeights);
+        return std::make_unique<ChunkPress>(base, options.integer("chunk_length", 1));
     };
     return factory;
 }

@@ -20,7 +20,6 @@ KVSCOPE_PRESS_DESCRIPTION(chunkkv) {
 }
 
 #if KVSCOPE_PRESS_ENGINE
-#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/press/PressCatalog.h"
 #include "kvscope/press/PressFactory.h"
 #include "kvscope/press/TopKSelection.h"
@@ -95,16 +94,11 @@ private:
 KVSCOPE_PRESS_FACTORY(chunkkv) {
     PressFactory factory;
     factory.generation = [](const kvscope::config::PressSettings& settings) -> std::unique_ptr<CachePress> {
-        auto base = PressCatalog::base(settings.name, settings.options);
-        if (base->reads().attentions) {
-            throw std::invalid_argument(
-                "chunkkv press: kvpress's ChunkKV does not support attention weights; "
-                "choose a base that does not read them (knorm, snapkv, keydiff, ...)");
-        }
-        const auto own =
-            kvscope::config::PressDescriptions::splitOptions(settings.name, settings.options).first;
-        return std::make_unique<ChunkKvPress>(
-            std::move(base), PressCatalog::optionsOf(settings.name, own).integer("chunk_length", 1));
+        const auto [options, base] =
+            PressCatalog::wrapped(settings.name, settings.options,
+                                  "which kvpress's ChunkKV does not support; choose a base that does not "
+                                  "read them (knorm, snapkv, keydiff, ...)");
+        return std::make_unique<ChunkKvPress>(base, options.integer("chunk_length", 1));
     };
     return factory;
 }

@@ -25,7 +25,6 @@ KVSCOPE_PRESS_DESCRIPTION(compression_ratio_decoding) {
 }
 
 #if KVSCOPE_PRESS_ENGINE
-#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/press/DecodingPress.h"
 #include "kvscope/press/PressCatalog.h"
 #include "kvscope/press/PressFactory.h"
@@ -104,17 +103,11 @@ private:
 KVSCOPE_PRESS_FACTORY(compression_ratio_decoding) {
     PressFactory factory;
     factory.generation = [](const kvscope::config::PressSettings& settings) -> std::unique_ptr<CachePress> {
-        const auto own =
-            kvscope::config::PressDescriptions::splitOptions(settings.name, settings.options).first;
-        const PressOptions options = PressCatalog::optionsOf(settings.name, own);
-        auto base = PressCatalog::base(settings.name, settings.options);
-        if (base->reads().attentions) {
-            throw std::invalid_argument(
-                "compression_ratio_decoding press: base observed_attention needs the "
-                "prefill's attention weights; choose another base (knorm, tova, ...)");
-        }
+        const auto [options, base] =
+            PressCatalog::wrapped(settings.name, settings.options,
+                                  "which only the prefill computes; choose another base (knorm, tova, ...)");
         return std::make_unique<CompressionRatioDecodingPress>(
-            std::move(base), options.real("target_compression_ratio", 0.0, 0.999999),
+            base, options.real("target_compression_ratio", 0.0, 0.999999),
             options.integer("compression_interval", 1), options.integer("hidden_states_buffer_size", 0));
     };
     return factory;

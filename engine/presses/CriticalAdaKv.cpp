@@ -28,7 +28,6 @@ KVSCOPE_PRESS_DESCRIPTION(criticaladakv) {
 }
 
 #if KVSCOPE_PRESS_ENGINE
-#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/press/PressCatalog.h"
 #include "kvscope/press/PressFactory.h"
 #include "kvscope/press/TopKSelection.h"
@@ -117,17 +116,12 @@ private:
 KVSCOPE_PRESS_FACTORY(criticaladakv) {
     PressFactory factory;
     factory.generation = [](const kvscope::config::PressSettings& settings) -> std::unique_ptr<CachePress> {
-        const auto own =
-            kvscope::config::PressDescriptions::splitOptions(settings.name, settings.options).first;
-        const PressOptions options = PressCatalog::optionsOf(settings.name, own);
-        auto base = PressCatalog::base(settings.name, settings.options);
-        if (base->reads().attentions) {
-            throw std::invalid_argument(
-                "criticaladakv press: base observed_attention needs eager attention "
-                "weights, which kvpress's CriticalAdaKV refuses; choose another base");
-        }
+        const auto [options, base] =
+            PressCatalog::wrapped(settings.name, settings.options,
+                                  "which only eager attention returns and kvpress's CriticalAdaKV refuses; "
+                                  "choose another base (knorm, snapkv, ...)");
         return std::make_unique<CriticalAdaKvPress>(
-            std::move(base), options.real("alpha_safeguard", 0.0, 1.0),
+            base, options.real("alpha_safeguard", 0.0, 1.0),
             options.real("epsilon", 0.0, std::numeric_limits<double>::max()),
             options.real("first_stage_ratio", 0.0, 1.0));
     };

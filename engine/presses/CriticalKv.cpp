@@ -26,7 +26,6 @@ KVSCOPE_PRESS_DESCRIPTION(criticalkv) {
 }
 
 #if KVSCOPE_PRESS_ENGINE
-#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/press/PressCatalog.h"
 #include "kvscope/press/PressFactory.h"
 #include "kvscope/press/TopKSelection.h"
@@ -99,12 +98,9 @@ private:
 KVSCOPE_PRESS_FACTORY(criticalkv) {
     PressFactory factory;
     factory.generation = [](const kvscope::config::PressSettings& settings) -> std::unique_ptr<CachePress> {
-        const auto own =
-            kvscope::config::PressDescriptions::splitOptions(settings.name, settings.options).first;
-        const PressOptions options = PressCatalog::optionsOf(settings.name, own);
+        const auto [options, base] = PressCatalog::wrapped(settings.name, settings.options);
         return std::make_unique<CriticalKvPress>(
-            PressCatalog::base(settings.name, settings.options),
-            options.real("epsilon", 0.0, std::numeric_limits<double>::max()),
+            base, options.real("epsilon", 0.0, std::numeric_limits<double>::max()),
             options.real("first_stage_ratio", 0.0, 1.0));
     };
     return factory;

@@ -55,13 +55,9 @@ private:
 KVSCOPE_PRESS_FACTORY(decoding) {
     PressFactory factory;
     factory.generation = [](const kvscope::config::PressSettings& settings) -> std::unique_ptr<CachePress> {
-        DecodingPress press = PressCatalog::decoding(settings.options);
-        if (press.base().reads().attentions) {
-            throw std::invalid_argument(
-                "decoding press: base observed_attention needs the prefill's attention "
-                "weights; choose another base (knorm, snapkv, tova, streaming_llm, ...)");
-        }
-        return std::make_unique<DecodingCachePress>(std::move(press));
+        return std::make_unique<DecodingCachePress>(
+            PressCatalog::decoding(settings.options, "which only the prefill computes; choose another base "
+                                                     "(knorm, snapkv, tova, streaming_llm, ...)"));
     };
     return factory;
 }

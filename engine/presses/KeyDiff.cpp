@@ -19,10 +19,6 @@ KVSCOPE_PRESS_DESCRIPTION(keydiff) {
 #include "kvscope/press/PressFactory.h"
 
 KVSCOPE_PRESS_FACTORY(keydiff) {
-    kvscope::press::PressFactory factory;
-    factory.scorer = [](const kvscope::press::PressOptions&) {
-        return std::make_shared<kvscope::press::KeyDiffPress>();
-    };
-    return factory;
+    return kvscope::press::PressFactory::scorerWithRatio<kvscope::press::KeyDiffPress>();
 }
 #endif

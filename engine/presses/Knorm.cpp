@@ -19,10 +19,6 @@ KVSCOPE_PRESS_DESCRIPTION(knorm) {
 #include "kvscope/press/PressFactory.h"
 
 KVSCOPE_PRESS_FACTORY(knorm) {
-    kvscope::press::PressFactory factory;
-    factory.scorer = [](const kvscope::press::PressOptions&) {
-        return std::make_shared<kvscope::press::KnormPress>();
-    };
-    return factory;
+    return kvscope::press::PressFactory::scorerWithRatio<kvscope::press::KnormPress>();
 }
 #endif

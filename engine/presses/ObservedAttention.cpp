@@ -20,10 +20,6 @@ KVSCOPE_PRESS_DESCRIPTION(observed_attention) {
 #include "kvscope/press/PressFactory.h"
 
 KVSCOPE_PRESS_FACTORY(observed_attention) {
-    kvscope::press::PressFactory factory;
-    factory.scorer = [](const kvscope::press::PressOptions&) {
-        return std::make_shared<kvscope::press::ObservedAttentionPress>();
-    };
-    return factory;
+    return kvscope::press::PressFactory::scorerWithRatio<kvscope::press::ObservedAttentionPress>();
 }
 #endif

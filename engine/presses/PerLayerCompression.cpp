@@ -18,7 +18,6 @@ KVSCOPE_PRESS_DESCRIPTION(per_layer_compression) {
 }
 
 #if KVSCOPE_PRESS_ENGINE
-#include "kvscope/config/PressDescriptions.h"
 #include "kvscope/press/PressCatalog.h"
 #include "kvscope/press/PressFactory.h"
 
@@ -89,11 +88,8 @@ std::vector<double> ratiosOf(const std::string& text) {
 KVSCOPE_PRESS_FACTORY(per_layer_compression) {
     PressFactory factory;
     factory.generation = [](const kvscope::config::PressSettings& settings) -> std::unique_ptr<CachePress> {
-        const auto own =
-            kvscope::config::PressDescriptions::splitOptions(settings.name, settings.options).first;
-        return std::make_unique<PerLayerCompressionPress>(
-            PressCatalog::base(settings.name, settings.options),
-            ratiosOf(PressCatalog::optionsOf(settings.name, own).text("compression_ratios")));
+        const auto [options, base] = PressCatalog::wrapped(settings.name, settings.options);
+        return std::make_unique<PerLayerCompressionPress>(base, ratiosOf(options.text("compression_ratios")));
     };
     return factory;
 }

@@ -72,8 +72,9 @@ KVSCOPE_PRESS_FACTORY(prefill_decoding) {
     PressFactory factory;
     factory.generation = [](const kvscope::config::PressSettings& settings) -> std::unique_ptr<CachePress> {
         using kvscope::config::PressDescriptions;
-        const auto own = PressDescriptions::splitOptions(settings.name, settings.options).first;
-        const PressOptions options = PressCatalog::optionsOf(settings.name, own);
+        const auto [options, base] =
+            PressCatalog::wrapped(settings.name, settings.options,
+                                  "which only the prefill computes; choose another base (knorm, tova, ...)");
         const std::string prefill = options.text("prefill");
         const kvscope::config::PressDescription* staged = PressDescriptions::find(prefill);
         if (staged == nullptr || staged->phase != "prefill" || staged->policy.effect == "masks" ||
@@ -84,13 +85,9 @@ KVSCOPE_PRESS_FACTORY(prefill_decoding) {
         }
         auto prefillPress = PressCatalog::generation(
             {prefill, settings.ratio, PressDescriptions::stageOptions(settings.options, "prefill")});
-        DecodingPress decoding(PressCatalog::base(settings.name, settings.options),
-                               options.integer("compression_interval", 1), options.integer("target_size", 1),
+        DecodingPress decoding(base, options.integer("compression_interval", 1),
+                               options.integer("target_size", 1),
                                options.integer("hidden_states_buffer_size", 0));
-        if (decoding.base().reads().attentions) {
-            throw std::invalid_argument("prefill_decoding press: base observed_attention needs the prefill's "
-                                        "attention weights; choose another base (knorm, tova, ...)");
-        }
         return std::make_unique<PrefillDecodingPress>(std::move(prefillPress), std::move(decoding));
     };
     return factory;

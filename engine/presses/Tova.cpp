@@ -20,10 +20,6 @@ KVSCOPE_PRESS_DESCRIPTION(tova) {
 #include "kvscope/press/TovaPress.h"
 
 KVSCOPE_PRESS_FACTORY(tova) {
-    kvscope::press::PressFactory factory;
-    factory.scorer = [](const kvscope::press::PressOptions&) {
-        return std::make_shared<kvscope::press::TovaPress>();
-    };
-    return factory;
+    return kvscope::press::PressFactory::scorerWithRatio<kvscope::press::TovaPress>();
 }
 #endif

@@ -1,38 +1,46 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Cache presses against the work they save: SnapKV's prefill compression of one layer on a 4096-token
-// prompt next to that layer's prefill attention, and DecodingPress's overhead per decode step next to the
-// layer's own decode step. The layer is press::PressWorkload's (8 query heads, 2 KV heads, head dim 64),
-// the same that `kvscope-cli bench press` times.
-#include "kvscope/press/DecodingPress.h"
+// Every registered press against the work it saves, on press::PressWorkload's layer (8 query heads, 2 KV
+// heads, head dim 64; the one `kvscope-cli bench press` times), each built by its registration
+// (PressCatalog::generation) and applied as a generation applies it (press::WorkloadPressRun):
+// - PressPrefillCompression/<press>/4096: a prefill press's decision on a 4096-token prompt at ratio 0.5,
+//   the kept keys and values gathered, next to PrefillAttention/4096, that layer's prefill attention;
+// - PressDecodingPerStep/<press>: a decoding press over 512 one-token passes of a layer it holds at 4096
+//   tokens (its target_size or budget; DecodingPress compresses once), per step, next to
+//   DecodeStepAttention/4096, the layer's own decode step.
+// The registry is the list: a press added to engine/presses/ is benchmarked without an edit here.
+#include "kvscope/config/PressDescriptions.h"
+#include "kvscope/press/PressCatalog.h"
 #include "kvscope/press/PressWorkload.h"
-#include "kvscope/press/SnapKvPress.h"
-#include "kvscope/press/TopKSelection.h"
+#include "kvscope/press/WorkloadPressRun.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
-
-#include <memory>
-#include <vector>
+#include <map>
+#include <string>
 
 namespace {
 
 using namespace kvscope;
 
-void SnapKvPrefillCompression(benchmark::State& state) {
+constexpr int64_t kPrompt = 4096;
+constexpr int64_t kDecodingPasses = 512;
+
+/// The prefill's inputs are the model's work, not the press's: built once, outside the timing.
+void PressPrefillCompression(benchmark::State& state, const std::string& name) {
     at::set_num_threads(1);
-    const press::PressWorkload workload(state.range(0));
-    const press::PressInputs& inputs = workload.inputs();
-    const press::SnapKvPress snapkv(64, 5);
+    const press::PressWorkload workload(kPrompt);
+    const config::PressSettings settings{name, 0.5, {}};
+    press::WorkloadPressRun prefilled(workload, press::PressCatalog::generation(settings), settings.ratio);
+    const press::PressInputs inputs = prefilled.prefill(kPrompt);
     for (auto _ : state) {
-        const press::PressSelection selection = snapkv.select(inputs, 0.5);
-        benchmark::DoNotOptimize(press::TopKSelection::gather(inputs.keys, selection.keptIndices));
-        benchmark::DoNotOptimize(press::TopKSelection::gather(inputs.values, selection.keptIndices));
+        state.PauseTiming();
+        press::WorkloadPressRun run = prefilled.withPress(press::PressCatalog::generation(settings));
+        state.ResumeTiming();
+        benchmark::DoNotOptimize(run.decide(inputs).kept);
     }
 }
-BENCHMARK(SnapKvPrefillCompression)->Arg(4096)->Unit(benchmark::kMillisecond);
 
-/// The layer's own prefill attention: q/k/v projections, RoPE and causal eager attention.
 void PrefillAttention(benchmark::State& state) {
     at::set_num_threads(1);
     const press::PressWorkload workload(state.range(0));
@@ -40,10 +48,9 @@ void PrefillAttention(benchmark::State& state) {
         benchmark::DoNotOptimize(workload.prefillAttention());
     }
 }
-BENCHMARK(PrefillAttention)->Arg(4096)->Unit(benchmark::kMillisecond);
 
-/// The layer's own work in one decode step at a 4096-token cache. DecodingPressPerStep's time per item
-/// is measured against this one.
+/// The layer's own work in one decode step at a 4096-token cache: what PressDecodingPerStep is measured
+/// against.
 void DecodeStepAttention(benchmark::State& state) {
     at::set_num_threads(1);
     const int64_t tokens = state.range(0);
@@ -52,31 +59,61 @@ void DecodeStepAttention(benchmark::State& state) {
         benchmark::DoNotOptimize(workload.decodeStepAttention(tokens));
     }
 }
-BENCHMARK(DecodeStepAttention)->Arg(4096)->Unit(benchmark::kMillisecond);
 
-/// DecodingPress (SnapKV base, interval 512, target 4096) over 512 one-token passes of a 4096-token
-/// layer: 511 buffered passes and one compression. Reported per decode step.
-void DecodingPressPerStep(benchmark::State& state) {
+/// The prefill (untimed) fills the cache to 4096 tokens; each decoding pass's inputs are built untimed too.
+void PressDecodingPerStep(benchmark::State& state, const std::string& name) {
     at::set_num_threads(1);
-    constexpr int64_t interval = 512;
-    constexpr int64_t target = 4096;
-    const press::PressWorkload workload(target + interval);
-    std::vector<press::PressInputs> passes;
-    for (int64_t step = 1; step <= interval; ++step) {
-        passes.push_back(workload.decodingPass(target + step));
-    }
-    press::DecodingPress decoding(std::make_shared<press::SnapKvPress>(64, 5), interval, target, 256);
-    for (auto _ : state) {
-        for (const press::PressInputs& pass : passes) {
-            if (decoding.append(pass, 1)) {
-                benchmark::DoNotOptimize(decoding.compress(pass).selection.keptIndices);
-            }
+    const press::PressWorkload workload(kPrompt + kDecodingPasses);
+    std::map<std::string, std::string> options = press::WorkloadPressRun::holdingAt(name, {}, kPrompt);
+    for (const config::PressOption& option : config::PressDescriptions::describe(name).options) {
+        if (option.name == "compression_interval") {
+            options.emplace(option.name, std::to_string(kDecodingPasses)); // DecodingPress compresses once
         }
     }
-    state.SetItemsProcessed(state.iterations() * interval);
+    const config::PressSettings settings{name, 0.0, options};
+    for (auto _ : state) {
+        state.PauseTiming();
+        press::WorkloadPressRun run(workload, press::PressCatalog::generation(settings), settings.ratio);
+        run.decide(run.prefill(kPrompt));
+        for (int64_t pass = 0; pass < kDecodingPasses; ++pass) {
+            const press::PressInputs inputs = run.next();
+            state.ResumeTiming();
+            benchmark::DoNotOptimize(run.decide(inputs).kept);
+            state.PauseTiming();
+        }
+        state.ResumeTiming();
+    }
+    state.SetItemsProcessed(state.iterations() * kDecodingPasses);
 }
-BENCHMARK(DecodingPressPerStep)->Unit(benchmark::kMillisecond);
 
 } // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+    for (const config::PressDescription& press : config::PressDescriptions::all()) {
+        if (press.phase == "decoding") {
+            // Each iteration is 512 passes after a 4096-token prefill (H2O's reads its attention weights):
+            // two are enough for a mean.
+            benchmark::RegisterBenchmark(("PressDecodingPerStep/" + press.name).c_str(), PressDecodingPerStep,
+                                         press.name)
+                ->Unit(benchmark::kMillisecond)
+                ->Iterations(2);
+        } else {
+            benchmark::RegisterBenchmark(("PressPrefillCompression/" + press.name + "/4096").c_str(),
+                                         PressPrefillCompression, press.name)
+                ->Unit(benchmark::kMillisecond);
+        }
+    }
+    benchmark::RegisterBenchmark("PrefillAttention", PrefillAttention)
+        ->Arg(kPrompt)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("DecodeStepAttention", DecodeStepAttention)
+        ->Arg(kPrompt)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+        return 1;
+    }
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

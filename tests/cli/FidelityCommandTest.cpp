@@ -4,22 +4,28 @@
 #include "kvscope/config/ConfigError.h"
 #include "kvscope/runtime/GenerationError.h"
 
+#include <filesystem>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 namespace {
 
 using kvscope::cli::FidelityCommand;
-using kvscope::cli::RunOptions;
+using kvscope::cli::FidelityOptions;
 
-RunOptions pressed(const std::string& press, double ratio) {
-    RunOptions options;
-    options.run.preset = "llama";
-    options.run.prompt = "Every token the model reads leaves a key and a value in the cache";
-    options.run.tokens = 12;
-    options.run.press.name = press;
-    options.run.press.ratio = ratio;
+FidelityOptions pressed(const std::string& press, double ratio) {
+    FidelityOptions options;
+    options.run.run.preset = "llama";
+    options.run.run.prompt = "Every token the model reads leaves a key and a value in the cache";
+    options.run.run.tokens = 12;
+    options.run.run.press.name = press;
+    options.run.run.press.ratio = ratio;
     return options;
+}
+
+std::string temporary(const std::string& name) {
+    return (std::filesystem::temp_directory_path() / ("kvscope-fidelity-command-test-" + name)).string();
 }
 
 TEST(FidelityCommandTest, ReportsEveryTokensDivergenceAndAgreement) {
@@ -41,15 +47,69 @@ TEST(FidelityCommandTest, ReportsEveryTokensDivergenceAndAgreement) {
 }
 
 TEST(FidelityCommandTest, NeedsAPressAndRefusesBadOnes) {
-    RunOptions none = pressed("", 0.0);
+    FidelityOptions none = pressed("", 0.0);
     EXPECT_THROW(FidelityCommand::run(none), kvscope::runtime::GenerationError);
-    RunOptions unknown = pressed("squeeze", 0.5);
+    FidelityOptions unknown = pressed("squeeze", 0.5);
     try {
         FidelityCommand::run(unknown);
         FAIL() << "an unknown press was measured";
     } catch (const kvscope::config::ConfigError& error) {
         EXPECT_NE(std::string(error.what()).find("allowed: "), std::string::npos) << error.what();
     }
+}
+
+TEST(FidelityCommandTest, ASavedReferenceGivesTheSameResultAsNone) {
+    const std::string file = temporary("llama.safetensors");
+    FidelityOptions save = pressed("", 0.0);
+    save.saveReference = file;
+    const nlohmann::json saved = FidelityCommand::run(save);
+    EXPECT_EQ(saved["tokens"], 12);
+    EXPECT_EQ(saved["reference"], file);
+    for (const auto& [press, ratio] : {std::pair{"knorm", 0.5}, std::pair{"tova", 0.25}}) {
+        const FidelityOptions alone = pressed(press, ratio);
+        FidelityOptions shared = alone;
+        shared.reference = file;
+        EXPECT_EQ(FidelityCommand::run(shared), FidelityCommand::run(alone)) << press;
+    }
+    // Saving with a press measures it too, as without saving.
+    FidelityOptions saveAndMeasure = pressed("knorm", 0.5);
+    saveAndMeasure.saveReference = temporary("llama-knorm.safetensors");
+    EXPECT_EQ(FidelityCommand::run(saveAndMeasure), FidelityCommand::run(pressed("knorm", 0.5)));
+    std::filesystem::remove(saveAndMeasure.saveReference);
+    std::filesystem::remove(file);
+}
+
+TEST(FidelityCommandTest, RefusesAReferenceMadeForAnotherPromptModelOrLength) {
+    const std::string file = temporary("refused.safetensors");
+    FidelityOptions save = pressed("", 0.0);
+    save.saveReference = file;
+    FidelityCommand::run(save);
+    const auto refusal = [&](FidelityOptions options) -> std::string {
+        options.reference = file;
+        try {
+            FidelityCommand::run(options);
+        } catch (const kvscope::runtime::GenerationError& error) {
+            return error.what();
+        }
+        return "measured";
+    };
+    FidelityOptions otherPrompt = pressed("knorm", 0.5);
+    otherPrompt.run.run.prompt = "Another text altogether";
+    EXPECT_NE(refusal(otherPrompt).find("was made for another prompt"), std::string::npos)
+        << refusal(otherPrompt);
+    FidelityOptions otherLength = pressed("knorm", 0.5);
+    otherLength.run.run.tokens = 8;
+    EXPECT_NE(refusal(otherLength).find("another number of tokens (--tokens 12, not --tokens 8)"),
+              std::string::npos)
+        << refusal(otherLength);
+    FidelityOptions otherPreset = pressed("knorm", 0.5);
+    otherPreset.run.run.preset = "mistral";
+    EXPECT_NE(refusal(otherPreset).find("was made for another model"), std::string::npos)
+        << refusal(otherPreset);
+    FidelityOptions otherWeights = pressed("knorm", 0.5);
+    otherWeights.run.run.weightSeed = 7; // the preset's random weights instead of its trained ones
+    EXPECT_NE(refusal(otherWeights).find("was made for another"), std::string::npos) << refusal(otherWeights);
+    std::filesystem::remove(file);
 }
 
 } // namespace

@@ -2,10 +2,13 @@
 #include "kvscope/cli/FidelityCommand.h"
 
 #include "kvscope/cli/CliRunOptions.h"
+#include "kvscope/config/ComputeDevice.h"
 #include "kvscope/config/PressDescriptions.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
+#include "kvscope/runtime/CacheFactory.h"
 #include "kvscope/runtime/ComputeThreads.h"
+#include "kvscope/runtime/FidelityReference.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/ModelSource.h"
 #include "kvscope/runtime/PressFidelity.h"
@@ -18,27 +21,66 @@
 
 namespace kvscope::cli {
 
-CLI::App* FidelityCommand::addSubcommand(CLI::App& app, RunOptions& options) {
+CLI::App* FidelityCommand::addSubcommand(CLI::App& app, FidelityOptions& options) {
     CLI::App* command = app.add_subcommand(
         "fidelity", "KL divergence and top-1 agreement of a press against no press, token by token; JSON on stdout");
     // Greedy by design: the model, cache and press options of a run, no decoding ones.
-    CliRunOptions::addTo(*command, options.run,
+    CliRunOptions::addTo(*command, options.run.run,
                          {config::RunOption::Group::Model, config::RunOption::Group::Press});
+    CLI::Option* save = command->add_option("--save-reference", options.saveReference,
+                                            "write the uncompressed run (tokens and log-probabilities) to "
+                                            "FILE, for --reference; without --press, only that");
+    CLI::Option* reference = command->add_option("--reference", options.reference,
+                                                 "measure against the uncompressed run saved in FILE by "
+                                                 "--save-reference with the same model, prompt, tokens, "
+                                                 "cache and device, instead of recomputing it");
+    save->excludes(reference);
     return command;
 }
 
-nlohmann::json FidelityCommand::run(const RunOptions& options) {
-    const config::RunSettings settings = RunCommand::settingsOf(options);
+nlohmann::json FidelityCommand::run(const FidelityOptions& options) {
+    const config::RunSettings settings = RunCommand::settingsOf(options.run);
     const config::PressSettings& press = settings.press;
-    if (press.name.empty()) {
+    if (press.name.empty() && options.saveReference.empty()) {
         throw runtime::GenerationError("fidelity compares a press against no press: give --press NAME (" +
-                                       config::PressDescriptions::allowedNames() + ")");
+                                       config::PressDescriptions::allowedNames() +
+                                       "), or --save-reference FILE to save the uncompressed run alone");
     }
     runtime::ComputeThreads::apply(config::computeThreads(settings));
     runtime::ModelSource::Loaded loaded = runtime::ModelSource::load(settings, model::ModelLoader::device(settings.device));
     const std::vector<int64_t> prompt = loaded.text->encode(settings.prompt);
+    // What a saved reference must have been made with (the weights' digest reads every parameter: only
+    // computed when a file is involved).
+    const auto origin = [&] {
+        return runtime::FidelityReference::Origin{
+            loaded.source.dump(), runtime::PressFidelity::weightsDigest(*loaded.model),
+            runtime::CacheFactory::describe(settings.cache, loaded.model->architecture().headDim()).dump(),
+            std::string(config::toString(settings.device))};
+    };
+    if (!press.name.empty()) {
+        runtime::PressFidelity::check(*loaded.model, settings.cache, press); // refuse before the long part
+    }
+    runtime::FidelityReference reference;
+    if (!options.reference.empty()) {
+        reference = runtime::FidelityReference::read(options.reference);
+        reference.checkMadeFor(prompt, settings.tokens, origin(),
+                               "fidelity reference `" + options.reference + "`");
+    } else {
+        reference = runtime::PressFidelity::reference(*loaded.model, settings.cache, prompt, settings.tokens);
+        reference.origin = options.saveReference.empty() ? runtime::FidelityReference::Origin{} : origin();
+    }
+    if (!options.saveReference.empty()) {
+        reference.write(options.saveReference);
+        if (press.name.empty()) {
+            return {{"model", loaded.source},
+                    {"prompt_tokens", prompt.size()},
+                    {"tokens", reference.tokens.size()},
+                    {"reference", options.saveReference},
+                    {"text", loaded.text->decode(reference.tokens)}};
+        }
+    }
     const runtime::FidelityResult result =
-        runtime::PressFidelity::measure(*loaded.model, settings.cache, prompt, settings.tokens, press);
+        runtime::PressFidelity::measure(*loaded.model, settings.cache, reference, press);
     std::set<int64_t> compressed;
     for (const runtime::PressDecision& decision : result.decisions) {
         compressed.insert(decision.layer);
@@ -62,7 +104,7 @@ nlohmann::json FidelityCommand::run(const RunOptions& options) {
     return summary;
 }
 
-int FidelityCommand::execute(const RunOptions& options, std::ostream& out) {
+int FidelityCommand::execute(const FidelityOptions& options, std::ostream& out) {
     out << run(options).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
     return 0;
 }

@@ -1,20 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/PressBenchmark.h"
 
-#include "kvscope/runtime/ComputeThreads.h"
 #include "kvscope/cli/OptionChecks.h"
 #include "kvscope/config/PressDescriptions.h"
 #include "kvscope/press/PressCatalog.h"
 #include "kvscope/press/PressWorkload.h"
-#include "kvscope/press/TopKSelection.h"
+#include "kvscope/press/WorkloadPressRun.h"
+#include "kvscope/runtime/ComputeThreads.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace kvscope::cli {
@@ -43,92 +42,67 @@ double medianMilliseconds(int64_t repeats, const std::function<void()>& work) {
     return median(times);
 }
 
-std::string phaseOf(const std::string& name) {
-    const config::PressDescription* description = config::PressDescriptions::find(name);
-    if (description == nullptr) {
-        throw std::invalid_argument("unknown press `" + name + "` (allowed: " + config::PressDescriptions::allowedNames() + ")");
+/// Tokens a press decision keeps per head: the kept slots, every slot for a key rewrite, the unmasked
+/// slots per head on average for a mask (AdaKV's heads keep different numbers; their mean is int(T (1 - r))).
+int64_t keptOf(const press::PressAction& action, int64_t length) {
+    if (action.kept.defined()) {
+        return action.kept.size(2);
     }
-    return description->phase;
+    if (action.masked.defined()) {
+        const int64_t heads = action.masked.size(0) * action.masked.size(1);
+        return (heads * length - action.masked.sum().item<int64_t>()) / heads;
+    }
+    return length;
 }
 
-/// A prefill press over the whole prompt, then the layer's prefill attention once (it dwarfs the noise).
-void timePrefill(const PressBenchmarkOptions& options, const std::map<std::string, std::string>& pressOptions,
+/// A prefill press over the whole prompt (its decision and the gathering of the kept keys and values; the
+/// inputs, attention weights included, are the model's work and built once), then the layer's prefill
+/// attention once (it dwarfs the noise).
+void timePrefill(const PressBenchmarkOptions& options, const config::PressSettings& settings,
                  const press::PressWorkload& workload, nlohmann::json& result) {
-    if (options.press == "adakv") {
-        const press::AdaKvPress adaKv = press::PressCatalog::adaKv(pressOptions);
-        const press::PressInputs inputs =
-            adaKv.base().reads().attentions ? workload.inputsWithAttentions() : workload.inputs();
-        int64_t kept = 0;
-        result["compression_ms"] = medianMilliseconds(options.repeats, [&] {
-            kept = adaKv.mask(inputs, options.ratio).keptCount;
-        });
-        result["kept"] = kept;
-    } else {
-        const std::shared_ptr<const press::Press> scorer = press::PressCatalog::scorer(options.press, pressOptions);
-        const press::PressInputs inputs = scorer->reads().attentions ? workload.inputsWithAttentions() : workload.inputs();
-        int64_t kept = 0;
-        result["compression_ms"] = medianMilliseconds(options.repeats, [&] {
-            const press::PressSelection selection = scorer->select(inputs, options.ratio);
-            press::TopKSelection::gather(inputs.keys, selection.keptIndices);
-            press::TopKSelection::gather(inputs.values, selection.keptIndices);
-            kept = selection.keptCount;
-        });
-        result["kept"] = kept;
+    press::WorkloadPressRun prefilled(workload, press::PressCatalog::generation(settings), settings.ratio);
+    const press::PressInputs inputs = prefilled.prefill(workload.tokens());
+    int64_t kept = 0;
+    std::vector<double> times;
+    for (int64_t repeat = 0; repeat < options.repeats; ++repeat) {
+        press::WorkloadPressRun run = prefilled.withPress(press::PressCatalog::generation(settings));
+        times.push_back(millisecondsOf([&] { kept = keptOf(run.decide(inputs), workload.tokens()); }));
     }
+    result["compression_ms"] = median(times);
+    result["kept"] = kept;
     const double attention = millisecondsOf([&] { workload.prefillAttention(); });
     result["attention_ms"] = attention;
     result["share_of_attention"] = result["compression_ms"].get<double>() / attention;
 }
 
-/// DecodingPress over one compression interval starting at its target size; H2O over `repeats` steps at
-/// its budget. Each against the layer's decode step at that cache size.
-void timeDecoding(const PressBenchmarkOptions& options, std::map<std::string, std::string> pressOptions,
+/// A decoding press per decode step at the cache size it holds (its target_size or budget, --tokens unless
+/// given), over one compression interval where it has one, else `repeats` steps; next to the layer's decode
+/// step at that size. The prefill and each pass's inputs are built outside the timing.
+void timeDecoding(const PressBenchmarkOptions& options, config::PressSettings settings,
                   nlohmann::json& result) {
-    const press::PressWorkloadShape shape{options.heads, options.keyValueHeads, options.headDim};
-    int64_t steps = 0;
-    int64_t compressions = 0;
-    int64_t cached = 0;
-    double pressMs = 0.0;
-    if (options.press == "decoding") {
-        pressOptions.emplace("target_size", std::to_string(options.tokens));
-        press::DecodingPress decoding = press::PressCatalog::decoding(pressOptions);
-        if (decoding.base().reads().attentions) {
-            throw std::invalid_argument("decoding over " + decoding.base().name() +
-                                        " reads attention weights, which a decoding pass does not give");
+    settings.options = press::WorkloadPressRun::holdingAt(settings.name, settings.options, options.tokens);
+    int64_t cached = options.tokens;
+    int64_t steps = std::max<int64_t>(options.repeats, 1);
+    for (const config::PressOption& option : config::PressDescriptions::describe(settings.name).options) {
+        const std::string value = config::PressDescriptions::optionValue(settings, option.name);
+        if (option.name == "target_size" || option.name == "budget") {
+            cached = std::stoll(value);
+        } else if (option.name == "compression_interval") {
+            steps = std::stoll(value);
         }
-        const int64_t target = decoding.targetSize();
-        steps = decoding.compressionInterval();
-        cached = target;
-        const press::PressWorkload workload(target + steps, shape);
-        std::vector<press::PressInputs> passes;
-        for (int64_t step = 1; step <= steps; ++step) {
-            passes.push_back(workload.decodingPass(target + step));
-        }
-        pressMs = millisecondsOf([&] {
-            for (const press::PressInputs& pass : passes) {
-                if (decoding.append(pass, 1)) {
-                    decoding.compress(pass);
-                    ++compressions;
-                }
-            }
-        });
-        result["decode_step_ms"] = medianMilliseconds(options.repeats, [&] { workload.decodeStepAttention(target); });
-    } else {
-        press::H2oPress h2o = press::PressCatalog::h2o(pressOptions);
-        cached = h2o.budget();
-        steps = std::max<int64_t>(options.repeats, 1);
-        const press::PressWorkload workload(cached + 1, shape);
-        // The prefill pass fills the budget; each decode pass then adds one slot that H2O evicts again.
-        const at::Tensor prefill = workload.inputsWithAttentions().attentions.narrow(2, 0, cached).narrow(3, 0, cached);
-        h2o.step(0, prefill, options.keyValueHeads);
-        const at::Tensor decode = at::softmax(at::randn({1, options.heads, 1, cached + 1}), -1);
-        pressMs = millisecondsOf([&] {
-            for (int64_t step = 0; step < steps; ++step) {
-                compressions += h2o.step(0, decode, options.keyValueHeads).defined() ? 1 : 0;
-            }
-        });
-        result["decode_step_ms"] = medianMilliseconds(options.repeats, [&] { workload.decodeStepAttention(cached); });
     }
+    const press::PressWorkloadShape shape{options.heads, options.keyValueHeads, options.headDim};
+    const press::PressWorkload workload(cached + steps, shape);
+    press::WorkloadPressRun run(workload, press::PressCatalog::generation(settings), settings.ratio);
+    run.decide(run.prefill(cached));
+    int64_t compressions = 0;
+    double pressMs = 0.0;
+    for (int64_t step = 0; step < steps; ++step) {
+        const press::PressInputs inputs = run.next();
+        pressMs += millisecondsOf([&] { compressions += run.decide(inputs).acted() ? 1 : 0; });
+    }
+    result["decode_step_ms"] =
+        medianMilliseconds(options.repeats, [&] { workload.decodeStepAttention(cached); });
     result["steps"] = steps;
     result["cached"] = cached;
     result["compressions"] = compressions;
@@ -161,18 +135,20 @@ nlohmann::json PressBenchmark::run(const PressBenchmarkOptions& options) {
     }
     // One thread by default: the per-update cost, not the machine's width (LibTorch's and the BLAS's).
     runtime::ComputeThreads::apply(options.threads);
-    const std::map<std::string, std::string> pressOptions = OptionChecks::keyValues(options.pressOptions, "--press-option");
-    const std::string phase = phaseOf(options.press);
+    const config::PressSettings settings{options.press, options.ratio,
+                                         OptionChecks::keyValues(options.pressOptions, "--press-option")};
+    press::PressCatalog::factory(options.press); // an unknown press is refused, naming the allowed ones
+    const std::string phase = config::PressDescriptions::describe(options.press).phase;
     nlohmann::json result = {{"press", options.press}, {"phase", phase}, {"tokens", options.tokens},
                              {"heads", options.heads}, {"kv_heads", options.keyValueHeads},
                              {"head_dim", options.headDim}};
     result.update(runtime::ComputeThreads::describe());
     const press::PressWorkloadShape shape{options.heads, options.keyValueHeads, options.headDim};
     if (phase == "decoding") {
-        timeDecoding(options, pressOptions, result);
+        timeDecoding(options, settings, result);
     } else {
         result["ratio"] = options.ratio;
-        timePrefill(options, pressOptions, press::PressWorkload(options.tokens, shape), result);
+        timePrefill(options, settings, press::PressWorkload(options.tokens, shape), result);
     }
     return result;
 }

@@ -155,8 +155,8 @@ int main(int argc, char** argv) {
     CLI::App* run = kvscope::cli::RunCommand::addSubcommand(app, runOptions);
     kvscope::cli::ServeOptions serveOptions;
     CLI::App* serve = kvscope::cli::ServeCommand::addSubcommand(app, serveOptions);
-    kvscope::cli::RunOptions fidelityOptions;
-    fidelityOptions.run.tokens = 128;
+    kvscope::cli::FidelityOptions fidelityOptions;
+    fidelityOptions.run.run.tokens = 128;
     CLI::App* fidelity = kvscope::cli::FidelityCommand::addSubcommand(app, fidelityOptions);
     kvscope::cli::SessionCommands::Options sessionOptions;
     kvscope::cli::SessionCommands::addSubcommands(app, sessionOptions);

@@ -71,14 +71,16 @@ SafetensorsHeader::Entry readEntry(const nlohmann::json& value, const std::strin
     return entry;
 }
 
+/// The dtypes a model file may hold, in allowedDtypes()'s order.
+const std::vector<std::pair<std::string, std::uint64_t>> kModelDtypes = {{"F32", 4}, {"F16", 2}, {"BF16", 2}};
+
 } // namespace
 
 std::uint64_t SafetensorsHeader::dtypeBytes(const std::string& dtype) {
-    if (dtype == "F32") {
-        return 4;
-    }
-    if (dtype == "F16" || dtype == "BF16") {
-        return 2;
+    for (const auto& [name, bytes] : kModelDtypes) {
+        if (name == dtype) {
+            return bytes;
+        }
     }
     return 0;
 }
@@ -88,6 +90,23 @@ const char* SafetensorsHeader::allowedDtypes() {
 }
 
 SafetensorsHeader SafetensorsHeader::parse(std::span<const std::uint8_t> file, const std::string& where) {
+    return parse(file, where, kModelDtypes);
+}
+
+SafetensorsHeader SafetensorsHeader::parse(std::span<const std::uint8_t> file, const std::string& where,
+                                           const std::vector<std::pair<std::string, std::uint64_t>>& dtypes) {
+    const auto bytesOf = [&](const std::string& dtype) -> std::uint64_t {
+        for (const auto& [name, bytes] : dtypes) {
+            if (name == dtype) {
+                return bytes;
+            }
+        }
+        return 0;
+    };
+    std::string allowed;
+    for (const auto& [name, bytes] : dtypes) {
+        allowed += (allowed.empty() ? "" : ", ") + name;
+    }
     const std::uint64_t size = file.size();
     if (size < 8) {
         throw ModelError(where + " is too short (" + std::to_string(size) +
@@ -129,9 +148,9 @@ SafetensorsHeader SafetensorsHeader::parse(std::span<const std::uint8_t> file, c
         }
         const std::string what = where + ", tensor `" + name + "`";
         Entry entry = readEntry(value, what);
-        const std::uint64_t elementBytes = dtypeBytes(entry.dtype);
+        const std::uint64_t elementBytes = bytesOf(entry.dtype);
         if (elementBytes == 0) {
-            throw ModelError(what + " has dtype " + entry.dtype + " (allowed: " + allowedDtypes() + ")");
+            throw ModelError(what + " has dtype " + entry.dtype + " (allowed: " + allowed + ")");
         }
         // The byte count, and the product of the non-zero dimensions (what strides multiply up to), must
         // fit: a shape whose product wraps around could otherwise match a small span.

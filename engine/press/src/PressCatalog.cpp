@@ -74,17 +74,31 @@ std::shared_ptr<const Press> PressCatalog::base(const std::string& wrapper,
     return scorer(name, base);
 }
 
-AdaKvPress PressCatalog::adaKv(const std::map<std::string, std::string>& given) {
-    const auto [own, base] = config::PressDescriptions::splitOptions("adakv", given);
-    return AdaKvPress(PressCatalog::base("adakv", given),
-                      optionsOf("adakv", own).real("alpha_safeguard", 0.0, 1.0));
+PressCatalog::Wrapped PressCatalog::wrapped(const std::string& wrapper,
+                                            const std::map<std::string, std::string>& given,
+                                            const std::string& reason, Withheld withheld) {
+    Wrapped made{optionsOf(wrapper, config::PressDescriptions::splitOptions(wrapper, given).first),
+                 base(wrapper, given)};
+    const bool queries = withheld == Withheld::QueriesOrAttentionWeights;
+    if (!reason.empty() && (made.base->reads().attentions || (queries && made.base->reads().queries))) {
+        throw std::invalid_argument(wrapper + " press: base " + made.base->name() + " reads " +
+                                    (queries ? "queries or attention weights" : "attention weights") + ", " +
+                                    reason);
+    }
+    return made;
 }
 
-DecodingPress PressCatalog::decoding(const std::map<std::string, std::string>& given) {
-    const auto [own, base] = config::PressDescriptions::splitOptions("decoding", given);
-    const PressOptions options = optionsOf("decoding", own);
-    return DecodingPress(PressCatalog::base("decoding", given), options.integer("compression_interval", 1),
-                         options.integer("target_size", 1), options.integer("hidden_states_buffer_size", 0));
+AdaKvPress PressCatalog::adaKv(const std::map<std::string, std::string>& given, const std::string& reason) {
+    const Wrapped made = wrapped("adakv", given, reason);
+    return AdaKvPress(made.base, made.options.real("alpha_safeguard", 0.0, 1.0));
+}
+
+DecodingPress PressCatalog::decoding(const std::map<std::string, std::string>& given,
+                                     const std::string& reason) {
+    const Wrapped made = wrapped("decoding", given, reason);
+    return DecodingPress(made.base, made.options.integer("compression_interval", 1),
+                         made.options.integer("target_size", 1),
+                         made.options.integer("hidden_states_buffer_size", 0));
 }
 
 H2oPress PressCatalog::h2o(const std::map<std::string, std::string>& given) {

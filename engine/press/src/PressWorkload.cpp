@@ -28,6 +28,9 @@ PressWorkload::PressWorkload(int64_t tokens, PressWorkloadShape shape, uint64_t 
     m_inputs.queryWeight = at::randn({shape.heads * shape.headDim, hidden}) * scale;
     m_keyWeight = at::randn({shape.keyValueHeads * shape.headDim, hidden}) * scale;
     m_valueWeight = at::randn({shape.keyValueHeads * shape.headDim, hidden}) * scale;
+    // Drawn after the others, so that the tensors above stay those of earlier measurements.
+    m_inputs.outputWeight = at::randn({hidden, shape.heads * shape.headDim}) * scale;
+    m_inputs.keyWeight = m_keyWeight;
     m_inputs.inverseFrequencies = model::ops::inverseFrequencies(shape.headDim, 10000.0, std::nullopt, at::kCPU);
     const auto [cos, sin] = model::ops::rotary(at::arange(tokens).unsqueeze(0), m_inputs.inverseFrequencies);
     m_inputs.cos = cos.squeeze(1);
@@ -58,6 +61,16 @@ PressInputs PressWorkload::decodingPass(int64_t length) const {
     pass.cos = m_inputs.cos.narrow(1, length - 1, 1);
     pass.sin = m_inputs.sin.narrow(1, length - 1, 1);
     return pass;
+}
+
+at::Tensor PressWorkload::queries(int64_t first, int64_t count) const {
+    if (first < 0 || count < 1 || first + count > m_tokens) {
+        throw std::invalid_argument("the workload's queries are those of tokens 0 to " +
+                                    std::to_string(m_tokens - 1));
+    }
+    return projectedQueries(m_inputs.hiddenStates.narrow(1, first, count),
+                            m_inputs.cos.narrow(1, first, count).unsqueeze(1),
+                            m_inputs.sin.narrow(1, first, count).unsqueeze(1));
 }
 
 at::Tensor PressWorkload::projectedQueries(const at::Tensor& hidden, const at::Tensor& cos, const at::Tensor& sin) const {

@@ -8,6 +8,9 @@
 #include "kvscope/runtime/GenerationError.h"
 
 #include <ATen/ATen.h>
+#include <cstdio>
+#include <cstring>
+#include <span>
 
 namespace kvscope::runtime {
 
@@ -25,34 +28,67 @@ at::Tensor idsOf(const std::vector<int64_t>& tokens) { return at::tensor(tokens,
 
 FidelityResult PressFidelity::measure(model::LanguageModel& model, const config::CacheSettings& cache,
                                       const std::vector<int64_t>& prompt, int64_t tokens, const config::PressSettings& press) {
+    check(model, cache, press);
+    return measure(model, cache, reference(model, cache, prompt, tokens), press);
+}
+
+void PressFidelity::check(const model::LanguageModel& model, const config::CacheSettings& cache,
+                          const config::PressSettings& press) {
+    CachePressHook(model.architecture(), cache, 1, press);
+}
+
+FidelityReference PressFidelity::reference(model::LanguageModel& model, const config::CacheSettings& cache,
+                                           const std::vector<int64_t>& prompt, int64_t tokens) {
     if (prompt.empty() || tokens < 1) {
         throw GenerationError("a fidelity measurement needs a prompt and at least 1 token");
     }
     at::NoGradGuard noGrad;
-    const int64_t maxLength = static_cast<int64_t>(prompt.size()) + tokens;
-    CachePressHook hook(model.architecture(), cache, 1, press);
-
-    FidelityResult result;
-    std::vector<at::Tensor> reference;
-    {
-        const auto plain = CacheFactory::create(model, cache, maxLength);
-        reference.push_back(nextLogProbabilities(model, *plain, idsOf(prompt)));
-        for (int64_t token = 0; token < tokens; ++token) {
-            result.tokens.push_back(reference.back().argmax().item<int64_t>());
-            if (token + 1 < tokens) {
-                reference.push_back(nextLogProbabilities(model, *plain, idsOf({result.tokens.back()})));
-            }
+    FidelityReference reference;
+    reference.prompt = prompt;
+    const auto plain = CacheFactory::create(model, cache, static_cast<int64_t>(prompt.size()) + tokens);
+    at::Tensor next = nextLogProbabilities(model, *plain, idsOf(prompt));
+    reference.vocab = next.size(0);
+    for (int64_t token = 0; token < tokens; ++token) {
+        const at::Tensor row = next.contiguous();
+        reference.logProbabilities.insert(reference.logProbabilities.end(), row.data_ptr<double>(),
+                                          row.data_ptr<double>() + reference.vocab);
+        reference.tokens.push_back(next.argmax().item<int64_t>());
+        if (token + 1 < tokens) {
+            next = nextLogProbabilities(model, *plain, idsOf({reference.tokens.back()}));
         }
     }
+    return reference;
+}
 
-    const auto pressedCache = CacheFactory::create(model, cache, maxLength);
+FidelityResult PressFidelity::measure(model::LanguageModel& model, const config::CacheSettings& cache,
+                                      const FidelityReference& reference,
+                                      const config::PressSettings& press) {
+    const int64_t tokens = static_cast<int64_t>(reference.tokens.size());
+    if (reference.prompt.empty() || tokens < 1) {
+        throw GenerationError("a fidelity measurement needs a prompt and at least 1 token");
+    }
+    at::NoGradGuard noGrad;
+    CachePressHook hook(model.architecture(), cache, 1, press);
+    FidelityResult result;
+    result.tokens = reference.tokens;
+    const auto pressedCache =
+        CacheFactory::create(model, cache, static_cast<int64_t>(reference.prompt.size()) + tokens);
     const model::AttachedAttentionObserver attached(model, &hook);
     int64_t agreements = 0;
     double total = 0.0;
     for (int64_t token = 0; token < tokens; ++token) {
         const at::Tensor pressed = nextLogProbabilities(
-            model, *pressedCache, token == 0 ? idsOf(prompt) : idsOf({result.tokens[static_cast<size_t>(token - 1)]}));
-        const at::Tensor& uncompressed = reference[static_cast<size_t>(token)];
+            model, *pressedCache,
+            token == 0 ? idsOf(reference.prompt) : idsOf({result.tokens[static_cast<size_t>(token - 1)]}));
+        if (pressed.size(0) != reference.vocab) {
+            throw GenerationError("the fidelity reference has " + std::to_string(reference.vocab) +
+                                  " log-probabilities per token but the model predicts " +
+                                  std::to_string(pressed.size(0)) + ": it was made with another model");
+        }
+        const std::span<const double> row = reference.row(static_cast<size_t>(token));
+        // A view of the reference's row: the same doubles whether it was just computed or read from a file.
+        const at::Tensor uncompressed = at::from_blob(const_cast<double*>(row.data()), {reference.vocab},
+                                                      at::TensorOptions().dtype(at::kDouble));
         const double divergence = (uncompressed.exp() * (uncompressed - pressed)).sum().item<double>();
         const bool agrees = pressed.argmax().item<int64_t>() == result.tokens[static_cast<size_t>(token)];
         result.divergences.push_back(divergence);
@@ -68,6 +104,35 @@ FidelityResult PressFidelity::measure(model::LanguageModel& model, const config:
     result.decisions = hook.decisions();
     result.notices = hook.notices();
     return result;
+}
+
+std::string PressFidelity::weightsDigest(const model::LanguageModel& model) {
+    // FNV-1a over 8-byte words (bytes for the tail): not cryptographic, only to tell weights apart.
+    constexpr uint64_t prime = 0x100000001b3ull;
+    uint64_t hash = 0xcbf29ce484222325ull;
+    const auto mixBytes = [&](const void* data, size_t size) {
+        const auto* bytes = static_cast<const uint8_t*>(data);
+        size_t at = 0;
+        for (; at + 8 <= size; at += 8) {
+            uint64_t word = 0;
+            std::memcpy(&word, bytes + at, 8);
+            hash = (hash ^ word) * prime;
+        }
+        for (; at < size; ++at) {
+            hash = (hash ^ bytes[at]) * prime;
+        }
+    };
+    for (const auto& [name, tensor] : model.parameters().tensors()) {
+        const at::Tensor data = tensor.detach().to(at::kCPU).contiguous();
+        const std::string dtype = c10::toString(data.scalar_type());
+        mixBytes(name.data(), name.size() + 1);
+        mixBytes(dtype.data(), dtype.size() + 1);
+        mixBytes(data.sizes().data(), data.sizes().size() * sizeof(int64_t));
+        mixBytes(data.data_ptr(), static_cast<size_t>(data.numel()) * data.element_size());
+    }
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+    return text;
 }
 
 } // namespace kvscope::runtime

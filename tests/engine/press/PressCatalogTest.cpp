@@ -211,4 +211,44 @@ TEST(PressCatalogTest, HeavyHittersTakeABudgetAloneAndRefuseAWindowBeyondItWithT
         "recent_window=2 or leave it out (budget / 8)");
 }
 
+// A wrapper refuses a base that reads what it cannot hand it (kvpress's own refusals), in the user's terms:
+// which wrapper, and the fix; a base that reads only what it hands over is built.
+TEST(PressCatalogTest, WrappersRefuseABaseThatReadsWhatTheyWithhold) {
+    struct Case {
+        const char* wrapper;
+        const char* base;
+        bool refused;
+    };
+    const std::vector<Case> cases = {
+        {"adakv", "observed_attention", true},
+        {"adakv", "snapkv", false},
+        {"decoding", "observed_attention", true},
+        {"decoding", "tova", false},
+        {"prefill_decoding", "observed_attention", true},
+        {"compression_ratio_decoding", "observed_attention", true},
+        {"criticaladakv", "observed_attention", true},
+        {"criticaladakv", "snapkv", false},
+        {"chunkkv", "observed_attention", true},
+        {"chunkkv", "snapkv", false},
+        {"chunk", "snapkv", true},
+        {"chunk", "observed_attention", true},
+        {"chunk", "keydiff", false},
+        {"block", "tova", true},
+        {"block", "knorm", false},
+        {"criticalkv", "observed_attention", false},
+        {"key_rerotation", "observed_attention", false},
+    };
+    for (const Case& test : cases) {
+        const std::string message = refusal([&] {
+            PressCatalog::generation({test.wrapper, 0.5, {{"base", test.base}}});
+        });
+        if (test.refused) {
+            EXPECT_EQ(message.rfind(std::string(test.wrapper) + " press: ", 0), 0u) << message;
+            EXPECT_NE(message.find("choose"), std::string::npos) << message;
+        } else {
+            EXPECT_EQ(message, "") << test.wrapper << " over " << test.base;
+        }
+    }
+}
+
 } // namespace

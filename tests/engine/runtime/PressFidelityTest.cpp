@@ -83,4 +83,31 @@ TEST(PressFidelityTest, RefusesWhatThePressRefuses) {
                  kvscope::runtime::GenerationError);
 }
 
+TEST(PressFidelityTest, AReferenceMadeOnceGivesEachPressTheSameResult) {
+    auto model = kvscope::model::ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const kvscope::runtime::FidelityReference reference =
+        PressFidelity::reference(*model, dynamicCache(), kPrompt, 10);
+    ASSERT_EQ(reference.tokens.size(), 10u);
+    EXPECT_EQ(reference.prompt, kPrompt);
+    EXPECT_EQ(reference.logProbabilities.size(), 10u * static_cast<size_t>(reference.vocab));
+    for (const PressSettings& press :
+         {PressSettings{"knorm", 0.5, {}}, PressSettings{"snapkv", 0.75, {{"window_size", "8"}}}}) {
+        const FidelityResult alone = PressFidelity::measure(*model, dynamicCache(), kPrompt, 10, press);
+        const FidelityResult shared = PressFidelity::measure(*model, dynamicCache(), reference, press);
+        EXPECT_EQ(shared.tokens, alone.tokens);
+        EXPECT_EQ(shared.divergences, alone.divergences) << press.name << ": not bit for bit";
+        EXPECT_EQ(shared.topAgrees, alone.topAgrees);
+        EXPECT_EQ(shared.decisions.size(), alone.decisions.size());
+    }
+}
+
+TEST(PressFidelityTest, TheWeightsDigestTellsWeightsApart) {
+    auto first = kvscope::model::ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    auto again = kvscope::model::ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    auto other = kvscope::model::ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 2);
+    EXPECT_EQ(PressFidelity::weightsDigest(*first).size(), 16u);
+    EXPECT_EQ(PressFidelity::weightsDigest(*first), PressFidelity::weightsDigest(*again));
+    EXPECT_NE(PressFidelity::weightsDigest(*first), PressFidelity::weightsDigest(*other));
+}
+
 } // namespace

@@ -26,10 +26,11 @@ struct PressBenchmarkOptions {
     int threads = 1;
 };
 
-/// `kvscope-cli bench press`: a press's compression of one layer against the attention work it follows.
-/// A prefill press is timed compressing the whole prompt (scores, top-k, gathering the kept keys and
-/// values) next to the layer's prefill attention; a decoding press (decoding, h2o) per decode step, over
-/// one compression interval or `repeats` steps, next to the layer's own decode step.
+/// `kvscope-cli bench press`: any registered press's work on one layer against the attention work it follows,
+/// the press built by its registration and applied as a generation applies it (press::WorkloadPressRun). A
+/// prefill-phase press is timed deciding on the whole prompt (scores, top-k, gathering the kept keys and
+/// values) next to the layer's prefill attention; a decoding-phase press per decode step, at the cache size
+/// it holds, over one compression interval or `repeats` steps, next to the layer's own decode step.
 class PressBenchmark {
 public:
     static CLI::App* addSubcommand(CLI::App& bench, PressBenchmarkOptions& options);

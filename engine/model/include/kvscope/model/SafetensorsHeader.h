@@ -5,6 +5,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kvscope::model {
@@ -28,6 +29,10 @@ public:
     /// Parses the header at the start of `file` (the whole file's bytes); throws ModelError naming
     /// `where` (e.g. "safetensors file `model.safetensors`"), the tensor and the problem.
     static SafetensorsHeader parse(std::span<const std::uint8_t> file, const std::string& where);
+    /// The same for a file of other dtypes (each allowed name with its bytes per element, in the order the
+    /// refusal lists them): runtime::FidelityReference's F64 and I64.
+    static SafetensorsHeader parse(std::span<const std::uint8_t> file, const std::string& where,
+                                   const std::vector<std::pair<std::string, std::uint64_t>>& dtypes);
 
     /// Bytes per element of a dtype the engine reads, 0 for any other.
     static std::uint64_t dtypeBytes(const std::string& dtype);

@@ -9,6 +9,7 @@
 #include "kvscope/press/H2oPress.h"
 #include "kvscope/press/PressFactory.h"
 #include "kvscope/press/PressOption.h"
+#include "kvscope/press/PressOptions.h"
 
 #include <map>
 #include <memory>
@@ -39,10 +40,25 @@ public:
     /// wrapper does not declare itself.
     static std::shared_ptr<const Press> base(const std::string& wrapper,
                                              const std::map<std::string, std::string>& options);
+    /// What a wrapper cannot hand its base press.
+    enum class Withheld { AttentionWeights, QueriesOrAttentionWeights };
+    /// A wrapper's own options (checked against its declaration) and its base scorer.
+    struct Wrapped {
+        PressOptions options;
+        std::shared_ptr<const Press> base;
+    };
+    /// `wrapper`'s options and base from `given`. With a `reason`, a base that reads what the wrapper
+    /// withholds is refused: "<wrapper> press: base <base> reads <attention weights>, <reason>" (the reason
+    /// says why, then the fix: "which ... refuses; choose another base (knorm, ...)").
+    static Wrapped wrapped(const std::string& wrapper, const std::map<std::string, std::string>& given,
+                           const std::string& reason = {}, Withheld withheld = Withheld::AttentionWeights);
     /// `given` checked against press `name`'s declared options (the wrapper's own only, for a wrapper).
     static PressOptions optionsOf(const std::string& name, const std::map<std::string, std::string>& given);
-    static AdaKvPress adaKv(const std::map<std::string, std::string>& options);
-    static DecodingPress decoding(const std::map<std::string, std::string>& options);
+    /// AdaKV and DecodingPress from their options; `reason` as wrapped()'s.
+    static AdaKvPress adaKv(const std::map<std::string, std::string>& options,
+                            const std::string& reason = {});
+    static DecodingPress decoding(const std::map<std::string, std::string>& options,
+                                  const std::string& reason = {});
     static H2oPress h2o(const std::map<std::string, std::string>& options);
     /// The catalogue name of a kvpress class name (`SnapKVPress` -> `snapkv`).
     static std::optional<std::string> fromReferenceName(const std::string& referenceName);

@@ -20,6 +20,13 @@ struct PressFactory {
     /// PressOptions); empty for a scorer, which a ScorerCachePress applies after the prefill. Throws
     /// std::invalid_argument naming what is wrong and what is allowed.
     std::function<std::unique_ptr<CachePress>(const config::PressSettings& settings)> generation;
+
+    /// The factory of a scorer press with no options of its own: the run's ratio is its only setting.
+    template <typename Scorer> static PressFactory scorerWithRatio() {
+        PressFactory factory;
+        factory.scorer = [](const PressOptions&) { return std::make_shared<Scorer>(); };
+        return factory;
+    }
 };
 
 } // namespace kvscope::press

@@ -25,14 +25,17 @@ public:
 
     int64_t tokens() const { return m_tokens; }
     const PressWorkloadShape& shape() const { return m_shape; }
-    /// The prefill's inputs over every token (keys, values, hidden rows, q_proj, rotary rows), without
-    /// attention weights.
+    /// The prefill's inputs over every token (keys, values, hidden rows, q_proj, k_proj, o_proj, rotary
+    /// rows), without attention weights.
     const PressInputs& inputs() const { return m_inputs; }
     /// The prefill's inputs with its causal attention weights [1, H, T, T], for presses that read them.
     PressInputs inputsWithAttentions() const;
     /// The decoding pass that appends token `length - 1`: the cache's first `length` slots, that token's
     /// hidden row and rotary row.
     PressInputs decodingPass(int64_t length) const;
+
+    /// The RoPE'd queries [1, H, count, D] of tokens first .. first + count - 1.
+    at::Tensor queries(int64_t first, int64_t count) const;
 
     /// The layer's prefill: q/k/v projections, RoPE and causal eager attention over every token.
     at::Tensor prefillAttention() const;
