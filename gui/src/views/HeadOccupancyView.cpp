@@ -196,26 +196,25 @@ QString HeadOccupancyView::toolTipAt(const QPoint& point) const {
                            .arg(QString::fromStdString(SessionTokens::visible(*piece)))
                      : tr("position %1").arg(at);
     };
+    // Multi-argument arg(): a token's text may itself hold "%1".
+    const QString headName = QString::number(head);
     if (row == 2) {
         // The rotated row: which key's rotation encodes this position now.
         if (const auto from = HeadOccupancyGeometry::rotatedFrom(*decided, head, position)) {
             return tr("head %1: the key of %2 was re-rotated to position %3 (re-rotated from %4)")
-                .arg(head)
-                .arg(quoted(*from))
-                .arg(position)
-                .arg(*from);
+                .arg(headName, quoted(*from), QString::number(position), QString::number(*from));
         }
         if (position >= decided->coveredPositions) {
             return tr("head %1, %2: arrived after the decision, at its own position")
-                .arg(head)
-                .arg(quoted(position));
+                .arg(headName, quoted(position));
         }
+        const std::vector<std::int64_t>& rotary = decided->rotary[head];
+        const auto [lowest, highest] = std::minmax_element(rotary.begin(), rotary.end());
         return tr("head %1, position %2: no kept key's rotation encodes it any more (the %3 kept keys sit at "
-                  "positions 0–%4)")
-            .arg(head)
-            .arg(position)
-            .arg(decided->keptCounts[head])
-            .arg(decided->keptCounts[head] - 1);
+                  "positions %4–%5)")
+            .arg(headName, QString::number(position), QString::number(rotary.size()),
+                 QString::number(lowest != rotary.end() ? *lowest : 0),
+                 QString::number(highest != rotary.end() ? *highest : 0));
     }
     HeadSlot slot = HeadSlot::Later;
     for (const HeadRun& run : HeadOccupancyGeometry::runsOf(*decided, head, layout.span.count)) {
@@ -223,7 +222,7 @@ QString HeadOccupancyView::toolTipAt(const QPoint& point) const {
             slot = run.slot;
         }
     }
-    QString text = tr("head %1, %2: %3").arg(head).arg(quoted(position)).arg(headSlotName(slot));
+    QString text = tr("head %1, %2: %3").arg(headName, quoted(position), headSlotName(slot));
     if (const auto to = HeadOccupancyGeometry::rotatedTo(*decided, head, position)) {
         text += tr("; its key was re-rotated from %1 to %2").arg(position).arg(*to);
     }
