@@ -98,9 +98,9 @@ TEST(ChartViewsTest, MemoryViewSaysWhatThePressSaved) {
         {"think", zeroed,
          "ThinK rewrites keys in place: every token and byte stays, this press saves no memory (0 B saved)",
          12288},
-        {"snapkv", evicted, "SnapKV evicted 8 token slots per KV head across 2 layers: 4.0 KiB saved", 8192},
+        {"snapkv", evicted, "SnapKV evicted 8 token slots per KV head in 2 layers: 4.0 KiB saved", 8192},
         {"key_rerotation", rerotated,
-         "KeyRerotation evicted 8 token slots per KV head across 2 layers: 4.0 KiB saved", 8192},
+         "KeyRerotation evicted 8 token slots per KV head in 2 layers: 4.0 KiB saved", 8192},
     };
     SessionController session;
     ViewSelection selection;

@@ -51,7 +51,7 @@ TEST(PressSavingsTest, EvictionsSaveTheirTokensBytesMasksAndRewrittenKeysNothing
          evicted,
          7,
          {2, 8, 2, 4096.0, false, false, false},
-         "SnapKV evicted 8 token slots per KV head across 2 layers: 4.0 KiB saved"},
+         "SnapKV evicted 8 token slots per KV head in 2 layers: 4.0 KiB saved"},
         {"AdaKV",
          masked,
          11,
@@ -72,12 +72,12 @@ TEST(PressSavingsTest, EvictionsSaveTheirTokensBytesMasksAndRewrittenKeysNothing
          rerotated,
          7,
          {2, 8, 2, 4096.0, false, false, true},
-         "KeyRerotation evicted 8 token slots per KV head across 2 layers: 4.0 KiB saved"},
+         "KeyRerotation evicted 8 token slots per KV head in 2 layers: 4.0 KiB saved"},
         {"Composed",
          composed,
          7,
          {2, 8, 2, 4096.0, false, true, false},
-         "Composed evicted 8 token slots per KV head across 2 layers: 4.0 KiB saved; its zeroed key channels "
+         "Composed evicted 8 token slots per KV head in 2 layers: 4.0 KiB saved; its zeroed key channels "
          "save nothing"},
     };
     for (const Case& test : cases) {

@@ -70,7 +70,7 @@ QString PressSavings::note(const QString& press, const Figures& figures) {
                                 : tr("%1 rewrites keys in place: every token and byte stays");
         return how.arg(press) + tr(", this press saves no memory (0 B saved)");
     }
-    QString note = tr("%1 evicted %2 token slots per KV head across %3 layers: %4 saved")
+    QString note = tr("%1 evicted %2 token slots per KV head in %3 layers: %4 saved")
                        .arg(press)
                        .arg(figures.evictedSlots)
                        .arg(figures.layers)

@@ -22,6 +22,8 @@ constexpr int kHeaderHeight = 40;
 constexpr double kMaximumRowHeight = 18.0;
 /// Lines a head's position map draws at most (every k-th kept key beyond).
 constexpr std::size_t kMaximumLinks = 48;
+/// Below this row height a re-rotated head's three rows share one label.
+constexpr double kLabelledRowHeight = 11.0;
 
 /// "3, 7, 8" of a list of channels or positions.
 template <typename List> QString joined(const List& list) {
@@ -293,9 +295,7 @@ void HeadOccupancyView::paintEvent(QPaintEvent*) {
         summary += tr("; key channels zeroed too (they save no memory)");
     }
     if (decided->rerotated()) {
-        summary +=
-            tr("; the kept keys were re-rotated: under each head, lines from each kept position to the "
-               "position its key now encodes");
+        summary += tr("; keys re-rotated: under each head, lines from each kept position to its new one");
     }
     m_texts.draw(painter, QRectF(8, 21, width() - 16, 14), Qt::AlignLeft, summary);
 
@@ -331,7 +331,10 @@ void HeadOccupancyView::paintEvent(QPaintEvent*) {
                               .arg(decided->prunedChannels[index].size())
                         : tr("head %1 · %2 ch zeroed").arg(head).arg(decided->prunedChannels[index].size());
         }
-        m_texts.draw(painter, QRectF(4, y, kLabelWidth - 10, rowHeight), Qt::AlignRight, label);
+        // Sub-rows too thin for labels of their own: the head's label spans its band.
+        const bool labelled = !decided->rerotated() || rowHeight >= kLabelledRowHeight;
+        m_texts.draw(painter, QRectF(4, y, kLabelWidth - 10, labelled ? rowHeight : rowHeight * 3),
+                     Qt::AlignRight, label);
         drawRuns(headRows[index], y);
         if (channels) {
             // Which channels, written over the head's row: ThinK changes keys, not the positions held.
@@ -352,11 +355,13 @@ void HeadOccupancyView::paintEvent(QPaintEvent*) {
                              QPointF(xOf(static_cast<double>(link.to)) + halfColumn, rotatedTop));
         }
         painter.setRenderHint(QPainter::Antialiasing, false);
-        painter.setPen(QColor(90, 90, 100));
-        m_texts.draw(painter, QRectF(4, stripTop, kLabelWidth - 10, rowHeight), Qt::AlignRight,
-                     tr("re-rotated ↓"));
-        m_texts.draw(painter, QRectF(4, rotatedTop, kLabelWidth - 10, rowHeight), Qt::AlignRight,
-                     tr("keys now at"));
+        if (labelled) {
+            painter.setPen(QColor(90, 90, 100));
+            m_texts.draw(painter, QRectF(4, stripTop, kLabelWidth - 10, rowHeight), Qt::AlignRight,
+                         tr("re-rotated ↓"));
+            m_texts.draw(painter, QRectF(4, rotatedTop, kLabelWidth - 10, rowHeight), Qt::AlignRight,
+                         tr("keys now at"));
+        }
         drawRuns(turnedRows[index], rotatedTop);
     }
 }
