@@ -30,6 +30,7 @@ KVSCOPE_PRESS_DESCRIPTION(composed) {
 
 #include <ATen/ATen.h>
 #include <array>
+#include <vector>
 
 namespace {
 
@@ -37,7 +38,9 @@ using namespace kvscope::press;
 
 /// After each layer's prefill: the first press's decision on the cache, then the second's on the cache the
 /// first left (the same hidden rows and rotary rows, as kvpress hands every press the same kwargs). The kept
-/// slots compose; keys rewritten by either stage carry over. Logged scores are the first press's.
+/// slots compose; keys rewritten by either stage carry over, with what the event says of them: how far a
+/// KeyRerotation stage moved each kept key (rotationShift) and the channels a ThinK stage zeroed
+/// (pruned_channels). Logged scores are the first press's.
 class ComposedPress : public CachePress {
 public:
     ComposedPress(std::unique_ptr<CachePress> first, std::unique_ptr<CachePress> second, double secondRatio)
@@ -55,6 +58,8 @@ public:
         PressPass stagePass = pass;
         at::Tensor kept;
         at::Tensor keys;
+        at::Tensor shift;                       // rotation moved per kept slot, summed over the stages
+        std::vector<at::Tensor> prunedChannels; // per stage that zeroed key channels
         for (size_t stage = 0; stage < m_stages.size(); ++stage) {
             stagePass.ratio = stage == 0 ? pass.ratio : m_secondRatio;
             PressAction action = m_stages[stage]->onPass(current, stagePass);
@@ -76,6 +81,16 @@ public:
                                              : at::arange(current.keys.size(2), pass.positions.options())
                                                    .expand({current.keys.size(0), current.keys.size(1), -1});
             composed.details[prefix + "kept"] = stageKept;
+            if (const auto channels = action.details.find("pruned_channels");
+                channels != action.details.end()) {
+                prunedChannels.push_back(channels->second);
+            }
+            // A later stage keeps a subset of the earlier one's slots: their shifts follow them and add up.
+            if (shift.defined() || action.rotationShift.defined()) {
+                const at::Tensor carried =
+                    shift.defined() ? shift.gather(-1, stageKept) : at::zeros_like(stageKept);
+                shift = action.rotationShift.defined() ? carried + action.rotationShift : carried;
+            }
             current.keys =
                 action.keys.defined() ? action.keys : TopKSelection::gather(current.keys, stageKept);
             current.values = TopKSelection::gather(current.values, stageKept);
@@ -87,7 +102,37 @@ public:
         }
         composed.kept = kept;
         composed.keys = keys;
+        composed.rotationShift = shift;
+        // What the hook logs of a channel stage (ThinK first or second): the channels zeroed per head.
+        if (!prunedChannels.empty()) {
+            composed.details["pruned_channels"] = unionOf(prunedChannels, inputs.keys.size(-1));
+        }
         return composed;
+    }
+
+    /// The channels [B, Hkv, n] zeroed by any stage, ascending per head. A zeroed channel scores 0, the
+    /// least, so a second ThinK zeroes them again and every head's union has the larger stage's count; were
+    /// the counts to differ between heads (ties among zero scores), the larger stage's own list stands.
+    static at::Tensor unionOf(const std::vector<at::Tensor>& stages, int64_t headDim) {
+        if (stages.size() == 1) {
+            return stages[0];
+        }
+        const at::Tensor& first = stages[0];
+        at::Tensor zeroed =
+            at::zeros({first.size(0), first.size(1), headDim}, first.options().dtype(at::kBool));
+        for (const at::Tensor& channels : stages) {
+            zeroed.scatter_(-1, channels.to(at::kLong), true);
+        }
+        const at::Tensor counts = zeroed.sum(-1);
+        if (!at::equal(counts, counts.flatten()[0].expand_as(counts))) {
+            return stages[0].size(-1) >= stages[1].size(-1) ? stages[0] : stages[1];
+        }
+        const int64_t count = counts.flatten()[0].item<int64_t>();
+        // nonzero lists each row's channels in ascending order, row after row.
+        return zeroed.nonzero()
+            .select(1, 2)
+            .view({first.size(0), first.size(1), count})
+            .to(first.scalar_type());
     }
 
 private:

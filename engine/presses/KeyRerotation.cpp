@@ -56,14 +56,16 @@ public:
                 : kvscope::model::ops::inverseFrequencies(inputs.headDim, inputs.ropeTheta, std::nullopt,
                                                           inputs.keys.device())
                       .to(at::kFloat);
-        const at::Tensor delta = at::arange(kept, inputs.keys.options().dtype(at::kFloat)) -
-                                 action.kept.to(at::kFloat);     // [B, Hkv, n]
+        const at::Tensor shift = at::arange(kept, action.kept.options()) - action.kept; // [B, Hkv, n]
+        const at::Tensor delta = shift.to(at::kFloat);           // exact: positions are far below 2^24
         const at::Tensor angles = delta.unsqueeze(-1) * inverse; // [B, Hkv, n, D/2]
         const at::Tensor emb = at::cat({angles, angles}, -1);
         const at::Tensor keys = TopKSelection::gather(inputs.keys, action.kept);
         // A partial rotary dimension (rotary_emb over the leading channels) leaves the rest as it is.
         action.keys = kvscope::model::ops::applyRotary(keys, emb.cos().to(keys.scalar_type()),
                                                        emb.sin().to(keys.scalar_type()));
+        // The event's rotaryPositions (format 1.7): where each kept key's rotation now points.
+        action.rotationShift = shift;
         return action;
     }
 

@@ -26,6 +26,97 @@ TEST(ChartViewsTest, MemoryViewPlotsTheTiers) {
     EXPECT_DOUBLE_EQ(view.graph(0)->data()->at(51)->value, view.graph(0)->data()->at(50)->value);
 }
 
+/// A two-layer session of 10 prompt tokens and 2 decoding steps, 512 bytes a cached token per layer, whose
+/// press `press` decided on both layers at the prefill: `decision`, its lengthAfter the tokens each layer
+/// then holds (10 when it masked or rewrote keys).
+void loadPressed(SessionController& session, const std::string& press,
+                 const trace::CompressionEvent& decision) {
+    std::vector<trace::Event> events;
+    std::uint64_t sequence = 0;
+    const std::int64_t held = decision.lengthAfter;
+    for (std::int64_t step = 0; step < 3; ++step) {
+        events.push_back({step, -1, sequence++,
+                          trace::StepBeginEvent{step == 0 ? -1 : 65, step == 0 ? "0123456789" : "A"}});
+        for (std::int32_t layer = 0; layer < 2; ++layer) {
+            const std::int64_t stored = step == 0 ? 10 : held + step;
+            events.push_back({step, layer, sequence++,
+                              trace::UpdateEvent{step == 0 ? 10 : 1, 10 + step, stored, -1, stored,
+                                                 stored * 512, trace::LayerKind::Dynamic}});
+            if (step == 0) {
+                events.push_back({0, layer, sequence++, decision});
+            }
+        }
+        events.push_back({step, -1, sequence++, trace::MemoryEvent{2 * 512 * (held + step), 0, 0}});
+        events.push_back({step, -1, sequence++, trace::StepEndEvent{65, "A", 1000}});
+    }
+    trace::SessionMetadata metadata;
+    metadata.model = "llama";
+    metadata.cacheKind = "dynamic";
+    metadata.cacheSettingsJson = R"({"press":{"name":")" + press + R"(","ratio":0.5,"options":{}}})";
+    metadata.prompt = "0123456789";
+    session.setRecordedSession(metadata, std::move(events), QStringLiteral("pressed"));
+}
+
+// The memory view's note is honest: a press that masks (AdaKV, CriticalAdaKV) or zeroes key channels (ThinK)
+// saves 0 bytes, one that evicts saves what it evicted, and the chart agrees (4 tokens x 2 layers x 512 bytes
+// less than the masking run at the last step).
+TEST(ChartViewsTest, MemoryViewSaysWhatThePressSaved) {
+    trace::CompressionEvent masked;
+    masked.lengthBefore = 10;
+    masked.lengthAfter = 10;
+    masked.heads = 2;
+    masked.droppedCount = 8;
+    masked.keptPerHead = {7, 5};
+    trace::CompressionEvent zeroed;
+    zeroed.lengthBefore = 10;
+    zeroed.lengthAfter = 10;
+    zeroed.heads = 2;
+    zeroed.prunedChannels = {0, 3, 1, 2};
+    trace::CompressionEvent evicted;
+    evicted.lengthBefore = 10;
+    evicted.lengthAfter = 6;
+    evicted.heads = 2;
+    evicted.droppedCount = 4;
+    trace::CompressionEvent rerotated = evicted;
+    rerotated.keptRecorded = 12;
+    rerotated.positions = {0, 1, 6, 7, 8, 9, 0, 1, 6, 7, 8, 9, 2, 3, 4, 5, 2, 3, 4, 5};
+    rerotated.rotaryPositions = {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5};
+    struct Case {
+        std::string press;
+        trace::CompressionEvent decision;
+        const char* note;
+        double lastBytes;
+    };
+    const std::vector<Case> cases = {
+        {"adakv", masked,
+         "AdaKV masks slots per head: the cache keeps every token, this press saves no memory (0 B saved)",
+         12288},
+        {"criticaladakv", masked,
+         "CriticalAdaKV masks slots per head: the cache keeps every token, this press saves no memory (0 B "
+         "saved)",
+         12288},
+        {"think", zeroed,
+         "ThinK rewrites keys in place: every token and byte stays, this press saves no memory (0 B saved)",
+         12288},
+        {"snapkv", evicted, "SnapKV evicted 8 token slots per KV head in 2 layers: 4.0 KiB saved", 8192},
+        {"key_rerotation", rerotated,
+         "KeyRerotation evicted 8 token slots per KV head in 2 layers: 4.0 KiB saved", 8192},
+    };
+    SessionController session;
+    ViewSelection selection;
+    MemoryView view(session, selection);
+    view.resize(600, 250);
+    for (const Case& test : cases) {
+        loadPressed(session, test.press, test.decision);
+        EXPECT_EQ(view.note().toStdString(), test.note) << test.press;
+        ASSERT_GT(view.graph(0)->dataCount(), 0) << test.press;
+        EXPECT_DOUBLE_EQ((view.graph(0)->data()->constEnd() - 1)->value, test.lastBytes) << test.press;
+    }
+    // Without a press there is nothing to say.
+    testing::loadSynthetic(session, testing::smallSession(10));
+    EXPECT_TRUE(view.note().isEmpty()) << view.note().toStdString();
+}
+
 TEST(ChartViewsTest, QuantizationViewFindsFlushes) {
     SessionController session;
     ViewSelection selection;

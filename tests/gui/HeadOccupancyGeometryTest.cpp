@@ -11,6 +11,7 @@ constexpr HeadSlot K = HeadSlot::Kept;
 constexpr HeadSlot D = HeadSlot::Dropped;
 constexpr HeadSlot M = HeadSlot::Masked;
 constexpr HeadSlot L = HeadSlot::Later;
+constexpr HeadSlot V = HeadSlot::Vacant;
 
 /// An evicting press's event over 6 positions: every head kept 3 (head 0: 0 4 5, head 1: 5 1 2).
 trace::CompressionEvent uniformEvent() {
@@ -115,6 +116,107 @@ TEST(HeadOccupancyGeometryTest, AMaskingPressMasksInsteadOfDropping) {
     EXPECT_EQ(decision.keptCounts, (std::vector<std::int64_t>{3, 3}));
     EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 0, 7),
               (Runs{{0, 1, K}, {1, 4, M}, {4, 6, K}, {6, 7, L}}));
+}
+
+/// KeyRerotation over 8 positions: head 0 kept 1 3 6 7, head 1 kept 0 2 5 7 (recorded in score order);
+/// each head's kept keys now sit at 0 1 2 3 in position order.
+trace::CompressionEvent rerotatedEvent() {
+    trace::CompressionEvent event;
+    event.lengthBefore = 8;
+    event.lengthAfter = 4;
+    event.heads = 2;
+    event.droppedCount = 4;
+    event.keptRecorded = 8;
+    event.positions = {6, 1, 7, 3, /* head 1 */ 0, 2, 5, 7, /* dropped */ 0, 2, 4, 5, 1, 3, 4, 6};
+    event.rotaryPositions = {2, 0, 3, 1, /* head 1 */ 0, 1, 2, 3};
+    return event;
+}
+
+TEST(HeadOccupancyGeometryTest, ReRotatedKeysListTheirNewPositionsBesideTheKeptOnes) {
+    const HeadDecision decision = HeadOccupancyGeometry::decisionOf(rerotatedEvent(), 0, 8);
+    ASSERT_TRUE(decision.rerotated());
+    EXPECT_EQ(decision.kept, (std::vector<std::vector<std::int64_t>>{{1, 3, 6, 7}, {0, 2, 5, 7}}));
+    EXPECT_EQ(decision.rotary, (std::vector<std::vector<std::int64_t>>{{0, 1, 2, 3}, {0, 1, 2, 3}}));
+    EXPECT_FALSE(HeadOccupancyGeometry::decisionOf(uniformEvent(), 0, 6).rerotated());
+    // The token rows are a plain eviction's.
+    EXPECT_EQ(HeadOccupancyGeometry::runsOf(decision, 0, 10),
+              (Runs{{0, 1, D}, {1, 2, K}, {2, 3, D}, {3, 4, K}, {4, 6, D}, {6, 8, K}, {8, 10, L}}));
+}
+
+TEST(HeadOccupancyGeometryTest, RotatedRowsShowTheKeysAtTheirNewPositions) {
+    const HeadDecision decision = HeadOccupancyGeometry::decisionOf(rerotatedEvent(), 0, 8);
+    struct Case {
+        std::size_t head;
+        std::int64_t positions;
+        Runs runs;
+    };
+    const std::vector<Case> cases = {
+        // The 4 kept keys at 0-3, no key rotated to 4-7.
+        {0, 8, {{0, 4, K}, {4, 8, V}}},
+        {1, 8, {{0, 4, K}, {4, 8, V}}},
+        // Two tokens since the decision, at their own positions.
+        {0, 10, {{0, 4, K}, {4, 8, V}, {8, 10, L}}},
+        // A narrower view cuts the row.
+        {0, 3, {{0, 3, K}}},
+        {2, 8, {}},
+        {0, 0, {}},
+    };
+    for (const Case& test : cases) {
+        EXPECT_EQ(HeadOccupancyGeometry::rotatedRunsOf(decision, test.head, test.positions), test.runs)
+            << test.head << " " << test.positions;
+    }
+    // No rotated rows without a map.
+    EXPECT_TRUE(
+        HeadOccupancyGeometry::rotatedRunsOf(HeadOccupancyGeometry::decisionOf(uniformEvent(), 0, 6), 0, 6)
+            .empty());
+}
+
+TEST(HeadOccupancyGeometryTest, ThePositionMapLinksOldPositionsToNewOnes) {
+    const HeadDecision decision = HeadOccupancyGeometry::decisionOf(rerotatedEvent(), 0, 8);
+    using Links = std::vector<RotaryLink>;
+    struct Case {
+        std::size_t head;
+        std::size_t limit;
+        Links links;
+    };
+    const std::vector<Case> cases = {
+        {0, 48, {{1, 0}, {3, 1}, {6, 2}, {7, 3}}},
+        {1, 48, {{0, 0}, {2, 1}, {5, 2}, {7, 3}}},
+        // At most 3 lines: every 3rd from the first, and the last.
+        {0, 3, {{1, 0}, {7, 3}}},
+        {1, 2, {{0, 0}, {7, 3}}},
+        {5, 48, {}},
+    };
+    for (const Case& test : cases) {
+        EXPECT_EQ(HeadOccupancyGeometry::linksOf(decision, test.head, test.limit), test.links)
+            << test.head << " " << test.limit;
+    }
+    struct Lookup {
+        std::size_t head;
+        std::int64_t position;
+        std::optional<std::int64_t> from; ///< the key now at `position` was computed at
+        std::optional<std::int64_t> to;   ///< the key of kept position `position` now sits at
+    };
+    const std::vector<Lookup> lookups = {
+        {0, 0, 1, std::nullopt}, // head 0 dropped position 0; the key of position 1 sits there now
+        {0, 1, 3, 0},
+        {0, 2, 6, std::nullopt},
+        {0, 3, 7, 1},
+        {0, 4, std::nullopt, std::nullopt},
+        {0, 6, std::nullopt, 2},
+        {0, 7, std::nullopt, 3},
+        {1, 0, 0, 0},
+        {1, 2, 5, 1},
+        {1, 5, std::nullopt, 2},
+        {1, 9, std::nullopt, std::nullopt},
+        {3, 1, std::nullopt, std::nullopt},
+    };
+    for (const Lookup& test : lookups) {
+        EXPECT_EQ(HeadOccupancyGeometry::rotatedFrom(decision, test.head, test.position), test.from)
+            << test.head << " " << test.position;
+        EXPECT_EQ(HeadOccupancyGeometry::rotatedTo(decision, test.head, test.position), test.to)
+            << test.head << " " << test.position;
+    }
 }
 
 } // namespace

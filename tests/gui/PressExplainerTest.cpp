@@ -148,5 +148,65 @@ TEST(PressExplainerTest, OptionsFallBackToTheCatalogueDefaults) {
     EXPECT_EQ(PressExplainer::displayName("future_press"), "future_press");
 }
 
+TEST(PressExplainerTest, KeyRerotationSaysWhereTheKeptKeysNowSit) {
+    // 10 prompt tokens, 2 heads keeping 0 1 7 8 9 (StreamingLLM with 2 sinks), re-rotated to 0 1 2 3 4.
+    trace::CompressionEvent event{10, 5, 2, 5, 10, {0, 1, 7, 8, 9, 0, 1, 7, 8, 9}, {}, {}, {}};
+    for (std::int64_t dropped : {2, 3, 4, 5, 6, 2, 3, 4, 5, 6}) {
+        event.positions.push_back(dropped);
+    }
+    event.rotaryPositions = {0, 1, 2, 3, 4, 0, 1, 2, 3, 4};
+    const config::PressSettings press{"key_rerotation", 0.5, {{"base", "streaming_llm"}, {"n_sink", "2"}}};
+    const QString sentence = PressExplainer::sentence(trace::Event{0, 3, 0, event}, press, {});
+    EXPECT_EQ(
+        sentence,
+        "KeyRerotation kept 5 of 10 prompt tokens in layer 3: by StreamingLLM's scores: the first 2 "
+        "(attention sinks) and the most recent stay, the 5 in between were dropped; the kept keys were "
+        "re-rotated to positions 0 to n-1 in position order, so the model sees no gap where tokens were "
+        "dropped. Re-rotated keys: positions 0, 1, 7, 8, 9 now sit at 0, 1, 2, 3, 4 in every head; tokens "
+        "generated later keep their own positions.")
+        << sentence.toStdString();
+    // Heads that kept different tokens are said one by one; long maps end in an ellipsis.
+    trace::CompressionEvent wide{12, 10, 2, 2, 20, {}, {}, {}, {}};
+    for (std::int64_t head = 0; head < 2; ++head) {
+        for (std::int64_t position = 0; position < 12; ++position) {
+            if (position != head && position != head + 5) {
+                wide.positions.push_back(position);
+            }
+        }
+    }
+    for (std::int64_t dropped : {0, 5, 1, 6}) {
+        wide.positions.push_back(dropped);
+    }
+    for (std::int64_t head = 0; head < 2; ++head) {
+        for (std::int64_t rotary = 0; rotary < 10; ++rotary) {
+            wide.rotaryPositions.push_back(rotary);
+        }
+    }
+    const QString perHead = PressExplainer::sentence(trace::Event{0, 0, 0, wide}, press, {});
+    EXPECT_TRUE(
+        perHead.contains("Re-rotated keys: head 0: positions 1, 2, 3, 4, 6, 7, 8, 9, … now sit at 0, 1, 2, "
+                         "3, 4, 5, 6, 7, …; head 1: positions 0, 2, 3, 4, 5, 7, 8, 9, … now sit at 0, 1, "
+                         "2, 3, 4, 5, 6, 7, …; tokens generated later"))
+        << perHead.toStdString();
+}
+
+TEST(PressExplainerTest, ThinKInsideComposedNamesItsChannelsBesideTheEviction) {
+    // Composed: ThinK zeroed 2 channels per head, then Knorm kept 4 of 6 tokens.
+    trace::CompressionEvent event{6, 4, 2, 2, 8, {0, 3, 4, 5, 0, 1, 4, 5, 1, 2, 2, 3}, {}, {}, {}};
+    event.prunedChannels = {3, 9, 1, 14};
+    const config::PressSettings press{"composed", 0.25, {{"first", "think"}, {"second", "knorm"}}};
+    const QString sentence = PressExplainer::sentence(trace::Event{0, 1, 0, event}, press, pieces());
+    EXPECT_TRUE(
+        sentence.startsWith("Composed kept 4 of 6 prompt tokens in layer 1: ThinK at the run's ratio, "
+                            "then Knorm at 0.5 on what it kept; the 2 ranked lowest by either were "
+                            "dropped"))
+        << sentence.toStdString();
+    EXPECT_TRUE(
+        sentence.contains(" It also zeroed 2 key channels per head (head 0: 3, 9; head 1: 1, 14), which "
+                          "saves no memory."))
+        << sentence.toStdString();
+    EXPECT_FALSE(sentence.contains("all 6 tokens stay")) << sentence.toStdString();
+}
+
 } // namespace
 } // namespace kvscope::gui

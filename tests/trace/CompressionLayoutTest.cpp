@@ -118,3 +118,27 @@ TEST(CompressionLayoutTest, ChannelPressesSplitTheirPrunedChannelsPerHead) {
     // Token presses have none.
     EXPECT_EQ(CompressionLayout(CompressionEvent{3, 3, 2, 0, 6, {0, 1, 2, 0, 1, 2}, {}, {}, {}}).prunedChannelCount(), 0);
 }
+
+TEST(CompressionLayoutTest, ReRotatedKeysSplitTheirNewPositionsPerHead) {
+    // KeyRerotation (1.7): 5 tokens, each head keeps 3 in position order; their keys now sit at 0 1 2.
+    CompressionEvent event{5, 3, 2, 2, 6, {0, 3, 4, 1, 2, 4, /* dropped */ 1, 2, 0, 3}, {}, {}, {}};
+    event.rotaryPositions = {0, 1, 2, 0, 1, 2};
+    const CompressionLayout layout(event);
+    ASSERT_TRUE(layout.consistent());
+    EXPECT_TRUE(layout.rerotated());
+    EXPECT_EQ(listOf<std::int64_t>(layout.keptPositions(1)), (std::vector<std::int64_t>{1, 2, 4}));
+    EXPECT_EQ(listOf<std::int64_t>(layout.rotaryPositions(0)), (std::vector<std::int64_t>{0, 1, 2}));
+    EXPECT_EQ(listOf<std::int64_t>(layout.rotaryPositions(1)), (std::vector<std::int64_t>{0, 1, 2}));
+    EXPECT_TRUE(layout.rotaryPositions(2).empty());
+    // One new position per recorded kept position, or the event is damage.
+    event.rotaryPositions.pop_back();
+    EXPECT_FALSE(CompressionLayout(event).consistent());
+    EXPECT_FALSE(CompressionLayout(event).rerotated());
+    // A map without recorded kept positions has nothing to map.
+    event.rotaryPositions = {0, 1, 2, 0, 1, 2};
+    event.keptRecorded = 0;
+    event.positions = {1, 2, 0, 3};
+    EXPECT_FALSE(CompressionLayout(event).consistent());
+    // Presses that keep the keys' rotations have none.
+    EXPECT_FALSE(CompressionLayout(CompressionEvent{3, 3, 1, 0, 3, {0, 1, 2}, {}, {}, {}}).rerotated());
+}

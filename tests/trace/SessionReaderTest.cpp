@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/trace/SessionReader.h"
 
+#include "ByteReader.h"
 #include "ByteWriter.h"
 #include "Crc32c.h"
+#include "EventCodec.h"
 #include "TraceTestHelpers.h"
-
 #include "kvscope/trace/SessionError.h"
 #include "kvscope/trace/SessionFormat.h"
 #include "kvscope/trace/SessionWriter.h"
 
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <random>
 
 using namespace kvscope::trace;
@@ -127,7 +127,7 @@ TEST(SessionReaderTest, SkipsChunksAndEventKindsOfNewerMinorVersions) {
     // A newer minor: an unknown chunk after the header, and a step chunk holding an unknown event
     // kind (99) before a known one. The file has no footer then, since the index offsets moved.
     bytes.resize(readU64(bytes, bytes.size() - SessionFormat::kFooterBytes)); // drop index + footer
-    bytes[10] = 7;                                                            // minor 7
+    bytes[10] = SessionFormat::kMinor + 1;                                    // a newer minor
     const std::size_t header = headerLength(bytes);
     const Bytes unknown = chunkFrame(99, Bytes{1, 2, 3, 4});
     // Fix the header checksum for the new minor.
@@ -158,7 +158,7 @@ TEST(SessionReaderTest, SkipsChunksAndEventKindsOfNewerMinorVersions) {
     bytes.insert(bytes.end(), frame.begin(), frame.end());
 
     const SessionContents contents = SessionReader::read(bytes);
-    EXPECT_EQ(contents.version, (FormatVersion{1, 7}));
+    EXPECT_EQ(contents.version, (FormatVersion{1, SessionFormat::kMinor + 1}));
     EXPECT_EQ(contents.skippedChunks, 1);
     std::vector<Event> expected = events;
     expected.push_back(Event{lastStep, -1, 77, ResetEvent{}});
@@ -167,6 +167,37 @@ TEST(SessionReaderTest, SkipsChunksAndEventKindsOfNewerMinorVersions) {
         EXPECT_TRUE(contents.events[i] == expected[i]) << i << " " << toString(expected[i].kind());
     }
     EXPECT_FALSE(contents.complete); // no footer
+}
+
+// 1.7: KeyRerotation's position map rides in the compression event, through a file and back; an event
+// written by 1.6 (its body ends after prunedChannels) reads with an empty map.
+TEST(SessionReaderTest, TheReRotationMapRoundTripsAndOlderCompressionEventsReadWithout) {
+    CompressionEvent rerotated{5, 3, 2, 2, 6, {0, 3, 4, 1, 2, 4, 1, 2, 0, 3}, {}, {}, {}};
+    rerotated.rotaryPositions = {0, 1, 2, 0, 1, 2};
+    std::vector<Event> events = everyKindSession(3, 2);
+    const std::int64_t last = events.back().step;
+    events.push_back(Event{last, 1, 0, rerotated});
+    const SessionContents contents = SessionReader::read(sessionBytes(events));
+    ASSERT_TRUE(contents.complete) << contents.damage;
+    ASSERT_TRUE(contents.events == events);
+    const auto* read = std::get_if<CompressionEvent>(&contents.events.back().payload);
+    ASSERT_NE(read, nullptr);
+    EXPECT_EQ(read->rotaryPositions, (std::vector<std::int64_t>{0, 1, 2, 0, 1, 2}));
+
+    // The 1.6 layout: the same event without the map's trailing count.
+    Bytes encoded;
+    ByteWriter out(encoded);
+    CompressionEvent older = rerotated;
+    older.rotaryPositions.clear();
+    EventCodec::encode(out, Event{4, 1, 9, older});
+    encoded.resize(encoded.size() - 4); // the empty map's u32 count: a 1.6 body ends before it
+    const std::uint32_t length = readU32(encoded, 1) - 4;
+    std::memcpy(encoded.data() + 1, &length, 4);
+    ByteReader in{std::span<const std::uint8_t>(encoded)};
+    const std::optional<Event> decoded = EventCodec::decode(in);
+    ASSERT_TRUE(decoded.has_value());
+    EXPECT_EQ(in.remaining(), 0u);
+    EXPECT_TRUE(*decoded == (Event{4, 1, 9, older}));
 }
 
 TEST(SessionReaderTest, ReportsTheFirstDamageAndKeepsTheStepsBeforeIt) {

@@ -197,7 +197,22 @@ nlohmann::json RunCommand::pressSummary(const runtime::CachePressHook& hook) {
                 channels.emplace_back(row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel());
             }
             entry["pruned_channels_per_head"] = channels;
-            entry["bytes_saved"] = 0;
+            if (decision.before == decision.after) {
+                entry["bytes_saved"] = 0;
+            }
+        }
+        if (decision.rotaryPositions.defined()) {
+            // Batch row 0: each head's kept positions and the positions their keys were re-rotated to.
+            std::vector<std::vector<int64_t>> from;
+            std::vector<std::vector<int64_t>> to;
+            for (int64_t head = 0; head < decision.rotaryPositions.size(1); ++head) {
+                const at::Tensor kept = decision.keptPositions[0][head].to(at::kLong).contiguous();
+                const at::Tensor rotary = decision.rotaryPositions[0][head].to(at::kLong).contiguous();
+                from.emplace_back(kept.data_ptr<int64_t>(), kept.data_ptr<int64_t>() + kept.numel());
+                to.emplace_back(rotary.data_ptr<int64_t>(), rotary.data_ptr<int64_t>() + rotary.numel());
+            }
+            entry["rerotated_from_per_head"] = from;
+            entry["rerotated_to_per_head"] = to;
         }
         decisions.push_back(std::move(entry));
     }

@@ -152,9 +152,16 @@ void addCompressions(Json& json, const trace::Timeline& timeline) {
             const trace::CompressionLayout layout(*compression);
             Json kept = Json::array();
             Json keptScores = Json::array();
+            Json rotary = Json::array();
+            Json channels = Json::array();
             for (std::int32_t head = 0; head < layout.heads(); ++head) {
                 const auto positions = layout.keptPositions(head);
                 const auto scores = layout.keptScores(head);
+                const auto rotated = layout.rotaryPositions(head);
+                const auto zeroed = layout.prunedChannels(head);
+                if (!zeroed.empty()) {
+                    channels.push_back(std::vector<std::int32_t>(zeroed.begin(), zeroed.end()));
+                }
                 if (positions.empty()) {
                     continue;
                 }
@@ -165,13 +172,20 @@ void addCompressions(Json& json, const trace::Timeline& timeline) {
                           [&](std::size_t a, std::size_t b) { return positions[a] < positions[b]; });
                 Json headPositions = Json::array();
                 Json headScores = Json::array();
+                Json headRotary = Json::array();
                 for (const std::size_t index : order) {
                     headPositions.push_back(positions[index]);
                     if (!scores.empty()) {
                         headScores.push_back(scores[index]);
                     }
+                    if (!rotated.empty()) {
+                        headRotary.push_back(rotated[index]);
+                    }
                 }
                 kept.push_back(std::move(headPositions));
+                if (!rotated.empty()) {
+                    rotary.push_back(std::move(headRotary));
+                }
                 if (!scores.empty()) {
                     keptScores.push_back(std::move(headScores));
                 }
@@ -184,6 +198,15 @@ void addCompressions(Json& json, const trace::Timeline& timeline) {
             if (!keptScores.empty()) {
                 json["layers"][static_cast<std::size_t>(event.layer)]["compression"]["kept_scores"] =
                     keptScores;
+            }
+            if (!rotary.empty()) {
+                // 1.7: the position each kept key's rotation now encodes, beside kept_positions.
+                json["layers"][static_cast<std::size_t>(event.layer)]["compression"]["rotary_positions"] =
+                    rotary;
+            }
+            if (!channels.empty()) {
+                json["layers"][static_cast<std::size_t>(event.layer)]["compression"]["pruned_channels"] =
+                    channels;
             }
         }
     }

@@ -133,7 +133,15 @@ std::string PressDescriptions::rule(const PressSettings& press, std::int64_t dro
             filled += key == "base" ? rule(base, dropped)
                                     : (baseDescription != nullptr ? baseDescription->displayName : base.name);
         } else {
-            filled += optionValue(press, key);
+            // A stage (composed's first and second) by its display name, as the base is.
+            const std::string value = optionValue(press, key);
+            const bool stage = description != nullptr &&
+                               std::any_of(description->options.begin(), description->options.end(),
+                                           [&](const PressOption& option) {
+                                               return option.name == key && option.type == "stage";
+                                           });
+            const PressDescription* staged = stage ? find(value) : nullptr;
+            filled += staged != nullptr ? staged->displayName : value;
         }
         at = close + 1;
     }

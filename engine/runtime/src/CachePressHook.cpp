@@ -103,6 +103,9 @@ void CachePressHook::afterAttention(const model::AttentionPass& pass) {
     const at::Tensor fresh = pass.positions.to(pass.keys.device()).unsqueeze(1).expand({batch, heads, -1});
     at::Tensor& positions = m_positions[pass.layer];
     positions = positions.defined() ? at::cat({positions, fresh}, 2) : fresh.contiguous();
+    if (at::Tensor& shift = m_rotationShifts[pass.layer]; shift.defined()) {
+        shift = at::cat({shift, at::zeros_like(fresh)}, 2); // new keys carry their own positions' rotation
+    }
 
     const press::PressInputs inputs = inputsOf(pass, m_architecture);
     press::PressAction action =
@@ -155,6 +158,14 @@ void CachePressHook::apply(const model::AttentionPass& pass, const press::PressA
     }
     positions = press::TopKSelection::gather(positions, kept);
     decision.keptPositions = positions.cpu();
+    at::Tensor& shift = m_rotationShifts[pass.layer];
+    if (shift.defined() || action.rotationShift.defined()) {
+        const at::Tensor carried = shift.defined() ? press::TopKSelection::gather(shift, kept) : at::Tensor();
+        shift = !action.rotationShift.defined() ? carried
+                : carried.defined()             ? carried + action.rotationShift.to(carried.device())
+                                                : action.rotationShift.to(positions.device(), at::kLong);
+        decision.rotaryPositions = (positions + shift).cpu();
+    }
     record(pass, std::move(decision));
 }
 
@@ -236,6 +247,10 @@ trace::CompressionEvent CachePressHook::eventOf(const PressDecision& decision) {
             const at::Tensor scores = decision.keptScores[0].contiguous();
             event.keptScores.assign(scores.data_ptr<float>(), scores.data_ptr<float>() + scores.numel());
         }
+    }
+    if (decision.rotaryPositions.defined() && event.keptRecorded > 0) {
+        const at::Tensor rotary = decision.rotaryPositions[0].to(at::kLong).contiguous();
+        event.rotaryPositions.assign(rotary.data_ptr<int64_t>(), rotary.data_ptr<int64_t>() + rotary.numel());
     }
     if (decision.prunedChannels.defined()) {
         const at::Tensor channels = decision.prunedChannels[0].to(at::kInt).contiguous();

@@ -68,6 +68,9 @@ bool CompressionLayout::layOut() {
     if (e.prunedChannels.size() % m_heads.size() != 0) {
         return false;
     }
+    if (!e.rotaryPositions.empty() && static_cast<std::int64_t>(e.rotaryPositions.size()) != e.keptRecorded) {
+        return false;
+    }
     return positions == e.keptRecorded + droppedRecordedTotal &&
            (droppedScores == 0 || droppedScores == droppedRecordedTotal) &&
            (keptScores == 0 || keptScores == e.keptRecorded);
@@ -106,6 +109,15 @@ std::span<const std::int64_t> CompressionLayout::keptPositions(std::int32_t inde
         return {};
     }
     return std::span(m_event.positions)
+        .subspan(static_cast<std::size_t>(h->keptOffset), static_cast<std::size_t>(h->kept));
+}
+
+std::span<const std::int64_t> CompressionLayout::rotaryPositions(std::int32_t index) const {
+    const Head* h = head(index);
+    if (h == nullptr || m_event.rotaryPositions.empty()) {
+        return {};
+    }
+    return std::span(m_event.rotaryPositions)
         .subspan(static_cast<std::size_t>(h->keptOffset), static_cast<std::size_t>(h->kept));
 }
 

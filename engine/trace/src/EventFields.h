@@ -61,7 +61,9 @@ template <> struct AppendedEventFields<CompressionEvent> {
     static constexpr auto list =
         std::make_tuple(&CompressionEvent::keptScores, &CompressionEvent::keptPerHead,
                         // 1.5
-                        &CompressionEvent::prunedChannels);
+                        &CompressionEvent::prunedChannels,
+                        // 1.7
+                        &CompressionEvent::rotaryPositions);
 };
 // 1.4: paged serving.
 KVSCOPE_EVENT_FIELDS(PagedPoolEvent, &PagedPoolEvent::blockSize, &PagedPoolEvent::numBlocks,

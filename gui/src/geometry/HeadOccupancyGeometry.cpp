@@ -32,6 +32,20 @@ HeadDecision HeadOccupancyGeometry::decisionOf(const trace::CompressionEvent& ev
         decision.keptCounts[head] = layout.keptCount(index);
         const auto kept = layout.keptPositions(index);
         const auto dropped = layout.droppedPositions(index);
+        const auto rotary = layout.rotaryPositions(index);
+        if (!rotary.empty()) {
+            // Sorted by kept position, each rotary position beside its own.
+            std::vector<std::pair<std::int64_t, std::int64_t>> moves;
+            for (std::size_t i = 0; i < kept.size(); ++i) {
+                moves.emplace_back(kept[i], rotary[i]);
+            }
+            std::sort(moves.begin(), moves.end());
+            decision.rotary.resize(heads);
+            for (const auto& [from, to] : moves) {
+                decision.rotary[head].push_back(to);
+                largest = std::max(largest, to);
+            }
+        }
         decision.kept[head].assign(kept.begin(), kept.end());
         decision.dropped[head].assign(dropped.begin(), dropped.end());
         for (auto* list : {&decision.kept[head], &decision.dropped[head]}) {
@@ -81,6 +95,96 @@ std::vector<HeadRun> HeadOccupancyGeometry::runsOf(const HeadDecision& decision,
     add(next, covered, otherSlot);
     add(std::max<std::int64_t>(covered, 0), positions, HeadSlot::Later);
     return runs;
+}
+
+} // namespace kvscope::gui
+
+namespace kvscope::gui {
+
+std::vector<HeadRun> HeadOccupancyGeometry::rotatedRunsOf(const HeadDecision& decision, std::size_t head,
+                                                          std::int64_t positions) {
+    std::vector<HeadRun> runs;
+    if (head >= decision.rotary.size() || positions <= 0) {
+        return runs;
+    }
+    const auto add = [&](std::int64_t begin, std::int64_t end, HeadSlot slot) {
+        end = std::min(end, positions);
+        if (end <= begin) {
+            return;
+        }
+        if (!runs.empty() && runs.back().slot == slot && runs.back().end == begin) {
+            runs.back().end = end;
+        } else {
+            runs.push_back({begin, end, slot});
+        }
+    };
+    std::vector<std::int64_t> occupied = decision.rotary[head];
+    std::sort(occupied.begin(), occupied.end());
+    const std::int64_t covered = std::min(decision.coveredPositions, positions);
+    std::int64_t next = 0;
+    for (const std::int64_t position : occupied) {
+        if (position < next || position >= covered) {
+            continue;
+        }
+        add(next, position, HeadSlot::Vacant);
+        add(position, position + 1, HeadSlot::Kept);
+        next = position + 1;
+    }
+    add(next, covered, HeadSlot::Vacant);
+    add(std::max<std::int64_t>(covered, 0), positions, HeadSlot::Later);
+    return runs;
+}
+
+std::vector<RotaryLink> HeadOccupancyGeometry::linksOf(const HeadDecision& decision, std::size_t head,
+                                                       std::size_t limit) {
+    std::vector<RotaryLink> links;
+    if (head >= decision.rotary.size() || head >= decision.kept.size()) {
+        return links;
+    }
+    const std::vector<std::int64_t>& from = decision.kept[head];
+    const std::vector<std::int64_t>& to = decision.rotary[head];
+    const std::size_t count = std::min(from.size(), to.size());
+    if (count == 0) {
+        return links;
+    }
+    // Every k-th from the first, then the last: at most limit - 1 + 1 links.
+    limit = std::max<std::size_t>(limit, 3);
+    const std::size_t stride = count <= limit ? 1 : (count - 1 + limit - 3) / (limit - 2);
+    for (std::size_t i = 0; i < count; i += stride) {
+        links.push_back({from[i], to[i]});
+    }
+    if (links.back().from != from[count - 1]) {
+        links.push_back({from[count - 1], to[count - 1]});
+    }
+    return links;
+}
+
+std::optional<std::int64_t> HeadOccupancyGeometry::rotatedFrom(const HeadDecision& decision, std::size_t head,
+                                                               std::int64_t position) {
+    if (head >= decision.rotary.size() || head >= decision.kept.size()) {
+        return std::nullopt;
+    }
+    const std::vector<std::int64_t>& to = decision.rotary[head];
+    for (std::size_t i = 0; i < to.size() && i < decision.kept[head].size(); ++i) {
+        if (to[i] == position) {
+            return decision.kept[head][i];
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<std::int64_t> HeadOccupancyGeometry::rotatedTo(const HeadDecision& decision, std::size_t head,
+                                                             std::int64_t position) {
+    if (head >= decision.rotary.size() || head >= decision.kept.size()) {
+        return std::nullopt;
+    }
+    const std::vector<std::int64_t>& from = decision.kept[head];
+    const auto found = std::lower_bound(from.begin(), from.end(), position);
+    if (found == from.end() || *found != position) {
+        return std::nullopt;
+    }
+    const auto index = static_cast<std::size_t>(found - from.begin());
+    return index < decision.rotary[head].size() ? std::optional(decision.rotary[head][index]) : std::nullopt;
 }
 
 } // namespace kvscope::gui

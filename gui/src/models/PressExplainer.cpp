@@ -65,9 +65,8 @@ std::string PressExplainer::optionValue(const config::PressSettings& press, cons
     return config::PressDescriptions::optionValue(press, option);
 }
 
-QString PressExplainer::channelSentence(const trace::Event& event, const QString& who,
-                                        const trace::CompressionLayout& layout) {
-    // "ThinK zeroed 2 key channels per head in layer 0 (head 0: 3, 9; head 1: 1, 14); ...".
+QString PressExplainer::channelList(const trace::CompressionLayout& layout) {
+    // "head 0: 3, 9; head 1: 1, 14".
     QStringList heads;
     for (std::int32_t head = 0; head < layout.heads(); ++head) {
         QStringList channels;
@@ -76,14 +75,67 @@ QString PressExplainer::channelSentence(const trace::Event& event, const QString
         }
         heads << tr("head %1: %2").arg(head).arg(channels.join(QStringLiteral(", ")));
     }
+    return heads.join(QStringLiteral("; "));
+}
+
+QString PressExplainer::channelSentence(const trace::Event& event, const QString& who,
+                                        const trace::CompressionLayout& layout) {
+    // "ThinK zeroed 2 key channels per head in layer 0 (head 0: 3, 9; head 1: 1, 14); ...".
     return tr("%1 zeroed %2 key channels per head in layer %3 (%4); all %5 tokens stay, and the cache keeps "
               "its "
               "size: zeroed channels save no memory.")
         .arg(who)
         .arg(layout.prunedChannelCount())
         .arg(event.layer)
-        .arg(heads.join(QStringLiteral("; ")))
+        .arg(channelList(layout))
         .arg(layout.keptCount(0));
+}
+
+QString PressExplainer::rotationSentence(const trace::CompressionLayout& layout) {
+    if (!layout.rerotated()) {
+        return {};
+    }
+    // Each head's moves in position order; heads that moved alike are said once.
+    constexpr std::size_t kShown = 8;
+    const auto movesOf = [&](std::int32_t head) {
+        const auto from = layout.keptPositions(head);
+        const auto to = layout.rotaryPositions(head);
+        std::vector<std::pair<std::int64_t, std::int64_t>> moves;
+        for (std::size_t index = 0; index < from.size() && index < to.size(); ++index) {
+            moves.emplace_back(from[index], to[index]);
+        }
+        std::sort(moves.begin(), moves.end());
+        return moves;
+    };
+    const auto listOf = [&](const std::vector<std::pair<std::int64_t, std::int64_t>>& moves, bool old) {
+        QStringList items;
+        for (std::size_t index = 0; index < moves.size() && index < kShown; ++index) {
+            items << QString::number(old ? moves[index].first : moves[index].second);
+        }
+        if (moves.size() > kShown) {
+            items << QStringLiteral("…");
+        }
+        return items.join(QStringLiteral(", "));
+    };
+    const auto first = movesOf(0);
+    bool alike = true;
+    for (std::int32_t head = 1; head < layout.heads(); ++head) {
+        alike = alike && movesOf(head) == first;
+    }
+    const auto clause = [&](const std::vector<std::pair<std::int64_t, std::int64_t>>& moves) {
+        return tr("positions %1 now sit at %2").arg(listOf(moves, true), listOf(moves, false));
+    };
+    QString sentence = tr(" Re-rotated keys: ");
+    if (alike) {
+        sentence += clause(first) + (layout.heads() > 1 ? tr(" in every head") : QString());
+    } else {
+        QStringList heads;
+        for (std::int32_t head = 0; head < layout.heads(); ++head) {
+            heads << tr("head %1: %2").arg(head).arg(clause(movesOf(head)));
+        }
+        sentence += heads.join(QStringLiteral("; "));
+    }
+    return sentence + tr("; tokens generated later keep their own positions.");
 }
 
 QString PressExplainer::sentence(const trace::Event& event, const std::optional<config::PressSettings>& press,
@@ -94,7 +146,8 @@ QString PressExplainer::sentence(const trace::Event& event, const std::optional<
     }
     const trace::CompressionLayout layout(*compression);
     const QString who = press ? displayName(press->name) : tr("A cache press");
-    if (!compression->prunedChannels.empty()) {
+    const bool evicted = compression->lengthAfter < compression->lengthBefore;
+    if (!compression->prunedChannels.empty() && !evicted) {
         return channelSentence(event, who, layout);
     }
     const QString what = event.step == 0 ? tr("prompt tokens") : tr("tokens");
@@ -129,6 +182,14 @@ QString PressExplainer::sentence(const trace::Event& event, const std::optional<
         }
     }
     sentence += QLatin1Char('.');
+    // Keys the decision itself rewrote, from the event: re-rotated positions, zeroed channels (a composed
+    // stage's as much as a press's own).
+    sentence += rotationSentence(layout);
+    if (!compression->prunedChannels.empty()) {
+        sentence += tr(" It also zeroed %1 key channels per head (%2), which saves no memory.")
+                        .arg(layout.prunedChannelCount())
+                        .arg(channelList(layout));
+    }
     // What the decision did to the cache besides, from the registration's policy (honest memory figures).
     if (const config::PressDescription* described =
             press ? config::PressDescriptions::find(press->name) : nullptr) {
@@ -137,7 +198,7 @@ QString PressExplainer::sentence(const trace::Event& event, const std::optional<
                             ? tr(" The cache keeps every slot: rewriting keys saves no memory.")
                             : tr(" The cache keeps every slot: masking saves no memory.");
         }
-        if (described->policy.rewritesKeys()) {
+        if (described->policy.rewritesKeys() && !layout.rerotated()) {
             sentence += tr(" The kept keys were rewritten, so they differ from what the model computed.");
         }
     }

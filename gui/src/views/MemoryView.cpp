@@ -4,6 +4,7 @@
 #include "kvscope/config/PressDescriptions.h"
 #include "kvscope/config/RunSettings.h"
 #include "kvscope/gui/models/EventExplainer.h"
+#include "kvscope/gui/models/PressSavings.h"
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/views/PlotStyle.h"
 
@@ -67,20 +68,29 @@ void MemoryView::rebuild() {
         }
     }
     yAxis->setRange(0.0, std::max(1024.0, maxValue * 1.1));
-    // A press that rewrites or hides tokens without evicting them saves nothing: say so over the chart.
+    // What the press saved, from its decisions: evictions their tokens' bytes, masks and rewritten keys
+    // nothing. Before its first decision, the registration's policy says what it will do.
     const std::optional<config::PressSettings> press =
         config::PressSettings::fromCacheSettings(m_session.metadata().cacheSettingsJson);
+    const config::PressDescription* described =
+        press ? config::PressDescriptions::find(press->name) : nullptr;
     QString note;
-    // The registration's policy says what a decision does (config::PressPolicy::savesMemory).
-    if (const config::PressDescription* described =
-            press ? config::PressDescriptions::find(press->name) : nullptr;
-        described != nullptr && !described->policy.savesMemory()) {
+    if (press && timeline.stepCount() > 0) {
+        m_history.update(timeline);
+        const std::int64_t last = timeline.stepCount() - 1;
+        const QString name = described != nullptr ? QString::fromStdString(described->displayName)
+                                                  : QString::fromStdString(press->name);
+        note = PressSavings::note(name,
+                                  PressSavings::of(m_history.compressions(), timeline.stateAt(last), last));
+    }
+    if (note.isEmpty() && described != nullptr && !described->policy.savesMemory()) {
         note = described->policy.rewritesKeys()
                    ? tr("%1 rewrites keys in place: every token and byte stays, this press saves no memory")
                    : tr("%1 masks slots per head: the cache keeps every token, this press saves no memory");
         note = note.arg(QString::fromStdString(described->displayName));
     }
-    setMessage(timeline.stepCount() == 0 ? tr("No session") : note);
+    m_note = timeline.stepCount() == 0 ? tr("No session") : note;
+    setMessage(m_note);
 }
 
 } // namespace kvscope::gui

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <gtest/gtest.h>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -739,6 +740,190 @@ TEST(CachePressHookTest, KeyRerotationKeepsTheBestInPositionOrderRotatedToConsec
         pressed.step();
     }
     EXPECT_EQ(pressed.cache().seqLength(), kept + 2);
+}
+
+namespace {
+
+/// The kept positions and rotary positions of every compression event `sink` recorded, by layer.
+struct RecordedMap {
+    std::vector<int64_t> kept;
+    std::vector<int64_t> rotary;
+};
+std::map<int32_t, RecordedMap> recordedMaps(const kvscope::trace::RecordingSink& sink) {
+    std::map<int32_t, RecordedMap> maps;
+    for (const auto& event : sink.events()) {
+        if (const auto* compression = std::get_if<kvscope::trace::CompressionEvent>(&event.payload)) {
+            maps[event.layer] = {
+                std::vector<int64_t>(compression->positions.begin(),
+                                     compression->positions.begin() + compression->keptRecorded),
+                compression->rotaryPositions};
+        }
+    }
+    return maps;
+}
+
+const std::vector<int64_t> kTenTokens = ByteTokenizer::encode("key rotate", false);
+
+} // namespace
+
+// KeyRerotation over StreamingLLM (2 sinks) keeps a known set, so its position map is known: each layer's
+// event and decision carry the kept keys' new positions beside their old ones.
+TEST(CachePressHookTest, KeyRerotationEventsCarryTheOldToNewPositionMap) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    ASSERT_EQ(kTenTokens.size(), 10u);
+    kvscope::trace::RecordingSink sink;
+    CachePressHook hook(model->architecture(), dynamic, 1,
+                        PressSettings{"key_rerotation", 0.5, {{"base", "streaming_llm"}, {"n_sink", "2"}}});
+    const AttachedAttentionObserver attached(*model, &hook);
+    Generator pressed(*model, dynamic, tokens(2), &sink);
+    pressed.prefill(kTenTokens);
+    while (!pressed.finished()) {
+        pressed.step();
+    }
+    // 5 of 10 kept, per KV head (2): the sinks 0 1 and the last 3, now at 0 1 2 3 4.
+    const std::vector<int64_t> kept = {0, 1, 7, 8, 9, 0, 1, 7, 8, 9};
+    const std::vector<int64_t> rotary = {0, 1, 2, 3, 4, 0, 1, 2, 3, 4};
+    const auto maps = recordedMaps(sink);
+    ASSERT_EQ(maps.size(), static_cast<size_t>(model->architecture().numLayers()));
+    for (const auto& [layer, map] : maps) {
+        EXPECT_EQ(map.kept, kept) << layer;
+        EXPECT_EQ(map.rotary, rotary) << layer;
+    }
+    for (const auto& decision : hook.decisions()) {
+        ASSERT_TRUE(decision.rotaryPositions.defined());
+        EXPECT_TRUE(at::equal(decision.rotaryPositions.flatten(), at::tensor(rotary, at::kLong)));
+    }
+    // A press that keeps the keys' rotations records no map.
+    kvscope::trace::RecordingSink plainSink;
+    CachePressHook streaming(model->architecture(), dynamic, 1,
+                             PressSettings{"streaming_llm", 0.5, {{"n_sink", "2"}}});
+    const AttachedAttentionObserver streamingAttached(*model, &streaming);
+    Generator evicted(*model, dynamic, tokens(1), &plainSink);
+    evicted.prefill(kTenTokens);
+    for (const auto& [layer, map] : recordedMaps(plainSink)) {
+        EXPECT_EQ(map.kept, kept) << layer;
+        EXPECT_TRUE(map.rotary.empty()) << layer;
+    }
+    EXPECT_FALSE(streaming.decisions().front().rotaryPositions.defined());
+}
+
+// Composed with KeyRerotation first: the second stage keeps a subset of the re-rotated keys, which keep the
+// positions the first stage gave them (0 1 . . 4 of 0 1 7 8 9).
+TEST(CachePressHookTest, AComposedStageThatReRotatesCarriesItsMapThroughTheNextStage) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    kvscope::trace::RecordingSink sink;
+    CachePressHook hook(model->architecture(), dynamic, 1,
+                        PressSettings{"composed",
+                                      0.5,
+                                      {{"first", "key_rerotation"},
+                                       {"first.base", "streaming_llm"},
+                                       {"first.n_sink", "2"},
+                                       {"second", "streaming_llm"},
+                                       {"second.n_sink", "2"},
+                                       {"second_ratio", "0.4"}}});
+    const AttachedAttentionObserver attached(*model, &hook);
+    Generator pressed(*model, dynamic, tokens(1), &sink);
+    pressed.prefill(kTenTokens);
+    const auto maps = recordedMaps(sink);
+    ASSERT_EQ(maps.size(), static_cast<size_t>(model->architecture().numLayers()));
+    for (const auto& [layer, map] : maps) {
+        // Per head, by kept position: 0 1 9 at 0 1 4.
+        for (size_t head = 0; head < 2; ++head) {
+            std::vector<std::pair<int64_t, int64_t>> moves;
+            for (size_t i = head * 3; i < head * 3 + 3; ++i) {
+                moves.emplace_back(map.kept.at(i), map.rotary.at(i));
+            }
+            std::sort(moves.begin(), moves.end());
+            EXPECT_EQ(moves, (std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {1, 1}, {9, 4}})) << layer;
+        }
+    }
+}
+
+// ThinK inside Composed, first or second: the zeroed channels reach the decision and the event, and they are
+// the channels the cache holds as zeros.
+TEST(CachePressHookTest, ThinkInsideComposedReportsItsChannels) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    const int64_t length = static_cast<int64_t>(kPrompt.size());
+    const int64_t dim = model->architecture().headDim();
+    // Standalone ThinK's channels: what the composed run's first stage must zero too.
+    CachePressHook alone(model->architecture(), dynamic, 1,
+                         PressSettings{"think", 0.25, {{"window_size", "4"}}});
+    {
+        const AttachedAttentionObserver attached(*model, &alone);
+        Generator generator(*model, dynamic, tokens(1));
+        generator.prefill(kPrompt);
+    }
+    struct Case {
+        PressSettings press;
+        int64_t kept;
+        int64_t channels;
+        bool sameAsAlone;
+    };
+    const std::vector<Case> cases = {
+        {{"composed",
+          0.25,
+          {{"first", "think"}, {"first.window_size", "4"}, {"second", "knorm"}, {"second_ratio", "0.5"}}},
+         length / 2,
+         dim / 4,
+         true},
+        {{"composed",
+          0.5,
+          {{"first", "knorm"}, {"second", "think"}, {"second.window_size", "4"}, {"second_ratio", "0.5"}}},
+         length / 2,
+         dim / 2,
+         false},
+    };
+    for (const Case& test : cases) {
+        SCOPED_TRACE(test.press.options.at("first") + " then " + test.press.options.at("second"));
+        kvscope::trace::RecordingSink sink;
+        CachePressHook hook(model->architecture(), dynamic, 1, test.press);
+        const AttachedAttentionObserver attached(*model, &hook);
+        Generator pressed(*model, dynamic, tokens(1), &sink);
+        pressed.prefill(kPrompt);
+        ASSERT_EQ(hook.decisions().size(), static_cast<size_t>(model->architecture().numLayers()));
+        for (const auto& decision : hook.decisions()) {
+            EXPECT_EQ(decision.after, test.kept);
+            ASSERT_TRUE(decision.prunedChannels.defined());
+            ASSERT_EQ(decision.prunedChannels.size(2), test.channels);
+            const at::Tensor keys = layerKeys(pressed, static_cast<size_t>(decision.layer))[0]; // [Hkv, n, D]
+            for (int64_t head = 0; head < keys.size(0); ++head) {
+                const at::Tensor channels = decision.prunedChannels[0][head].to(at::kLong);
+                EXPECT_TRUE(keys[head].index_select(-1, channels).eq(0).all().item<bool>())
+                    << "zeroed in the cache";
+                // The others are not all zero: the list names exactly the zeroed ones.
+                at::Tensor others = at::ones({dim}, at::kBool);
+                others.index_put_({channels}, false);
+                EXPECT_TRUE(
+                    keys[head].index_select(-1, others.nonzero().squeeze(1)).ne(0).any(0).all().item<bool>());
+            }
+            if (test.sameAsAlone) {
+                EXPECT_TRUE(at::equal(decision.prunedChannels,
+                                      alone.decisions()[static_cast<size_t>(decision.layer)].prunedChannels));
+            }
+        }
+        int events = 0;
+        for (const auto& event : sink.events()) {
+            if (const auto* compression = std::get_if<kvscope::trace::CompressionEvent>(&event.payload)) {
+                ++events;
+                EXPECT_LT(compression->lengthAfter, compression->lengthBefore) << "tokens were evicted too";
+                const kvscope::trace::CompressionLayout layout(*compression);
+                ASSERT_TRUE(layout.consistent());
+                EXPECT_EQ(layout.prunedChannelCount(), test.channels);
+                const at::Tensor expected = hook.decisions()[static_cast<size_t>(event.layer)]
+                                                .prunedChannels[0]
+                                                .flatten()
+                                                .to(at::kInt)
+                                                .contiguous();
+                EXPECT_EQ(compression->prunedChannels,
+                          std::vector<int32_t>(expected.data_ptr<int32_t>(),
+                                               expected.data_ptr<int32_t>() + expected.numel()));
+            }
+        }
+        EXPECT_EQ(events, model->architecture().numLayers());
+    }
 }
 
 TEST(CachePressHookTest, CriticalKvWeighsTheBaseScoresByTheValuesThroughOProj) {

@@ -17,6 +17,9 @@ struct PressAction {
     at::Tensor masked;
     /// New keys [B, Hkv, n, D] of the kept slots (KeyRerotation re-rotates them); undefined: unchanged.
     at::Tensor keys;
+    /// With `keys`: how many positions each kept key's rotary embedding moved [B, Hkv, n] (KeyRerotation: j -
+    /// p_j for the key of slot p_j now at j), in kept's order; undefined: the kept keys keep their rotations.
+    at::Tensor rotationShift;
     /// Intermediate results by the name kvpress_ref's fixtures give them (`chunk_scores`, `vwl1norm`), for
     /// `kvscope-cli conform`; a generation ignores them.
     std::map<std::string, at::Tensor> details;

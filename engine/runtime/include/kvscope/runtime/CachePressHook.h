@@ -44,6 +44,11 @@ struct PressDecision {
     /// A channel press (ThinK) only: the key channels [B, Hkv, n] it zeroed; every token stays (after ==
     /// before, keptPositions every slot), and the cache keeps its size.
     at::Tensor prunedChannels;
+    /// A press that re-rotated kept keys (KeyRerotation, alone or as a composed stage) only: the position
+    /// each kept key's rotary embedding now encodes [B, Hkv, after], in keptPositions' order (KeyRerotation:
+    /// 0..n-1 for positions p_0 < p_1 < ...). Undefined while every cached key keeps the rotation of its
+    /// position.
+    at::Tensor rotaryPositions;
 };
 
 /// Applies a cache press to a real generation, as kvpress's forward hooks do: the press the registry builds
@@ -90,6 +95,9 @@ private:
     std::unique_ptr<press::CachePress> m_press;
     /// Per layer: the positions of its cached slots [B, Hkv, L] and the passes it has seen.
     std::map<int64_t, at::Tensor> m_positions;
+    /// Per layer, once a press re-rotated keys: how far each cached slot's rotation is from its position
+    /// [B, Hkv, L] (undefined: nowhere).
+    std::map<int64_t, at::Tensor> m_rotationShifts;
     std::map<int64_t, int64_t> m_passes;
     std::vector<PressDecision> m_decisions;
     std::vector<std::string> m_notices;

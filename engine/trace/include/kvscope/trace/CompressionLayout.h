@@ -42,6 +42,11 @@ public:
     std::span<const std::int32_t> prunedChannels(std::int32_t head) const;
     /// Channels zeroed per head (0 for token presses).
     std::int64_t prunedChannelCount() const;
+    /// Whether the press re-rotated kept keys (1.7 rotaryPositions recorded).
+    bool rerotated() const { return m_consistent && !m_event.rotaryPositions.empty(); }
+    /// The position each of head `head`'s kept keys now encodes, aligned with keptPositions(head): kept
+    /// position keptPositions(head)[i] sits at rotaryPositions(head)[i]. Empty unless rerotated().
+    std::span<const std::int64_t> rotaryPositions(std::int32_t head) const;
     /// The kept tokens of all heads together.
     std::int64_t keptTotal() const { return m_keptTotal; }
     std::int64_t droppedTotal() const { return m_droppedTotal; }

@@ -188,6 +188,11 @@ struct CompressionEvent {
     /// head: size / heads), ascending within a head; empty for token presses. Such an event keeps every
     /// token.
     std::vector<std::int32_t> prunedChannels;
+    /// 1.7: where a press re-rotated the kept keys (KeyRerotation, alone or as a composed stage): the
+    /// position each recorded kept key's rotary embedding now encodes, in the order of the kept positions
+    /// (keptRecorded entries; KeyRerotation maps a head's p_0 < p_1 < ... to 0, 1, ...). Empty when every key
+    /// keeps the rotation of its own position, or when the kept positions are not recorded.
+    std::vector<std::int64_t> rotaryPositions;
     bool operator==(const CompressionEvent&) const = default;
 };
 inline constexpr std::int64_t kCompressionKeptLimit = 8192;

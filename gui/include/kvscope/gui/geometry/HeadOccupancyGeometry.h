@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace kvscope::gui {
@@ -15,7 +16,9 @@ enum class HeadSlot : std::uint8_t {
     Dropped, ///< evicted by a press
     Masked,  ///< still in the cache, but a masking press (AdaKV) hides it from this head's later queries
     Later,   ///< arrived after the press decided: held and attended
+    Vacant,  ///< a rotated row only: no kept key's rotation encodes this position any more (KeyRerotation)
 };
+/// The slots of a head's token row (the legend); Vacant appears only in rotated rows.
 inline constexpr int kHeadSlotCount = 4;
 
 /// A press's decision on one layer, per KV head, as a compression event records it (batch row 0).
@@ -36,7 +39,18 @@ struct HeadDecision {
     /// Per head, the key channels a channel press (ThinK) zeroed, ascending; empty for token presses. Such a
     /// decision keeps every position (masking is false: nothing is hidden, keys lose channels).
     std::vector<std::vector<std::int32_t>> prunedChannels;
+    /// Per head, the position each kept key's rotary embedding now encodes (format 1.7, KeyRerotation),
+    /// aligned with `kept`: the key of kept[h][i] sits at rotary[h][i]. Empty when keys keep their rotation.
+    std::vector<std::vector<std::int64_t>> rotary;
+    bool rerotated() const { return !rotary.empty(); }
     bool operator==(const HeadDecision&) const = default;
+};
+
+/// One kept key of a re-rotated head: the position it was computed at and the one its rotation encodes.
+struct RotaryLink {
+    std::int64_t from = 0;
+    std::int64_t to = 0;
+    bool operator==(const RotaryLink&) const = default;
 };
 
 /// A run [begin, end) of one head's positions in one state.
@@ -63,6 +77,20 @@ public:
     /// the rest Kept. Past them: Later.
     static std::vector<HeadRun> runsOf(const HeadDecision& decision, std::size_t head,
                                        std::int64_t positions);
+    /// A re-rotated head's row by the position each key's rotation encodes, over [0, positions): Kept where
+    /// a kept key now sits, Vacant at the other covered positions (no key encodes them any more), Later past
+    /// them (new tokens keep their own positions). Empty for a decision that did not re-rotate.
+    static std::vector<HeadRun> rotatedRunsOf(const HeadDecision& decision, std::size_t head,
+                                              std::int64_t positions);
+    /// A re-rotated head's position map, by old position, for the view's strip: every kept key's move, or
+    /// every k-th (the first and last always) when there are more than `limit` (>= 3).
+    static std::vector<RotaryLink> linksOf(const HeadDecision& decision, std::size_t head, std::size_t limit);
+    /// The old position of the key whose rotation now encodes `position` in head `head`; nullopt for none.
+    static std::optional<std::int64_t> rotatedFrom(const HeadDecision& decision, std::size_t head,
+                                                   std::int64_t position);
+    /// The position the key of kept position `position` was re-rotated to; nullopt when not re-rotated.
+    static std::optional<std::int64_t> rotatedTo(const HeadDecision& decision, std::size_t head,
+                                                 std::int64_t position);
 };
 
 } // namespace kvscope::gui

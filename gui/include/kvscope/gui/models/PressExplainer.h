@@ -29,6 +29,10 @@ private:
     /// A channel press's event (ThinK): the channels each head zeroed, and that no memory is saved.
     static QString channelSentence(const trace::Event& event, const QString& who,
                                    const trace::CompressionLayout& layout);
+    /// "head 0: 3, 9; head 1: 1, 14": the channels each head zeroed.
+    static QString channelList(const trace::CompressionLayout& layout);
+    /// " Re-rotated keys: positions 3, 7, 8 now sit at 0, 1, 2 ..." for an event with rotary positions (1.7).
+    static QString rotationSentence(const trace::CompressionLayout& layout);
 };
 
 } // namespace kvscope::gui

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// HeadOccupancyView: a re-rotating press's decision draws each head's position map and the keys at their new
+// positions, and hovering says where each key came from.
+
+#include "kvscope/gui/views/HeadOccupancyView.h"
+
+#include "GuiTestHelpers.h"
+#include "kvscope/gui/session/ViewSelection.h"
+
+#include <set>
+
+namespace kvscope::gui {
+namespace {
+
+using Runs = std::vector<HeadRun>;
+constexpr HeadSlot K = HeadSlot::Kept;
+constexpr HeadSlot D = HeadSlot::Dropped;
+constexpr HeadSlot L = HeadSlot::Later;
+constexpr HeadSlot V = HeadSlot::Vacant;
+
+/// KeyRerotation over the 12 prompt positions: head 0 kept 0 1 2 9 10 11, head 1 kept 0 3 4 5 10 11, each
+/// head's keys re-rotated to 0..5.
+trace::CompressionEvent rerotated() {
+    trace::CompressionEvent event{12, 6, 2, 6, 12, {0, 1, 2, 9, 10, 11, 0, 3, 4, 5, 10, 11}, {}, {}, {}};
+    for (std::int64_t dropped : {3, 4, 5, 6, 7, 8, 1, 2, 6, 7, 8, 9}) {
+        event.positions.push_back(dropped);
+    }
+    event.rotaryPositions = {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5};
+    return event;
+}
+
+/// Every tooltip the view gives over its whole area.
+std::set<std::string> toolTips(const HeadOccupancyView& view) {
+    std::set<std::string> texts;
+    for (int y = 0; y < view.height(); y += 2) {
+        for (int x = 0; x < view.width(); x += 2) {
+            const QString text = view.toolTipAt(QPoint(x, y));
+            if (!text.isEmpty()) {
+                texts.insert(text.toStdString());
+            }
+        }
+    }
+    return texts;
+}
+
+bool anyContains(const std::set<std::string>& texts, const std::string& part) {
+    return std::any_of(texts.begin(), texts.end(),
+                       [&](const std::string& text) { return text.find(part) != std::string::npos; });
+}
+
+TEST(HeadOccupancyViewTest, ReRotatedKeysShowAtTheirNewPositionsWithWhereTheyCameFrom) {
+    SessionController session;
+    ViewSelection selection;
+    HeadOccupancyView view(session, selection);
+    view.resize(700, 260);
+    testing::loadWithCompression(session, 3, rerotated());
+    selection.setSelectedLayer(3);
+    session.setCurrentStep(2);
+    ASSERT_TRUE(view.decision().has_value());
+    ASSERT_TRUE(view.decision()->rerotated());
+    EXPECT_EQ(view.positions(), 14);
+    // The token rows: what each head kept and dropped, where the tokens were.
+    EXPECT_EQ(view.rows(),
+              (std::vector<Runs>{{{0, 3, K}, {3, 9, D}, {9, 12, K}, {12, 14, L}},
+                                 {{0, 1, K}, {1, 3, D}, {3, 6, K}, {6, 10, D}, {10, 12, K}, {12, 14, L}}}));
+    // The rotated rows: the 6 keys at 0..5, nothing rotated to 6..11, the new tokens at their own positions.
+    EXPECT_EQ(view.rotatedRows(), (std::vector<Runs>{{{0, 6, K}, {6, 12, V}, {12, 14, L}},
+                                                     {{0, 6, K}, {6, 12, V}, {12, 14, L}}}));
+    const std::set<std::string> texts = toolTips(view);
+    for (const char* expected : {
+             "head 0: the key of position 9",
+             "was re-rotated to position 3 (re-rotated from 9)",
+             "head 1: the key of position 5",
+             "was re-rotated to position 3 (re-rotated from 5)",
+             ": kept; its key was re-rotated from 10 to 4",
+             "head 0, position 7: no kept key's rotation encodes it any more (the 6 kept keys sit at "
+             "positions "
+             "0–5)",
+             ": arrived after the decision, at its own position",
+         }) {
+        EXPECT_TRUE(anyContains(texts, expected)) << expected;
+    }
+    view.show();
+    EXPECT_FALSE(view.grab().isNull());
+
+    // A press that keeps the rotations has one row per head and no map.
+    trace::CompressionEvent plain = rerotated();
+    plain.rotaryPositions.clear();
+    testing::loadWithCompression(session, 3, plain);
+    selection.setSelectedLayer(3);
+    session.setCurrentStep(2);
+    ASSERT_TRUE(view.decision().has_value());
+    EXPECT_FALSE(view.decision()->rerotated());
+    EXPECT_TRUE(view.rotatedRows().empty());
+    EXPECT_FALSE(anyContains(toolTips(view), "re-rotated"));
+}
+
+} // namespace
+} // namespace kvscope::gui
