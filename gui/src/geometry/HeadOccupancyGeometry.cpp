@@ -59,12 +59,13 @@ HeadDecision HeadOccupancyGeometry::decisionOf(const trace::CompressionEvent& ev
     return decision;
 }
 
-std::vector<HeadRun> HeadOccupancyGeometry::runsOf(const HeadDecision& decision, std::size_t head,
-                                                   std::int64_t positions) {
+namespace {
+
+/// The runs of a head's row of `positions` slots: inside the covered positions the ascending `listed` ones
+/// take `listedSlot` and the rest `otherSlot`; from the covered end on, HeadSlot::Later.
+std::vector<HeadRun> runsOver(const std::vector<std::int64_t>& listed, std::int64_t coveredPositions,
+                              std::int64_t positions, HeadSlot listedSlot, HeadSlot otherSlot) {
     std::vector<HeadRun> runs;
-    if (head >= decision.kept.size() || positions <= 0) {
-        return runs;
-    }
     const auto add = [&](std::int64_t begin, std::int64_t end, HeadSlot slot) {
         end = std::min(end, positions);
         if (end <= begin) {
@@ -76,13 +77,7 @@ std::vector<HeadRun> HeadOccupancyGeometry::runsOf(const HeadDecision& decision,
             runs.push_back({begin, end, slot});
         }
     };
-    const HeadSlot lost = decision.masking ? HeadSlot::Masked : HeadSlot::Dropped;
-    // Inside the covered positions, the listed ones take `listed`, the rest `other`.
-    const bool byKept = decision.keptRecorded;
-    const std::vector<std::int64_t>& listed = byKept ? decision.kept[head] : decision.dropped[head];
-    const HeadSlot listedSlot = byKept ? HeadSlot::Kept : lost;
-    const HeadSlot otherSlot = byKept ? lost : HeadSlot::Kept;
-    const std::int64_t covered = std::min(decision.coveredPositions, positions);
+    const std::int64_t covered = std::min(coveredPositions, positions);
     std::int64_t next = 0;
     for (const std::int64_t position : listed) {
         if (position < next || position >= covered) {
@@ -97,42 +92,28 @@ std::vector<HeadRun> HeadOccupancyGeometry::runsOf(const HeadDecision& decision,
     return runs;
 }
 
-} // namespace kvscope::gui
+} // namespace
 
-namespace kvscope::gui {
+std::vector<HeadRun> HeadOccupancyGeometry::runsOf(const HeadDecision& decision, std::size_t head,
+                                                   std::int64_t positions) {
+    if (head >= decision.kept.size() || positions <= 0) {
+        return {};
+    }
+    const HeadSlot lost = decision.masking ? HeadSlot::Masked : HeadSlot::Dropped;
+    // Inside the covered positions, the listed ones take their slot, the rest the other.
+    const bool byKept = decision.keptRecorded;
+    return runsOver(byKept ? decision.kept[head] : decision.dropped[head], decision.coveredPositions, positions,
+                    byKept ? HeadSlot::Kept : lost, byKept ? lost : HeadSlot::Kept);
+}
 
 std::vector<HeadRun> HeadOccupancyGeometry::rotatedRunsOf(const HeadDecision& decision, std::size_t head,
                                                           std::int64_t positions) {
-    std::vector<HeadRun> runs;
     if (head >= decision.rotary.size() || positions <= 0) {
-        return runs;
+        return {};
     }
-    const auto add = [&](std::int64_t begin, std::int64_t end, HeadSlot slot) {
-        end = std::min(end, positions);
-        if (end <= begin) {
-            return;
-        }
-        if (!runs.empty() && runs.back().slot == slot && runs.back().end == begin) {
-            runs.back().end = end;
-        } else {
-            runs.push_back({begin, end, slot});
-        }
-    };
     std::vector<std::int64_t> occupied = decision.rotary[head];
     std::sort(occupied.begin(), occupied.end());
-    const std::int64_t covered = std::min(decision.coveredPositions, positions);
-    std::int64_t next = 0;
-    for (const std::int64_t position : occupied) {
-        if (position < next || position >= covered) {
-            continue;
-        }
-        add(next, position, HeadSlot::Vacant);
-        add(position, position + 1, HeadSlot::Kept);
-        next = position + 1;
-    }
-    add(next, covered, HeadSlot::Vacant);
-    add(std::max<std::int64_t>(covered, 0), positions, HeadSlot::Later);
-    return runs;
+    return runsOver(occupied, decision.coveredPositions, positions, HeadSlot::Kept, HeadSlot::Vacant);
 }
 
 std::vector<RotaryLink> HeadOccupancyGeometry::linksOf(const HeadDecision& decision, std::size_t head,
