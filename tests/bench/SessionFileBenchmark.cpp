@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Session file costs at the size the issue names (32 layers x 4096 tokens): bytes per event, write
-// and read speed. Counters: bytes_per_event, MB/s (file bytes per second), events/s.
+// and read speed. Counters: bytes_per_event, MB/s (file bytes per second), events/s; a live session held in
+// memory against one recorded to its file (BM_LiveSession).
+#include "kvscope/synthetic/SyntheticSession.h"
 #include "kvscope/trace/RecordingSink.h"
 #include "kvscope/trace/SessionReader.h"
+#include "kvscope/trace/SessionSpill.h"
 #include "kvscope/trace/SessionWriter.h"
-#include "kvscope/synthetic/SyntheticSession.h"
 #include "kvscope/trace/Timeline.h"
 
 #include <benchmark/benchmark.h>
-
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 namespace {
 
@@ -102,5 +104,44 @@ void BM_SessionStateAt(benchmark::State& state) {
 BENCHMARK(BM_SessionStateAt)->Unit(benchmark::kMillisecond);
 
 } // namespace
+
+// A live run of the session, batch by batch as the GUI receives them: held in memory (Timeline::emit) against
+// recorded to its file and read back file-backed (SessionSpill, what live sessions do). Counters: the
+// timeline's own bytes (Timeline::memoryBytes) and the file's.
+void BM_LiveSession(benchmark::State& state) {
+    const bool spilled = state.range(0) != 0;
+    const std::vector<Event>& events = session(true);
+    const auto path = std::filesystem::temp_directory_path() / "kvscope-bench-live.kvsess";
+    std::size_t timelineBytes = 0;
+    for (auto _ : state) {
+        Timeline timeline;
+        std::optional<SessionSpill> spill;
+        if (spilled) {
+            spill.emplace(path, SessionMetadata{}, timeline);
+        }
+        std::int64_t step = 0;
+        for (const Event& event : events) {
+            if (event.step != step && spill) {
+                spill->flush(); // the end of a batch
+            }
+            step = event.step;
+            if (spill) {
+                spill->emit(event);
+            } else {
+                timeline.emit(event);
+            }
+        }
+        if (spill) {
+            spill->finish();
+        }
+        timelineBytes = timeline.memoryBytes();
+    }
+    state.counters["timeline_MB"] = static_cast<double>(timelineBytes) / 1e6;
+    state.counters["steps/s"] = benchmark::Counter(4096, benchmark::Counter::kIsIterationInvariantRate);
+    if (spilled) {
+        state.counters["file_MB"] = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+    }
+}
+BENCHMARK(BM_LiveSession)->ArgName("spilled")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -2,13 +2,19 @@
 #include "kvscope/gui/session/SessionController.h"
 
 #include "GuiTestHelpers.h"
+#include "kvscope/gui/session/SyntheticEngine.h"
+#include "kvscope/synthetic/SyntheticSession.h"
+#include "kvscope/trace/RecordingSink.h"
+#include "kvscope/trace/SessionReader.h"
 
+#include <QFileInfo>
 #include <QSignalSpy>
-#include <QTest>
 #include <QTemporaryDir>
-
+#include <QTest>
 #include <chrono>
+#include <csignal>
 #include <stdexcept>
+#include <sys/resource.h>
 #include <thread>
 
 namespace kvscope::gui {
@@ -120,6 +126,131 @@ TEST(SessionControllerTest, LiveRunDeliversBatchesAndFollowsTheTail) {
     EXPECT_EQ(session.currentStep(), 11) << "follows the newest step";
     EXPECT_EQ(*session.state(), session.timeline().stateAt(11)) << "the engine's snapshot equals the replayed state";
     EXPECT_EQ(session.metadata().model, "synthetic 8 layers");
+}
+
+// What a live run of these settings records: the synthetic engine's events, generated directly.
+std::vector<trace::Event> syntheticEvents(const kvscope::config::RunSettings& settings) {
+    trace::RecordingSink sink;
+    synthetic::SyntheticSession::generate(SyntheticEngine::optionsFor(settings), sink);
+    return sink.takeEvents();
+}
+
+trace::Timeline inMemory(const std::vector<trace::Event>& events) {
+    trace::Timeline timeline;
+    timeline.emitAll(events);
+    return timeline;
+}
+
+void runToTheEnd(SessionController& session, const kvscope::config::RunSettings& settings) {
+    session.startLive(settings, SessionController::Generation::ToTheEnd);
+    ASSERT_TRUE(waitUntil([&] { return session.liveFinished() && !session.liveBusy(); }, 60000));
+    session.waitForEngine();
+}
+
+TEST(SessionControllerTest, ALiveRunIsRecordedToItsFileAndReadBackFromIt) {
+    QTemporaryDir dir;
+    SessionController session(testing::syntheticFactory());
+    session.setLiveFolder(dir.filePath("live"));
+    kvscope::config::RunSettings settings;
+    settings.tokens = 600; // more steps than the timeline keeps decoded
+    runToTheEnd(session, settings);
+    ASSERT_EQ(session.stepCount(), 600);
+    const QString file = session.liveFile();
+    ASSERT_FALSE(file.isEmpty());
+    EXPECT_EQ(QFileInfo(file).absolutePath(), QFileInfo(dir.filePath("live")).absoluteFilePath());
+    EXPECT_TRUE(QFileInfo::exists(file));
+
+    const trace::Timeline& timeline = session.timeline();
+    EXPECT_TRUE(timeline.fileBacked());
+    EXPECT_TRUE(timeline.events().empty()) << "the events are in the file, not in memory";
+    const std::vector<trace::Event> events = syntheticEvents(settings);
+    const trace::Timeline memory = inMemory(events);
+    for (std::int64_t step = 0; step < memory.stepCount(); ++step) {
+        ASSERT_EQ(timeline.stateAt(step), memory.stateAt(step)) << "step " << step;
+    }
+    EXPECT_EQ(timeline.frameCache()->size(), trace::Timeline::kDefaultCachedSteps)
+        << "600 steps read back, at most the cache's worth decoded at once";
+
+    // The finished run's file is a finished session file; Save As keeps a copy.
+    const trace::SessionContents recorded = trace::SessionReader::read(file.toStdString());
+    EXPECT_TRUE(recorded.complete) << recorded.damage;
+    EXPECT_EQ(recorded.events, events);
+    EXPECT_EQ(recorded.metadata.model, "synthetic 8 layers");
+    const QString kept = dir.filePath("kept.kvsess");
+    ASSERT_EQ(session.saveAs(kept), QString());
+    EXPECT_EQ(trace::SessionReader::read(kept.toStdString()).events, events);
+
+    // A new session closes the run: its file goes, the saved copy stays.
+    session.startLive(settings, SessionController::Generation::OnRequest);
+    ASSERT_TRUE(waitUntil([&] { return !session.liveBusy(); }));
+    session.waitForEngine();
+    EXPECT_FALSE(QFileInfo::exists(file));
+    EXPECT_NE(session.liveFile(), file);
+    EXPECT_TRUE(QFileInfo::exists(session.liveFile()));
+    EXPECT_TRUE(QFileInfo::exists(kept));
+    const QString second = session.liveFile();
+    ASSERT_EQ(session.openFile(kept), QString());
+    EXPECT_FALSE(QFileInfo::exists(second)) << "opening a file closes the live run too";
+    EXPECT_EQ(session.stepCount(), 600);
+}
+
+TEST(SessionControllerTest, ALiveRunWhoseFolderCannotBeMadeIsHeldInMemory) {
+    QTemporaryDir dir;
+    QFile blocker(dir.filePath("file"));
+    ASSERT_TRUE(blocker.open(QIODevice::WriteOnly));
+    blocker.close();
+    SessionController session(testing::syntheticFactory());
+    session.setLiveFolder(dir.filePath("file/live")); // a folder inside a plain file
+    kvscope::config::RunSettings settings;
+    settings.tokens = 20;
+    runToTheEnd(session, settings);
+    EXPECT_TRUE(session.liveFile().isEmpty());
+    EXPECT_FALSE(session.liveFailure().has_value());
+    EXPECT_FALSE(session.timeline().fileBacked());
+    ASSERT_EQ(session.stepCount(), 20);
+    EXPECT_EQ(session.timeline().stateAt(19), inMemory(syntheticEvents(settings)).stateAt(19));
+}
+
+TEST(SessionControllerTest, ALiveRunWhoseFileCannotGrowStopsAndSaysWhyKeepingItsSteps) {
+    // The file size limit (RLIMIT_FSIZE) stands in for a full disk: writes past it fail with EFBIG.
+    struct FileSizeLimit {
+        rlimit saved{};
+        void (*savedHandler)(int) = nullptr;
+        explicit FileSizeLimit(rlim_t bytes) {
+            getrlimit(RLIMIT_FSIZE, &saved);
+            savedHandler = std::signal(SIGXFSZ, SIG_IGN);
+            rlimit limited = saved;
+            limited.rlim_cur = bytes;
+            setrlimit(RLIMIT_FSIZE, &limited);
+        }
+        ~FileSizeLimit() {
+            setrlimit(RLIMIT_FSIZE, &saved);
+            std::signal(SIGXFSZ, savedHandler);
+        }
+    };
+    QTemporaryDir dir;
+    SessionController session(testing::syntheticFactory());
+    session.setLiveFolder(dir.filePath("live"));
+    kvscope::config::RunSettings settings;
+    settings.tokens = 600;
+    {
+        const FileSizeLimit limit(24 * 1024);
+        runToTheEnd(session, settings);
+    }
+    ASSERT_TRUE(session.liveFailure().has_value());
+    EXPECT_EQ(session.liveFailure()->stage, LiveFailure::Stage::Step);
+    EXPECT_TRUE(session.liveFailure()->reason.contains("could not record the live session"))
+        << session.liveFailure()->reason.toStdString();
+    EXPECT_TRUE(session.liveFailure()->reason.contains(session.liveFile())) << "names the file";
+    const std::int64_t kept = session.stepCount();
+    EXPECT_GT(kept, 1);
+    EXPECT_LT(kept, 600);
+    const trace::Timeline memory = inMemory(syntheticEvents(settings));
+    for (std::int64_t step = 0; step < kept - 1; ++step) {
+        ASSERT_EQ(session.timeline().stateAt(step), memory.stateAt(step)) << "step " << step;
+    }
+    session.setCurrentStep(kept / 2);
+    EXPECT_EQ(session.currentStep(), kept / 2) << "the recorded steps stay viewable";
 }
 
 TEST(SessionControllerTest, SteppingPastTheEndOfALiveRunAsksForOneMoreToken) {

@@ -23,16 +23,24 @@ FileBytes::FileBytes(const std::filesystem::path& path) {
     m_size = static_cast<std::uint64_t>(status.st_size);
 }
 
+void FileBytes::refreshSize() const {
+    struct stat status {};
+    if (::fstat(m_fd, &status) == 0) {
+        m_size.store(static_cast<std::uint64_t>(status.st_size), std::memory_order_relaxed);
+    }
+}
+
 FileBytes::~FileBytes() {
     ::close(m_fd);
 }
 
 std::span<const std::uint8_t> FileBytes::read(std::uint64_t offset, std::uint64_t length,
                                               std::vector<std::uint8_t>& buffer) const {
-    if (offset >= m_size) {
+    const std::uint64_t size = this->size();
+    if (offset >= size) {
         return {};
     }
-    length = std::min(length, m_size - offset);
+    length = std::min(length, size - offset);
     buffer.resize(static_cast<std::size_t>(length));
     std::size_t done = 0;
     while (done < buffer.size()) {

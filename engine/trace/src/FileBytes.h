@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <span>
@@ -20,8 +21,10 @@ public:
     FileBytes(const FileBytes&) = delete;
     FileBytes& operator=(const FileBytes&) = delete;
 
-    // The size when opened.
-    std::uint64_t size() const { return m_size; }
+    // The size when opened, or when refreshSize() last looked.
+    std::uint64_t size() const { return m_size.load(std::memory_order_relaxed); }
+    // Looks at the size again: a file still being written (a live session's) has grown since it was opened.
+    void refreshSize() const;
     // Bytes [offset, offset + length) clamped to size(), read into `buffer`; fewer when the file has
     // shrunk since it was opened.
     std::span<const std::uint8_t> read(std::uint64_t offset, std::uint64_t length,
@@ -29,7 +32,7 @@ public:
 
 private:
     int m_fd = -1;
-    std::uint64_t m_size = 0;
+    mutable std::atomic<std::uint64_t> m_size{0};
 };
 
 } // namespace kvscope::trace

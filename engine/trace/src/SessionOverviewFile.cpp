@@ -2,7 +2,7 @@
 #include "SessionOverviewFile.h"
 
 #include "ByteReader.h"
-#include "Crc32c.h"
+#include "ChunkFrame.h"
 #include "EventCodec.h"
 #include "FileBytes.h"
 #include "kvscope/trace/SessionFormat.h"
@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <set>
 #include <stdexcept>
-#include <zstd.h>
 
 namespace kvscope::trace {
 
@@ -35,74 +34,37 @@ public:
         return std::span<const std::uint8_t>(m_window).subspan(offset - m_start, length);
     }
 
-    struct Frame {
-        std::uint32_t type = 0;
-        std::uint16_t flags = 0;
-        std::uint64_t storedBytes = 0;
-        std::uint64_t rawBytes = 0;
-        std::uint64_t frameBytes = 0;
-    };
-
     /// The frame at `offset` ending at or before `end`, its checksum verified; nullopt otherwise.
-    std::optional<Frame> frameAt(std::uint64_t offset, std::uint64_t end) {
-        if (offset > end ||
-            end - offset < SessionFormat::kChunkHeaderBytes + SessionFormat::kChunkTrailerBytes) {
+    std::optional<ChunkFrame> frameAt(std::uint64_t offset, std::uint64_t end) {
+        if (offset > end) {
             return std::nullopt;
         }
-        const auto header = view(offset, SessionFormat::kChunkHeaderBytes);
-        if (header.empty()) {
+        try {
+            const auto header =
+                view(offset, std::min<std::uint64_t>(SessionFormat::kChunkHeaderBytes, end - offset));
+            const ChunkFrame frame = ChunkFrame::header(header, end - offset);
+            const auto bytes = view(offset, frame.frameBytes());
+            if (bytes.empty()) {
+                return std::nullopt;
+            }
+            frame.checkSum(bytes);
+            return frame;
+        } catch (const ChunkFrame::Invalid&) {
             return std::nullopt;
         }
-        ByteReader in(header);
-        Frame frame;
-        frame.type = in.get<std::uint32_t>();
-        in.get<std::uint16_t>();
-        frame.flags = in.get<std::uint16_t>();
-        frame.storedBytes = in.get<std::uint64_t>();
-        frame.rawBytes = in.get<std::uint64_t>();
-        const std::uint64_t room =
-            end - offset - SessionFormat::kChunkHeaderBytes - SessionFormat::kChunkTrailerBytes;
-        if (frame.storedBytes > room) {
-            return std::nullopt;
-        }
-        frame.frameBytes =
-            SessionFormat::kChunkHeaderBytes + frame.storedBytes + SessionFormat::kChunkTrailerBytes;
-        const auto bytes = view(offset, frame.frameBytes);
-        if (bytes.empty()) {
-            return std::nullopt;
-        }
-        const auto covered = bytes.first(bytes.size() - SessionFormat::kChunkTrailerBytes);
-        ByteReader crc(bytes.last(SessionFormat::kChunkTrailerBytes));
-        if (Crc32c::compute(covered) != crc.get<std::uint32_t>()) {
-            return std::nullopt;
-        }
-        return frame;
     }
 
     /// The raw payload of a checked frame at `offset`; nullopt when it does not decompress as its header
     /// says.
-    std::optional<std::vector<std::uint8_t>> payload(std::uint64_t offset, const Frame& frame) {
-        const auto stored = view(offset + SessionFormat::kChunkHeaderBytes, frame.storedBytes);
-        if (stored.size() != frame.storedBytes) {
-            return std::nullopt;
-        }
-        if ((frame.flags & ~std::uint16_t{SessionFormat::Zstd}) != 0) {
-            return std::nullopt;
-        }
-        if ((frame.flags & SessionFormat::Zstd) == 0) {
-            if (frame.rawBytes != frame.storedBytes) {
+    std::optional<std::vector<std::uint8_t>> payload(std::uint64_t offset, const ChunkFrame& frame) {
+        const auto bytes = view(offset, frame.frameBytes());
+        std::vector<std::uint8_t> raw;
+        try {
+            if (bytes.empty()) {
                 return std::nullopt;
             }
-            return std::vector<std::uint8_t>(stored.begin(), stored.end());
-        }
-        // The reader's bounds (sessions/FORMAT.md): at most 4096x the stored size and 1 GiB.
-        if (frame.rawBytes > (std::uint64_t{1} << 30) || frame.rawBytes / 4096 > frame.storedBytes ||
-            ZSTD_getFrameContentSize(stored.data(), stored.size()) != frame.rawBytes) {
-            return std::nullopt;
-        }
-        std::vector<std::uint8_t> raw(frame.rawBytes);
-        const std::size_t size = ZSTD_decompress(raw.data(), raw.size(), stored.data(), stored.size());
-        if (ZSTD_isError(size) || size != raw.size()) {
+            frame.payload(bytes, raw, nullptr);
+        } catch (const ChunkFrame::Invalid&) {
             return std::nullopt;
         }
         return raw;
@@ -113,11 +75,6 @@ private:
     const FileBytes& m_file;
     std::vector<std::uint8_t> m_window;
     std::uint64_t m_start = 0;
-};
-
-struct Position {
-    std::int64_t step;
-    std::uint64_t offset;
 };
 
 } // namespace
@@ -161,20 +118,20 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
     }
     try {
         const auto indexFrame = walker.frameAt(indexOffset, indexEnd);
-        if (!indexFrame || indexFrame->frameBytes != indexEnd - indexOffset ||
-            indexFrame->type != static_cast<std::uint32_t>(SessionFormat::ChunkType::Index)) {
+        if (!indexFrame || indexFrame->frameBytes() != indexEnd - indexOffset ||
+            indexFrame->type() != static_cast<std::uint32_t>(SessionFormat::ChunkType::Index)) {
             return std::nullopt;
         }
         const auto indexRaw = walker.payload(indexOffset, *indexFrame);
         if (!indexRaw) {
             return std::nullopt;
         }
-        std::vector<Position> steps;
-        std::vector<Position> snapshots;
+        std::vector<StepChunkLocation> steps;
+        std::vector<StepChunkLocation> snapshots;
         ByteReader indexIn(*indexRaw);
         for (auto* list : {&steps, &snapshots}) {
             list->resize(indexIn.getCount(16));
-            for (Position& position : *list) {
+            for (StepChunkLocation& position : *list) {
                 position.step = indexIn.get<std::int64_t>();
                 position.offset = indexIn.get<std::uint64_t>();
             }
@@ -184,8 +141,8 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
         }
         const std::uint64_t locatorOffset = indexOffset - kLocatorBytes;
         const auto locator = walker.frameAt(locatorOffset, indexOffset);
-        if (!locator || locator->frameBytes != kLocatorBytes ||
-            locator->type != static_cast<std::uint32_t>(SessionFormat::ChunkType::OverviewLocator)) {
+        if (!locator || locator->frameBytes() != kLocatorBytes ||
+            locator->type() != static_cast<std::uint32_t>(SessionFormat::ChunkType::OverviewLocator)) {
             return std::nullopt;
         }
         const auto locatorRaw = walker.payload(locatorOffset, *locator);
@@ -195,26 +152,26 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
         const std::uint64_t overviewOffset = ByteReader(*locatorRaw).get<std::uint64_t>();
         const auto overviewFrame = walker.frameAt(overviewOffset, locatorOffset);
         if (overviewOffset < headerLength || !overviewFrame ||
-            overviewFrame->frameBytes != locatorOffset - overviewOffset ||
-            overviewFrame->type != static_cast<std::uint32_t>(SessionFormat::ChunkType::Overview)) {
+            overviewFrame->frameBytes() != locatorOffset - overviewOffset ||
+            overviewFrame->type() != static_cast<std::uint32_t>(SessionFormat::ChunkType::Overview)) {
             return std::nullopt;
         }
 
         // Every frame from the header to the index, checksums only: the Step and Snapshot chunks must be
         // the ones the index lists, in order.
-        std::uint64_t payloadBytes = indexFrame->rawBytes;
+        std::uint64_t payloadBytes = indexFrame->rawBytes();
         std::int64_t skippedChunks = 0;
         std::size_t stepAt = 0;
         std::size_t snapshotAt = 0;
-        std::vector<std::pair<std::uint64_t, FrameWalker::Frame>>
+        std::vector<std::pair<std::uint64_t, ChunkFrame>>
             columnBlocks; // 1.7: the overview's rows before its own
         for (std::uint64_t offset = headerLength; offset < indexOffset;) {
             const auto frame = walker.frameAt(offset, indexOffset);
             if (!frame) {
                 return std::nullopt; // damage: the pass reads up to it and says where
             }
-            payloadBytes += frame->rawBytes;
-            switch (static_cast<SessionFormat::ChunkType>(frame->type)) {
+            payloadBytes += frame->rawBytes();
+            switch (static_cast<SessionFormat::ChunkType>(frame->type())) {
             case SessionFormat::ChunkType::Step:
                 if (stepAt >= steps.size() || steps[stepAt++].offset != offset) {
                     return std::nullopt;
@@ -237,7 +194,7 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
                 ++skippedChunks;
                 break;
             }
-            offset += frame->frameBytes;
+            offset += frame->frameBytes();
         }
         if (stepAt != steps.size() || snapshotAt != snapshots.size()) {
             return std::nullopt;
@@ -260,7 +217,7 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
         std::set<std::int64_t> distinct;
         opened.chunkSteps.reserve(steps.size());
         opened.chunkOffsets.reserve(steps.size());
-        for (const Position& position : steps) {
+        for (const StepChunkLocation& position : steps) {
             if (position.step < 0 || position.step < filed) {
                 return std::nullopt;
             }

@@ -2,6 +2,7 @@
 #include "kvscope/trace/SessionReader.h"
 
 #include "ByteReader.h"
+#include "ChunkFrame.h"
 #include "Crc32c.h"
 #include "EventCodec.h"
 #include "FileBytes.h"
@@ -17,11 +18,6 @@
 namespace kvscope::trace {
 
 namespace {
-
-// No writer produces a chunk that inflates beyond this ratio; a header claiming more is damage,
-// and refusing it keeps a few bad bytes from allocating gigabytes.
-constexpr std::uint64_t kMaxInflation = 4096;
-constexpr std::uint64_t kMaxRawChunkBytes = std::uint64_t{1} << 30;
 
 // A chunk is damaged: the message says what, `offset` where.
 struct Damage {
@@ -96,10 +92,8 @@ public:
     ~Decompressor() { ZSTD_freeDCtx(m_context); }
     Decompressor(const Decompressor&) = delete;
     Decompressor& operator=(const Decompressor&) = delete;
-    std::size_t decompress(void* into, std::size_t capacity, const void* from, std::size_t size) {
-        return m_context != nullptr ? ZSTD_decompressDCtx(m_context, into, capacity, from, size)
-                                    : ZSTD_decompress(into, capacity, from, size);
-    }
+    // Null when it could not be made: ChunkFrame then decompresses without one.
+    ZSTD_DCtx* context() const { return m_context; }
 
 private:
     ZSTD_DCtx* m_context;
@@ -107,55 +101,20 @@ private:
 
 // Reads and checks the chunk frame at `offset`; throws Damage.
 Chunk readChunk(std::span<const std::uint8_t> bytes, std::uint64_t offset, Decompressor& decompressor) {
-    const std::uint64_t left = bytes.size() - offset;
-    if (left < SessionFormat::kChunkHeaderBytes) {
-        throw Damage{offset, "the file ends inside a chunk header (" + std::to_string(left) + " of " +
-                                 std::to_string(SessionFormat::kChunkHeaderBytes) + " bytes)"};
-    }
-    ByteReader in(bytes.subspan(offset));
-    Chunk chunk;
-    chunk.offset = offset;
-    chunk.type = in.get<std::uint32_t>();
-    in.get<std::uint16_t>(); // chunk version: 1 for every type of format 1.0
-    const auto flags = in.get<std::uint16_t>();
-    const auto storedBytes = in.get<std::uint64_t>();
-    const auto rawBytes = in.get<std::uint64_t>();
-    const std::uint64_t available = left - SessionFormat::kChunkHeaderBytes;
-    if (storedBytes > available || available - storedBytes < SessionFormat::kChunkTrailerBytes) {
-        throw Damage{offset, "a chunk of " + std::to_string(storedBytes) + " bytes does not fit in the " +
-                                 std::to_string(available) +
-                                 " bytes left (truncated file or damaged length)"};
-    }
-    chunk.frameBytes = SessionFormat::kChunkHeaderBytes + storedBytes + SessionFormat::kChunkTrailerBytes;
-    const auto covered = bytes.subspan(offset, SessionFormat::kChunkHeaderBytes + storedBytes);
-    in.take(storedBytes);
-    if (Crc32c::compute(covered) != in.get<std::uint32_t>()) {
-        throw Damage{offset, "the chunk's checksum does not match (damaged bytes)"};
-    }
-    const auto stored = covered.subspan(SessionFormat::kChunkHeaderBytes);
-    if ((flags & ~std::uint16_t{SessionFormat::Zstd}) != 0) {
-        throw Damage{offset, "the chunk has unknown flags " + std::to_string(flags)};
-    }
-    if ((flags & SessionFormat::Zstd) == 0) {
-        if (rawBytes != storedBytes) {
-            throw Damage{offset, "an uncompressed chunk claims " + std::to_string(rawBytes) +
-                                     " bytes but stores " + std::to_string(storedBytes)};
-        }
-        chunk.raw.assign(stored.begin(), stored.end());
+    try {
+        const auto rest = bytes.subspan(offset);
+        const ChunkFrame frame = ChunkFrame::header(rest, rest.size());
+        const auto framed = rest.first(frame.frameBytes());
+        frame.checkSum(framed);
+        Chunk chunk;
+        chunk.offset = offset;
+        chunk.type = frame.type();
+        chunk.frameBytes = frame.frameBytes();
+        frame.payload(framed, chunk.raw, decompressor.context());
         return chunk;
+    } catch (const ChunkFrame::Invalid& invalid) {
+        throw Damage{offset, invalid.what()};
     }
-    if (rawBytes > kMaxRawChunkBytes || rawBytes > (storedBytes + 64) * kMaxInflation ||
-        ZSTD_getFrameContentSize(stored.data(), stored.size()) != rawBytes) {
-        throw Damage{offset,
-                     "the chunk's compressed payload does not match its length " + std::to_string(rawBytes)};
-    }
-    chunk.raw.resize(rawBytes);
-    const std::size_t produced =
-        decompressor.decompress(chunk.raw.data(), chunk.raw.size(), stored.data(), stored.size());
-    if (ZSTD_isError(produced) || produced != rawBytes) {
-        throw Damage{offset, "the chunk's compressed payload does not decompress"};
-    }
-    return chunk;
 }
 
 // Where chunks are read from: a whole file in memory, or a file on disk read chunk by chunk.
@@ -208,12 +167,10 @@ Chunk readChunkAt(const ByteSource& source, std::uint64_t offset, Decompressor& 
         if (headBytes.size() != SessionFormat::kChunkHeaderBytes) {
             throw Damage{offset, "the file ends inside a chunk header (it shrank while it was read)"};
         }
-        ByteReader head(headBytes);
-        head.take(8);
-        const auto storedBytes = head.get<std::uint64_t>();
-        const std::uint64_t framing = SessionFormat::kChunkHeaderBytes + SessionFormat::kChunkTrailerBytes;
-        if (storedBytes <= left - std::min(left, framing)) {
-            frameBytes = storedBytes + framing;
+        try {
+            frameBytes = ChunkFrame::header(headBytes, left).frameBytes();
+        } catch (const ChunkFrame::Invalid&) {
+            // Read what is left: readChunk below says what is wrong, in the same words as a whole read.
         }
     }
     const auto frame = source.view(offset, frameBytes, buffer);
@@ -279,15 +236,9 @@ StepState decodeSnapshot(const Chunk& chunk) {
     }
 }
 
-struct ChunkPosition {
-    std::int64_t step;
-    std::uint64_t offset;
-    bool operator==(const ChunkPosition&) const = default;
-};
-
 struct Index {
-    std::vector<ChunkPosition> steps;
-    std::vector<ChunkPosition> snapshots;
+    std::vector<StepChunkLocation> steps;
+    std::vector<StepChunkLocation> snapshots;
 };
 
 Index decodeIndex(const Chunk& chunk) {
@@ -296,7 +247,7 @@ Index decodeIndex(const Chunk& chunk) {
         Index index;
         for (auto* list : {&index.steps, &index.snapshots}) {
             list->resize(in.getCount(16));
-            for (ChunkPosition& position : *list) {
+            for (StepChunkLocation& position : *list) {
                 position.step = in.get<std::int64_t>();
                 position.offset = in.get<std::uint64_t>();
             }
@@ -365,8 +316,8 @@ void readChunks(const ByteSource& source, const Header& header, const std::strin
     contents.metadata = header.metadata;
     contents.fileBytes = source.size();
 
-    std::vector<ChunkPosition> stepChunks;
-    std::vector<ChunkPosition> snapshots;
+    std::vector<StepChunkLocation> stepChunks;
+    std::vector<StepChunkLocation> snapshots;
     std::set<std::int64_t> steps;
     std::vector<std::uint8_t> buffer;
     std::uint64_t offset = header.length;
@@ -553,13 +504,13 @@ StepState SessionReader::stateAt(const std::filesystem::path& path, std::int64_t
         std::int64_t folded = -1; // the newest step opened in `state`
         const auto snapshot =
             std::find_if(index.snapshots.rbegin(), index.snapshots.rend(),
-                         [&](const ChunkPosition& position) { return position.step <= step; });
+                         [&](const StepChunkLocation& position) { return position.step <= step; });
         if (snapshot != index.snapshots.rend()) {
             state = decodeSnapshot(chunkAt(snapshot->offset));
             folded = snapshot->step;
         }
         const std::int64_t snapshotStep = folded;
-        for (const ChunkPosition& position : index.steps) {
+        for (const StepChunkLocation& position : index.steps) {
             // A step may span several chunks (events after its StepEnd): fold all of them.
             if (position.step <= snapshotStep) {
                 continue;

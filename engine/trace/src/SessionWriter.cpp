@@ -153,6 +153,13 @@ void SessionWriter::flushStep() {
     }
     m_pendingEvents = 0;
     m_pending.clear();
+    if (m_stepChunkListener) {
+        m_stepChunkListener(m_stepChunks.back());
+    }
+}
+
+void SessionWriter::setStepChunkListener(std::function<void(const StepChunkLocation&)> listener) {
+    m_stepChunkListener = std::move(listener);
 }
 
 void SessionWriter::writeSnapshot() {
@@ -190,7 +197,7 @@ void SessionWriter::finish() {
     ByteWriter out(raw);
     for (const auto* list : {&m_stepChunks, &m_snapshots}) {
         out.put<std::uint32_t>(static_cast<std::uint32_t>(list->size()));
-        for (const ChunkPosition& position : *list) {
+        for (const StepChunkLocation& position : *list) {
             out.put(position.step);
             out.put(position.offset);
         }
@@ -307,13 +314,20 @@ void SessionWriter::writeBytes(const void* data, std::size_t size) {
 
 void SessionWriter::save(const std::filesystem::path& path, const SessionMetadata& metadata,
                          std::span<const Event> events) {
+    save(path, metadata, [events](EventSink& sink) {
+        for (const Event& event : events) {
+            sink.emit(event);
+        }
+    });
+}
+
+void SessionWriter::save(const std::filesystem::path& path, const SessionMetadata& metadata,
+                         const std::function<void(EventSink&)>& writeEvents) {
     std::filesystem::path temporary = path;
     temporary += ".tmp";
     try {
         SessionWriter writer(temporary, metadata);
-        for (const Event& event : events) {
-            writer.emit(event);
-        }
+        writeEvents(writer);
         writer.finish();
     } catch (...) {
         std::error_code ignored;

@@ -238,6 +238,13 @@ std::vector<Event> Timeline::collectEvents() const {
     return events;
 }
 
+void Timeline::replayInto(EventSink& sink) const {
+    for (std::int64_t step = 0; step <= m_lastStep; ++step) {
+        for (const Event& event : eventsOfStep(step))
+            sink.emit(event);
+    }
+}
+
 bool Timeline::isRetained(EventKind kind) {
     switch (kind) {
     case EventKind::Update:
@@ -292,6 +299,22 @@ Timeline Timeline::openFile(const std::filesystem::path& path, SessionContents& 
     return timeline;
 }
 
+Timeline Timeline::followFile(const std::filesystem::path& path, std::size_t cachedSteps,
+                              std::int64_t keyframeInterval) {
+    Timeline timeline(keyframeInterval);
+    timeline.m_file = std::make_shared<const FileBytes>(path);
+    timeline.m_fileName = path.string();
+    timeline.m_cache = std::make_shared<StepFrameCache>(cachedSteps);
+    return timeline;
+}
+
+void Timeline::appendChunk(const StepChunkLocation& location, std::vector<Event> events) {
+    if (!fileBacked())
+        throw std::logic_error("Timeline: appendChunk needs a file-backed timeline (followFile)");
+    m_file->refreshSize(); // the writer has just put the chunk on disk
+    indexChunk(location.offset, location.step, events);
+}
+
 void Timeline::indexChunk(std::uint64_t offset, std::int64_t step, std::vector<Event>& events) {
     // A chunk's events are all filed under its step (or the newest one, as emit() files late events).
     step = std::max({step, m_lastStep, std::int64_t{0}});
@@ -336,7 +359,7 @@ std::vector<SeriesPoint> Timeline::seriesOf(std::int32_t layer, SeriesField fiel
 
     std::vector<double> values;
     if (fileBacked()) {
-        std::optional<std::vector<double>> held = m_columns.values(layer, field, fromStep, toStep);
+        std::optional<std::vector<double>> held = heldValues(layer, field, fromStep, toStep);
         values = held ? std::move(*held) : foldValues(layer, field, fromStep, toStep);
     } else if (isCacheWideField(field) || (layer == -1 && isMemoryField(field))) {
         values = cacheValues(field, fromStep, toStep);
@@ -371,6 +394,23 @@ std::vector<std::vector<SeriesPoint>> Timeline::seriesOfEachLayer(SeriesField fi
     return series;
 }
 
+std::optional<std::vector<double>> Timeline::heldValues(std::int32_t layer, SeriesField field,
+                                                        std::int64_t fromStep, std::int64_t toStep) const {
+    const std::int64_t recorded = m_columns.size();
+    if (toStep < recorded || toStep != m_lastStep || recorded != m_lastStep)
+        return m_columns.values(layer, field, fromStep, toStep);
+    // A growing timeline records a step in its columns when the next one opens: the newest is m_current.
+    std::vector<double> values;
+    if (fromStep < toStep) {
+        std::optional<std::vector<double>> held = m_columns.values(layer, field, fromStep, toStep - 1);
+        if (!held)
+            return std::nullopt;
+        values = std::move(*held);
+    }
+    values.push_back(seriesValue(m_current, layer, field));
+    return values;
+}
+
 std::vector<double> Timeline::foldValues(std::int32_t layer, SeriesField field, std::int64_t fromStep,
                                          std::int64_t toStep) const {
     StepState state = stateAt(fromStep);
@@ -388,11 +428,16 @@ std::vector<double> Timeline::foldValues(std::int32_t layer, SeriesField field, 
 
 std::vector<std::vector<double>> Timeline::eachLayerValues(SeriesField field, std::int64_t fromStep,
                                                            std::int64_t toStep) const {
-    if (fileBacked() && m_columns.values(0, field, fromStep, fromStep)) {
+    if (fileBacked()) {
         std::vector<std::vector<double>> values;
-        for (std::int32_t layer = 0; layer < layerCount(); ++layer)
-            values.push_back(*m_columns.values(layer, field, fromStep, toStep));
-        return values;
+        for (std::int32_t layer = 0; layer < layerCount(); ++layer) {
+            std::optional<std::vector<double>> held = heldValues(layer, field, fromStep, toStep);
+            if (!held)
+                break;
+            values.push_back(std::move(*held));
+        }
+        if (values.size() == static_cast<std::size_t>(layerCount()))
+            return values;
     }
     // One sequential pass folding whole steps: reading the events in order beats gathering each
     // layer's scattered events layerCount() times.

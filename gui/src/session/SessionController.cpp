@@ -5,11 +5,15 @@
 #include "kvscope/trace/SessionWriter.h"
 
 #include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
 #include <QFileInfo>
 #include <QPointer>
-
+#include <QStandardPaths>
+#include <QtGlobal>
 #include <algorithm>
 #include <exception>
+#include <stdexcept>
 
 namespace kvscope::gui {
 namespace {
@@ -34,7 +38,9 @@ QString LiveFailure::headline() const {
 }
 
 SessionController::SessionController(SessionEngineFactory engineFactory, QObject* parent)
-    : QObject(parent), m_state(std::make_shared<const trace::StepState>()), m_runner(std::move(engineFactory)) {
+    : QObject(parent),
+      m_liveFolder(QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + "/live"),
+      m_state(std::make_shared<const trace::StepState>()), m_runner(std::move(engineFactory)) {
     m_growthTimer.setSingleShot(true);
     m_growthTimer.setInterval(kGrowthIntervalMs);
     connect(&m_growthTimer, &QTimer::timeout, this, &SessionController::flushGrowth);
@@ -43,9 +49,12 @@ SessionController::SessionController(SessionEngineFactory engineFactory, QObject
     connect(&m_runner, &LiveSessionRunner::busyChanged, this, &SessionController::liveStateChanged);
 }
 
-SessionController::~SessionController() = default;
+SessionController::~SessionController() {
+    discardSpill();
+}
 
 void SessionController::resetSession(Mode mode, const QString& name) {
+    discardSpill();
     m_timeline.clear();
     m_paged.clear();
     m_metadata = trace::SessionMetadata{};
@@ -138,7 +147,7 @@ QString SessionController::writeSession(const QString& path, const QString& noth
         return nothingToWrite;
     }
     try {
-        write(toPath(path), m_metadata, m_timeline.collectEvents());
+        write(toPath(path));
     } catch (const std::exception& error) {
         return QString::fromStdString(error.what());
     }
@@ -146,14 +155,54 @@ QString SessionController::writeSession(const QString& path, const QString& noth
 }
 
 QString SessionController::saveAs(const QString& path) const {
+    // A step at a time: a long file-backed session is saved without holding its events.
     return writeSession(path, tr("There is no session to save: open a file or start a new session first"),
-                        &trace::SessionWriter::save);
+                        [this](const std::filesystem::path& file) {
+                            trace::SessionWriter::save(file, m_metadata, [this](trace::EventSink& sink) {
+                                m_timeline.replayInto(sink);
+                            });
+                        });
 }
 
 QString SessionController::exportPerfetto(const QString& path) const {
     return writeSession(path, tr("There is no session to export: open a file or start a new session first"),
-                        [](const std::filesystem::path& file, const trace::SessionMetadata& metadata,
-                           std::span<const trace::Event> events) { trace::PerfettoExport::write(file, metadata, events); });
+                        [this](const std::filesystem::path& file) {
+                            trace::PerfettoExport::write(file, m_metadata, m_timeline.collectEvents());
+                        });
+}
+
+QString SessionController::liveFile() const {
+    return m_spill ? QString::fromStdString(m_spill->path().string()) : QString();
+}
+
+void SessionController::startSpill() {
+    const QString name =
+        QStringLiteral("live-%1-%2.kvsess")
+            .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz")))
+            .arg(QCoreApplication::applicationPid());
+    try {
+        if (!QDir().mkpath(m_liveFolder)) {
+            throw std::runtime_error("cannot create the folder " + m_liveFolder.toStdString());
+        }
+        m_spill = std::make_unique<trace::SessionSpill>(toPath(QDir(m_liveFolder).filePath(name)), m_metadata,
+                                                        m_timeline);
+    } catch (const std::exception& error) {
+        // The run still works, held in memory: long runs then grow the process instead of a file.
+        m_spill.reset();
+        m_timeline.clear();
+        qWarning("kvscope: the live session is kept in memory, not recorded to %s: %s",
+                 qPrintable(m_liveFolder), error.what());
+    }
+}
+
+void SessionController::discardSpill() {
+    if (!m_spill) {
+        return;
+    }
+    const std::filesystem::path file = m_spill->path();
+    m_spill.reset();
+    std::error_code ignored;
+    std::filesystem::remove(file, ignored);
 }
 
 void SessionController::startLive(const config::RunSettings& settings, Generation generation) {
@@ -198,14 +247,38 @@ void SessionController::waitForEngine() {
 }
 
 void SessionController::onBatch(const std::shared_ptr<const StepBatch>& batch) {
-    if (m_mode != Mode::Live || batch->run != m_runner.currentRun()) {
+    if (m_mode != Mode::Live || batch->run != m_runner.currentRun() || m_failure) {
         return;
     }
     if (m_timeline.eventCount() == 0 && !batch->metadata.model.empty()) {
         m_metadata = batch->metadata;
         m_name = QString::fromStdString(m_metadata.model) + tr(" (live)");
+        startSpill();
     }
-    m_timeline.emitAll(batch->events);
+    if (m_spill) {
+        try {
+            for (const trace::Event& event : batch->events) {
+                m_spill->emit(event);
+            }
+            m_spill->flush();
+            if (batch->finished) {
+                m_spill->finish();
+            }
+        } catch (const std::exception& error) {
+            // The steps already on disk stay viewable; the run cannot go on without a place for its events.
+            m_runner.cancel();
+            m_paged.extend(m_timeline);
+            m_growthPending = true;
+            onFailed(batch->run,
+                     tr("kvscope could not record the live session to %1: %2. Free some disk space, "
+                        "or start the session again.")
+                         .arg(liveFile(), QString::fromStdString(error.what())),
+                     false);
+            return;
+        }
+    } else {
+        m_timeline.emitAll(batch->events);
+    }
     m_paged.extend(m_timeline);
     m_liveFinished = batch->finished;
     if (!m_growthPending) {

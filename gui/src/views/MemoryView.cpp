@@ -70,8 +70,11 @@ void MemoryView::rebuild() {
     yAxis->setRange(0.0, std::max(1024.0, maxValue * 1.1));
     // What the press saved, from its decisions: evictions their tokens' bytes, masks and rewritten keys
     // nothing. Before its first decision, the registration's policy says what it will do.
-    const std::optional<config::PressSettings> press =
-        config::PressSettings::fromCacheSettings(m_session.metadata().cacheSettingsJson);
+    if (m_session.metadata().cacheSettingsJson != m_cacheSettingsJson) {
+        m_cacheSettingsJson = m_session.metadata().cacheSettingsJson;
+        m_press = config::PressSettings::fromCacheSettings(m_cacheSettingsJson);
+    }
+    const std::optional<config::PressSettings>& press = m_press;
     const config::PressDescription* described =
         press ? config::PressDescriptions::find(press->name) : nullptr;
     QString note;

@@ -4,6 +4,7 @@
 #include "kvscope/trace/Event.h"
 #include "kvscope/trace/SessionFormat.h"
 #include "kvscope/trace/SessionMetadata.h"
+#include "kvscope/trace/StepChunkLocation.h"
 #include "kvscope/trace/StepState.h"
 
 #include <cstdint>
@@ -33,12 +34,6 @@ struct SessionContents {
 };
 
 class FileBytes;
-
-/// A step chunk found by SessionReader::scan: its step and the byte where its frame starts.
-struct StepChunkLocation {
-    std::int64_t step = 0;
-    std::uint64_t offset = 0;
-};
 
 /// Reads session files (sessions/FORMAT.md). A file damaged anywhere after its header is read up to
 /// the first damage (truncation, bad CRC, bad length, undecodable payload) and says so in `damage`;

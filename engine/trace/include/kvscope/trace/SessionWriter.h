@@ -4,11 +4,13 @@
 #include "kvscope/trace/Event.h"
 #include "kvscope/trace/EventSink.h"
 #include "kvscope/trace/SessionMetadata.h"
+#include "kvscope/trace/StepChunkLocation.h"
 #include "kvscope/trace/StepState.h"
 
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -45,6 +47,10 @@ public:
     /// as 1.6 wrote them). Tests set a small one; call it before the first event.
     void setColumnBlockSteps(std::int64_t steps);
 
+    /// Called with each step chunk's location once the chunk is handed to the operating system (so a reader
+    /// of the file can read it back: SessionSpill). Set it before the first event.
+    void setStepChunkListener(std::function<void(const StepChunkLocation&)> listener);
+
     const std::filesystem::path& path() const { return m_path; }
     /// Steps with at least one chunk on disk.
     std::int64_t stepsWritten() const { return m_stepsWritten; }
@@ -55,13 +61,12 @@ public:
     /// so an existing file is never left half overwritten.
     static void save(const std::filesystem::path& path, const SessionMetadata& metadata,
                      std::span<const Event> events);
+    /// The same for events `writeEvents` emits into the sink it is given, in order (a file-backed
+    /// Timeline's replayInto: saved a step at a time).
+    static void save(const std::filesystem::path& path, const SessionMetadata& metadata,
+                     const std::function<void(EventSink&)>& writeEvents);
 
 private:
-    struct ChunkPosition {
-        std::int64_t step;
-        std::uint64_t offset;
-    };
-
     void writeSnapshot();
     void writeChunk(std::uint32_t type, std::span<const std::uint8_t> raw);
     /// The same for a payload made of `pieces`, one after another.
@@ -82,10 +87,11 @@ private:
     std::int64_t m_lastFiledStep = -1;      ///< the newest step any event was filed under
     StepState m_state;                      ///< folded through StateReducer, for snapshots
     std::int64_t m_stepsSinceSnapshot = 0;
-    std::vector<ChunkPosition> m_stepChunks; ///< the index footer's two lists
-    std::vector<ChunkPosition> m_snapshots;
+    std::vector<StepChunkLocation> m_stepChunks; ///< the index footer's two lists
+    std::vector<StepChunkLocation> m_snapshots;
     /// What a file-backed Timeline keeps, built chunk by chunk and stored by finish() (format 1.6).
     std::unique_ptr<SessionOverview> m_overview;
+    std::function<void(const StepChunkLocation&)> m_stepChunkListener;
     std::int64_t m_stepsWritten = 0;
     std::uint64_t m_eventsWritten = 0;
     bool m_finished = false;

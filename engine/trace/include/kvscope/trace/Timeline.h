@@ -6,6 +6,7 @@
 #include "kvscope/trace/SeriesColumns.h"
 #include "kvscope/trace/SeriesDownsampler.h"
 #include "kvscope/trace/SeriesField.h"
+#include "kvscope/trace/StepChunkLocation.h"
 #include "kvscope/trace/StepEvents.h"
 #include "kvscope/trace/StepFrameCache.h"
 #include "kvscope/trace/StepState.h"
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,6 +62,15 @@ public:
     static Timeline openFile(const std::filesystem::path& path, SessionContents& contents,
                              std::size_t cachedSteps = kDefaultCachedSteps,
                              std::int64_t keyframeInterval = kDefaultKeyframeInterval);
+    /// A file-backed timeline of a session file still being written (a live session, SessionSpill): empty
+    /// until appendChunk files each step chunk the writer has put on disk. SessionError when the file cannot
+    /// be opened.
+    static Timeline followFile(const std::filesystem::path& path,
+                               std::size_t cachedSteps = kDefaultCachedSteps,
+                               std::int64_t keyframeInterval = kDefaultKeyframeInterval);
+    /// Files the step chunk the writer wrote at `location`, holding `events` (kept only where isRetained):
+    /// the file-backed counterpart of emit(). std::logic_error on a timeline that is not file-backed.
+    void appendChunk(const StepChunkLocation& location, std::vector<Event> events);
     bool fileBacked() const { return m_file != nullptr; }
     /// The decoded-frame cache of a file-backed timeline; null otherwise.
     const StepFrameCache* frameCache() const { return m_cache.get(); }
@@ -80,8 +91,11 @@ public:
     /// Every event, in memory; empty for a file-backed timeline (use eventsOfStep, retainedEvents or
     /// collectEvents there).
     std::span<const Event> events() const { return m_events; }
-    /// Every event in order, decoding a file-backed timeline's frames (saving, exporting).
+    /// Every event in order, decoding a file-backed timeline's frames (exporting).
     std::vector<Event> collectEvents() const;
+    /// Every event in order to `sink`, one step's frame at a time: saving a file-backed session holds one
+    /// step, not the session.
+    void replayInto(EventSink& sink) const;
     /// The events filed under that step, in arrival order; empty for a step out of range. A file-backed
     /// timeline decodes them (cached); SessionError when the file no longer reads back there.
     StepEvents eventsOfStep(std::int64_t step) const;
@@ -118,6 +132,10 @@ private:
 
     void openStep(std::int64_t step);
     void indexChunk(std::uint64_t offset, std::int64_t step, std::vector<Event>& events);
+    /// A file-backed timeline's values from its columns, the newest step from m_current while the
+    /// timeline still grows (its columns then end a step short); nullopt when the columns do not hold them.
+    std::optional<std::vector<double>> heldValues(std::int32_t layer, SeriesField field,
+                                                  std::int64_t fromStep, std::int64_t toStep) const;
     std::size_t stepBegin(std::int64_t step) const { return m_stepBegin[static_cast<std::size_t>(step)]; }
     std::size_t stepEnd(std::int64_t step) const;
     /// A file-backed timeline's values by folding frames (what its columns do not hold).

@@ -7,17 +7,17 @@
 #include "kvscope/gui/session/StepBatch.h"
 #include "kvscope/trace/SessionMetadata.h"
 #include "kvscope/trace/SessionReader.h"
+#include "kvscope/trace/SessionSpill.h"
 #include "kvscope/trace/StepState.h"
 #include "kvscope/trace/Timeline.h"
 
 #include <QObject>
 #include <QString>
 #include <QTimer>
-
 #include <cstdint>
 #include <memory>
-#include <vector>
 #include <optional>
+#include <vector>
 
 namespace kvscope::gui {
 
@@ -36,8 +36,10 @@ struct LiveFailure {
 
 /// The session every view observes (RenderDoc's capture context): one Timeline, its metadata, the
 /// current step and its StepState snapshot. Replayed files and live runs fill the same Timeline, so the
-/// views have one code path. Signals: sessionLoaded (a new session, maybe still empty), sessionGrew (a
-/// live run added steps; coalesced to at most one per frame), stepChanged (the current step moved).
+/// views have one code path: a live run is written to a session file as it runs (trace::SessionSpill, in
+/// liveFolder()) and read back file-backed like a replayed one, so its memory does not grow with its length.
+/// Signals: sessionLoaded (a new session, maybe still empty), sessionGrew (a live run added steps; coalesced
+/// to at most one per frame), stepChanged (the current step moved).
 class SessionController : public QObject {
     Q_OBJECT
 public:
@@ -60,6 +62,13 @@ public:
 
     /// Live runs (only with an engine factory).
     bool canRunLive() const { return m_runner.canRun(); }
+    /// Where live runs are recorded (default: the user's cache folder, kvscope/live); a run's file is removed
+    /// when its session is closed (Save As keeps it), and survives a crash as an ordinary session file.
+    QString liveFolder() const { return m_liveFolder; }
+    void setLiveFolder(const QString& folder) { m_liveFolder = folder; }
+    /// The file the current live run is recorded to; empty when it is held in memory (the folder could not
+    /// be written: the reason went to the log) or there is no live run.
+    QString liveFile() const;
     /// How far a new live run generates on its own: a token each time stepping passes the end, or
     /// every token up to the settings' count.
     enum class Generation { OnRequest, ToTheEnd };
@@ -118,11 +127,18 @@ private:
     QString load(const QString& path, const trace::SessionContents& contents, trace::Timeline timeline);
     /// Opens a session file as a file-backed timeline (its events stay on disk); the error, or empty.
     static QString readFile(const QString& path, trace::SessionContents& contents, trace::Timeline& timeline);
-    /// Writes the session with `write(path, metadata, events)`; the error, or empty.
+    /// The live run's file, once its metadata is known (the first batch); null when it cannot be created.
+    void startSpill();
+    /// Closes the live run's file and removes it.
+    void discardSpill();
+    /// Writes the session with `write(path)`; the error, or empty.
     template <typename Write>
     QString writeSession(const QString& path, const QString& nothingToWrite, Write write) const;
 
     trace::Timeline m_timeline;
+    /// Records a live run into m_timeline's file; declared after it, so it goes first.
+    std::unique_ptr<trace::SessionSpill> m_spill;
+    QString m_liveFolder;
     PagedHistory m_paged;
     trace::SessionMetadata m_metadata;
     config::RunSettings m_settings;

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/config/RunSettings.h"
 #include "kvscope/gui/models/PressHistory.h"
 #include "kvscope/gui/views/StepChart.h"
 
 #include <QString>
+#include <optional>
+#include <string>
 
 namespace kvscope::gui {
 
@@ -26,6 +29,10 @@ private:
     QCPGraph* m_tiers[3];
     /// The session's compressions, read as it grows.
     PressHistory m_history;
+    /// The session's press, parsed from its cache settings once per settings (a live session's arrive with
+    /// its first batch, after the view has seen the session begin).
+    std::string m_cacheSettingsJson;
+    std::optional<config::PressSettings> m_press;
     QString m_note;
 };
 
