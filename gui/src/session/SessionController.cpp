@@ -11,6 +11,7 @@
 #include <QPointer>
 #include <QStandardPaths>
 #include <QtGlobal>
+
 #include <algorithm>
 #include <exception>
 #include <stdexcept>
