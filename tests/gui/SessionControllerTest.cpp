@@ -9,6 +9,7 @@
 
 #include <QFileInfo>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 #include <chrono>
@@ -192,6 +193,14 @@ TEST(SessionControllerTest, ALiveRunIsRecordedToItsFileAndReadBackFromIt) {
     ASSERT_EQ(session.openFile(kept), QString());
     EXPECT_FALSE(QFileInfo::exists(second)) << "opening a file closes the live run too";
     EXPECT_EQ(session.stepCount(), 600);
+}
+
+TEST(SessionControllerTest, LiveRunsAreRecordedInTheUsersCacheFolderByDefault) {
+    // ~/.cache/kvscope/live, as the docs say (beside scripts/train-presets.sh's ~/.cache/kvscope/train), not
+    // the application's own ~/.cache/<organisation>/<application>.
+    const SessionController session;
+    EXPECT_EQ(session.liveFolder(),
+              QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) + "/kvscope/live");
 }
 
 TEST(SessionControllerTest, ALiveRunWhoseFolderCannotBeMadeIsHeldInMemory) {

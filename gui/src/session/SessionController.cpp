@@ -40,7 +40,7 @@ QString LiveFailure::headline() const {
 
 SessionController::SessionController(SessionEngineFactory engineFactory, QObject* parent)
     : QObject(parent),
-      m_liveFolder(QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + "/live"),
+      m_liveFolder(QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) + "/kvscope/live"),
       m_state(std::make_shared<const trace::StepState>()), m_runner(std::move(engineFactory)) {
     m_growthTimer.setSingleShot(true);
     m_growthTimer.setInterval(kGrowthIntervalMs);
