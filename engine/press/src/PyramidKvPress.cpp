@@ -19,7 +19,9 @@ int64_t PyramidKvPress::keptCount(int64_t length, double ratio, const PressInput
         maximum = tokens - window;
         minimum = (capacity - window) * 2.0 - maximum;
     }
-    if (!(tokens >= maximum && maximum >= minimum && minimum >= window)) {
+    // One layer is both the first and the last: no pyramid to spread (kvpress divides by num_layers - 1 and
+    // fails there), so it keeps the uniform budget, as when the pyramid does not fit.
+    if (!(tokens >= maximum && maximum >= minimum && minimum >= window) || inputs.numLayers <= 1) {
         return static_cast<int64_t>(std::nearbyint(tokens * (1.0 - ratio)));
     }
     const double steps = (maximum - minimum) / static_cast<double>(inputs.numLayers - 1);

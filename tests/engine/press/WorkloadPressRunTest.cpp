@@ -83,17 +83,31 @@ TEST(WorkloadPressRunTest, HoldingAtSizesOnlyWhatAPressDeclares) {
 
 // The benchmarks' promise: every registration runs on the workload, prefill and decoding passes alike.
 TEST(WorkloadPressRunTest, EveryRegisteredPressRunsOnTheWorkload) {
-    const PressWorkload workload(100, kShape);
-    for (const auto& description : kvscope::config::PressDescriptions::all()) {
-        PressSettings settings{description.name, 0.5, WorkloadPressRun::holdingAt(description.name, {}, 96)};
-        WorkloadPressRun run = runOf(workload, settings);
-        EXPECT_NO_THROW(run.decide(run.prefill(96))) << description.name;
-        for (int step = 0; step < 4; ++step) {
-            EXPECT_NO_THROW(run.decide(run.next())) << description.name;
+    // 96 tokens, and 1024, where PyramidKV's budget formula applies (at 96 its pyramid does not fit the
+    // window): the workload is one layer, which PyramidKV divided by zero on, crashing `bench press`.
+    for (const std::int64_t prompt : {std::int64_t{96}, std::int64_t{1024}}) {
+        const PressWorkload workload(prompt + 4, kShape);
+        for (const auto& description : kvscope::config::PressDescriptions::all()) {
+            PressSettings settings{description.name, 0.5,
+                                   WorkloadPressRun::holdingAt(description.name, {}, prompt)};
+            WorkloadPressRun run = runOf(workload, settings);
+            EXPECT_NO_THROW(run.decide(run.prefill(prompt))) << description.name << " at " << prompt;
+            for (int step = 0; step < 4; ++step) {
+                EXPECT_NO_THROW(run.decide(run.next())) << description.name << " at " << prompt;
+            }
+            EXPECT_LE(run.cached(), prompt + 4) << description.name;
+            EXPECT_EQ(run.seen(), prompt + 4) << description.name;
         }
-        EXPECT_LE(run.cached(), 100) << description.name;
-        EXPECT_EQ(run.seen(), 100) << description.name;
     }
+}
+
+TEST(WorkloadPressRunTest, PyramidKvOnOneLayerKeepsTheUniformBudget) {
+    // 1024 tokens at ratio 0.5: a one-layer model has no pyramid, so its layer keeps round(1024 * 0.5).
+    const PressWorkload workload(1024, kShape);
+    const PressSettings settings{"pyramidkv", 0.5, {}};
+    WorkloadPressRun run = runOf(workload, settings);
+    run.decide(run.prefill(1024));
+    EXPECT_EQ(run.cached(), 512);
 }
 
 } // namespace
