@@ -12,37 +12,19 @@
 #include <vector>
 
 using namespace kvscope::trace;
+using kvscope::trace::testing::eventsOf;
+using kvscope::trace::testing::fileMetadata;
+using kvscope::trace::testing::kAllFields;
 using kvscope::trace::testing::TemporaryFolder;
 
 namespace {
-
-constexpr SeriesField kFields[] = {SeriesField::SeqLength,
-                                   SeriesField::StoredTokens,
-                                   SeriesField::KvLength,
-                                   SeriesField::ResidualTokens,
-                                   SeriesField::QuantizedTokens,
-                                   SeriesField::BytesDeviceFullPrecision,
-                                   SeriesField::BytesDeviceQuantized,
-                                   SeriesField::BytesHost,
-                                   SeriesField::WallNs};
-
-SessionMetadata spillMetadata() {
-    SessionMetadata metadata;
-    metadata.model = "synthetic";
-    metadata.cacheKind = "hybrid";
-    return metadata;
-}
-
-std::vector<Event> eventsOf(const StepEvents& events) {
-    return std::vector<Event>(events.begin(), events.end());
-}
 
 // The oracle: the in-memory timeline of the same events. Series over whole ranges, ending at the newest
 // step (which a growing timeline answers from its state, not its columns).
 void expectSameSeries(const Timeline& spilled, const Timeline& memory, std::int64_t from) {
     const std::int64_t last = memory.stepCount() - 1;
     for (std::int32_t layer = -1; layer < memory.layerCount(); ++layer) {
-        for (SeriesField field : kFields) {
+        for (SeriesField field : kAllFields) {
             for (const std::int64_t start : {std::int64_t{0}, from, last}) {
                 const auto a = spilled.seriesOf(layer, field, start, last, 100000);
                 const auto b = memory.seriesOf(layer, field, start, last, 100000);
@@ -70,7 +52,7 @@ const std::vector<Event>& session() {
 TEST(SessionSpillTest, TheTimelineGrowsWithTheFileAndEqualsTheInMemoryOneAfterEveryStep) {
     TemporaryFolder folder;
     Timeline spilled;
-    SessionSpill spill(folder.file("live.kvsess"), spillMetadata(), spilled, 4);
+    SessionSpill spill(folder.file("live.kvsess"), fileMetadata(), spilled, 4);
     ASSERT_TRUE(spilled.fileBacked());
     EXPECT_EQ(spilled.stepCount(), 0);
     Timeline memory;
@@ -114,7 +96,7 @@ TEST(SessionSpillTest, MemoryHoldsAtMostTheCachedStepsHoweverLongTheRun) {
     kvscope::synthetic::SyntheticSession::generate(options, sink);
     TemporaryFolder folder;
     Timeline spilled;
-    SessionSpill spill(folder.file("long.kvsess"), spillMetadata(), spilled, 16);
+    SessionSpill spill(folder.file("long.kvsess"), fileMetadata(), spilled, 16);
     for (const Event& event : sink.events())
         spill.emit(event);
     spill.flush();
@@ -136,7 +118,7 @@ TEST(SessionSpillTest, AFinishedSpillIsASessionFileThatOpensAsTheSameSession) {
     const auto path = folder.file("done.kvsess");
     Timeline spilled;
     {
-        SessionSpill spill(path, spillMetadata(), spilled, 8);
+        SessionSpill spill(path, fileMetadata(), spilled, 8);
         for (const Event& event : session())
             spill.emit(event);
         spill.finish();
@@ -154,7 +136,7 @@ TEST(SessionSpillTest, AFinishedSpillIsASessionFileThatOpensAsTheSameSession) {
         ASSERT_EQ(reopened.stateAt(step), spilled.stateAt(step)) << "step " << step;
     // Saving the spilled timeline a step at a time gives the same events.
     const auto saved = folder.file("saved.kvsess");
-    SessionWriter::save(saved, spillMetadata(), [&](EventSink& out) { spilled.replayInto(out); });
+    SessionWriter::save(saved, fileMetadata(), [&](EventSink& out) { spilled.replayInto(out); });
     EXPECT_EQ(SessionReader::read(saved).events, session());
 }
 
@@ -171,7 +153,7 @@ TEST(SessionSpillTest, EventsFiledLateOrAfterAStepEndStayInTheirStep) {
     };
     TemporaryFolder folder;
     Timeline spilled;
-    SessionSpill spill(folder.file("late.kvsess"), spillMetadata(), spilled, 8);
+    SessionSpill spill(folder.file("late.kvsess"), fileMetadata(), spilled, 8);
     for (const Event& event : events)
         spill.emit(event);
     spill.flush();
@@ -189,7 +171,7 @@ TEST(SessionSpillTest, EventsFiledLateOrAfterAStepEndStayInTheirStep) {
 TEST(SessionSpillTest, AnUnwritablePathIsRefusedWithItsName) {
     Timeline timeline;
     try {
-        SessionSpill spill("/nonexistent-kvscope-folder/live.kvsess", spillMetadata(), timeline);
+        SessionSpill spill("/nonexistent-kvscope-folder/live.kvsess", fileMetadata(), timeline);
         FAIL() << "expected SessionError";
     } catch (const SessionError& error) {
         EXPECT_NE(std::string(error.what()).find("/nonexistent-kvscope-folder/live.kvsess"),

@@ -18,6 +18,9 @@
 
 using namespace kvscope::trace;
 using namespace kvscope::synthetic;
+using kvscope::trace::testing::eventsOf;
+using kvscope::trace::testing::fileMetadata;
+using kvscope::trace::testing::kAllFields;
 using kvscope::trace::testing::makeEvent;
 using kvscope::trace::testing::replayFromStart;
 
@@ -92,18 +95,6 @@ TEST(TimelineTest, EachSeriesFieldReadsItsOwnQuantity) {
     EXPECT_EQ(seriesValue(state, 3, SeriesField::SeqLength), 0) << "a layer the session never had";
     EXPECT_EQ(seriesValue(state, 0, SeriesField::WallNs), 900) << "cache-wide whatever the layer";
 }
-
-constexpr SeriesField kAllFields[] = {
-    SeriesField::SeqLength,
-    SeriesField::StoredTokens,
-    SeriesField::KvLength,
-    SeriesField::ResidualTokens,
-    SeriesField::QuantizedTokens,
-    SeriesField::BytesDeviceFullPrecision,
-    SeriesField::BytesDeviceQuantized,
-    SeriesField::BytesHost,
-    SeriesField::WallNs,
-};
 
 } // namespace
 
@@ -369,17 +360,6 @@ TEST(TimelineTest, SeriesOfEachLayerEqualsSeriesOfEveryLayer) {
 namespace {
 
 using kvscope::trace::testing::TemporaryFolder;
-
-SessionMetadata fileMetadata() {
-    SessionMetadata metadata;
-    metadata.model = "synthetic";
-    metadata.cacheKind = "hybrid";
-    return metadata;
-}
-
-std::vector<Event> eventsOf(const StepEvents& events) {
-    return std::vector<Event>(events.begin(), events.end());
-}
 
 } // namespace
 

@@ -3,11 +3,14 @@
 
 // Small helpers shared by the trace tests (header-only, nothing to build).
 
+#include "kvscope/synthetic/SyntheticSession.h"
 #include "kvscope/trace/Event.h"
 #include "kvscope/trace/RecordingSink.h"
+#include "kvscope/trace/SeriesField.h"
+#include "kvscope/trace/SessionMetadata.h"
 #include "kvscope/trace/StateReducer.h"
+#include "kvscope/trace/StepEvents.h"
 #include "kvscope/trace/StepState.h"
-#include "kvscope/synthetic/SyntheticSession.h"
 #include "kvscope/trace/Timeline.h"
 
 #include <cstdint>
@@ -19,6 +22,32 @@
 #include <vector>
 
 namespace kvscope::trace::testing {
+
+// Every series field, for comparing series field by field.
+inline constexpr SeriesField kAllFields[] = {
+    SeriesField::SeqLength,
+    SeriesField::StoredTokens,
+    SeriesField::KvLength,
+    SeriesField::ResidualTokens,
+    SeriesField::QuantizedTokens,
+    SeriesField::BytesDeviceFullPrecision,
+    SeriesField::BytesDeviceQuantized,
+    SeriesField::BytesHost,
+    SeriesField::WallNs,
+};
+
+// The metadata tests give the synthetic sessions they write to files.
+inline SessionMetadata fileMetadata() {
+    SessionMetadata metadata;
+    metadata.model = "synthetic";
+    metadata.cacheKind = "hybrid";
+    return metadata;
+}
+
+// A step's events as a vector, to compare with ==.
+inline std::vector<Event> eventsOf(const StepEvents& events) {
+    return std::vector<Event>(events.begin(), events.end());
+}
 
 inline Event makeEvent(std::int64_t step, std::int32_t layer, EventPayload payload,
                        std::uint64_t sequence = 0) {
