@@ -9,7 +9,7 @@ packages=(cmake ninja-build g++ ccache pkg-config
           qt6-base-dev libqcustomplot-dev libtorch-dev nlohmann-json3-dev libzstd-dev libcli11-dev
           libgtest-dev libbenchmark-dev xvfb python3-torch
           libonig-dev libicu-dev libsentencepiece-dev
-          python3-zstandard python3-crc32c python3-crcmod python3-pytest
+          python3-zstandard python3-crc32c python3-crcmod python3-pytest python3-pytest-xdist
           wamerican fortunes libopenblas0-pthread
           dpkg-dev appstream desktop-file-utils man-db)
 missing=()
