@@ -195,6 +195,33 @@ TEST(SessionControllerTest, ALiveRunIsRecordedToItsFileAndReadBackFromIt) {
     EXPECT_EQ(session.stepCount(), 600);
 }
 
+TEST(SessionControllerTest, TwoLiveRunsStartedTogetherRecordToTwoFiles) {
+    // Compare mode starts two live runs at once: with one file name per millisecond and process, the second
+    // truncated the first's file under it (MainWindowTest saw "a chunk of ... bytes does not fit").
+    QTemporaryDir dir;
+    SessionController first(testing::syntheticFactory());
+    SessionController second(testing::syntheticFactory());
+    first.setLiveFolder(dir.filePath("live"));
+    second.setLiveFolder(dir.filePath("live"));
+    kvscope::config::RunSettings settings;
+    settings.tokens = 40;
+    first.startLive(settings, SessionController::Generation::ToTheEnd);
+    second.startLive(settings, SessionController::Generation::ToTheEnd);
+    ASSERT_TRUE(waitUntil([&] {
+        return first.liveFinished() && second.liveFinished() && !first.liveBusy() && !second.liveBusy();
+    }));
+    first.waitForEngine();
+    second.waitForEngine();
+    EXPECT_NE(first.liveFile(), second.liveFile());
+    const trace::Timeline memory = inMemory(syntheticEvents(settings));
+    for (const SessionController* session : {&first, &second}) {
+        ASSERT_EQ(session->stepCount(), 40);
+        for (std::int64_t step = 0; step < 40; ++step) {
+            ASSERT_EQ(session->timeline().stateAt(step), memory.stateAt(step)) << "step " << step;
+        }
+    }
+}
+
 TEST(SessionControllerTest, LiveRunsAreRecordedInTheUsersCacheFolderByDefault) {
     // ~/.cache/kvscope/live, as the docs say (beside scripts/train-presets.sh's ~/.cache/kvscope/train), not
     // the application's own ~/.cache/<organisation>/<application>.

@@ -13,6 +13,7 @@
 #include <QtGlobal>
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <stdexcept>
 
@@ -177,10 +178,14 @@ QString SessionController::liveFile() const {
 }
 
 void SessionController::startSpill() {
+    // The run's number in this process as well as its time and process: a compared pair of live runs starts
+    // within the same millisecond, and the second file must not truncate the first.
+    static std::atomic<int> runs{0};
     const QString name =
-        QStringLiteral("live-%1-%2.kvsess")
+        QStringLiteral("live-%1-%2-%3.kvsess")
             .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz")))
-            .arg(QCoreApplication::applicationPid());
+            .arg(QCoreApplication::applicationPid())
+            .arg(++runs);
     try {
         if (!QDir().mkpath(m_liveFolder)) {
             throw std::runtime_error("cannot create the folder " + m_liveFolder.toStdString());
