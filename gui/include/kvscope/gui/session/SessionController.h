@@ -14,6 +14,7 @@
 #include <QObject>
 #include <QString>
 #include <QTimer>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
