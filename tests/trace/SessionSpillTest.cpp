@@ -14,7 +14,6 @@
 using namespace kvscope::trace;
 using kvscope::trace::testing::eventsOf;
 using kvscope::trace::testing::fileMetadata;
-using kvscope::trace::testing::kAllFields;
 using kvscope::trace::testing::TemporaryFolder;
 
 namespace {
@@ -23,18 +22,8 @@ namespace {
 // step (which a growing timeline answers from its state, not its columns).
 void expectSameSeries(const Timeline& spilled, const Timeline& memory, std::int64_t from) {
     const std::int64_t last = memory.stepCount() - 1;
-    for (std::int32_t layer = -1; layer < memory.layerCount(); ++layer) {
-        for (SeriesField field : kAllFields) {
-            for (const std::int64_t start : {std::int64_t{0}, from, last}) {
-                const auto a = spilled.seriesOf(layer, field, start, last, 100000);
-                const auto b = memory.seriesOf(layer, field, start, last, 100000);
-                ASSERT_EQ(a.size(), b.size());
-                for (std::size_t i = 0; i < a.size(); ++i) {
-                    ASSERT_EQ(a[i].value, b[i].value) << "layer " << layer << " " << toString(field)
-                                                      << " step " << a[i].step << " of " << last;
-                }
-            }
-        }
+    for (const std::int64_t start : {std::int64_t{0}, from, last}) {
+        kvscope::trace::testing::expectSameSeries(spilled, memory, start, last, "of " + std::to_string(last));
     }
     ASSERT_EQ(spilled.seriesOfEachLayer(SeriesField::StoredTokens, 0, last, 64),
               memory.seriesOfEachLayer(SeriesField::StoredTokens, 0, last, 64));

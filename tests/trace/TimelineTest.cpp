@@ -19,6 +19,7 @@
 using namespace kvscope::trace;
 using namespace kvscope::synthetic;
 using kvscope::trace::testing::eventsOf;
+using kvscope::trace::testing::expectSameSeries;
 using kvscope::trace::testing::fileMetadata;
 using kvscope::trace::testing::kAllFields;
 using kvscope::trace::testing::makeEvent;
@@ -389,19 +390,8 @@ TEST(TimelineTest, FileBackedEqualsInMemoryEverywhere) {
     const std::vector<Event> retained(memory.retainedEvents().begin(), memory.retainedEvents().end());
     EXPECT_EQ(std::vector<Event>(file.retainedEvents().begin(), file.retainedEvents().end()), retained);
     EXPECT_FALSE(retained.empty()) << "the session has transfers, flushes and resets";
-    for (std::int32_t layer = -1; layer < memory.layerCount(); ++layer) {
-        for (SeriesField field : kAllFields) {
-            for (const auto& [from, to] :
-                 {std::pair<std::int64_t, std::int64_t>{0, 400}, {37, 90}, {399, 400}}) {
-                const auto a = file.seriesOf(layer, field, from, to, 100000);
-                const auto b = memory.seriesOf(layer, field, from, to, 100000);
-                ASSERT_EQ(a.size(), b.size());
-                for (std::size_t i = 0; i < a.size(); ++i) {
-                    ASSERT_EQ(a[i].value, b[i].value)
-                        << "layer " << layer << " " << toString(field) << " step " << a[i].step;
-                }
-            }
-        }
+    for (const auto& [from, to] : {std::pair<std::int64_t, std::int64_t>{0, 400}, {37, 90}, {399, 400}}) {
+        expectSameSeries(file, memory, from, to);
     }
     const auto each = file.seriesOfEachLayer(SeriesField::StoredTokens, 0, 400, 50);
     EXPECT_EQ(each, memory.seriesOfEachLayer(SeriesField::StoredTokens, 0, 400, 50));
@@ -584,17 +574,7 @@ TEST(TimelineTest, FileBackedFromTheOverviewEqualsInMemoryEverywhere) {
     }
     EXPECT_EQ(std::vector<Event>(file.retainedEvents().begin(), file.retainedEvents().end()),
               std::vector<Event>(memory.retainedEvents().begin(), memory.retainedEvents().end()));
-    for (std::int32_t layer = -1; layer < memory.layerCount(); ++layer) {
-        for (SeriesField field : kAllFields) {
-            const auto a = file.seriesOf(layer, field, 0, memory.stepCount(), 100000);
-            const auto b = memory.seriesOf(layer, field, 0, memory.stepCount(), 100000);
-            ASSERT_EQ(a.size(), b.size());
-            for (std::size_t i = 0; i < a.size(); ++i) {
-                ASSERT_EQ(a[i].value, b[i].value)
-                    << "layer " << layer << " " << toString(field) << " step " << i;
-            }
-        }
-    }
+    expectSameSeries(file, memory, 0, memory.stepCount());
 }
 
 TEST(TimelineTest, ColumnsWrittenInBlocksOpenAsTheOverviewHeldThem) {
@@ -645,17 +625,7 @@ TEST(TimelineTest, ColumnsWrittenInBlocksOpenAsTheOverviewHeldThem) {
         for (std::int64_t step = 0; step < memory.stepCount(); step += 37) {
             ASSERT_EQ(file.stateAt(step), memory.stateAt(step)) << "step " << step;
         }
-        for (std::int32_t layer = -1; layer < memory.layerCount(); ++layer) {
-            for (SeriesField field : kAllFields) {
-                const auto a = file.seriesOf(layer, field, 0, memory.stepCount(), 100000);
-                const auto b = memory.seriesOf(layer, field, 0, memory.stepCount(), 100000);
-                ASSERT_EQ(a.size(), b.size());
-                for (std::size_t i = 0; i < a.size(); ++i) {
-                    ASSERT_EQ(a[i].value, b[i].value)
-                        << path.filename() << " layer " << layer << " " << toString(field) << " step " << i;
-                }
-            }
-        }
+        expectSameSeries(file, memory, 0, memory.stepCount(), path.filename().string());
     }
     // Read from the overview and its blocks, not through the pass: with a Step chunk's payload scrambled
     // (checksum matching) the pass stops there, the overview opens the whole session.

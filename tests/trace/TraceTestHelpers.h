@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <gtest/gtest.h>
 #include <span>
 #include <string>
 #include <unistd.h>
@@ -136,6 +137,23 @@ inline Timeline timelineOf(std::span<const Event> events) {
         timeline.emit(event);
     }
     return timeline;
+}
+
+// Every series field of every layer and the cache-wide one (-1) over [from, to], not downsampled: `actual`
+// equals the oracle `expected` value by value. `label` names the case in a failure.
+inline void expectSameSeries(const Timeline& actual, const Timeline& expected, std::int64_t from,
+                             std::int64_t to, const std::string& label = {}) {
+    for (std::int32_t layer = -1; layer < expected.layerCount(); ++layer) {
+        for (SeriesField field : kAllFields) {
+            const auto a = actual.seriesOf(layer, field, from, to, 100000);
+            const auto b = expected.seriesOf(layer, field, from, to, 100000);
+            ASSERT_EQ(a.size(), b.size()) << label << " layer " << layer << " " << toString(field);
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                ASSERT_EQ(a[i].value, b[i].value)
+                    << label << " layer " << layer << " " << toString(field) << " step " << a[i].step;
+            }
+        }
+    }
 }
 
 // A file name in a fresh per-process temporary folder, removed with the folder at exit of scope.
