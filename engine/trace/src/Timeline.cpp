@@ -3,6 +3,7 @@
 
 #include "FileBytes.h"
 #include "SessionOverviewFile.h"
+#include "kvscope/trace/RecordingSink.h"
 #include "kvscope/trace/SessionError.h"
 #include "kvscope/trace/SessionReader.h"
 #include "kvscope/trace/StateReducer.h"
@@ -229,13 +230,10 @@ StepEvents Timeline::eventsOfStep(std::int64_t step) const {
 std::vector<Event> Timeline::collectEvents() const {
     if (!fileBacked())
         return m_events;
-    std::vector<Event> events;
-    events.reserve(m_eventCount);
-    for (std::int64_t step = 0; step <= m_lastStep; ++step) {
-        for (const Event& event : eventsOfStep(step))
-            events.push_back(event);
-    }
-    return events;
+    RecordingSink sink;
+    sink.reserve(m_eventCount);
+    replayInto(sink);
+    return sink.takeEvents();
 }
 
 void Timeline::replayInto(EventSink& sink) const {
