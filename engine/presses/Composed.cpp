@@ -76,10 +76,16 @@ public:
             if (!action.kept.defined() && !action.keys.defined()) {
                 continue;
             }
-            const at::Tensor stageKept = action.kept.defined()
-                                             ? action.kept
-                                             : at::arange(current.keys.size(2), pass.positions.options())
-                                                   .expand({current.keys.size(0), current.keys.size(1), -1});
+            at::Tensor stageKept = action.kept.defined()
+                                       ? action.kept
+                                       : at::arange(current.keys.size(2), pass.positions.options())
+                                             .expand({current.keys.size(0), current.keys.size(1), -1});
+            // The next stage sees the slots in kvpress's cache order: its scores sum over them (KeyDiff's
+            // anchor, ThinK's channels), and SnapKV's window ties make that order differ from ours.
+            if (stage + 1 < m_stages.size() && action.kept.defined() && action.scores.defined() &&
+                !action.keys.defined() && !action.rotationShift.defined()) {
+                stageKept = TopKSelection::torchOrder(action.scores, stageKept);
+            }
             composed.details[prefix + "kept"] = stageKept;
             if (const auto channels = action.details.find("pruned_channels");
                 channels != action.details.end()) {

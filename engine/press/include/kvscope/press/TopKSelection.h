@@ -15,6 +15,10 @@ public:
     static at::Tensor largest(const at::Tensor& scores, int64_t count);
     /// Indices [..., count] of the smallest `count` scores along the last dimension (index ascending in ties).
     static at::Tensor smallest(const at::Tensor& scores, int64_t count);
+    /// `kept` [..., n], the largest scores in any order, in torch.topk's order on the CPU: the order kvpress
+    /// leaves a compressed cache in, which differs from the canonical one only inside runs of equal scores.
+    /// `kept` itself where it is not the top of `scores` up to ties (a press that keeps by position).
+    static at::Tensor torchOrder(const at::Tensor& scores, const at::Tensor& kept);
     /// `states` [B, Hkv, T, D] (or [B, Hkv, T]) at `indices` [B, Hkv, n] along the sequence.
     static at::Tensor gather(const at::Tensor& states, const at::Tensor& indices);
 };
