@@ -424,7 +424,8 @@ SessionContents SessionReader::scan(const std::filesystem::path& path, const Ste
 std::vector<Event> SessionReader::readStepChunk(const FileBytes& file, std::uint64_t offset,
                                                 const std::string& name) {
     const FileSource source(file);
-    Decompressor decompressor;
+    // A view decodes steps one at a time as the user moves: one context per thread, not per step.
+    thread_local Decompressor decompressor;
     std::vector<std::uint8_t> buffer;
     try {
         const Chunk chunk = readChunkAt(source, offset, decompressor, buffer);

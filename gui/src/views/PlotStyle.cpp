@@ -74,6 +74,8 @@ QColor PlotStyle::seriesColour(int index) {
 
 void PlotStyle::setUp(QCustomPlot* plot, const QString& title) {
     plot->setBackground(backgroundColour());
+    // The opaque background covers the whole widget: its parent need not fill underneath first.
+    plot->setAttribute(Qt::WA_OpaquePaintEvent);
     plot->setNoAntialiasingOnDrag(true);
     // Step lines, fills and markers are axis-aligned or tiny: antialiasing them costs most of a replot
     // (a 1000-flush quantization chart went from ~250 ms to a few) and buys nothing visible.

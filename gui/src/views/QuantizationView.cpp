@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/views/QuantizationView.h"
 
-#include "kvscope/gui/views/PlotStyle.h"
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/ViewSelection.h"
+#include "kvscope/gui/views/PlotStyle.h"
 #include "kvscope/trace/LayerKind.h"
 
 #include <algorithm>
-#include <map>
 
 namespace kvscope::gui {
 
@@ -98,27 +97,19 @@ void QuantizationView::rebuild() {
     }
 
     // One marker per flushing step (layers often flush together): the largest residual flushed and the
-    // worst error, or the selected layer's.
-    std::map<std::int64_t, std::pair<double, double>> byStep;
-    const int selected = m_selection.selectedLayer();
-    for (const Flush& flush : m_flushes) {
-        if (selected >= 0 && selected != flush.layer) {
-            continue;
-        }
-        auto& [height, error] = byStep[flush.step];
-        height = std::max(height, flush.residualBefore);
-        error = std::max(error, flush.relativeError);
-    }
+    // worst error, or the selected layer's; one per run of steps where markers would overlap.
+    constexpr double kMarkerPixels = 3.0;
     QVector<double> flushSteps;
     QVector<double> flushHeights;
     QVector<double> errors;
     double maxError = 0.0;
-    for (const auto& [step, marker] : byStep) {
-        flushSteps << static_cast<double>(step);
-        flushHeights << marker.first;
-        errors << marker.second;
-        maxResidual = std::max(maxResidual, marker.first);
-        maxError = std::max(maxError, marker.second);
+    for (const FlushMarkerGeometry::Marker& marker : FlushMarkerGeometry::markers(
+             m_flushes, m_selection.selectedLayer(), first, last, axisRect()->width(), kMarkerPixels)) {
+        flushSteps << static_cast<double>(marker.step);
+        flushHeights << marker.height;
+        errors << marker.error;
+        maxResidual = std::max(maxResidual, marker.height);
+        maxError = std::max(maxError, marker.error);
     }
     m_flushMarkers->setData(flushSteps, flushHeights, true);
     m_errors->setData(flushSteps, errors, true);

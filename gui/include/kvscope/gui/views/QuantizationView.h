@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/gui/geometry/FlushMarkerGeometry.h"
 #include "kvscope/gui/views/StepChart.h"
 
 #include <cstddef>
@@ -10,8 +11,9 @@
 namespace kvscope::gui {
 
 /// Quantized layers over steps: each layer's full-precision residual (it fills token by token and
-/// drops at a flush), a marker at every flushing step and its worst relative quantization error on the
-/// right axis (only the selected layer's when one is selected). Flushes are collected incrementally as a live session grows.
+/// drops at a flush), a marker at every flushing step (one per few pixels where they crowd) and its worst
+/// relative quantization error on the right axis (only the selected layer's when one is selected). Flushes
+/// are collected incrementally as a live session grows.
 class QuantizationView : public StepChart {
     Q_OBJECT
 public:
@@ -25,16 +27,9 @@ protected:
     void forgetSession() override;
 
 private:
-    struct Flush {
-        std::int64_t step;
-        std::int32_t layer;
-        double residualBefore;
-        double relativeError;
-    };
-
     void collectFlushes();
 
-    std::vector<Flush> m_flushes;
+    std::vector<FlushMarkerGeometry::Flush> m_flushes;
     std::size_t m_scannedEvents = 0;
     QCPGraph* m_flushMarkers;
     QCPGraph* m_errors;
