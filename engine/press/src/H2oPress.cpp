@@ -50,10 +50,22 @@ at::Tensor H2oPress::stepReceived(int64_t layerIndex, const at::Tensor& received
         return {};
     }
     const int64_t older = length - m_recentWindow;
-    const at::Tensor heavy = TopKSelection::largest(scores.narrow(2, 0, older), m_budget - m_recentWindow);
+    const int64_t heavyCount = m_budget - m_recentWindow;
     const auto longs = scores.options().dtype(at::kLong);
-    const at::Tensor recent = at::arange(older, length, longs).expand({batch, numKeyValueHeads, m_recentWindow});
-    const at::Tensor kept = std::get<0>(at::sort(at::cat({heavy, recent}, 2), -1));
+    at::Tensor kept;
+    if (older - heavyCount == 1) {
+        // One token over the budget, as at every decoding step: the one older slot the canonical top-k leaves
+        // out goes (the lowest score; of equal lowest scores the latest), found without sorting the layer.
+        const at::Tensor dropped =
+            (older - 1) - scores.narrow(2, 0, older).flip({2}).argmin(2, /*keepdim=*/true);
+        const at::Tensor slots = at::arange(length - 1, longs).expand({batch, numKeyValueHeads, length - 1});
+        kept = slots + slots.ge(dropped).to(at::kLong);
+    } else {
+        const at::Tensor heavy = TopKSelection::largest(scores.narrow(2, 0, older), heavyCount);
+        const at::Tensor recent =
+            at::arange(older, length, longs).expand({batch, numKeyValueHeads, m_recentWindow});
+        kept = std::get<0>(at::sort(at::cat({heavy, recent}, 2), -1));
+    }
     scores = scores.gather(2, kept);
     return kept;
 }

@@ -111,6 +111,31 @@ TEST(H2oPressTest, MatchesTheNaiveImplementationOverManySteps) {
     EXPECT_GE(evictions, 6);
 }
 
+TEST(H2oPressTest, TiesGoAsTheCanonicalOrderRanksThem) {
+    // Attention spread evenly: every older slot ties at every step, so each one-token eviction must drop the
+    // slot the stable sort ranks last (the latest of the lowest), and a prefill over budget drops several.
+    const int64_t heads = 4;
+    const int64_t kvHeads = 2;
+    H2oPress press(5, 1);
+    NaiveH2o naive(5, 1);
+    int64_t length = 0;
+    for (int step = 0; step < 10; ++step) {
+        const int64_t queries = step == 0 ? 8 : 1;
+        length += queries;
+        const at::Tensor attention = at::full({1, heads, queries, length}, 1.0f / static_cast<float>(length));
+        const at::Tensor kept = press.step(0, attention, kvHeads);
+        const auto expected = naive.step(nested(attention[0]), kvHeads);
+        ASSERT_TRUE(kept.defined()) << "step " << step;
+        for (int64_t kv = 0; kv < kvHeads; ++kv) {
+            const at::Tensor row = kept[0][kv].contiguous();
+            EXPECT_EQ(std::vector<int64_t>(row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel()),
+                      expected[static_cast<size_t>(kv)])
+                << "step " << step << " head " << kv;
+        }
+        length = 5;
+    }
+}
+
 TEST(H2oPressTest, WorkedTableKeepsTheHeavyHittersAndTheRecentToken) {
     // Budget 3, recent window 1, one head. Accumulated attention per position:
     //   prefill rows [1,0,0] [.5,.5,0] [.2,.3,.5]  -> p0 1.7, p1 0.8, p2 0.5   (3 tokens fit the budget)
