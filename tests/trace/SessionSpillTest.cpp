@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/trace/SessionSpill.h"
 
+#include "FileBytes.h"
+#include "SessionOverviewFile.h"
 #include "TraceTestHelpers.h"
 #include "kvscope/synthetic/SyntheticSession.h"
 #include "kvscope/trace/RecordingSink.h"
@@ -127,6 +129,37 @@ TEST(SessionSpillTest, AFinishedSpillIsASessionFileThatOpensAsTheSameSession) {
     const auto saved = folder.file("saved.kvsess");
     SessionWriter::save(saved, fileMetadata(), [&](EventSink& out) { spilled.replayInto(out); });
     EXPECT_EQ(SessionReader::read(saved).events, session());
+}
+
+TEST(SessionSpillTest, TheSpillWritesNoOverviewOfItsOwn) {
+    // Its timeline folds the keyframes and columns; the writer does not fold them a second time. A session
+    // an ordinary writer summarises (no paged pool), as the control.
+    kvscope::synthetic::SyntheticSessionOptions options;
+    options.layers = 4;
+    options.tokens = 64;
+    RecordingSink sink;
+    kvscope::synthetic::SyntheticSession::generate(options, sink);
+    const std::vector<Event> events = sink.takeEvents();
+    TemporaryFolder folder;
+    const auto spilledPath = folder.file("live.kvsess");
+    Timeline spilled;
+    {
+        SessionSpill spill(spilledPath, fileMetadata(), spilled, 8);
+        for (const Event& event : events)
+            spill.emit(event);
+        spill.finish();
+    }
+    const auto savedPath = folder.file("saved.kvsess");
+    SessionWriter::save(savedPath, fileMetadata(), events);
+    SessionContents contents;
+    EXPECT_FALSE(
+        SessionOverviewFile::read(FileBytes(spilledPath), spilledPath.string(), contents).has_value());
+    EXPECT_TRUE(SessionOverviewFile::read(FileBytes(savedPath), savedPath.string(), contents).has_value());
+    // Without one the file still opens, through the pass, as the same session.
+    const Timeline reopened = Timeline::openFile(spilledPath, contents);
+    ASSERT_EQ(reopened.stepCount(), spilled.stepCount());
+    for (std::int64_t step = 0; step < reopened.stepCount(); ++step)
+        ASSERT_EQ(reopened.stateAt(step), spilled.stateAt(step)) << "step " << step;
 }
 
 TEST(SessionSpillTest, EventsFiledLateOrAfterAStepEndStayInTheirStep) {

@@ -10,6 +10,9 @@ SessionSpill::SessionSpill(const std::filesystem::path& path, const SessionMetad
                            Timeline& timeline, std::size_t cachedSteps)
     : m_writer(path, metadata), m_timeline(timeline) {
     m_timeline = Timeline::followFile(path, cachedSteps);
+    // The timeline folds the same keyframes and columns; the file is read back only through it (Save as
+    // writes a new file, with its overview).
+    m_writer.skipOverview();
     m_writer.setStepChunkListener([this](const StepChunkLocation& location) {
         m_timeline.appendChunk(location, std::move(m_pending));
         m_pending.clear();

@@ -131,6 +131,12 @@ void SessionWriter::emit(const Event& event) {
     }
 }
 
+void SessionWriter::skipOverview() {
+    if (m_eventsWritten == 0 && m_pendingEvents == 0) {
+        m_overview.reset();
+    }
+}
+
 void SessionWriter::setColumnBlockSteps(std::int64_t steps) {
     if (m_overview && m_eventsWritten == 0 && m_pendingEvents == 0) {
         m_overview = std::make_unique<SessionOverview>(Timeline::kDefaultKeyframeInterval, steps);

@@ -47,6 +47,12 @@ public:
     /// as 1.6 wrote them). Tests set a small one; call it before the first event.
     void setColumnBlockSteps(std::int64_t steps);
 
+    /// Writes no overview (no column blocks, no summary before the index): for a file whose one reader builds
+    /// its own as it follows the file (SessionSpill's timeline), so that the work and memory are not spent
+    /// twice. Such a file opens by reading every step, as files older than format 1.6 do. Call it before the
+    /// first event.
+    void skipOverview();
+
     /// Called with each step chunk's location once the chunk is handed to the operating system (so a reader
     /// of the file can read it back: SessionSpill). Set it before the first event.
     void setStepChunkListener(std::function<void(const StepChunkLocation&)> listener);
