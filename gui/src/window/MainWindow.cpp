@@ -118,6 +118,8 @@ void MainWindow::createViews() {
     m_layers = new LayerTableView(*m_session, *m_selection);
     m_events = new EventLogView(*m_session, *m_selection);
     m_tabs = new QTabWidget;
+    // The pages' own frames suffice: no pane frame around them (filling it was a tenth of a full repaint).
+    m_tabs->setDocumentMode(true);
     m_tabs->addTab(m_layers, tr("Layers"));
     m_tabs->addTab(m_events, tr("Events (why)"));
     m_tabs->addTab(new PrefixTreeView(*m_session), tr("Prefix tree"));
