@@ -6,12 +6,12 @@
 #   scripts/train-presets.sh [PRESET...]        (default: every decoder-only preset)
 # KVSCOPE_CLI names the kvscope-cli to use. Deterministic: the same build gives the same weights.
 #
-# llama trains from its seeded random weights. The others start warm (`train --init`) and keep training
-# with their own shapes (windows, chunks, tied embeddings, shared KV, linear attention): mistral and
-# llama4 have exactly llama's tensors and start from the trained llama; gemma2, gemma3, gemma3n and
-# qwen3-next start from a short llama run (`base`, 300 steps), so that they can train while llama's
-# longer run goes on (`--jobs N` runs N at once). Tensors of the same name and shape are copied, the
-# rest keep their seeded values. whisper keeps its random weights: it needs audio features.
+# llama trains from its seeded random weights; every other preset starts from the trained llama (`train
+# --init`: tensors of the same name and shape are copied, the rest keep their seeded values) and keeps
+# training with its own shapes (windows, chunks, soft caps, shared KV, linear attention). mistral has exactly
+# llama's tensors and needs least; llama4's chunks of 8 tokens need most. `--jobs N` trains N of them at once
+# once llama is done.
+# whisper keeps its random weights: it needs audio features.
 set -euo pipefail
 cli=${KVSCOPE_CLI:-build/dev/engine/cli/kvscope-cli}
 jobs=1
@@ -32,59 +32,29 @@ mkdir -p "$work" resources/presets/training
 python3 scripts/fortunes-corpus.py --fortunes "$fortunes" --train "$work/train.txt" --held-out "$work/held-out.txt" >&2
 
 corpus=(--corpus "$work/train.txt" --held-out "$work/held-out.txt" --threads 1)
-# The warm start of every preset but llama.
-base() {
-    if [ ! -f "$work/llama-base.safetensors" ]; then
-        echo "== llama-base: 300 steps of 16 x 128 bytes" >&2
-        "$cli" train --preset llama "${corpus[@]}" --steps 300 --batch 16 --sequence-length 128 --learning-rate 5e-3 \
-            --warmup 20 --eval-every 100 --eval-windows 32 --no-progress --out "$work/llama-base.safetensors" >/dev/null
-    fi
-}
-# Steps per preset (8 windows of 256 bytes each) and where it starts: a few minutes to half an hour
-# of one CPU thread each.
-declare -A steps=([llama]=900 [mistral]=60 [llama4]=300 [gemma2]=200 [gemma3]=200 [gemma3n]=150 [qwen3-next]=250)
-declare -A start=([llama]="" [mistral]=resources/presets/llama.safetensors [llama4]=resources/presets/llama.safetensors
-                  [gemma2]=$work/llama-base.safetensors [gemma3]=$work/llama-base.safetensors
-                  [gemma3n]=$work/llama-base.safetensors [qwen3-next]=$work/llama-base.safetensors)
-# Warm restarts after the first run (steps:peak learning rate:weight decay:warm-up steps, each from the run
-# before): the
-# runs that lifted llama and qwen3-next to the word bar. llama's last, with a heavier weight decay, is
-# the longest.
-declare -A more=([llama]="600:5e-3:0.1:30 1500:4e-3:0.5:30" [qwen3-next]="150:5e-3:0.1:20")
+# Steps (8 windows of 256 bytes each) and peak learning rate per preset: about 5 steps a second on one
+# thread with an optimised BLAS (gemma3n's and qwen3-next's are slower), so 5 to 80 minutes each.
+declare -A steps=([llama]=6000 [mistral]=1500 [llama4]=6000 [gemma2]=4000 [gemma3]=4000 [gemma3n]=4000 [qwen3-next]=4000)
+declare -A rate=([llama]=1e-2 [mistral]=5e-3 [llama4]=1e-2 [gemma2]=1e-2 [gemma3]=1e-2 [gemma3n]=1e-2 [qwen3-next]=1e-2)
 train() {
     local preset=$1
     local init=()
-    if [ -n "${start[$preset]}" ]; then
-        init=(--init "${start[$preset]}")
+    if [ "$preset" != llama ]; then
+        init=(--init resources/presets/llama.safetensors)
     fi
-    local phases=("${steps[$preset]}:1e-2:0.1:30" ${more[$preset]:-})
-    local records=()
-    local phase=0
-    for spec in "${phases[@]}"; do
-        IFS=: read -r count rate decay warmup <<<"$spec"
-        local out="$work/$preset-phase$phase.safetensors"
-        if ((phase > 0)); then
-            init=(--init "$work/$preset-phase$((phase - 1)).safetensors")
-        fi
-        echo "== $preset (run $((phase + 1)) of ${#phases[@]}): $count steps of 8 x 256 bytes, learning rate $rate" >&2
-        "$cli" train --preset "$preset" "${corpus[@]}" "${init[@]}" --steps "$count" --batch 8 \
-            --sequence-length 256 --learning-rate "$rate" --weight-decay "$decay" --warmup "$warmup" \
-            --eval-every 150 --eval-windows 64 --dtype f16 --no-progress --out "$out" >"$work/$preset-phase$phase.json"
-        records+=("$work/$preset-phase$phase.json")
-        phase=$((phase + 1))
-    done
-    cp "$work/$preset-phase$((phase - 1)).safetensors" "resources/presets/$preset.safetensors"
-    # The record: the last run's summary, the earlier runs under "earlier_runs".
-    python3 - "resources/presets/$preset.safetensors" "${records[@]}" >"resources/presets/training/$preset.json" <<'PYTHON'
+    echo "== $preset: ${steps[$preset]} steps of 8 x 256 bytes, learning rate ${rate[$preset]}" >&2
+    "$cli" train --preset "$preset" "${corpus[@]}" "${init[@]}" --steps "${steps[$preset]}" --batch 8 \
+        --sequence-length 256 --learning-rate "${rate[$preset]}" --weight-decay 0.1 --warmup 100 \
+        --eval-every 500 --eval-windows 64 --dtype f16 --no-progress --out "$work/$preset.safetensors" \
+        >"$work/$preset.json"
+    cp "$work/$preset.safetensors" "resources/presets/$preset.safetensors"
+    python3 - "resources/presets/$preset.safetensors" "$work/$preset.json" >"resources/presets/training/$preset.json" <<'PYTHON'
 import json, sys
-runs = [json.load(open(path)) for path in sys.argv[2:]]
-record = dict(runs[-1], out=sys.argv[1])
-if len(runs) > 1:
-    record["earlier_runs"] = runs[:-1]
+record = dict(json.load(open(sys.argv[2])), out=sys.argv[1])
 json.dump(record, sys.stdout, indent=2, sort_keys=True)
 print()
 PYTHON
-    python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(f\"{s['preset']}: {s['held_out_bits_per_byte_as_written']:.3f} bits/byte held out after {s['steps']} steps ({len(s.get('earlier_runs', [])) + 1} runs), {s['seconds']:.0f} s\")" \
+    python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(f\"{s['preset']}: {s['held_out_bits_per_byte_as_written']:.3f} bits/byte held out after {s['steps']} steps, {s['seconds']:.0f} s\")" \
         "resources/presets/training/$preset.json" >&2
 }
 
@@ -98,22 +68,20 @@ for preset in "${presets[@]}"; do
         exit 2
     fi
 done
-base
-# llama and the presets that start from base first, then those that start from the trained llama.
+# llama first: the others start from it.
+for preset in "${presets[@]}"; do
+    if [ "$preset" = llama ]; then
+        train llama
+    fi
+done
 running=0
-for phase in first second; do
-    for preset in "${presets[@]}"; do
-        [ "${start[$preset]}" = resources/presets/llama.safetensors ] && current=second || current=first
-        [ "$current" = "$phase" ] || continue
-        train "$preset" &
-        running=$((running + 1))
-        if ((running >= jobs)); then
-            wait -n
-            running=$((running - 1))
-        fi
-    done
-    while ((running > 0)); do
+for preset in "${presets[@]}"; do
+    [ "$preset" = llama ] && continue
+    train "$preset" &
+    running=$((running + 1))
+    if ((running >= jobs)); then
         wait -n
         running=$((running - 1))
-    done
+    fi
 done
+wait

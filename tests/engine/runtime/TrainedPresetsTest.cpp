@@ -2,6 +2,7 @@
 // The presets' trained weights (resources/presets/<preset>.safetensors, scripts/train-presets.sh) do
 // what they were trained for: they write English-looking text, and their last layer has the first-token
 // attention sink of trained transformers, which the random weights lack.
+#include "ModelTestHelpers.h"
 #include "kvscope/config/RunSettings.h"
 #include "kvscope/model/AttachedAttentionObserver.h"
 #include "kvscope/model/AttentionObserver.h"
@@ -11,18 +12,21 @@
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/runtime/ModelSource.h"
 #include "kvscope/runtime/PresetCatalog.h"
-
-#include "ModelTestHelpers.h"
+#include "kvscope/training/ModelTrainer.h"
+#include "kvscope/training/TextCorpus.h"
 
 #include <ATen/ATen.h>
-#include <gtest/gtest.h>
-
 #include <cctype>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
-#include <optional>
+#include <gtest/gtest.h>
 #include <iostream>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using kvscope::runtime::ModelSource;
@@ -38,8 +42,18 @@ std::vector<std::string> trainedPresets() {
     return {"gemma2", "gemma3", "gemma3n", "llama", "llama4", "mistral", "qwen3-next"};
 }
 
-/// The share of dictionary words every trained preset reaches, greedy and sampled (the bar).
-constexpr double kRequiredShare = 0.6;
+/// The share of dictionary words every trained preset reaches, greedy and sampled as live sessions sample
+/// (temperature 0.8, top-k 40; the mean of five seeds, since one 200-token sample moves by several points).
+constexpr double kRequiredShare = 0.8;
+constexpr int kSampledSeeds = 5;
+/// llama4 does not meet the bar yet (79% sampled; see kLlama4HeldOutBitsPerByte): held where it is.
+constexpr double kLlama4SampledShare = 0.75;
+
+/// The held-out bits per byte every trained preset reads the fortunes it never saw within (the bar),
+/// and llama4's, which does not meet it yet: its chunks of 8 tokens stopped at 2.42 after 6000 steps. The
+/// test holds it where it is, so that a retraining cannot make it worse unnoticed.
+constexpr double kHeldOutBitsPerByte = 2.3;
+constexpr double kLlama4HeldOutBitsPerByte = 2.43;
 
 std::set<std::string> dictionaryWords() {
     std::set<std::string> words;
@@ -69,12 +83,13 @@ std::vector<std::string> wordsOf(const std::string& text) {
 }
 
 /// 200 tokens after the default prompt, greedy (temperature 0) or sampled.
-std::string generate(kvscope::model::LanguageModel& model, double temperature) {
+std::string generate(kvscope::model::LanguageModel& model, double temperature, int64_t topK = 0, uint64_t seed = 0) {
     const kvscope::config::RunSettings defaults;
     kvscope::runtime::GenerationOptions options;
     options.maxNewTokens = 200;
     options.temperature = temperature;
-    options.seed = 0;
+    options.topK = topK;
+    options.seed = seed;
     options.stopAtEos = false;
     kvscope::runtime::Generator generator(model, defaults.cache, options);
     generator.prefill(kvscope::model::ByteTokenizer::encode(defaults.prompt, true));
@@ -149,19 +164,64 @@ TEST(TrainedPresetsTest, GreedyAndSampledTextIsMostlyEnglishWords) {
             continue; // EveryTrainedPresetHasItsWeights names it
         }
         auto loaded = ModelSource::load(kvscope::testing::presetSettings(name, std::nullopt), at::Device(at::kCPU));
-        for (const double temperature : {0.0, 0.8}) {
-            const std::string text = generate(*loaded.model, temperature);
+        // The share of `text`'s words in the dictionary; at least 20 words.
+        const auto shareOf = [&](const std::string& text, const std::string& what) {
             const std::vector<std::string> words = wordsOf(text);
             int64_t known = 0;
             for (const std::string& word : words) {
                 known += dictionary.count(word);
             }
-            const double share = words.empty() ? 0.0 : static_cast<double>(known) / static_cast<double>(words.size());
-            std::cout << name << (temperature == 0.0 ? " greedy" : " sampled T=0.8") << ": " << known << " of "
-                      << words.size() << " words (" << static_cast<int>(100.0 * share + 0.5) << "%) in the dictionary\n";
-            EXPECT_GE(words.size(), 20u) << name << " T=" << temperature << " wrote: " << text;
-            EXPECT_GE(share, kRequiredShare) << name << " T=" << temperature << " wrote: " << text;
+            EXPECT_GE(words.size(), 20u) << name << " " << what << " wrote: " << text;
+            return words.empty() ? 0.0 : static_cast<double>(known) / static_cast<double>(words.size());
+        };
+        const std::string greedy = generate(*loaded.model, 0.0);
+        const double greedyShare = shareOf(greedy, "greedy");
+        double sampledShare = 0.0;
+        std::string sampled;
+        for (int seed = 0; seed < kSampledSeeds; ++seed) {
+            sampled = generate(*loaded.model, 0.8, 40, static_cast<uint64_t>(seed));
+            sampledShare += shareOf(sampled, "sampled, seed " + std::to_string(seed)) / kSampledSeeds;
         }
+        std::cout << name << ": greedy " << static_cast<int>(100.0 * greedyShare + 0.5) << "%, sampled (T=0.8, top-k 40, "
+                  << kSampledSeeds << " seeds) " << static_cast<int>(100.0 * sampledShare + 0.5)
+                  << "% of the words in the dictionary\n";
+        EXPECT_GE(greedyShare, kRequiredShare) << name << " greedy wrote: " << greedy;
+        EXPECT_GE(sampledShare, name == "llama4" ? kLlama4SampledShare : kRequiredShare)
+            << name << " sampled; seed " << kSampledSeeds - 1 << " wrote: " << sampled;
+    }
+}
+
+// The held-out fortunes (scripts/fortunes-corpus.py: every twentieth fortune, never trained on), measured as
+// scripts/train-presets.sh records them: 64 windows of 256 bytes, with the weights as the files hold them.
+TEST(TrainedPresetsTest, EveryTrainedPresetReadsTheHeldOutFortunesWithinTheBar) {
+    const std::filesystem::path fortunes = "/usr/share/games/fortunes";
+    if (!std::filesystem::is_directory(fortunes)) {
+        GTEST_SKIP() << fortunes
+                     << " is missing: install Debian's fortunes (scripts/install-dependencies.sh)";
+    }
+    const std::filesystem::path folder =
+        std::filesystem::temp_directory_path() / ("kvscope-held-out-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(folder);
+    std::ostringstream command;
+    command << "python3 '" << KVSCOPE_SOURCE_DIR << "/scripts/fortunes-corpus.py' --train '"
+            << (folder / "train.txt").string() << "' --held-out '" << (folder / "held-out.txt").string()
+            << "' >/dev/null";
+    ASSERT_EQ(std::system(command.str().c_str()), 0) << command.str();
+    const auto corpus =
+        kvscope::training::TextCorpus::fromFiles(folder / "train.txt", folder / "held-out.txt");
+    std::filesystem::remove_all(folder);
+    const PresetCatalog catalog(PresetCatalog::builtinDirectory());
+    for (const std::string& name : trainedPresets()) {
+        if (catalog.weightsPath(name).empty()) {
+            continue; // EveryTrainedPresetHasItsWeights names it
+        }
+        auto loaded =
+            ModelSource::load(kvscope::testing::presetSettings(name, std::nullopt), at::Device(at::kCPU));
+        const double bits =
+            kvscope::training::ModelTrainer::heldOutBitsPerByte(*loaded.model, corpus, 256, 64);
+        std::cout << name << ": " << bits << " bits per byte on the held-out fortunes\n";
+        EXPECT_LE(bits, name == "llama4" ? kLlama4HeldOutBitsPerByte : kHeldOutBitsPerByte)
+            << name << " (retrain: scripts/train-presets.sh " << name << ")";
     }
 }
 
