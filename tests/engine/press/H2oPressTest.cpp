@@ -80,6 +80,16 @@ std::vector<std::vector<std::vector<float>>> nested(const at::Tensor& attention)
     return result;
 }
 
+/// The tensor version's kept slots [1, Hkv, n] against the naive one's, head by head.
+void expectKept(const at::Tensor& kept, const std::vector<std::vector<int64_t>>& expected, int step) {
+    for (size_t kv = 0; kv < expected.size(); ++kv) {
+        const at::Tensor row = kept[0][static_cast<int64_t>(kv)].contiguous();
+        EXPECT_EQ(std::vector<int64_t>(row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel()),
+                  expected[kv])
+            << "step " << step << " head " << kv;
+    }
+}
+
 TEST(H2oPressTest, MatchesTheNaiveImplementationOverManySteps) {
     at::manual_seed(5);
     const int64_t heads = 4;
@@ -100,12 +110,7 @@ TEST(H2oPressTest, MatchesTheNaiveImplementationOverManySteps) {
         }
         ASSERT_TRUE(kept.defined()) << "step " << step;
         ++evictions;
-        for (int64_t kv = 0; kv < kvHeads; ++kv) {
-            const at::Tensor row = kept[0][kv].contiguous();
-            EXPECT_EQ(std::vector<int64_t>(row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel()),
-                      expected[static_cast<size_t>(kv)])
-                << "step " << step << " head " << kv;
-        }
+        expectKept(kept, expected, step);
         length = 6;
     }
     EXPECT_GE(evictions, 6);
@@ -126,12 +131,7 @@ TEST(H2oPressTest, TiesGoAsTheCanonicalOrderRanksThem) {
         const at::Tensor kept = press.step(0, attention, kvHeads);
         const auto expected = naive.step(nested(attention[0]), kvHeads);
         ASSERT_TRUE(kept.defined()) << "step " << step;
-        for (int64_t kv = 0; kv < kvHeads; ++kv) {
-            const at::Tensor row = kept[0][kv].contiguous();
-            EXPECT_EQ(std::vector<int64_t>(row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel()),
-                      expected[static_cast<size_t>(kv)])
-                << "step " << step << " head " << kv;
-        }
+        expectKept(kept, expected, step);
         length = 5;
     }
 }
