@@ -162,6 +162,12 @@ void Cache::finishStep() {
     }
 }
 
+void Cache::reportRewrittenLayer(size_t index) {
+    if (isTracing()) {
+        m_tracer->emitMemory(index, *m_layers.at(index), isOffloaded(index));
+    }
+}
+
 void Cache::noteNothingToOffload() {
     if (m_offloadNotice.empty()) {
         m_offloadNotice = "offloading with only_non_sliding=True, but every layer of this " + typeName() +

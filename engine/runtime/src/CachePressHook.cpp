@@ -167,6 +167,9 @@ void CachePressHook::apply(const model::AttentionPass& pass, const press::PressA
         decision.rotaryPositions = (positions + shift).cpu();
     }
     record(pass, std::move(decision));
+    // The layer holds fewer tokens now: its memory follows the Compression event, so that the memory chart
+    // shows the step's bytes after the press, not before.
+    pass.cache->selfAttention().reportRewrittenLayer(static_cast<size_t>(pass.layer));
 }
 
 void CachePressHook::record(const model::AttentionPass& pass, PressDecision decision) {

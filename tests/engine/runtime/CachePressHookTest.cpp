@@ -20,6 +20,8 @@
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/trace/CompressionLayout.h"
 #include "kvscope/trace/RecordingSink.h"
+#include "kvscope/trace/StateReducer.h"
+#include "kvscope/trace/StepState.h"
 
 #include <ATen/ATen.h>
 #include <algorithm>
@@ -204,6 +206,32 @@ TEST(CachePressHookTest, EveryCompressionIsATraceEvent) {
                 << "layer " << decision.layer << " head " << head;
         }
     }
+}
+
+TEST(CachePressHookTest, TheStepsMemoryIsCountedAfterThePress) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    const auto dynamic = cacheOf(kvscope::config::CacheKind::Dynamic);
+    CachePressHook hook(model->architecture(), dynamic, 1, PressSettings{"knorm", 0.5, {}});
+    const AttachedAttentionObserver attached(*model, &hook);
+    kvscope::trace::RecordingSink sink;
+    Generator generator(*model, dynamic, tokens(2), &sink);
+    generator.prefill(kPrompt);
+    kvscope::trace::StepState state;
+    for (const kvscope::trace::Event& event : sink.events()) {
+        kvscope::trace::StateReducer::apply(state, event);
+    }
+    const kvscope::cache::Cache& cache = generator.cache().selfAttention();
+    ASSERT_EQ(state.layers.size(), cache.size());
+    int64_t total = 0;
+    for (size_t index = 0; index < cache.size(); ++index) {
+        const auto& layer = *cache.layer(index).asAttention();
+        const int64_t held = layer.keys().nbytes() + layer.values().nbytes();
+        ASSERT_LT(layer.keys().size(2), static_cast<int64_t>(kPrompt.size())) << "layer " << index;
+        EXPECT_EQ(state.layers[index].storedTokens, layer.keys().size(2)) << "layer " << index;
+        EXPECT_EQ(state.layers[index].bytesDevice, held) << "layer " << index;
+        total += held;
+    }
+    EXPECT_EQ(state.memoryDeviceFullPrecision, total);
 }
 
 TEST(CachePressHookTest, AdaKvEventsRecordEachHeadsOwnKeptPositions) {

@@ -140,6 +140,9 @@ public:
     /// Closes a step's events (a generator calls it before StepEnd): on CUDA waits for the copies still
     /// in flight and emits their Transfer events, then emits the cache-wide Memory totals.
     void finishStep();
+    /// Reports a layer whose states changed outside an update (a press kept some of its tokens): emits the
+    /// layer's Memory now, and the totals that finishStep emits count it as it is now.
+    void reportRewrittenLayer(size_t index);
 
 protected:
     /// Python list indexing: negative indices count from the end; out of range is an IndexError.
