@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 using kvscope::cli::ModelBenchmark;
 using kvscope::cli::ModelBenchmarkOptions;
@@ -40,14 +41,34 @@ TEST(ModelBenchmarkTest, EngineAndPlainLoopPickTheSameTokensAndBothAreTimed) {
         EXPECT_EQ(result.at("threads"), 1);
         EXPECT_TRUE(result.contains("blas"));
         for (const char* loop : {"engine", "plain"}) {
-            for (const char* key : {"prefill_tokens_per_s", "decode_tokens_per_s", "prefill_ms", "decode_ms",
-                                    "prefill_cpu_ms", "decode_cpu_ms"}) {
+            for (const char* key :
+                 {"prefill_tokens_per_s", "decode_tokens_per_s", "prefill_ms", "decode_ms", "prefill_cpu_ms",
+                  "decode_cpu_ms", "prefill_quiet_ms", "decode_quiet_ms"}) {
                 EXPECT_GT(result.at(loop).at(key).get<double>(), 0.0) << loop << " " << key;
             }
         }
         EXPECT_TRUE(result.at("overhead_percent").contains("prefill"));
         EXPECT_TRUE(result.at("overhead_percent").contains("decode"));
         EXPECT_TRUE(result.at("overhead_cpu_percent").contains("decode"));
+        EXPECT_TRUE(result.at("overhead_quiet_percent").contains("decode"));
+    }
+}
+
+TEST(ModelBenchmarkTest, QuietTimeSumsEachStepsFastestRepeat) {
+    struct Case {
+        const char* what;
+        std::vector<std::vector<double>> stepSeconds;
+        double quiet;
+    };
+    const std::vector<Case> cases = {
+        {"no repeats", {}, 0.0},
+        {"one repeat is its own sum", {{1.0, 2.0, 3.0}}, 6.0},
+        {"a slow spell in each repeat falls out", {{9.0, 2.0, 3.0}, {1.0, 2.0, 8.0}}, 6.0},
+        {"a cost of the same step in every repeat stays in", {{1.0, 5.0, 1.0}, {1.0, 6.0, 1.0}}, 7.0},
+        {"the fastest of three, step by step", {{4.0, 1.0}, {2.0, 3.0}, {3.0, 2.0}}, 3.0},
+    };
+    for (const Case& c : cases) {
+        EXPECT_DOUBLE_EQ(ModelBenchmark::quietSeconds(c.stepSeconds), c.quiet) << c.what;
     }
 }
 

@@ -21,6 +21,7 @@
 #include <memory>
 #include <time.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace kvscope::cli {
@@ -51,6 +52,7 @@ struct Timed {
     double decodeSeconds = 0.0;
     double prefillCpuSeconds = 0.0;
     double decodeCpuSeconds = 0.0;
+    std::vector<double> decodeStepSeconds; ///< each decode step's wall clock
     std::vector<int64_t> tokens;
 };
 
@@ -172,8 +174,10 @@ Timed timePlain(const model::LanguageModel& model, const std::vector<int64_t>& p
     timed.tokens.push_back(token);
     Stopwatch decode;
     for (int64_t step = 0; step < decodeTokens; ++step) {
+        const Clock::time_point begin = Clock::now();
         logits = decoder.forward(at::tensor({token}, at::kLong).view({1, 1}).to(model.device()));
         token = logits.argmax().item<int64_t>();
+        timed.decodeStepSeconds.push_back(std::chrono::duration<double>(Clock::now() - begin).count());
         timed.tokens.push_back(token);
     }
     timed.decodeSeconds = decode.wall();
@@ -204,7 +208,9 @@ Timed timeEngine(model::LanguageModel& model, const runtime::ModelSource::Loaded
         timed.prefillCpuSeconds = prefill.cpu();
         Stopwatch decode;
         for (int64_t step = 0; step < decodeTokens; ++step) {
+            const Clock::time_point begin = Clock::now();
             timed.tokens.push_back(generator.step().tokens.front());
+            timed.decodeStepSeconds.push_back(std::chrono::duration<double>(Clock::now() - begin).count());
         }
         timed.decodeSeconds = decode.wall();
         timed.decodeCpuSeconds = decode.cpu();
@@ -222,6 +228,18 @@ double median(std::vector<double> values) {
 
 } // namespace
 
+double ModelBenchmark::quietSeconds(const std::vector<std::vector<double>>& stepSeconds) {
+    double total = 0.0;
+    for (size_t step = 0; !stepSeconds.empty() && step < stepSeconds.front().size(); ++step) {
+        double fastest = std::numeric_limits<double>::infinity();
+        for (const std::vector<double>& repeat : stepSeconds) {
+            fastest = std::min(fastest, repeat.at(step));
+        }
+        total += fastest;
+    }
+    return total;
+}
+
 CLI::App* ModelBenchmark::addSubcommand(CLI::App& bench, ModelBenchmarkOptions& options) {
     CLI::App* command = bench.add_subcommand(
         "model", "Prefill and decode tokens/s of a model: kvscope's engine against a plain-LibTorch loop");
@@ -233,7 +251,9 @@ CLI::App* ModelBenchmark::addSubcommand(CLI::App& bench, ModelBenchmarkOptions& 
         ->check(OptionChecks::integerAtLeast(1));
     command->add_option("--tokens", options.decodeTokens, "Decode steps timed after the prefill")
         ->check(OptionChecks::integerAtLeast(1));
-    command->add_option("--repeats", options.repeats, "Timed runs of each loop (median)")
+    command
+        ->add_option("--repeats", options.repeats,
+                     "Timed runs of each loop (medians, and each step's fastest)")
         ->check(OptionChecks::integerAtLeast(1));
     command
         ->add_option("--threads", options.run.threads, "CPU threads (0: every core, as model compute uses)")
@@ -285,10 +305,23 @@ nlohmann::json ModelBenchmark::run(const ModelBenchmarkOptions& options) {
         }
         return median(values);
     };
+    // The prefill is one step: its quiet time is the fastest repeat's.
+    const auto quiet = [](const std::vector<Timed>& runs) {
+        std::vector<std::vector<double>> prefills;
+        std::vector<std::vector<double>> decodes;
+        for (const Timed& run : runs) {
+            prefills.push_back({run.prefillSeconds});
+            decodes.push_back(run.decodeStepSeconds);
+        }
+        return std::pair{quietSeconds(prefills), quietSeconds(decodes)};
+    };
     const auto phases = [&](const std::vector<Timed>& runs) {
         const double prefill = medianOf(runs, &Timed::prefillSeconds);
         const double decode = medianOf(runs, &Timed::decodeSeconds);
+        const auto [quietPrefill, quietDecode] = quiet(runs);
         return nlohmann::json{
+            {"prefill_quiet_ms", rounded(quietPrefill * 1e3)},
+            {"decode_quiet_ms", rounded(quietDecode * 1e3)},
             {"prefill_ms", rounded(prefill * 1e3)},
             {"decode_ms", rounded(decode * 1e3)},
             {"prefill_cpu_ms", rounded(medianOf(runs, &Timed::prefillCpuSeconds) * 1e3)},
@@ -300,6 +333,8 @@ nlohmann::json ModelBenchmark::run(const ModelBenchmarkOptions& options) {
     const auto overhead = [&](double Timed::*field) {
         return rounded((medianOf(engineRuns, field) / medianOf(plainRuns, field) - 1.0) * 100.0);
     };
+    const auto quietEngine = quiet(engineRuns);
+    const auto quietPlain = quiet(plainRuns);
     nlohmann::json result = {
         {"model", loaded.name},
         {"prompt_tokens", options.promptTokens},
@@ -312,6 +347,9 @@ nlohmann::json ModelBenchmark::run(const ModelBenchmarkOptions& options) {
          {{"prefill", overhead(&Timed::prefillSeconds)}, {"decode", overhead(&Timed::decodeSeconds)}}},
         {"overhead_cpu_percent",
          {{"prefill", overhead(&Timed::prefillCpuSeconds)}, {"decode", overhead(&Timed::decodeCpuSeconds)}}},
+        {"overhead_quiet_percent",
+         {{"prefill", rounded((quietEngine.first / quietPlain.first - 1.0) * 100.0)},
+          {"decode", rounded((quietEngine.second / quietPlain.second - 1.0) * 100.0)}}},
         {"tokens_match", tokensMatch}};
     result.update(runtime::ComputeThreads::describe());
     result["threads"] = threads;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace kvscope::cli {
 
@@ -30,10 +31,17 @@ public:
     static CLI::App* addSubcommand(CLI::App& bench, ModelBenchmarkOptions& options);
     /// {"model", "prompt_tokens", "decode_tokens", "repeats", "recorded", "engine" and "plain" (each
     /// {"prefill_tokens_per_s", "decode_tokens_per_s", "prefill_ms", "decode_ms", "prefill_cpu_ms",
-    /// "decode_cpu_ms"}: medians), "overhead_percent" and "overhead_cpu_percent" ({"prefill", "decode"}),
+    /// "decode_cpu_ms"}: medians, and "prefill_quiet_ms", "decode_quiet_ms": see quietSeconds),
+    /// "overhead_percent", "overhead_cpu_percent" and "overhead_quiet_percent" ({"prefill", "decode"}),
     /// "tokens_match", "threads", "blas"}. Throws runtime::GenerationError for a model the plain loop
     /// does not cover (it names the families it does).
     static nlohmann::json run(const ModelBenchmarkOptions& options);
+
+    /// A loop's time with a shared machine's interference taken out: each step's fastest of the repeats,
+    /// summed over the steps (`stepSeconds[repeat][step]`, every repeat as long). Interference only ever adds
+    /// time and rarely hits the same step of every repeat, while a cost the loop itself pays at some steps
+    /// (a snapshot every N steps) recurs at the same step of every repeat and stays in.
+    static double quietSeconds(const std::vector<std::vector<double>>& stepSeconds);
 };
 
 } // namespace kvscope::cli
