@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/models/PressSavings.h"
 
+#include "kvscope/trace/StateReducer.h"
+
 #include <gtest/gtest.h>
 
 namespace kvscope::gui {
@@ -90,18 +92,33 @@ TEST(PressSavingsTest, EvictionsSaveTheirTokensBytesMasksAndRewrittenKeysNothing
     }
 }
 
-// At the prefill's own step the layers' bytes still count the tokens before the eviction (the engine
-// re-counts them at the next update): the saving is the same 4 tokens x 512 bytes per layer.
-TEST(PressSavingsTest, BeforeTheNextUpdateTheBytesCountTheTokensBeforeTheDecision) {
+// At the prefill's own step the layers' bytes follow the eviction, whether the file has the engine's Memory
+// event after it or, written before the engine sent one, the reducer's estimate: the saving is the same 4
+// tokens x 512 bytes per layer, and the chart shows the 6 kept tokens' bytes.
+TEST(PressSavingsTest, AtThePrefillsStepTheBytesAreThoseAfterTheEviction) {
     const trace::CompressionEvent evicted{10, 6, 2, 4, 12, {}, {}, {}, {}};
-    trace::StepState prefill = stateHolding(6); // the reducer's storedTokens: those kept
-    for (trace::LayerState& layer : prefill.layers) {
-        layer.bytesDevice = 10 * 512; // as counted at the prefill's update
-        layer.lastUpdateStep = 0;
-    }
     const std::vector<PressHistory::Compression> compressions = {compression(0, 0, evicted),
                                                                  compression(0, 1, evicted)};
-    EXPECT_DOUBLE_EQ(PressSavings::of(compressions, prefill, 0).bytes, 4096.0);
+    for (const bool memoryFollows : {false, true}) {
+        std::vector<trace::Event> events;
+        for (std::int32_t layer = 0; layer < 2; ++layer) {
+            events.push_back(
+                {0, layer, 0, trace::UpdateEvent{10, 10, 10, -1, 10, 10 * 512, trace::LayerKind::Dynamic}});
+            events.push_back({0, layer, 0, evicted});
+            if (memoryFollows) {
+                events.push_back({0, layer, 0, trace::MemoryEvent{6 * 512, 0, 0}});
+            }
+        }
+        trace::StepState prefill;
+        for (const trace::Event& event : events) {
+            trace::StateReducer::apply(prefill, event);
+        }
+        for (const trace::LayerState& layer : prefill.layers) {
+            EXPECT_EQ(layer.storedTokens, 6);
+            EXPECT_EQ(layer.bytesDevice, 6 * 512) << "memory follows: " << memoryFollows;
+        }
+        EXPECT_DOUBLE_EQ(PressSavings::of(compressions, prefill, 0).bytes, 4096.0) << memoryFollows;
+    }
     EXPECT_DOUBLE_EQ(PressSavings::of(compressions, stateHolding(7), 1).bytes, 4096.0);
 }
 

@@ -19,9 +19,8 @@ QString tr(const char* text) {
 PressSavings::Figures PressSavings::of(std::span<const PressHistory::Compression> compressions,
                                        const trace::StepState& state, std::int64_t step) {
     Figures figures;
-    // Per layer: the slots its decisions evicted, and its latest decision (step, tokens before it).
+    // Per layer: the slots its decisions evicted.
     std::map<std::int32_t, std::int64_t> evictedPerLayer;
-    std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> latest;
     for (const PressHistory::Compression& compression : compressions) {
         if (compression.step > step) {
             break; // in step order
@@ -30,7 +29,6 @@ PressSavings::Figures PressSavings::of(std::span<const PressHistory::Compression
         ++figures.decisions;
         figures.zeroedChannels = figures.zeroedChannels || !event.prunedChannels.empty();
         figures.rerotated = figures.rerotated || !event.rotaryPositions.empty();
-        latest[compression.layer] = {compression.step, event.lengthBefore};
         const std::int64_t evicted = std::max(0, event.lengthBefore - event.lengthAfter);
         if (evicted == 0) {
             // The cache kept its length (FORMAT.md): masked slots, or keys rewritten in place.
@@ -44,11 +42,9 @@ PressSavings::Figures PressSavings::of(std::span<const PressHistory::Compression
         if (index < 0 || static_cast<std::size_t>(index) >= state.layers.size()) {
             continue;
         }
-        // A cached token costs the layer's bytes over the tokens they hold: those it kept once an update
-        // followed the decision, else the tokens before it (the bytes are re-counted at the next update).
+        // A cached token costs the layer's bytes over the tokens it holds (the bytes follow each eviction).
         const trace::LayerState& layer = state.layers[static_cast<std::size_t>(index)];
-        const auto& [decided, before] = latest.at(index);
-        const std::int64_t held = layer.lastUpdateStep > decided ? layer.storedTokens : before;
+        const std::int64_t held = layer.storedTokens;
         if (held > 0) {
             figures.bytes += static_cast<double>(evicted) *
                              static_cast<double>(layer.bytesDevice + layer.bytesHost) /

@@ -28,9 +28,7 @@ public:
     };
 
     /// The compressions at or before `step`, each eviction priced at its layer's bytes per cached token in
-    /// `state` (the state at `step`): its device and host bytes over the tokens they count, which are the
-    /// tokens it holds once an update followed its latest decision, and those before that decision until
-    /// then (the engine re-counts a layer's bytes at its next update).
+    /// `state` (the state at `step`): its device and host bytes over the tokens it holds.
     static Figures of(std::span<const PressHistory::Compression> compressions, const trace::StepState& state,
                       std::int64_t step);
     /// The memory view's note for the press `press` (its display name): what it saved and why; empty before
