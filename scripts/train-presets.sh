@@ -9,7 +9,7 @@
 # llama trains from its seeded random weights; every other preset starts from the trained llama (`train
 # --init`: tensors of the same name and shape are copied, the rest keep their seeded values) and keeps
 # training with its own shapes (windows, chunks, soft caps, shared KV, linear attention). mistral has exactly
-# llama's tensors and needs least; llama4's chunks of 8 tokens need most. `--jobs N` trains N of them at once
+# llama's tensors and needs least; llama4 (chunks of 32 tokens) learns best at a lower rate. `--jobs N` trains N of them at once
 # once llama is done.
 # whisper keeps its random weights: it needs audio features.
 set -euo pipefail
@@ -35,7 +35,7 @@ corpus=(--corpus "$work/train.txt" --held-out "$work/held-out.txt" --threads 1)
 # Steps (8 windows of 256 bytes each) and peak learning rate per preset: about 5 steps a second on one
 # thread with an optimised BLAS (gemma3n's and qwen3-next's are slower), so 5 to 80 minutes each.
 declare -A steps=([llama]=6000 [mistral]=1500 [llama4]=6000 [gemma2]=4000 [gemma3]=4000 [gemma3n]=4000 [qwen3-next]=4000)
-declare -A rate=([llama]=1e-2 [mistral]=5e-3 [llama4]=1e-2 [gemma2]=1e-2 [gemma3]=1e-2 [gemma3n]=1e-2 [qwen3-next]=1e-2)
+declare -A rate=([llama]=1e-2 [mistral]=5e-3 [llama4]=3e-3 [gemma2]=1e-2 [gemma3]=1e-2 [gemma3n]=1e-2 [qwen3-next]=1e-2)
 train() {
     local preset=$1
     local init=()

@@ -26,7 +26,7 @@ TEST(PresetsCommandTest, ListsEveryPresetWithItsPattern) {
     EXPECT_EQ(byName.at("gemma3").at("pattern"), "5 sliding_attention + full_attention");
     EXPECT_EQ(byName.at("gemma3").at("sliding_window"), 8);
     EXPECT_EQ(byName.at("llama4").at("layer_types").at(3), "full_attention");
-    EXPECT_EQ(byName.at("llama4").at("attention_chunk_size"), 8);
+    EXPECT_EQ(byName.at("llama4").at("attention_chunk_size"), 32);
     EXPECT_TRUE(byName.at("llama").at("sliding_window").is_null());
     EXPECT_EQ(byName.at("qwen3-next").at("layer_types").at(0), "linear_attention");
     EXPECT_EQ(byName.at("gemma3n").at("num_kv_shared_layers"), 3);
