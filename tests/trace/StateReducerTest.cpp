@@ -4,6 +4,8 @@
 #include "TraceTestHelpers.h"
 
 #include <gtest/gtest.h>
+#include <limits>
+#include <vector>
 
 using namespace kvscope::trace;
 using kvscope::trace::testing::makeEvent;
@@ -184,6 +186,77 @@ TEST(StateReducerTest, CompressionKeepsThePressedTokens) {
     masked.quantizedTokens = 16;
     masked.residualTokens = 4;
     EXPECT_EQ(folded(masked, 0, CompressionEvent{20, 20, 2, 12, 0, {}, {}, {}, {14, 14}}), masked);
+}
+
+// Until the engine's Memory event follows, an eviction scales the layer's bytes by the tokens kept; a static
+// layer keeps its size, and a damaged file's huge byte counts scale without overflowing.
+TEST(StateReducerTest, CompressionScalesTheBytesByTheTokensKept) {
+    struct Case {
+        const char* what;
+        LayerKind kind;
+        std::int64_t device, quantized, host;
+        CompressionEvent event;
+        std::int64_t deviceAfter, quantizedAfter, hostAfter;
+    };
+    constexpr std::int64_t kHuge = std::numeric_limits<std::int64_t>::max();
+    const std::vector<Case> cases = {
+        {"dynamic, 20 to 8",
+         LayerKind::Dynamic,
+         20 * 512,
+         0,
+         0,
+         {20, 8, 2, 12, 0, {}, {}, {}, {}},
+         8 * 512,
+         0,
+         0},
+        {"quantized, every tier",
+         LayerKind::Quantized,
+         2000,
+         1600,
+         400,
+         {20, 10, 2, 10, 0, {}, {}, {}, {}},
+         1000,
+         800,
+         200},
+        {"static keeps its size",
+         LayerKind::Static,
+         32 * 512,
+         0,
+         0,
+         {20, 8, 2, 12, 0, {}, {}, {}, {}},
+         32 * 512,
+         0,
+         0},
+        {"a mask keeps every byte",
+         LayerKind::Dynamic,
+         20 * 512,
+         0,
+         0,
+         {20, 20, 2, 12, 0, {}, {}, {}, {14, 14}},
+         20 * 512,
+         0,
+         0},
+        {"huge bytes",
+         LayerKind::Dynamic,
+         kHuge,
+         0,
+         0,
+         {10, 6, 2, 4, 0, {}, {}, {}, {}},
+         kHuge / 10 * 6 + 4,
+         0,
+         0},
+    };
+    for (const Case& c : cases) {
+        LayerState layer = layerOfKind(c.kind);
+        layer.seqLength = layer.storedTokens = c.event.lengthBefore;
+        layer.bytesDevice = c.device;
+        layer.bytesDeviceQuantized = c.quantized;
+        layer.bytesHost = c.host;
+        layer = folded(layer, 0, c.event);
+        EXPECT_EQ(layer.bytesDevice, c.deviceAfter) << c.what;
+        EXPECT_EQ(layer.bytesDeviceQuantized, c.quantizedAfter) << c.what;
+        EXPECT_EQ(layer.bytesHost, c.hostAfter) << c.what;
+    }
 }
 
 TEST(StateReducerTest, ReorderChangesNothingAndBatchOpsSetBatchSize) {

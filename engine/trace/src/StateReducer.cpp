@@ -128,12 +128,16 @@ struct LayerFolder {
         layer.seqLength = e.lengthAfter;
         layer.storedTokens = e.lengthAfter;
         layer.evictedTokens += e.lengthBefore - e.lengthAfter;
-        if (e.lengthBefore > 0 && layer.kind != LayerKind::Static &&
+        if (e.lengthAfter >= 0 && e.lengthAfter < e.lengthBefore && layer.kind != LayerKind::Static &&
             layer.kind != LayerKind::StaticSlidingWindow) {
             // The bytes shrink with the tokens. The engine's Memory event for the layer follows with the
             // exact figures; files written before it did (and other writers) keep this estimate until the
-            // next update.
-            const auto kept = [&](std::int64_t bytes) { return bytes * e.lengthAfter / e.lengthBefore; };
+            // next update. Quotient and remainder apart, so that no product overflows (a damaged file's byte
+            // counts may be anything): bytes x after / before, exactly.
+            const auto kept = [&](std::int64_t bytes) {
+                return bytes / e.lengthBefore * e.lengthAfter +
+                       bytes % e.lengthBefore * e.lengthAfter / e.lengthBefore;
+            };
             layer.bytesDevice = kept(layer.bytesDevice);
             layer.bytesDeviceQuantized = kept(layer.bytesDeviceQuantized);
             layer.bytesHost = kept(layer.bytesHost);
