@@ -9,9 +9,8 @@
 # llama trains from its seeded random weights; every other preset starts from the trained llama (`train
 # --init`: tensors of the same name and shape are copied, the rest keep their seeded values) and keeps
 # training with its own shapes (windows, chunks, soft caps, shared KV, linear attention). mistral has exactly
-# llama's tensors and needs least; llama4 (chunks of 32 tokens) learns best at a lower rate. `--jobs N` trains N of them at once
-# once llama is done.
-# whisper keeps its random weights: it needs audio features.
+# llama's tensors and needs least; llama4 (chunks of 32 tokens) learns best at a lower rate. `--jobs N`
+# trains N of them at once once llama is done. whisper keeps its random weights: it needs audio features.
 set -euo pipefail
 cli=${KVSCOPE_CLI:-build/dev/engine/cli/kvscope-cli}
 jobs=1

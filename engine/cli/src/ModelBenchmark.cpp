@@ -315,10 +315,12 @@ nlohmann::json ModelBenchmark::run(const ModelBenchmarkOptions& options) {
         }
         return std::pair{quietSeconds(prefills), quietSeconds(decodes)};
     };
-    const auto phases = [&](const std::vector<Timed>& runs) {
+    const auto quietEngine = quiet(engineRuns);
+    const auto quietPlain = quiet(plainRuns);
+    const auto phases = [&](const std::vector<Timed>& runs, const std::pair<double, double>& quietTimes) {
         const double prefill = medianOf(runs, &Timed::prefillSeconds);
         const double decode = medianOf(runs, &Timed::decodeSeconds);
-        const auto [quietPrefill, quietDecode] = quiet(runs);
+        const auto [quietPrefill, quietDecode] = quietTimes;
         return nlohmann::json{
             {"prefill_quiet_ms", rounded(quietPrefill * 1e3)},
             {"decode_quiet_ms", rounded(quietDecode * 1e3)},
@@ -333,16 +335,14 @@ nlohmann::json ModelBenchmark::run(const ModelBenchmarkOptions& options) {
     const auto overhead = [&](double Timed::*field) {
         return rounded((medianOf(engineRuns, field) / medianOf(plainRuns, field) - 1.0) * 100.0);
     };
-    const auto quietEngine = quiet(engineRuns);
-    const auto quietPlain = quiet(plainRuns);
     nlohmann::json result = {
         {"model", loaded.name},
         {"prompt_tokens", options.promptTokens},
         {"decode_tokens", options.decodeTokens},
         {"repeats", options.repeats},
         {"recorded", options.record},
-        {"engine", phases(engineRuns)},
-        {"plain", phases(plainRuns)},
+        {"engine", phases(engineRuns, quietEngine)},
+        {"plain", phases(plainRuns, quietPlain)},
         {"overhead_percent",
          {{"prefill", overhead(&Timed::prefillSeconds)}, {"decode", overhead(&Timed::decodeSeconds)}}},
         {"overhead_cpu_percent",
