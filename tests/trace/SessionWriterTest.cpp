@@ -2,16 +2,18 @@
 #include "kvscope/trace/SessionWriter.h"
 
 #include "TraceTestHelpers.h"
-
 #include "kvscope/trace/SessionError.h"
 #include "kvscope/trace/SessionFormat.h"
 #include "kvscope/trace/SessionReader.h"
 
-#include <gtest/gtest.h>
-
+#include <chrono>
 #include <csignal>
 #include <fstream>
+#include <gtest/gtest.h>
+#include <iterator>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace kvscope::trace;
@@ -46,21 +48,37 @@ std::vector<Event> eventsThroughStep(std::span<const Event> events, std::int64_t
 
 } // namespace
 
-TEST(SessionWriterTest, EachStepIsOnDiskOnceItsStepEndArrives) {
+/// The tests that hold for both ways of writing the chunks.
+class SessionWriterWritingTest : public ::testing::TestWithParam<ChunkWriting> {};
+
+INSTANTIATE_TEST_SUITE_P(BothWays, SessionWriterWritingTest,
+                         ::testing::Values(ChunkWriting::CallersThread, ChunkWriting::Background),
+                         [](const ::testing::TestParamInfo<ChunkWriting>& info) {
+                             return info.param == ChunkWriting::Background ? "Background" : "CallersThread";
+                         });
+
+TEST_P(SessionWriterWritingTest, EachStepIsOnDiskOnceItsStepEndArrives) {
     TemporaryFolder folder;
     const auto path = folder.file("live.kvsess");
     const std::vector<Event> events = everyKindSession(10, 3);
-    SessionWriter writer(path, sampleMetadata());
+    SessionWriter writer(path, sampleMetadata(), GetParam());
     std::int64_t stepEnds = 0;
-    for (const Event& event : events) {
+    for (std::size_t emitted = 1; emitted <= events.size(); ++emitted) {
+        const Event& event = events[emitted - 1];
         writer.emit(event);
         if (event.kind() == EventKind::StepEnd) {
             ++stepEnds;
+            if (GetParam() == ChunkWriting::Background) {
+                writer.flushStep(); // waits for the writer's thread
+            }
             // Read while the writer still runs: what a crash at this moment would leave.
             const SessionContents contents = SessionReader::read(path);
             EXPECT_FALSE(contents.complete);
             EXPECT_NE(contents.damage.find("not finished"), std::string::npos) << contents.damage;
             EXPECT_EQ(contents.events.size(), writer.eventsWritten());
+            EXPECT_TRUE(std::equal(contents.events.begin(), contents.events.end(), events.begin(),
+                                   events.begin() + static_cast<std::ptrdiff_t>(emitted)))
+                << "every event emitted so far";
             EXPECT_EQ(contents.intactSteps, writer.stepsWritten());
         }
     }
@@ -74,6 +92,71 @@ TEST(SessionWriterTest, EachStepIsOnDiskOnceItsStepEndArrives) {
     EXPECT_EQ(contents.fileBytes, writer.bytesWritten());
     EXPECT_GT(contents.payloadBytes, contents.fileBytes / 2); // at least the events' fixed fields
     EXPECT_EQ(std::filesystem::file_size(path), writer.bytesWritten());
+}
+
+TEST(SessionWriterTest, BothWaysOfWritingMakeTheSameFile) {
+    TemporaryFolder folder;
+    // Past two snapshots and several column blocks, so that every kind of chunk goes through the thread.
+    const std::vector<Event> events = everyKindSession(2 * SessionFormat::kSnapshotInterval + 40, 3);
+    std::vector<std::vector<char>> files;
+    for (ChunkWriting writing : {ChunkWriting::CallersThread, ChunkWriting::Background}) {
+        const auto path =
+            folder.file(writing == ChunkWriting::Background ? "thread.kvsess" : "caller.kvsess");
+        SessionWriter writer(path, sampleMetadata(), writing);
+        writer.setColumnBlockSteps(64);
+        for (const Event& event : events) {
+            writer.emit(event);
+        }
+        writer.finish();
+        std::ifstream in(path, std::ios::binary);
+        files.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    EXPECT_GT(files.front().size(), 10'000u);
+    EXPECT_TRUE(files.front() == files.back()) << "the background thread wrote other bytes";
+    EXPECT_TRUE(SessionReader::read(folder.file("thread.kvsess")).events == events);
+}
+
+TEST(SessionWriterTest, ABackgroundWriteFailureReachesTheCallerAndKeepsTheStepsWritten) {
+    // The file size limit (RLIMIT_FSIZE) stands in for a full disk: writes past it fail with EFBIG.
+    struct FileSizeLimit {
+        rlimit saved{};
+        void (*savedHandler)(int) = nullptr;
+        explicit FileSizeLimit(rlim_t bytes) {
+            getrlimit(RLIMIT_FSIZE, &saved);
+            savedHandler = std::signal(SIGXFSZ, SIG_IGN);
+            rlimit limited = saved;
+            limited.rlim_cur = bytes;
+            setrlimit(RLIMIT_FSIZE, &limited);
+        }
+        ~FileSizeLimit() {
+            setrlimit(RLIMIT_FSIZE, &saved);
+            std::signal(SIGXFSZ, savedHandler);
+        }
+    };
+    TemporaryFolder folder;
+    const auto path = folder.file("full.kvsess");
+    const std::vector<Event> events = everyKindSession(400, 3);
+    std::string failure;
+    {
+        const FileSizeLimit limit(16 * 1024);
+        SessionWriter writer(path, sampleMetadata(), ChunkWriting::Background);
+        try {
+            for (const Event& event : events) {
+                writer.emit(event);
+            }
+            writer.finish();
+        } catch (const SessionError& error) {
+            failure = error.what();
+        }
+        EXPECT_THROW(writer.flushStep(), SessionError) << "the failure stays";
+    } // the destructor does not throw
+    EXPECT_NE(failure.find("cannot write session file " + path.string()), std::string::npos) << failure;
+    const SessionContents contents = SessionReader::read(path);
+    EXPECT_FALSE(contents.complete);
+    EXPECT_GT(contents.intactSteps, 2);
+    ASSERT_LT(contents.events.size(), events.size());
+    EXPECT_TRUE(std::equal(contents.events.begin(), contents.events.end(), events.begin()))
+        << "the steps before the failure read back as emitted";
 }
 
 TEST(SessionWriterTest, DestructorFinishesTheFile) {
@@ -157,7 +240,7 @@ TEST(SessionWriterTest, SnapshotsLetStateAtSeekToAnyStep) {
     EXPECT_THROW(SessionReader::stateAt(path, -1), SessionError);
 }
 
-TEST(SessionWriterTest, AProcessKilledMidSessionLeavesEveryStepButTheOneInFlight) {
+TEST_P(SessionWriterWritingTest, AProcessKilledMidSessionLeavesEveryStepButTheOneInFlight) {
     TemporaryFolder folder;
     const auto path = folder.file("killed.kvsess");
     const std::vector<Event> events = everyKindSession(30, 4);
@@ -172,14 +255,20 @@ TEST(SessionWriterTest, AProcessKilledMidSessionLeavesEveryStepButTheOneInFlight
         }
     }
     ASSERT_GE(killInStep, 17);
+    const std::vector<Event> kept = eventsThroughStep(events, killInStep - 1);
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-        SessionWriter writer(path, sampleMetadata());
+        SessionWriter writer(path, sampleMetadata(), GetParam());
         std::int64_t filed = 0;
         for (const Event& event : events) {
             filed = std::max(filed, event.step);
             if (filed == killInStep && event.kind() == EventKind::StepEnd) {
+                // The writer's thread writes the steps before on its own, without a flush: give it the few
+                // milliseconds it takes (bounded, so that a thread that never writes fails the test).
+                for (int waited = 0; writer.eventsWritten() < kept.size() && waited < 10'000; ++waited) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                }
                 ::raise(SIGKILL); // mid-step: this step's events are buffered, its StepEnd never written
             }
             writer.emit(event);
@@ -193,7 +282,7 @@ TEST(SessionWriterTest, AProcessKilledMidSessionLeavesEveryStepButTheOneInFlight
 
     const SessionContents contents = SessionReader::read(path);
     EXPECT_FALSE(contents.complete);
-    EXPECT_TRUE(contents.events == eventsThroughStep(events, killInStep - 1));
+    EXPECT_TRUE(contents.events == kept);
     EXPECT_LT(timelineOf(contents.events).stepCount(), killInStep + 1);
     EXPECT_GE(timelineOf(contents.events).stepCount(), 17);
     EXPECT_NE(contents.damage.find("steps intact"), std::string::npos) << contents.damage;

@@ -8,7 +8,7 @@ namespace kvscope::trace {
 
 SessionSpill::SessionSpill(const std::filesystem::path& path, const SessionMetadata& metadata,
                            Timeline& timeline, std::size_t cachedSteps)
-    : m_writer(path, metadata), m_timeline(timeline) {
+    : m_writer(path, metadata, ChunkWriting::CallersThread), m_timeline(timeline) {
     m_timeline = Timeline::followFile(path, cachedSteps);
     // The timeline folds the same keyframes and columns; the file is read back only through it (Save as
     // writes a new file, with its overview).
