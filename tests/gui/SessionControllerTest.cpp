@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/session/SessionController.h"
 
+#include "FileSizeLimit.h"
 #include "GuiTestHelpers.h"
 #include "kvscope/gui/session/SyntheticEngine.h"
 #include "kvscope/synthetic/SyntheticSession.h"
@@ -13,9 +14,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <chrono>
-#include <csignal>
 #include <stdexcept>
-#include <sys/resource.h>
 #include <thread>
 
 namespace kvscope::gui {
@@ -248,29 +247,13 @@ TEST(SessionControllerTest, ALiveRunWhoseFolderCannotBeMadeIsHeldInMemory) {
 }
 
 TEST(SessionControllerTest, ALiveRunWhoseFileCannotGrowStopsAndSaysWhyKeepingItsSteps) {
-    // The file size limit (RLIMIT_FSIZE) stands in for a full disk: writes past it fail with EFBIG.
-    struct FileSizeLimit {
-        rlimit saved{};
-        void (*savedHandler)(int) = nullptr;
-        explicit FileSizeLimit(rlim_t bytes) {
-            getrlimit(RLIMIT_FSIZE, &saved);
-            savedHandler = std::signal(SIGXFSZ, SIG_IGN);
-            rlimit limited = saved;
-            limited.rlim_cur = bytes;
-            setrlimit(RLIMIT_FSIZE, &limited);
-        }
-        ~FileSizeLimit() {
-            setrlimit(RLIMIT_FSIZE, &saved);
-            std::signal(SIGXFSZ, savedHandler);
-        }
-    };
     QTemporaryDir dir;
     SessionController session(testing::syntheticFactory());
     session.setLiveFolder(dir.filePath("live"));
     kvscope::config::RunSettings settings;
     settings.tokens = 600;
     {
-        const FileSizeLimit limit(24 * 1024);
+        const kvscope::testing::FileSizeLimit limit(24 * 1024);
         runToTheEnd(session, settings);
     }
     ASSERT_TRUE(session.liveFailure().has_value());

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/trace/SessionWriter.h"
 
+#include "FileSizeLimit.h"
 #include "TraceTestHelpers.h"
 #include "kvscope/trace/SessionError.h"
 #include "kvscope/trace/SessionFormat.h"
@@ -11,7 +12,6 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <iterator>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -117,28 +117,12 @@ TEST(SessionWriterTest, BothWaysOfWritingMakeTheSameFile) {
 }
 
 TEST(SessionWriterTest, ABackgroundWriteFailureReachesTheCallerAndKeepsTheStepsWritten) {
-    // The file size limit (RLIMIT_FSIZE) stands in for a full disk: writes past it fail with EFBIG.
-    struct FileSizeLimit {
-        rlimit saved{};
-        void (*savedHandler)(int) = nullptr;
-        explicit FileSizeLimit(rlim_t bytes) {
-            getrlimit(RLIMIT_FSIZE, &saved);
-            savedHandler = std::signal(SIGXFSZ, SIG_IGN);
-            rlimit limited = saved;
-            limited.rlim_cur = bytes;
-            setrlimit(RLIMIT_FSIZE, &limited);
-        }
-        ~FileSizeLimit() {
-            setrlimit(RLIMIT_FSIZE, &saved);
-            std::signal(SIGXFSZ, savedHandler);
-        }
-    };
     TemporaryFolder folder;
     const auto path = folder.file("full.kvsess");
     const std::vector<Event> events = everyKindSession(400, 3);
     std::string failure;
     {
-        const FileSizeLimit limit(16 * 1024);
+        const kvscope::testing::FileSizeLimit limit(16 * 1024);
         SessionWriter writer(path, sampleMetadata(), ChunkWriting::Background);
         try {
             for (const Event& event : events) {

@@ -75,7 +75,7 @@ void SessionWriter::emit(const Event& event) {
         ++m_stepsSinceSnapshot;
     }
     if (m_pendingEvents == 0) {
-        // A new chunk: its step, and its event count, patched by flushStep().
+        // A new chunk: its step, and its event count, patched by handOverStep().
         m_pending = m_appender->spareBuffer();
         ByteWriter start(m_pending);
         start.put(step);
