@@ -23,6 +23,10 @@ std::string describeErrno() {
     return std::strerror(errno);
 }
 
+SessionError writeError(const std::filesystem::path& path, const std::string& reason) {
+    return SessionError("cannot write session file " + path.string() + ": " + reason);
+}
+
 } // namespace
 
 ChunkAppender::ChunkAppender(const std::filesystem::path& path) : m_path(path) {
@@ -69,8 +73,7 @@ void ChunkAppender::writeBytes(std::span<const std::uint8_t> bytes) {
     }
     put(bytes.data(), bytes.size());
     flush();
-    std::lock_guard lock(m_mutex);
-    m_progress.bytes = m_offset;
+    publishOffset();
 }
 
 void ChunkAppender::append(Chunk chunk) {
@@ -133,8 +136,7 @@ void ChunkAppender::append(SessionFormat::ChunkType type,
     if (streamed && pieces.size() > 0 && compressed.size() < rawSize) {
         writeFrame(type, SessionFormat::Zstd, compressed, rawSize);
         flush();
-        std::lock_guard lock(m_mutex);
-        m_progress.bytes = m_offset;
+        publishOffset();
         return;
     }
     // Incompressible, or no context: as one payload, stored as write() stores it.
@@ -233,7 +235,7 @@ void ChunkAppender::run() {
         } catch (const SessionError& error) {
             failure = error.what();
         } catch (const std::exception& error) {
-            failure = "cannot write session file " + m_path.string() + ": " + error.what();
+            failure = writeError(m_path, error.what()).what();
         }
         lock.lock();
         m_writing = false;
@@ -267,20 +269,25 @@ void ChunkAppender::write(const Chunk& chunk) {
         flags = 0;
     }
     writeFrame(chunk.type, flags, stored, raw.size());
-    const bool newStep = m_stepChunks.empty() || m_stepChunks.back().step != chunk.step;
-    if (chunk.type == SessionFormat::ChunkType::Step) {
-        m_stepChunks.push_back({chunk.step, offset});
-    } else if (chunk.type == SessionFormat::ChunkType::Snapshot) {
+    if (chunk.type == SessionFormat::ChunkType::Snapshot) {
         m_snapshots.push_back({chunk.step, offset});
     }
+    if (chunk.type != SessionFormat::ChunkType::Step) {
+        publishOffset();
+        return;
+    }
+    // A step's events after its StepEnd go to a second chunk of the same step: one step, two chunks.
+    const bool newStep = m_stepChunks.empty() || m_stepChunks.back().step != chunk.step;
+    m_stepChunks.push_back({chunk.step, offset});
     std::lock_guard lock(m_mutex);
     m_progress.bytes = m_offset;
-    if (chunk.type == SessionFormat::ChunkType::Step) {
-        m_progress.events += chunk.events;
-        if (newStep) {
-            ++m_progress.steps; // a step's events after its StepEnd go to a second chunk of the same step
-        }
-    }
+    m_progress.events += chunk.events;
+    m_progress.steps += newStep ? 1 : 0;
+}
+
+void ChunkAppender::publishOffset() {
+    std::lock_guard lock(m_mutex);
+    m_progress.bytes = m_offset;
 }
 
 void ChunkAppender::writeFrame(SessionFormat::ChunkType type, std::uint16_t flags,
@@ -305,7 +312,7 @@ void ChunkAppender::writeFrame(SessionFormat::ChunkType type, std::uint16_t flag
 
 void ChunkAppender::put(const void* data, std::size_t size) {
     if (m_file == nullptr || std::fwrite(data, 1, size, m_file) != size) {
-        throw SessionError("cannot write session file " + m_path.string() + ": " + describeErrno());
+        throw writeError(m_path, describeErrno());
     }
     m_offset += size;
 }
@@ -325,7 +332,7 @@ void ChunkAppender::recycleLocked(Chunk chunk) {
 
 void ChunkAppender::flush() {
     if (m_file == nullptr || std::fflush(m_file) != 0) {
-        throw SessionError("cannot write session file " + m_path.string() + ": " + describeErrno());
+        throw writeError(m_path, describeErrno());
     }
 }
 

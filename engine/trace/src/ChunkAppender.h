@@ -89,6 +89,8 @@ private:
     void writeFrame(SessionFormat::ChunkType type, std::uint16_t flags, std::span<const std::uint8_t> stored,
                     std::uint64_t rawSize);
     void put(const void* data, std::size_t size);
+    /// Makes the bytes put so far what progress() reports.
+    void publishOffset();
     void recycle(Chunk chunk);
     void recycleLocked(Chunk chunk); ///< with m_mutex held
     void flush();

@@ -170,8 +170,8 @@ void SessionWriter::finish() {
     if (m_finished) {
         return;
     }
-    flushStep();
-    // Every chunk before the overview is written; the rest goes out on this thread.
+    handOverStep();
+    // stop() writes every chunk handed over before the overview; the rest goes out on this thread.
     m_appender->stop();
     // The overview, then where it starts, right before the index: a reader finds it from the footer.
     if (m_overview) {
