@@ -31,6 +31,9 @@ def forward_wrapper(rec, forward):
 
 
 def _begin_step(rec, args, kwargs):
+    cross = getattr(kwargs.get("past_key_values"), "cross_attention_cache", None)
+    if cross is not None:
+        rec.not_recorded.add(id(cross))
     input_ids = kwargs.get("input_ids")
     if input_ids is None and args and isinstance(args[0], torch.Tensor):
         input_ids = args[0]

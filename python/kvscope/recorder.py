@@ -66,6 +66,9 @@ class Recorder:
         self._standalone = _StandaloneLayers()
         self._context = None
         self._inside = set()      # ids of objects whose operation is being recorded (super() calls pass through)
+        # ids of caches left out of the session: an encoder-decoder model's cross-attention cache, whose states
+        # are the encoder's output, not a cache that grows (the engine's sessions show self-attention only)
+        self.not_recorded = set()
         self._clock0 = None
         self._device = None
         self.cu = None

@@ -109,6 +109,9 @@ def _cache_update(original):
         rec = active.current
         if rec is None or id(self) in rec._inside:
             return original(self, key_states, value_states, layer_idx, *args, **kwargs)
+        if id(self) in rec.not_recorded:
+            with _unrecorded(rec, self):
+                return original(self, key_states, value_states, layer_idx, *args, **kwargs)
         try:
             rec._ensure_step()
             rec._note_device(key_states)
@@ -156,7 +159,7 @@ def _cache_mask_sizes(original):
     def get_mask_sizes(self, *args, **kwargs):
         rec = active.current
         result = original(self, *args, **kwargs)
-        if rec is not None and id(self) not in rec._inside:
+        if rec is not None and id(self) not in rec._inside and id(self) not in rec.not_recorded:
             try:
                 query = args[0] if args else kwargs.get("query_length", kwargs.get("cache_position"))
                 layer_idx = args[1] if len(args) > 1 else kwargs.get("layer_idx", default_layer)
@@ -183,6 +186,9 @@ def _cache_op(op):
             rec = active.current
             if rec is None or id(self) in rec._inside:
                 return original(self, *args, **kwargs)
+            if id(self) in rec.not_recorded:
+                with _unrecorded(rec, self):
+                    return original(self, *args, **kwargs)
             try:
                 rec._ensure_step()
                 tracer = rec._tracer_for(self)
@@ -226,7 +232,7 @@ def _cache_recurrent(original):
     def update_recurrent_state(self, recurrent_states, layer_idx, *args, **kwargs):
         rec = active.current
         result = original(self, recurrent_states, layer_idx, *args, **kwargs)
-        if rec is not None and id(self) not in rec._inside:
+        if rec is not None and id(self) not in rec._inside and id(self) not in rec.not_recorded:
             try:
                 rec._ensure_step()
                 layer = self.layers[layer_idx]
