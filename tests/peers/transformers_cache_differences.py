@@ -93,6 +93,19 @@ def quantized_crop():
             "ops": ops + [{"op": "crop", "max_length": 5}, {"op": "state", "expect_seq_length": seq_length(layer)}]}
 
 
+def quanto_one_group():
+    params = {"nbits": 2, "axis_key": 0, "axis_value": 0, "q_group_size": 8, "residual_length": 4}
+    layer = cu.QuantoQuantizedLayer(**params)
+    generator = torch.Generator().manual_seed(5)
+    ops = updates(layer, generator, [1], head_dim=8)
+    k, v = states(generator, 3, head_dim=8)
+    keys, values = layer.update(k, v)
+    # The returned keys begin with the prompt's dequantized token: exact in the release.
+    ops.append({"op": "update", "keys": tensor_json(k), "values": tensor_json(v), "expect_keys": tensor_json(keys),
+                "expect_values": tensor_json(values)})
+    return {"level": "layer", "layer": {"type": "quantized", **params}, "ops": ops}
+
+
 def hqq_packing():
     params = {"nbits": 2, "axis_key": 1, "axis_value": 1, "q_group_size": 4, "residual_length": 4}
     layer = cu.HQQQuantizedLayer(**params)
@@ -131,6 +144,10 @@ CASES = {
     "quantized_crop": ("QuantizedLayer.crop cuts the residual only; get_seq_length stays 6",
                        "the seed's override dequantizes, cuts and re-quantizes: 5 tokens",
                        "seq length: engine 5, reference 6", quantized_crop),
+    "quanto_one_group": ("optimum-quanto quantizes a tensor that is a single group (a 1-token prompt of 8 values "
+                         "in groups of 8) per element: scale 0, the values exact",
+                         "kvscope quantizes the group with min-max (2 bits: 4 levels)",
+                         "returned keys: max abs difference", quanto_one_group),
     "hqq_packing": ("HQQ packs 2-bit codes four to a byte along the grouped rows: a 7-token prompt (14 rows of 4) "
                     "raises RuntimeError in its bit packer", "kvscope quantizes the prompt (it keeps codes unpacked)",
                     "the reference refused with RuntimeError, the engine accepted", hqq_packing),
