@@ -33,8 +33,11 @@ mkdir -p "$(dirname "$venv")"
 # library (LLAVA_BUILD, the tests use none; 11 minutes instead of about 25 on two cores), server or examples.
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF}"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements/peers.txt >&2
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r requirements/peers-no-deps.txt >&2
+# (A machine whose pip also reads local wheel folders warns once per package it finds none in: not news.)
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements/peers.txt 2>&1 |
+    sed '/^WARNING: Location .* is ignored/d' >&2
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r requirements/peers-no-deps.txt 2>&1 |
+    sed '/^WARNING: Location .* is ignored/d' >&2
 "$venv/bin/python" - <<'EOF' >&2
 import importlib, importlib.util, os
 for name in ("torch", "transformers", "tokenizers", "safetensors", "gguf", "kvpress", "optimum.quanto", "hqq",

@@ -13,6 +13,7 @@
 #include "kvscope/trace/SessionWriter.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -8,6 +8,7 @@
 #include "kvscope/runtime/GenerationError.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <cstdio>
 #include <cstring>
 #include <span>

@@ -10,6 +10,7 @@
 #include "kvscope/training/TrainingError.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <torch/optim/adamw.h>
 
 #include <cmath>
