@@ -11,13 +11,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${KVSCOPE_PEERS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/kvscope/peers}"
+# The pinned torch 2.13.0 (CPU) is a Python 3.11 wheel; Debian 12's python3 is 3.11 too.
+is_python311() { "$1" -c 'import sys, venv; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; }
 base_python="${KVSCOPE_PEERS_BASE_PYTHON:-python3}"
-if ! "$base_python" -c 'import sys, venv; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
-    # The pinned torch 2.13.0 (CPU) is a Python 3.11 wheel; Debian 12's python3 is 3.11 too.
+if ! is_python311 "$base_python"; then
     for candidate in python3.11 /usr/bin/python3; do
-        if "$candidate" -c 'import sys, venv; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
-            base_python="$candidate"; break
-        fi
+        if is_python311 "$candidate"; then base_python="$candidate"; break; fi
     done
 fi
 stamp=$( { cat requirements/peers.txt requirements/peers-no-deps.txt; "$base_python" --version; } | sha256sum | cut -c1-16)

@@ -137,8 +137,6 @@ def make_press(name, ratio):
     if name in WRAPPERS:
         cls, options = WRAPPERS[name]
         inner = kvpress.KnormPress(compression_ratio=ratio)
-        if name == "criticalkv":
-            return getattr(kvpress, cls)(press=inner, **options), {"base": "knorm", **options}
         return getattr(kvpress, cls)(press=inner, **options), {"base": "knorm", **options}
     cls, options = PRESSES[name]
     return getattr(kvpress, cls)(compression_ratio=ratio, **options), options

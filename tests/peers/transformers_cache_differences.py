@@ -19,23 +19,15 @@ import transformers
 from transformers import PretrainedConfig
 from transformers import cache_utils as cu
 
+from transformers_cache_fixtures import seq_length, tensor_json  # noqa: E402 (beside this file)
+
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
-
-
-def tensor_json(t):
-    t = t.detach().to(torch.float64).contiguous()
-    return {"shape": list(t.shape), "data": t.flatten().tolist()}
 
 
 def states(generator, length, head_dim=2):
     shape = (1, 1, length, head_dim)
     return torch.randn(shape, generator=generator), torch.randn(shape, generator=generator)
-
-
-def seq_length(layer):
-    n = layer.get_seq_length()
-    return int(n.item()) if isinstance(n, torch.Tensor) else int(n)
 
 
 def updates(layer, generator, lengths, head_dim=2):

@@ -97,7 +97,7 @@ public:
             return;
         }
         m_cache = ConformanceRunner::cacheOf(fixture.at("cache"));
-        if (fixture.at("cache").at("type").get<std::string>() == "QuantizedCache") {
+        if (dynamic_cast<const QuantizedCache*>(m_cache.get()) != nullptr) {
             m_tolerance = 1e-5;
         }
     }
