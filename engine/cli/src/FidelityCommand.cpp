@@ -48,7 +48,8 @@ nlohmann::json FidelityCommand::run(const FidelityOptions& options) {
     }
     runtime::ComputeThreads::apply(config::computeThreads(settings));
     runtime::ModelSource::Loaded loaded = runtime::ModelSource::load(settings, model::ModelLoader::device(settings.device));
-    const std::vector<int64_t> prompt = loaded.text->encode(settings.prompt);
+    const std::vector<int64_t> prompt =
+        settings.chat ? loaded.text->encodeChat(settings.prompt) : loaded.text->encode(settings.prompt);
     // What a saved reference must have been made with (the weights' digest reads every parameter: only
     // computed when a file is involved).
     const auto origin = [&] {

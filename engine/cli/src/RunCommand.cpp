@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/RunCommand.h"
 
+#include "kvscope/cli/ProgressOutput.h"
+
 #include "kvscope/cli/CliRunOptions.h"
 #include "kvscope/cli/OptionChecks.h"
 
@@ -139,7 +141,7 @@ CLI::App* RunCommand::addSubcommand(CLI::App& app, RunOptions& options) {
     CliRunOptions::addTo(*run, options.run, config::RunOptionTable::allGroups());
     run->add_option("--out", options.out, "Session file to record, written step by step (sessions/FORMAT.md)");
     run->add_flag("--check", options.check, "Recompute every step without a cache and report the difference");
-    run->add_flag("!--no-progress", options.progress, "No progress bar on stderr");
+    ProgressOutput::addFlag(*run, options.progress);
     return run;
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/ServeCommand.h"
 
+#include "kvscope/cli/ProgressOutput.h"
+
 #include "kvscope/cli/CliRunOptions.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
@@ -50,6 +52,7 @@ CLI::App* ServeCommand::addSubcommand(CLI::App& app, ServeOptions& options) {
     }
     CLI::App* serve = app.add_subcommand(
         "serve", "Serve a workload with continuous batching over a paged KV cache; JSON summary on stdout");
+    ProgressOutput::addFlag(*serve, options.progress);
     // The serving options are kvscope's too (paged::ServingOptionTable); the model's and sampling's are
     // kvscope-cli run's (config::RunOptionTable).
     for (const config::RunOption& option : paged::ServingOptionTable::options()) {
@@ -58,7 +61,7 @@ CLI::App* ServeCommand::addSubcommand(CLI::App& app, ServeOptions& options) {
             added->required();
         }
     }
-    for (const char* name : {"preset", "config", "checkpoint", "tokenizer", "weight-seed", "device", "cache",
+    for (const char* name : {"preset", "config", "checkpoint", "model", "tokenizer", "weight-seed", "device", "cache",
                              "press", "seed", "temperature", "top-k"}) {
         CliRunOptions::addOption(*serve, settings, *config::RunOptionTable::find(name));
     }
@@ -121,7 +124,8 @@ namespace {
 /// One serving run of `workload` over the loaded model with `serving`'s pool; records to `out` when given.
 nlohmann::json serveOnce(runtime::ModelSource::Loaded& loaded, const config::RunSettings& settings,
                          const paged::PagedConfig& pagedConfig, const std::filesystem::path& workloadPath,
-                         const paged::Workload& workload, const std::string& out, std::ostream& progress) {
+                         const paged::Workload& workload, const std::string& out, std::ostream& progress,
+                         bool drawProgress) {
     model::LanguageModel& languageModel = *loaded.model;
     const runtime::TextCodec& text = *loaded.text;
     std::unique_ptr<trace::SessionWriter> session;
@@ -143,11 +147,15 @@ nlohmann::json serveOnce(runtime::ModelSource::Loaded& loaded, const config::Run
             std::make_unique<serving::ServingLoop>(languageModel, text, pagedConfig, sampling, session.get());
         serving->add(workload);
         while (serving->step()) {
-            progress << "\rstep " << serving->scheduler().step() << ": "
-                     << serving->scheduler().running().size() << " running, "
-                     << serving->scheduler().waiting().size() << " waiting   " << std::flush;
+            if (drawProgress) {
+                progress << "\rstep " << serving->scheduler().step() << ": "
+                         << serving->scheduler().running().size() << " running, "
+                         << serving->scheduler().waiting().size() << " waiting   " << std::flush;
+            }
         }
-        progress << "\n" << std::flush;
+        if (drawProgress) {
+            progress << "\n" << std::flush;
+        }
     } catch (...) {
         // Bad input leaves no file behind.
         serving.reset();
@@ -239,13 +247,13 @@ nlohmann::json ServeCommand::run(const ServeOptions& options, std::ostream& prog
         throw paged::PagedError(why);
     }
     nlohmann::json summary =
-        serveOnce(loaded, settings, pagedConfig, workloadPath, workload, options.out, progress);
+        serveOnce(loaded, settings, pagedConfig, workloadPath, workload, options.out, progress, options.progress);
     if (!compared) {
         return summary;
     }
     const std::string comparedOut = options.out.empty() ? std::string() : comparedPath(options.out);
     nlohmann::json second = serveOnce(loaded, settings, paged::PagedConfig::fromSettings(*compared),
-                                      workloadPath, workload, comparedOut, progress);
+                                      workloadPath, workload, comparedOut, progress, options.progress);
     nlohmann::json sideBySide = nlohmann::json::object();
     for (const std::string& key : comparedKeys()) {
         sideBySide[key] = nlohmann::json::array({summary.at(key), second.at(key)});

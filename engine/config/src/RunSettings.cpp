@@ -102,9 +102,14 @@ int computeThreads(const RunSettings& settings) {
 }
 
 void validate(const RunSettings& settings) {
-    const int sources = !settings.preset.empty() + !settings.configPath.empty() + !settings.checkpointDir.empty();
+    const int sources = !settings.preset.empty() + !settings.configPath.empty() + !settings.checkpointDir.empty() +
+                        !settings.modelFile.empty();
     if (sources > 1) {
-        throw ConfigError("give one model source: a preset, a config.json or a checkpoint folder");
+        throw ConfigError("give one model source: a preset, a config.json, a checkpoint folder or a GGUF model file");
+    }
+    if (!settings.tokenizerPath.empty() && !settings.modelFile.empty()) {
+        throw ConfigError("a tokenizer pairs with a preset or a config.json; a GGUF model file brings its own "
+                          "(its tokenizer.ggml metadata)");
     }
     if (!settings.tokenizerPath.empty() && !settings.checkpointDir.empty()) {
         throw ConfigError("a tokenizer pairs with a preset or a config.json; a checkpoint folder brings its own "

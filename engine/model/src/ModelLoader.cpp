@@ -5,6 +5,7 @@
 #include "kvscope/config/ConfigError.h"
 #include "kvscope/model/Decoder.h"
 #include "kvscope/model/EncoderDecoderModel.h"
+#include "kvscope/model/GgufCheckpoint.h"
 #include "kvscope/model/ModelError.h"
 #include "kvscope/model/SafetensorsCheckpoint.h"
 
@@ -72,6 +73,12 @@ std::unique_ptr<LanguageModel> ModelLoader::fromCheckpoint(const std::filesystem
     ParameterStore parameters =
         ParameterStore::fromCheckpoint(parameterSpecs(architecture), checkpoint, ignored);
     return fromParameters(config, std::move(parameters), device);
+}
+
+std::unique_ptr<LanguageModel> ModelLoader::fromGguf(const std::filesystem::path& file, const at::Device& device) {
+    const GgufCheckpoint checkpoint(file);
+    ParameterStore parameters = checkpoint.parameters(parameterSpecs(Architecture(checkpoint.config())));
+    return fromParameters(checkpoint.config(), std::move(parameters), device);
 }
 
 std::unique_ptr<LanguageModel> ModelLoader::fromWeightsFile(const config::ModelConfig& config,

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/runtime/ByteTextCodec.h"
 
+#include "kvscope/runtime/GenerationError.h"
+
 #include "kvscope/model/ByteTokenizer.h"
 
 namespace kvscope::runtime {
+
+std::vector<std::int64_t> ByteTextCodec::encodeChat(std::string_view) const {
+    throw GenerationError("--chat needs a model with a chat template: a GGUF file (--model) carries one; the "
+                          "built-in presets speak bytes and have none");
+}
 
 std::vector<std::int64_t> ByteTextCodec::encode(std::string_view text) const {
     return model::ByteTokenizer::encode(text);

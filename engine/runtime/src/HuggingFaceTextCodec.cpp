@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/runtime/HuggingFaceTextCodec.h"
 
+#include "kvscope/gguf/GgufError.h"
+#include "kvscope/gguf/GgufFile.h"
+#include "kvscope/gguf/GgufTokenizerJson.h"
+#include "kvscope/runtime/GenerationError.h"
+#include "kvscope/tokenizer/ChatTemplate.h"
 #include "kvscope/tokenizer/Tokenizer.h"
+#include "kvscope/tokenizer/TokenizerError.h"
 
 #include <limits>
 
@@ -19,6 +25,30 @@ std::unique_ptr<HuggingFaceTextCodec> HuggingFaceTextCodec::fromPath(const std::
     return std::unique_ptr<HuggingFaceTextCodec>(new HuggingFaceTextCodec(std::move(tokenizer), path.string()));
 }
 
+std::unique_ptr<HuggingFaceTextCodec> HuggingFaceTextCodec::fromGguf(const std::filesystem::path& file) {
+    try {
+        const gguf::GgufFile gguf(file);
+        const gguf::GgufTokenizerJson text = gguf::GgufTokenizerJson::fromMetadata(gguf.metadata(), file.string());
+        auto tokenizer = std::make_unique<tokenizer::Tokenizer>(
+            tokenizer::Tokenizer::fromJson(text.tokenizerJson, text.configJson));
+        std::unique_ptr<HuggingFaceTextCodec> codec(new HuggingFaceTextCodec(std::move(tokenizer), file.string()));
+        const gguf::GgufMetadata& meta = gguf.metadata();
+        codec->m_chatTemplate = meta.optionalString("tokenizer.chat_template").value_or("");
+        const auto tokenText = [&](const char* key) {
+            const auto id = meta.optionalUnsigned(key);
+            const auto token = id ? codec->m_tokenizer->idToToken(static_cast<std::int32_t>(*id)) : std::nullopt;
+            return token.value_or("");
+        };
+        codec->m_bosToken = tokenText("tokenizer.ggml.bos_token_id");
+        codec->m_eosToken = tokenText("tokenizer.ggml.eos_token_id");
+        return codec;
+    } catch (const gguf::GgufError& error) {
+        throw GenerationError(error.what());
+    } catch (const tokenizer::TokenizerError& error) {
+        throw GenerationError("the tokenizer of GGUF file `" + file.string() + "`: " + error.what());
+    }
+}
+
 bool HuggingFaceTextCodec::folderHasTokenizer(const std::filesystem::path& folder) {
     return std::filesystem::is_regular_file(folder / "tokenizer.json") ||
            std::filesystem::is_regular_file(folder / "tokenizer.model");
@@ -32,6 +62,22 @@ HuggingFaceTextCodec::~HuggingFaceTextCodec() = default;
 std::vector<std::int64_t> HuggingFaceTextCodec::encode(std::string_view text) const {
     const tokenizer::Encoding encoding = m_tokenizer->encode(text, /*addSpecialTokens=*/true);
     return std::vector<std::int64_t>(encoding.ids.begin(), encoding.ids.end());
+}
+
+std::vector<std::int64_t> HuggingFaceTextCodec::encodeChat(std::string_view message) const {
+    if (m_chatTemplate.empty()) {
+        throw GenerationError("--chat needs a model with a chat template, and " + m_name +
+                              " carries none; give the prompt as plain text");
+    }
+    try {
+        const tokenizer::ChatTemplate chat(m_chatTemplate);
+        const std::string text = chat.render({{"user", std::string(message)}}, /*addGenerationPrompt=*/true,
+                                             m_bosToken, m_eosToken);
+        const tokenizer::Encoding encoding = m_tokenizer->encode(text, /*addSpecialTokens=*/false);
+        return std::vector<std::int64_t>(encoding.ids.begin(), encoding.ids.end());
+    } catch (const tokenizer::TokenizerError& error) {
+        throw GenerationError("--chat: the chat template of " + m_name + " cannot be used: " + error.what());
+    }
 }
 
 std::string HuggingFaceTextCodec::decode(const std::vector<std::int64_t>& ids) const {

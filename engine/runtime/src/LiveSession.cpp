@@ -51,7 +51,7 @@ LiveSession::LiveSession(config::RunSettings settings, PressDefaults pressDefaul
     ComputeThreads::apply(config::computeThreads(s));
     const at::Device device = model::ModelLoader::device(s.device);
     impl.loaded = ModelSource::load(s, device);
-    impl.promptIds = impl.loaded.text->encode(s.prompt);
+    impl.promptIds = s.chat ? impl.loaded.text->encodeChat(s.prompt) : impl.loaded.text->encode(s.prompt);
     if (pressDefaults == PressDefaults::FitToPrompt && !s.press.name.empty()) {
         impl.fitNotices = config::PressDescriptions::fitToPrompt(
             impl.settings.press, static_cast<std::int64_t>(impl.promptIds.size()));

@@ -7,6 +7,7 @@
 #include "kvscope/runtime/ByteTextCodec.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/HuggingFaceTextCodec.h"
+#include "kvscope/runtime/ModelFileLocator.h"
 #include "kvscope/runtime/PresetCatalog.h"
 
 namespace kvscope::runtime {
@@ -28,7 +29,13 @@ std::unique_ptr<TextCodec> pairedTokenizer(const std::string& path, std::int64_t
 
 ModelSource::Loaded ModelSource::load(const config::RunSettings& settings, const at::Device& device) {
     Loaded loaded;
-    if (!settings.checkpointDir.empty()) {
+    if (!settings.modelFile.empty()) {
+        const std::filesystem::path file = ModelFileLocator::resolve(settings.modelFile);
+        loaded.model = model::ModelLoader::fromGguf(file, device);
+        loaded.name = file.string();
+        loaded.source = {{"model", loaded.name}};
+        loaded.text = HuggingFaceTextCodec::fromGguf(file);
+    } else if (!settings.checkpointDir.empty()) {
         loaded.model = model::ModelLoader::fromCheckpoint(settings.checkpointDir, device);
         loaded.name = settings.checkpointDir;
         loaded.source = {{"checkpoint", loaded.name}};

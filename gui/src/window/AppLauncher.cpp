@@ -146,7 +146,8 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
     }
     const bool modelGiven =
         parser.isSet(QStringLiteral("preset")) || parser.isSet(QStringLiteral("config")) ||
-        parser.isSet(QStringLiteral("checkpoint")) || parser.isSet(QStringLiteral("tokenizer"));
+        parser.isSet(QStringLiteral("checkpoint")) || parser.isSet(QStringLiteral("model")) ||
+        parser.isSet(QStringLiteral("tokenizer"));
     if (!options.file.isEmpty() && (modelGiven || parser.isSet(synthetic))) {
         return QStringLiteral("give either a session FILE to replay or a model to run, not both");
     }

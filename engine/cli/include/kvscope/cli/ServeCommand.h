@@ -24,6 +24,8 @@ struct ServeOptions {
     /// --compare-serving: the changes of a second run of the same workload ("prefix-caching=off"); empty:
     /// one run.
     std::string compare;
+    /// The step line on stderr (main keeps it to terminals: ProgressOutput).
+    bool progress = true;
 };
 
 /// `kvscope-cli serve`: runs a serving workload to the end with continuous batching over a paged KV cache

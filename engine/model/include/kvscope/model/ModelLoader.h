@@ -18,7 +18,7 @@
 namespace kvscope::model {
 
 /// Makes models: built-in weights drawn from a seed (no files, no download), given weights, or a
-/// Hugging Face checkpoint folder (config.json + safetensors, memory-mapped).
+/// Hugging Face checkpoint folder (config.json + safetensors, memory-mapped), or a GGUF file.
 class ModelLoader {
 public:
     /// A Decoder or an EncoderDecoderModel with weights drawn from `seed`.
@@ -29,6 +29,10 @@ public:
     /// Loads a checkpoint of one of checkpointModelTypes() (f32, f16 or bf16; single or sharded).
     static std::unique_ptr<LanguageModel> fromCheckpoint(const std::filesystem::path& directory,
                                                          const at::Device& device = at::Device(at::kCPU));
+    /// Loads a llama.cpp GGUF file of one of GgufCheckpoint::architectures(), its weights dequantised to
+    /// float32 (exactly as gguf-py and Transformers' `gguf_file=` loading do).
+    static std::unique_ptr<LanguageModel> fromGguf(const std::filesystem::path& file,
+                                                   const at::Device& device = at::Device(at::kCPU));
     /// `config`'s model with the weights of one .safetensors file (a preset's trained weights), read and
     /// checked exactly as a checkpoint's are.
     static std::unique_ptr<LanguageModel> fromWeightsFile(const config::ModelConfig& config,

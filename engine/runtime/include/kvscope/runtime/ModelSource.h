@@ -18,7 +18,7 @@ class LanguageModel;
 
 namespace kvscope::runtime {
 
-/// Loads the model a run names: a checkpoint folder, a config.json with built-in weights, or a preset
+/// Loads the model a run names: a GGUF file, a checkpoint folder, a config.json with built-in weights, or a preset
 /// (the default preset when none is given), and the text it speaks through. The CLI's `run` and the
 /// GUI's live sessions share it.
 class ModelSource {
@@ -26,7 +26,7 @@ public:
     struct Loaded {
         std::unique_ptr<model::LanguageModel> model;
         std::string name;                 ///< the checkpoint folder, the config path or the preset name
-        /// As a session file records it: {"preset"|"config"|"checkpoint", "weight_seed" for built-in random
+        /// As a session file records it: {"preset"|"config"|"checkpoint"|"model" (a GGUF file), "weight_seed" for built-in random
         /// weights or "weights" (the file) for a preset's trained weights, "tokenizer"}.
         nlohmann::json source;
         /// The checkpoint's own tokenizer where its folder brings one, the settings' tokenizerPath for a

@@ -19,6 +19,10 @@ public:
     virtual std::string name() const = 0;
     /// The prompt's ids as the model expects them (bos where its tokenizer adds one).
     virtual std::vector<std::int64_t> encode(std::string_view text) const = 0;
+    /// `message` as the user's turn in the model's chat template with the assistant's opening after it,
+    /// encoded as apply_chat_template encodes it (no special tokens added); GenerationError where the model
+    /// has no chat template kvscope can render.
+    virtual std::vector<std::int64_t> encodeChat(std::string_view message) const = 0;
     /// The text of ids, special tokens left out.
     virtual std::string decode(const std::vector<std::int64_t>& ids) const = 0;
     /// One token as a reader should see it in a strip of tokens, special tokens named ("<bos>").

