@@ -161,6 +161,26 @@ TEST(MainWindowTest, AServingSessionShowsThePoolInPlaceOfTheMap) {
     EXPECT_TRUE(window.selection().selectedRequest().isEmpty());
 }
 
+TEST(MainWindowTest, TheTransfersDockComesWithTheFirstTransferAndGoesWithASessionThatMovesNothing) {
+    MainWindow window(testing::syntheticFactory(), capabilities());
+    window.resize(1200, 800);
+    window.show();
+    auto* transfers = window.findChild<QDockWidget*>(QStringLiteral("transfersDock"));
+    auto* tour = window.findChild<QDockWidget*>(QStringLiteral("tourDock"));
+    EXPECT_FALSE(transfers->isVisible()) << "no session, nothing to show";
+    testing::loadSynthetic(window.session(), testing::smallSession(20));
+    EXPECT_FALSE(transfers->isVisible()) << "a dynamic cache moves nothing";
+    EXPECT_FALSE(tour->isVisible()) << "a session that is not a tour";
+    testing::loadSynthetic(window.session(), testing::smallSession(20, true));
+    EXPECT_TRUE(transfers->isVisible()) << "an offloaded cache's transfers";
+    testing::loadSynthetic(window.session(), testing::smallSession(20));
+    EXPECT_FALSE(transfers->isVisible());
+    // Shown by hand, it stays while sessions that move nothing come and go.
+    transfers->show();
+    testing::loadSynthetic(window.session(), testing::smallSession(12));
+    EXPECT_TRUE(transfers->isVisible());
+}
+
 TEST(MainWindowTest, RenderedWindowIsNotBlank) {
     MainWindow window(testing::syntheticFactory(), capabilities());
     window.resize(1400, 900);
@@ -353,8 +373,6 @@ TEST(MainWindowTest, EveryFailedLiveSessionSaysWhyOverTheMapAndLeavesTheWindowUs
         EXPECT_EQ(panel->reason(), test.message) << test.what;
         EXPECT_EQ(liveLabel(window), "live: failed") << test.what;
         testing::expectDocksDocked(window, test.what);
-        EXPECT_TRUE(window.findChild<QDockWidget*>(QStringLiteral("transfersDock"))->isVisible())
-            << test.what;
         EXPECT_EQ(window.session().stepCount(), test.step)
             << test.what << ": the steps before the failure stay";
         EXPECT_TRUE(window.occupancyMap()->rect().contains(panel->geometry())) << test.what;

@@ -96,6 +96,7 @@ MainWindow::MainWindow(SessionEngineFactory engineFactory, EngineCapabilities ca
     m_compareDock->hide();
     m_metricsDock->hide();
     m_tourDock->hide();
+    m_transfersDock->hide();
     rebuildRecentMenu();
     updateStatus();
     updateLiveState();
@@ -174,6 +175,7 @@ void MainWindow::createViews() {
     addDock(m_memory, tr("Memory"), QStringLiteral("memoryDock"), Qt::RightDockWidgetArea);
     addDock(m_quantization, tr("Quantization"), QStringLiteral("quantizationDock"), Qt::RightDockWidgetArea);
     QDockWidget* transfers = addDock(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea);
+    m_transfersDock = transfers;
     m_compareDock = addDock(m_compare, tr("Compare"), QStringLiteral("compareDock"), Qt::BottomDockWidgetArea);
     auto* metrics = new QWidget;
     auto* grid = new QGridLayout(metrics);
@@ -396,6 +398,17 @@ void MainWindow::followTour(const QString& name) {
 bool MainWindow::showsServingViews() const { return !m_serving->isHidden(); }
 
 void MainWindow::updateViewSet() {
+    // A dock with nothing to show stays out of the way until it has: the transfer timeline comes with a
+    // session's first transfer (an offloaded cache) and goes with a session that moves nothing. Only the
+    // change is acted on, so a dock shown or closed by hand (View menu) stays so.
+    const bool moves = m_transfers->boxCount() > 0;
+    if (moves != m_transfersMove) {
+        m_transfersMove = moves;
+        m_transfersDock->setVisible(moves);
+        if (moves) {
+            m_transfersDock->raise();
+        }
+    }
     const bool serving = m_session->paged().active();
     if (serving == showsServingViews()) {
         return;

@@ -166,6 +166,8 @@ private:
     QWidget* m_views = nullptr;
     WelcomePage* m_welcome = nullptr;
     TourPanel* m_tourPanel = nullptr;
+    QDockWidget* m_transfersDock = nullptr;
+    bool m_transfersMove = false; ///< the session on screen has transfers (the Transfers dock's last state)
     QDockWidget* m_tourDock = nullptr;
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
