@@ -40,6 +40,14 @@ def smollm2_path(python):
     return found.stdout.strip()
 
 
+def last_token(llm):
+    """llama.cpp's greedy token from the last position's logits (its C API: no per-position copy)."""
+    import llama_cpp
+    import numpy as np
+    logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1), shape=(llm.n_vocab(),))
+    return int(np.argmax(logits))
+
+
 # The peers' loops, run in the peers' Python as `bench-gguf.py --peer NAME ...`.
 def peer(name, path, prompt_tokens, decode_tokens, repeats, threads):
     import statistics
@@ -81,12 +89,11 @@ def peer(name, path, prompt_tokens, decode_tokens, repeats, threads):
             start = time.perf_counter()
             llm.eval(ids)
             prefill.append(time.perf_counter() - start)
-            import numpy as np
-            out = [int(np.argmax(llm.scores[llm.n_tokens - 1]))]
+            out = [last_token(llm)]
             start = time.perf_counter()
             for _ in range(decode_tokens):
                 llm.eval([out[-1]])
-                out.append(int(np.argmax(llm.scores[llm.n_tokens - 1])))
+                out.append(last_token(llm))
             decode.append(time.perf_counter() - start)
             tokens = out
     result = {"runner": name, "version": version, "load_s": round(load, 2),

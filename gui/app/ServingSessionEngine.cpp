@@ -10,6 +10,7 @@
 #include "kvscope/runtime/ModelSource.h"
 #include "kvscope/runtime/RunMetadata.h"
 #include "kvscope/serving/ServingLoop.h"
+#include "kvscope/serving/ServingSessionSettings.h"
 
 #include <nlohmann/json.hpp>
 
@@ -49,15 +50,9 @@ ServingSessionEngine::ServingSessionEngine(const config::RunSettings& settings)
     state.metadata = runtime::RunMetadata::build(state.loaded, settings, *state.loaded.text, {},
                                                  runtime::RunMetadata::nowUnixNs());
     state.metadata.cacheKind = "paged";
-    nlohmann::json described{{"kind", "paged"},
-                             {"workload", state.workloadPath.string()},
-                             {"block_size", state.paged.blockSize},
-                             {"num_blocks", state.paged.numBlocks},
-                             {"max_num_batched_tokens", state.paged.maxNumBatchedTokens},
-                             {"max_num_seqs", state.paged.maxNumSeqs},
-                             {"prefix_caching", state.paged.prefixCaching},
-                             {"free_policy", std::string(paged::toString(state.paged.freePolicy))}};
-    state.metadata.cacheSettingsJson = described.dump();
+    state.metadata.cacheSettingsJson =
+        serving::ServingSessionSettings::describe(state.paged, state.workloadPath, state.loaded.model->architecture())
+            .dump();
     state.metadata.prompt = state.workload.description;
 }
 

@@ -181,6 +181,32 @@ TEST(MainWindowTest, TheTransfersDockComesWithTheFirstTransferAndGoesWithASessio
     EXPECT_TRUE(transfers->isVisible());
 }
 
+TEST(MainWindowTest, AServingSessionsStatusBarGivesThePoolsHeldAndTotalBytes) {
+    trace::PagedState paged;
+    paged.active = true;
+    paged.numBlocks = 4;
+    paged.nullBlock = -1;
+    paged.blocks = {{0, 1, false, 0, 0}, {1, 2, true, 7, 1}, {2, 0, true, 9, 0}, {3, 0, false, 0, -1}};
+    // Two groups: a block of group 0 holds 1 KiB, of group 1 3 KiB; 4 blocks of both: 16 KiB.
+    const std::string settings = R"({"kind": "paged", "block_bytes": [1024, 3072], "pool_bytes": 16384})";
+    EXPECT_EQ(MainWindow::poolText(paged, settings), QStringLiteral("Pool: 4.0 KiB held of 16.0 KiB (2 of 4 blocks)"));
+    EXPECT_EQ(MainWindow::poolText(paged, "{}"), QStringLiteral("Pool: 2 of 4 blocks held"))
+        << "a session recorded before block_bytes";
+    paged.nullBlock = 0;
+    EXPECT_EQ(MainWindow::poolText(paged, "{}"), QStringLiteral("Pool: 2 of 3 blocks held")) << "the null block is no room";
+
+    // In the window: a serving session says Pool, not "device 0 B".
+    MainWindow window(testing::syntheticFactory(), capabilities());
+    window.session().setRecordedSession({}, testing::designExample(), QStringLiteral("example"));
+    window.session().goToEnd();
+    bool found = false;
+    for (const QLabel* label : window.findChildren<QLabel*>()) {
+        found = found || label->text().startsWith(QStringLiteral("Pool: "));
+        EXPECT_FALSE(label->text().startsWith(QStringLiteral("Memory: device 0 B"))) << label->text().toStdString();
+    }
+    EXPECT_TRUE(found);
+}
+
 TEST(MainWindowTest, RenderedWindowIsNotBlank) {
     MainWindow window(testing::syntheticFactory(), capabilities());
     window.resize(1400, 900);

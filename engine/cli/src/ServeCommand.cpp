@@ -2,6 +2,7 @@
 #include "kvscope/cli/ServeCommand.h"
 
 #include "kvscope/cli/ProgressOutput.h"
+#include "kvscope/serving/ServingSessionSettings.h"
 
 #include "kvscope/cli/CliRunOptions.h"
 #include "kvscope/model/LanguageModel.h"
@@ -133,10 +134,8 @@ nlohmann::json serveOnce(runtime::ModelSource::Loaded& loaded, const config::Run
         trace::SessionMetadata metadata =
             runtime::RunMetadata::build(loaded, settings, text, {}, runtime::RunMetadata::nowUnixNs());
         metadata.cacheKind = "paged";
-        nlohmann::json described = pagedConfigJson(pagedConfig);
-        described["kind"] = "paged";
-        described["workload"] = workloadPath.string();
-        metadata.cacheSettingsJson = described.dump();
+        metadata.cacheSettingsJson =
+            serving::ServingSessionSettings::describe(pagedConfig, workloadPath, languageModel.architecture()).dump();
         metadata.prompt = workload.description;
         session = std::make_unique<trace::SessionWriter>(out, metadata);
     }

@@ -21,6 +21,17 @@ KvPools::KvPools(const model::Architecture& architecture, const LayerGroups& gro
     }
 }
 
+std::vector<int64_t> KvPools::blockBytes(const model::Architecture& architecture, const LayerGroups& groups,
+                                         int64_t blockSize) {
+    const int64_t perLayer = 2 * blockSize * architecture.numKvHeads() * architecture.headDim() *
+                             static_cast<int64_t>(sizeof(float));
+    std::vector<int64_t> bytes;
+    for (const LayerGroups::Group& group : groups.groups()) {
+        bytes.push_back(perLayer * static_cast<int64_t>(group.layers.size()));
+    }
+    return bytes;
+}
+
 int64_t KvPools::bytes() const {
     int64_t total = 0;
     for (size_t layer = 0; layer < m_keys.size(); ++layer) {

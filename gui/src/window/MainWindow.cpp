@@ -33,6 +33,9 @@
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
+#include <QJsonObject>
+#include <QJsonDocument>
+#include <QJsonArray>
 #include <QFileInfo>
 #include <QGridLayout>
 #include <QLabel>
@@ -637,6 +640,36 @@ void MainWindow::rebuildRecentMenu() {
     }
 }
 
+QString MainWindow::poolText(const trace::PagedState& paged, const std::string& cacheSettingsJson) {
+    // A serving session's cache is its block pool: the blocks requests hold, in bytes where the session
+    // recorded a block's bytes per layer group (serving::ServingSessionSettings; older files give blocks only).
+    int held = 0;
+    double heldBytes = 0.0;
+    const QJsonObject settings = QJsonDocument::fromJson(QByteArray::fromStdString(cacheSettingsJson)).object();
+    const QJsonArray blockBytes = settings.value(QStringLiteral("block_bytes")).toArray();
+    bool bytesKnown = !blockBytes.isEmpty();
+    for (const trace::PagedBlockState& block : paged.blocks) {
+        if (block.refCnt <= 0) {
+            continue;
+        }
+        ++held;
+        if (block.group >= 0 && block.group < blockBytes.size()) {
+            heldBytes += blockBytes.at(block.group).toDouble();
+        } else {
+            bytesKnown = false;
+        }
+    }
+    const int usable = paged.numBlocks - (paged.nullBlock >= 0 ? 1 : 0);
+    if (!bytesKnown) {
+        return tr("Pool: %1 of %2 blocks held").arg(held).arg(usable);
+    }
+    return tr("Pool: %1 held of %2 (%3 of %4 blocks)")
+        .arg(EventExplainer::formatBytes(heldBytes),
+             EventExplainer::formatBytes(settings.value(QStringLiteral("pool_bytes")).toDouble()))
+        .arg(held)
+        .arg(usable);
+}
+
 void MainWindow::updateStatus() {
     const trace::SessionMetadata& metadata = m_session->metadata();
     const trace::StepState& state = *m_session->state();
@@ -645,10 +678,14 @@ void MainWindow::updateStatus() {
     m_modelLabel->setText(tr("Model: %1").arg(metadata.model.empty() ? tr("–") : QString::fromStdString(metadata.model)));
     m_cacheLabel->setText(tr("Cache: %1").arg(metadata.cacheKind.empty() ? tr("–") : QString::fromStdString(metadata.cacheKind)));
     m_deviceLabel->setText(tr("Device: %1").arg(QString::fromStdString(metadata.device)));
-    m_memoryLabel->setText(tr("Memory: device %1 (quantized %2), host %3")
-                               .arg(EventExplainer::formatBytes(static_cast<double>(state.memoryDeviceTotal())),
-                                    EventExplainer::formatBytes(static_cast<double>(state.memoryDeviceQuantized)),
-                                    EventExplainer::formatBytes(static_cast<double>(state.memoryHost))));
+    if (state.paged.active) {
+        m_memoryLabel->setText(poolText(state.paged, metadata.cacheSettingsJson));
+    } else {
+        m_memoryLabel->setText(tr("Memory: device %1 (quantized %2), host %3")
+                                   .arg(EventExplainer::formatBytes(static_cast<double>(state.memoryDeviceTotal())),
+                                        EventExplainer::formatBytes(static_cast<double>(state.memoryDeviceQuantized)),
+                                        EventExplainer::formatBytes(static_cast<double>(state.memoryHost))));
+    }
     const bool hasEvents = m_session->timeline().eventCount() > 0;
     m_saveAction->setEnabled(hasEvents);
     m_exportAction->setEnabled(hasEvents);

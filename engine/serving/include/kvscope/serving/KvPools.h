@@ -24,6 +24,10 @@ public:
     int64_t blockSize() const { return m_blockSize; }
     /// Bytes of all pools together.
     int64_t bytes() const;
+    /// Bytes one block holds in each of `groups`' groups: keys and values of every layer of the group, as the
+    /// pools store them (float32), without allocating them (a session's metadata records it).
+    static std::vector<int64_t> blockBytes(const model::Architecture& architecture, const LayerGroups& groups,
+                                           int64_t blockSize);
 
 private:
     std::vector<at::Tensor> m_keys;

@@ -3,6 +3,7 @@
 
 #include "kvscope/gui/session/SessionEngine.h"
 #include "kvscope/config/RunSettings.h"
+#include "kvscope/trace/PagedState.h"
 
 #include <QImage>
 #include <QMainWindow>
@@ -80,6 +81,9 @@ public:
     void openFile(const QString& path);
     /// Opens a session file at once, showing no dialog: returns the reason of a failure (empty on success).
     QString openFileNow(const QString& path);
+    /// The status bar's memory for a serving session: the pool's held and total bytes and blocks (bytes where
+    /// the session's cache settings give `block_bytes` per layer group).
+    static QString poolText(const trace::PagedState& paged, const std::string& cacheSettingsJson);
     /// Starts a live run and plays it.
     void startLive(const config::RunSettings& settings);
     /// File > Open model: a live run of the GGUF file `path` (or `smollm2`) with the current session's cache,
