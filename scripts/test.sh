@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Set-up to green: installs what is missing, makes the peers' environment (scripts/peers-env.sh: the real
 # Transformers, kvpress, tokenizers and llama.cpp the tests compare with; kept until its pins change),
-# configures, builds and runs the whole suite with ctest.
+# configures, builds and runs the whole suite with ctest; with the dev preset, then builds the engine, the CLI and
+# their tests against LibTorch 2 (the libtorch2 preset, the peers' PyTorch) and runs those too.
 # Usage: scripts/test.sh [preset]   (dev by default; asan runs the suite under Address/UB sanitizers;
 #        libtorch2 builds the engine and CLI against a LibTorch 2: KVSCOPE_TORCH_CMAKE_PREFIX, by default the
 #        peers' PyTorch, `python -c 'import torch; print(torch.utils.cmake_prefix_path)'`)
@@ -22,3 +23,13 @@ cmake --preset "$preset"
 cmake --build --preset "$preset"
 wait "$peers" || { echo "kvscope: the peers' environment could not be made (scripts/peers-env.sh, above)" >&2; exit 1; }
 ctest --preset "$preset"
+# LibTorch 2 as well (what a user with their own PyTorch, a CUDA one included, builds against): the engine, the
+# CLI and their tests again, against the peers' PyTorch 2.13 (CPU).
+if [ "$preset" = dev ]; then
+    peers_python=$(scripts/peers-env.sh)
+    KVSCOPE_TORCH_CMAKE_PREFIX=$("$peers_python" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+    export KVSCOPE_TORCH_CMAKE_PREFIX
+    cmake --preset libtorch2
+    cmake --build --preset libtorch2 --target kvscope_engine_cli_tests
+    ctest --preset libtorch2 -L '^(engine/.*|cli|conformance)$'
+fi

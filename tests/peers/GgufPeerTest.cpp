@@ -6,6 +6,7 @@
 #include "kvscope/gguf/BlockType.h"
 #include "kvscope/gguf/GgufFile.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <fstream>
@@ -146,6 +147,29 @@ TEST(GgufPeerTest, EveryBlockTypeDequantisesAsGgufPy) {
                                                  ? ": " + std::to_string(ours[at]) + " vs " + std::to_string(peer[at])
                                                  : std::string());
     }
+}
+
+TEST(GgufPeerTest, TheCacheTypesQuantiseByteForByteAsGgufPy) {
+    std::vector<std::string> quantising;
+    for (const BlockType* type : BlockType::all()) {
+        if (!type->quantizes()) {
+            continue;
+        }
+        SCOPED_TRACE(type->name());
+        quantising.push_back(type->name());
+        const std::vector<float> values = readFloats(fixtures() / "quantize" / (std::string(type->name()) + ".f32"));
+        const std::vector<uint8_t> peer = readBytes(fixtures() / "quantize" / (std::string(type->name()) + ".bin"));
+        ASSERT_EQ(values.size() % type->blockSize(), 0u);
+        const size_t count = values.size() / type->blockSize();
+        std::vector<uint8_t> ours(count * type->typeSize());
+        type->quantize(values.data(), count, ours.data());
+        ASSERT_EQ(ours.size(), peer.size());
+        const auto differs = std::mismatch(ours.begin(), ours.end(), peer.begin());
+        EXPECT_TRUE(differs.first == ours.end())
+            << "gguf.quants.quantize and kvscope first differ at byte " << (differs.first - ours.begin()) << " (block "
+            << (differs.first - ours.begin()) / type->typeSize() << ")";
+    }
+    EXPECT_EQ(quantising, (std::vector<std::string>{"F32", "F16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "BF16"}));
 }
 
 TEST(GgufPeerTest, AFileWrittenByGgufPyReadsBackAsGgufPyReadsIt) {

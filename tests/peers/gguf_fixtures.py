@@ -4,6 +4,10 @@
 Writes into OUT:
   blocks/<TYPE>.bin, blocks/<TYPE>.f32  random blocks of each type kvscope reads, and what
                                         gguf.quants.dequantize makes of them (float32, little-endian)
+  quantize/<TYPE>.f32, quantize/<TYPE>.bin
+                                        random values (whole blocks, and blocks of zeros, constants and one
+                                        outlier) and what gguf.quants.quantize makes of them, for the types
+                                        llama.cpp's KV cache takes
   written.gguf, written.json            a file written by gguf.GGUFWriter (every metadata value type, a tensor
                                         of each type) and what gguf.GGUFReader reads back from it
   real.json                             with --real FILE: what GGUFReader reads from a real model file
@@ -87,6 +91,23 @@ def read_back(path):
                     "data_offset": int(reader.data_offset), "metadata": fields, "tensors": tensors}
 
 
+QUANTIZED = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1"]
+
+
+def write_quantized(out, rng):
+    os.makedirs(os.path.join(out, "quantize"), exist_ok=True)
+    values = (rng.standard_normal((BLOCKS, 32)) * rng.choice([1e-3, 0.1, 1.0, 30.0], (BLOCKS, 1))).astype(np.float32)
+    values[0] = 0.0
+    values[1] = 0.75
+    values[2, :] = 0.01
+    values[2, 7] = -12.0
+    values[3] = np.linspace(-1, 1, 32, dtype=np.float32)
+    for name in QUANTIZED:
+        values.astype("<f4").tofile(os.path.join(out, "quantize", name + ".f32"))
+        np.ascontiguousarray(gguf.quants.quantize(values, T[name])).view(np.uint8).tofile(
+            os.path.join(out, "quantize", name + ".bin"))
+
+
 def write_blocks(out, rng):
     os.makedirs(os.path.join(out, "blocks"), exist_ok=True)
     for name in READ:
@@ -161,6 +182,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(7)
     write_blocks(out, rng)
+    write_quantized(out, rng)
     write_file(out, rng)
     if "--real" in sys.argv:
         write_real(out, sys.argv[sys.argv.index("--real") + 1])

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Q5_0: fp16 d, a 32-bit word of fifth bits (bit i for value i), 16 bytes of nibbles: y = d * (q - 16).
 #include "BlockTypeRegistration.h"
+#include "BlockQuantiser.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace kvscope::gguf {
 namespace {
@@ -8,6 +12,25 @@ namespace {
 class Q5_0Block final : public BlockType {
 public:
     const GgmlTypeTraits& traits() const override { return *ggmlType(6); }
+    bool quantizes() const override { return true; }
+    void quantize(const float* values, size_t blockCount, uint8_t* out) const override {
+        // quantize_row_q5_0_ref: d = (the value of largest magnitude) / -16, q = min(31, trunc(x / d + 16.5)).
+        for (size_t b = 0; b < blockCount; ++b, values += 32, out += 22) {
+            const float max = signedExtreme(values);
+            const float d = max / -16.0f;
+            const float id = d != 0.0f ? 1.0f / d : 0.0f;
+            storeHalf(out, d);
+            uint32_t qh = 0;
+            for (int j = 0; j < 16; ++j) {
+                const int low = code(values[j] * id + 16.5f, 31);
+                const int high = code(values[j + 16] * id + 16.5f, 31);
+                out[6 + j] = static_cast<uint8_t>((low & 15) | ((high & 15) << 4));
+                qh |= static_cast<uint32_t>((low >> 4) & 1) << j;
+                qh |= static_cast<uint32_t>((high >> 4) & 1) << (j + 16);
+            }
+            storeU32(out + 2, qh);
+        }
+    }
     void dequantize(const uint8_t* blocks, size_t blockCount, float* out) const override {
         for (size_t b = 0; b < blockCount; ++b, blocks += 22, out += 32) {
             const float d = loadHalf(blocks);

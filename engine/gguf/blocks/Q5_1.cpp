@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Q5_1: fp16 d and m, a 32-bit word of fifth bits, 16 bytes of nibbles: y = d * q + m.
 #include "BlockTypeRegistration.h"
+#include "BlockQuantiser.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace kvscope::gguf {
 namespace {
@@ -8,6 +12,26 @@ namespace {
 class Q5_1Block final : public BlockType {
 public:
     const GgmlTypeTraits& traits() const override { return *ggmlType(7); }
+    bool quantizes() const override { return true; }
+    void quantize(const float* values, size_t blockCount, uint8_t* out) const override {
+        // quantize_row_q5_1_ref: d = (max - min) / 31, m = min, q = trunc((x - min) / d + 0.5) (at most 31).
+        for (size_t b = 0; b < blockCount; ++b, values += 32, out += 24) {
+            const auto [min, max] = std::minmax_element(values, values + 32);
+            const float d = (*max - *min) / 31.0f;
+            const float id = d != 0.0f ? 1.0f / d : 0.0f;
+            storeHalf(out, d);
+            storeHalf(out + 2, *min);
+            uint32_t qh = 0;
+            for (int j = 0; j < 16; ++j) {
+                const int low = code((values[j] - *min) * id + 0.5f, 31);
+                const int high = code((values[j + 16] - *min) * id + 0.5f, 31);
+                out[8 + j] = static_cast<uint8_t>((low & 15) | ((high & 15) << 4));
+                qh |= static_cast<uint32_t>((low >> 4) & 1) << j;
+                qh |= static_cast<uint32_t>((high >> 4) & 1) << (j + 16);
+            }
+            storeU32(out + 4, qh);
+        }
+    }
     void dequantize(const uint8_t* blocks, size_t blockCount, float* out) const override {
         for (size_t b = 0; b < blockCount; ++b, blocks += 24, out += 32) {
             const float d = loadHalf(blocks);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gguf/BlockType.h"
 
+#include "kvscope/gguf/GgufError.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -59,6 +61,11 @@ std::string upper(std::string text) {
 }
 
 } // namespace
+
+void BlockType::quantize(const float*, size_t, uint8_t*) const {
+    throw GgufError(std::string("kvscope has no quantiser for ggml type ") + name() +
+                    "; it quantises F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 (llama.cpp's cache types)");
+}
 
 const std::vector<const BlockType*>& BlockType::all() {
     static const std::vector<const BlockType*> types = [] {

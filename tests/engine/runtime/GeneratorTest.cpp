@@ -118,10 +118,11 @@ TEST(GeneratorTest, BeamScoresEqualRecomputedLogProbabilities) {
         EXPECT_EQ(generator.rows(), 3);
         while (!generator.finished()) {
             generator.step();
-            // 2e-4: qwen3-next's gated delta rule sums its recurrence step by step when cached and over the
+            // 3e-4: qwen3-next's gated delta rule sums its recurrence step by step when cached and over the
             // whole sequence when recomputed; with OpenBLAS's blocked GEMM (the default BLAS since issue 21)
-            // the two orders differ by up to 1.2e-4 in float32 (under 1e-4 with the reference BLAS).
-            EXPECT_LE(generator.recomputeDifference(), 2e-4);
+            // the two orders differ by up to 1.2e-4 in float32 (under 1e-4 with the reference BLAS), with
+            // LibTorch 2.13's CPU kernels (the libtorch2 preset) by up to 2.3e-4.
+            EXPECT_LE(generator.recomputeDifference(), 3e-4);
         }
         const std::vector<double> scores = generator.beamScores();
         ASSERT_EQ(scores.size(), 3u);
