@@ -10,6 +10,7 @@
 #include "kvscope/tokenizer/TokenizerError.h"
 
 #include <limits>
+#include <nlohmann/json.hpp>
 
 namespace kvscope::runtime {
 namespace {
@@ -32,15 +33,11 @@ std::unique_ptr<HuggingFaceTextCodec> HuggingFaceTextCodec::fromGguf(const std::
         auto tokenizer = std::make_unique<tokenizer::Tokenizer>(
             tokenizer::Tokenizer::fromJson(text.tokenizerJson, text.configJson));
         std::unique_ptr<HuggingFaceTextCodec> codec(new HuggingFaceTextCodec(std::move(tokenizer), file.string()));
-        const gguf::GgufMetadata& meta = gguf.metadata();
-        codec->m_chatTemplate = meta.optionalString("tokenizer.chat_template").value_or("");
-        const auto tokenText = [&](const char* key) {
-            const auto id = meta.optionalUnsigned(key);
-            const auto token = id ? codec->m_tokenizer->idToToken(static_cast<std::int32_t>(*id)) : std::nullopt;
-            return token.value_or("");
-        };
-        codec->m_bosToken = tokenText("tokenizer.ggml.bos_token_id");
-        codec->m_eosToken = tokenText("tokenizer.ggml.eos_token_id");
+        codec->m_chatTemplate = gguf.metadata().optionalString("tokenizer.chat_template").value_or("");
+        // The special tokens' texts as GgufTokenizerJson wrote them into the tokenizer config.
+        const nlohmann::json config = nlohmann::json::parse(text.configJson);
+        codec->m_bosToken = config.value("bos_token", std::string());
+        codec->m_eosToken = config.value("eos_token", std::string());
         return codec;
     } catch (const gguf::GgufError& error) {
         throw GenerationError(error.what());
