@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -109,6 +111,18 @@ TEST(SessionCommandsTest, RunRecordsASessionThatInfoReplayAndExportRead) {
         EXPECT_EQ(state["layers"][layer]["stored_tokens"], expected.layers[layer].storedTokens);
         EXPECT_EQ(state["layers"][layer]["kv_offset"], expected.layers[layer].kvOffset);
     }
+    // The step's next-token distribution: gemma2's 259 tokens in full, a distribution whose best token is the
+    // token the step chose (greedy).
+    const Json& next = state["next_token"];
+    ASSERT_TRUE(next["complete"].get<bool>());
+    const auto logProbs = next["log_probs"].get<std::vector<double>>();
+    ASSERT_EQ(logProbs.size(), 259U);
+    double total = 0.0;
+    for (const double value : logProbs) {
+        total += std::exp(value);
+    }
+    EXPECT_NEAR(total, 1.0, 1e-4);
+    EXPECT_EQ(std::max_element(logProbs.begin(), logProbs.end()) - logProbs.begin(), state["token_id"].get<std::int64_t>());
     const Output last = invoke(SessionCommands::replay, fileOption(file));
     EXPECT_EQ(last.json()["step"], 9);
 

@@ -2,7 +2,8 @@
 """kvscope's presses against kvpress 0.5.5 itself, on tiny random Llama and Qwen3 models saved with
 save_pretrained: for each press both have, the same ratio and options, kvpress's press on the Transformers model
 and `kvscope-cli run --checkpoint` must keep the same positions per layer and KV head after the prefill, and
-pick the same next two tokens (the second one attends through the compressed cache).
+pick the same next two tokens from the same log-probabilities (1e-4; the second one attends through the
+compressed cache).
 
 Run by ctest (`peers_kvpress`) with the peers' Python: KVSCOPE_CLI names the CLI.
 """
@@ -23,13 +24,17 @@ transformers.logging.set_verbosity_error()
 transformers.utils.logging.disable_progress_bar()
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLI = os.environ.get("KVSCOPE_CLI", os.path.join(ROOT, "build", "dev", "engine", "cli", "kvscope-cli"))
-PROMPT = "The key-value cache keeps what attention has seen so far."  # a checkpoint without tokenizer: bytes
+# A checkpoint without tokenizer reads bytes. No byte repeats: in layer 0 a key depends on its token alone, so a
+# repeated token ties with itself under every score, and a tie leaves the choice (and what follows) to the
+# order each side breaks it in. Without ties the kept positions, tokens and log-probabilities all compare.
+PROMPT = "MrJock;TVquizPhD,bagsfewlynx.0123456789+=[]{}<>!?"
+assert len(set(PROMPT)) == len(PROMPT)
 SMALL = {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2, "num_attention_heads": 4,
          "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 260, "initializer_range": 0.2,
          "bos_token_id": None, "eos_token_id": None, "pad_token_id": None}
 MODELS = {"llama": {"tie_word_embeddings": False}, "qwen3": {"tie_word_embeddings": True}}
 
-# kvscope's name: (kvpress class, options both take). Options shrink windows below the 58-token prompt.
+# kvscope's name: (kvpress class, options both take). Options shrink windows below the 50-token prompt.
 PRESSES = {
     "knorm": ("KnormPress", {}),
     "streaming_llm": ("StreamingLLMPress", {"n_sink": 4}),
@@ -52,6 +57,23 @@ WRAPPERS = {
     "block": ("BlockPress", {"block_size": 16}),
     "criticalkv": ("CriticalKVPress", {"epsilon": 1e-4, "first_stage_ratio": 0.5}),
 }
+# Presses of their own shape: kvscope's name: (kvpress press at a ratio, kvscope's --press-option values).
+OTHERS = {
+    # Scores by the attention the prompt's queries paid (kvpress reads it from eager attention).
+    "observed_attention": (lambda ratio: kvpress.ObservedAttentionPress(compression_ratio=ratio), {}),
+    # Zeroes the least used key channels per head; keeps every token.
+    "think": (lambda ratio: kvpress.ThinKPress(key_channel_compression_ratio=ratio, window_size=8),
+              {"window_size": 8}),
+    # SnapKV, then Knorm on what SnapKV kept.
+    "composed": (lambda ratio: kvpress.ComposedPress([
+        kvpress.SnapKVPress(compression_ratio=ratio, window_size=8, kernel_size=5),
+        kvpress.KnormPress(compression_ratio=0.5)]),
+        {"first": "snapkv", "first.window_size": 8, "first.kernel_size": 5, "second": "knorm",
+         "second_ratio": 0.5}),
+    # Knorm at the run's ratio on layer 0 and half of it on layer 1.
+    "per_layer_compression": (lambda ratio: kvpress.PerLayerCompressionPress(
+        press=kvpress.KnormPress(), compression_ratios=[ratio, ratio / 2]), None),
+}
 RATIOS = [0.25, 0.5]
 
 
@@ -70,6 +92,11 @@ def checkpoint(request, tmp_path_factory):
     config = AutoConfig.for_model(request.param, **{**SMALL, **MODELS[request.param]})
     torch.manual_seed(1)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "norm" in name:
+                # Norm weights of 1 would give Qwen3's normed keys all one norm: every Knorm score tied.
+                parameter.add_(0.3 * torch.randn(parameter.shape))
     folder = tmp_path_factory.mktemp(request.param)
     model.save_pretrained(folder)
     for layer in model.model.layers:
@@ -78,7 +105,8 @@ def checkpoint(request, tmp_path_factory):
 
 
 def kvpress_run(model, press):
-    """Kept positions per layer and KV head after kvpress's prefill, and the next two greedy tokens."""
+    """Kept positions per layer and KV head after kvpress's prefill, the next two greedy tokens and the
+    log-probabilities each came from."""
     ids = torch.tensor([[256] + list(PROMPT.encode())])  # kvscope's byte tokenizer: <bos> (256), then the bytes
     with torch.no_grad():
         full = DynamicCache()
@@ -101,10 +129,17 @@ def kvpress_run(model, press):
         # kvpress's kept tokens keep their positions; the next one continues from the prompt's length.
         nxt = model(torch.tensor([[first]]), past_key_values=cache, position_ids=torch.tensor([[ids.shape[1]]]))
         second = int(nxt.logits[0, -1].argmax())
+        log_probs = [torch.log_softmax(o.logits[0, -1].double(), -1) for o in (out, nxt)]
     kept = []
-    # Knorm's score is minus the key's norm; wrappers score chunks of the same Knorm scores.
+    # Knorm's score is minus the key's norm; wrappers and composed presses score with the same Knorm scores.
     ranks = [s[0] for s in scores] if len(scores) == len(cache.layers) and not hasattr(press, "press") \
         else [-full.layers[layer].keys[0].norm(dim=-1) for layer in range(len(cache.layers))]
+    if isinstance(press, kvpress.ThinKPress):
+        # ThinK keeps every token and zeroes key channels: the channels that are zero in every prompt key.
+        for layer in range(len(cache.layers)):
+            pruned = (cache.layers[layer].keys[0, :, :-1] == 0).all(dim=1)  # [Hkv, D]
+            kept.append([torch.nonzero(head).flatten().tolist() for head in pruned])
+        return kept, [first, second], ranks, log_probs
     for layer in range(len(cache.layers)):
         original, pressed = full.layers[layer].keys[0], cache.layers[layer].keys[0, :, :-1]  # minus the new token
         heads = []
@@ -114,7 +149,7 @@ def kvpress_run(model, press):
             assert bool((distance.min(-1).values < 1e-6).all()), "a kept key is no prompt key"
             heads.append(sorted(positions.tolist()))
         kept.append(heads)
-    return kept, [first, second], ranks
+    return kept, [first, second], ranks, log_probs
 
 
 def kvscope_run(folder, name, ratio, options, tmp_path):
@@ -126,14 +161,27 @@ def kvscope_run(folder, name, ratio, options, tmp_path):
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     tokens = json.loads(done.stdout)["tokens"]
-    state = json.loads(subprocess.run([CLI, "replay", str(session), "--step", "0"], capture_output=True,
-                                      text=True, check=True).stdout)
-    kept = [[sorted(head) for head in layer["compression"]["kept_positions"]] for layer in state["layers"]]
-    return kept, tokens
+    states = json.loads(subprocess.run([CLI, "replay", str(session), "--all-steps"], capture_output=True,
+                                       text=True, check=True).stdout)
+    # What the prefill's compression kept (or, for ThinK, the key channels it zeroed) per layer and KV head.
+    field = "pruned_channels" if name == "think" else "kept_positions"
+    kept = [[sorted(head) for head in layer["compression"][field]] for layer in states[0]["layers"]]
+    # The session's next-token log-probabilities of the prefill (step 0) and of the step after it.
+    log_probs = []
+    for state in states[:2]:
+        assert state["next_token"]["complete"], "a 260-token vocabulary is recorded whole"
+        log_probs.append(torch.tensor(state["next_token"]["log_probs"], dtype=torch.float64))
+    return kept, tokens, log_probs
 
 
 def make_press(name, ratio):
     """kvpress's press and the --press-option values kvscope takes for it."""
+    if name == "per_layer_compression":
+        make, _ = OTHERS[name]
+        return make(ratio), {"base": "knorm", "compression_ratios": f"{ratio},{ratio / 2}"}
+    if name in OTHERS:
+        make, options = OTHERS[name]
+        return make(ratio), options
     if name in WRAPPERS:
         cls, options = WRAPPERS[name]
         inner = kvpress.KnormPress(compression_ratio=ratio)
@@ -143,23 +191,33 @@ def make_press(name, ratio):
 
 
 @pytest.mark.parametrize("ratio", RATIOS)
-@pytest.mark.parametrize("name", list(PRESSES) + list(WRAPPERS))
+@pytest.mark.parametrize("name", list(PRESSES) + list(WRAPPERS) + list(OTHERS))
 def test_press_keeps_what_kvpress_keeps(checkpoint, name, ratio, tmp_path):
     family, model, folder = checkpoint
     press, options = make_press(name, ratio)
-    expected_kept, expected_tokens, ranks = kvpress_run(model, press)
-    kept, tokens = kvscope_run(folder, name, ratio, options, tmp_path)
+    if name == "observed_attention":
+        model.set_attn_implementation("eager")  # kvpress reads the attention weights eager attention returns
+    try:
+        expected_kept, expected_tokens, ranks, expected_log_probs = kvpress_run(model, press)
+    finally:
+        model.set_attn_implementation("sdpa")
+    kept, tokens, log_probs = kvscope_run(folder, name, ratio, options, tmp_path)
     where = f"{family}, {name} at {ratio} against kvpress 0.5.5"
     tied = False
     for layer, (ours, theirs) in enumerate(zip(kept, expected_kept)):
         for head, (a, b) in enumerate(zip(ours, theirs)):
             if a == b:
                 continue
+            assert name != "think", f"{where}: layer {layer}, KV head {head}: kvscope zeroes channels {a}, kvpress {b}"
             # Equal scores: layer 0's keys depend on the token alone, so a repeated token ties. kvscope keeps the
             # earliest of tied tokens, kvpress what torch.topk returns (docs/presses.md). The kept scores agree.
             score = ranks[layer][head].double()
             assert len(a) == len(b) and torch.allclose(score[a].sort().values, score[b].sort().values, atol=1e-6), \
                 f"{where}: layer {layer}, KV head {head}: kvscope keeps {a}, kvpress {b} (not a tie)"
             tied = True
-    if not tied:  # tokens after a different (tied) choice may differ: the cache differs
+    if not tied:  # tokens and logits after a different (tied) choice may differ: the cache differs
         assert tokens == expected_tokens, f"{where}: tokens {tokens}, kvpress {expected_tokens}"
+        # Log-probabilities are the logits less their log-sum-exp: the same logits give the same values.
+        for step, (ours, theirs) in enumerate(zip(log_probs, expected_log_probs)):
+            difference = float((ours - theirs).abs().max())
+            assert difference <= 1e-4, f"{where}: step {step}, max |log-prob - kvpress| {difference}"

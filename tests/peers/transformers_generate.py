@@ -38,6 +38,14 @@ CASES = {
     "gemma3_text": {"model_type": "gemma3_text", "sliding_window": 4, "num_hidden_layers": 4,
                     "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
                     "query_pre_attn_scalar": 24, "hidden_activation": "gelu_pytorch_tanh"},
+    # Linear attention (gated delta rule) beside gated full attention with a partial rotary (Qwen3NextConfig's
+    # 0.25), sparse experts with a shared one on layers 0, 1 and 3, a plain MLP on layer 2.
+    "qwen3_next": {"model_type": "qwen3_next", "num_hidden_layers": 4, "tie_word_embeddings": False,
+                   "layer_types": ["linear_attention", "full_attention", "linear_attention", "full_attention"],
+                   "linear_conv_kernel_dim": 4, "linear_num_key_heads": 2, "linear_num_value_heads": 4,
+                   "linear_key_head_dim": 8, "linear_value_head_dim": 8, "num_experts": 4,
+                   "num_experts_per_tok": 2, "moe_intermediate_size": 16, "shared_expert_intermediate_size": 24,
+                   "mlp_only_layers": [2]},
 }
 PROMPT_TOKENS = 7
 NEW_TOKENS = 10
@@ -50,15 +58,29 @@ class StepRecorder(LogitsProcessor):
         self.cache, self.layers, self.steps = cache, layers, []
 
     def __call__(self, input_ids, scores):
-        step = {"logits": scores[0].tolist(), "seq_length": [], "mask_sizes": [], "keys": [], "values": []}
+        step = {"logits": scores[0].tolist(), "seq_length": [], "mask_sizes": [], "keys": [], "values": [],
+                "conv_states": [], "recurrent_states": []}
         for layer in range(self.layers):
+            held = self.cache.layers[layer]
+            if hasattr(held, "conv_states"):
+                # A linear-attention layer: the release tracks no length there (it refuses to say), only states.
+                for name in ("seq_length", "mask_sizes", "keys", "values"):
+                    step[name].append(None)
+                step["conv_states"].append(tensor_json(held.conv_states[0]))
+                step["recurrent_states"].append(tensor_json(held.recurrent_states[0]))
+                continue
             step["seq_length"].append(int(self.cache.get_seq_length(layer)))
             step["mask_sizes"].append([int(x) for x in self.cache.get_mask_sizes(1, layer)])
-            held = self.cache.layers[layer]
-            step["keys"].append({"shape": list(held.keys.shape), "data": held.keys.flatten().tolist()})
-            step["values"].append({"shape": list(held.values.shape), "data": held.values.flatten().tolist()})
+            step["keys"].append(tensor_json(held.keys))
+            step["values"].append(tensor_json(held.values))
+            step["conv_states"].append(None)
+            step["recurrent_states"].append(None)
         self.steps.append(step)
         return scores
+
+
+def tensor_json(tensor):
+    return {"shape": list(tensor.shape), "data": tensor.flatten().tolist()}
 
 
 def write_case(case, out):

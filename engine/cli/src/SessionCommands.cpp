@@ -212,6 +212,23 @@ void addCompressions(Json& json, const trace::Timeline& timeline) {
     }
 }
 
+/// Adds to `json` (a stateJson) the next-token distribution its step produced, when the session recorded one:
+/// log-probabilities of row 0, the whole vocabulary by token id (complete) or the most likely tokens with ids.
+void addNextToken(Json& json, const trace::Timeline& timeline) {
+    const std::int64_t step = json.at("step").get<std::int64_t>();
+    if (step < 0 || step >= timeline.stepCount()) {
+        return;
+    }
+    for (const trace::Event& event : timeline.eventsOfStep(step)) {
+        if (const auto* logits = std::get_if<trace::LogitsEvent>(&event.payload)) {
+            json["next_token"] = {{"complete", logits->complete}, {"log_probs", logits->logProbs}};
+            if (!logits->complete) {
+                json["next_token"]["token_ids"] = logits->tokenIds;
+            }
+        }
+    }
+}
+
 void print(std::ostream& out, const Json& json) {
     out << json.dump(2, ' ', false, Json::error_handler_t::replace) << std::endl;
 }
@@ -302,6 +319,7 @@ int SessionCommands::replay(const Options& options, std::ostream& out, std::ostr
             for (std::int64_t step = 0; step < timeline.stepCount(); ++step) {
                 Json json = stateJson(timeline.stateAt(step));
                 addCompressions(json, timeline);
+                addNextToken(json, timeline);
                 json["file"] = options.file;
                 states.push_back(std::move(json));
             }
@@ -327,6 +345,7 @@ int SessionCommands::replay(const Options& options, std::ostream& out, std::ostr
         }
         Json json = stateJson(state);
         addCompressions(json, timeline);
+        addNextToken(json, timeline);
         json["file"] = options.file;
         print(out, json);
         return 0;

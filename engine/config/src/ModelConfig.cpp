@@ -103,7 +103,7 @@ std::optional<RopeScaling> ropeScalingOf(const nlohmann::json& object, const cha
 std::optional<std::vector<std::string>> familyLayerTypes(const nlohmann::json& doc,
                                                          const ModelConfig& config) {
     const std::string& type = config.modelType;
-    const bool derives = type == "gemma2" || type == "gemma3" || type == "gemma3_text" ||
+    const bool derives = type == "gemma2" || type == "gemma3" || type == "gemma3_text" || type == "qwen3_next" ||
                          ((type == "qwen2" || type == "qwen3") && config.slidingWindow);
     if (!derives) {
         return std::nullopt;
@@ -135,6 +135,17 @@ std::optional<std::vector<std::string>> familyLayerTypes(const nlohmann::json& d
         for (size_t layer = 0; layer < layers; ++layer) {
             types.push_back((layer + 1) % static_cast<size_t>(pattern) != 0 ? "sliding_attention"
                                                                             : "full_attention");
+        }
+        return types;
+    }
+    if (type == "qwen3_next") {
+        // Qwen3NextConfig: every `full_attention_interval`-th layer (4 by default) is full attention.
+        const int64_t interval = optionalInt(doc, "full_attention_interval").value_or(4);
+        if (interval <= 0) {
+            throw ConfigError("config field `full_attention_interval` must be > 0, got " + std::to_string(interval));
+        }
+        for (size_t layer = 0; layer < layers; ++layer) {
+            types.push_back((layer + 1) % static_cast<size_t>(interval) != 0 ? "linear_attention" : "full_attention");
         }
         return types;
     }
@@ -197,6 +208,9 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& document) {
         const bool perLayerType = full != it->end() && full->is_object();
         const nlohmann::json& global = perLayerType ? *full : *it;
         readIfPresent(global, "rope_theta", config.ropeTheta);
+        if (auto factor = optionalNumber(global, "partial_rotary_factor")) {
+            config.partialRotaryFactor = factor;
+        }
         if (global.contains("rope_type") || global.contains("type")) {
             config.ropeScaling = ropeScalingOf(global, "rope_parameters");
         }
@@ -243,6 +257,24 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& document) {
     config.linearNumValueHeads = optionalInt(doc, "linear_num_value_heads");
     config.linearKeyHeadDim = optionalInt(doc, "linear_key_head_dim");
     config.linearValueHeadDim = optionalInt(doc, "linear_value_head_dim");
+
+    config.numExperts = optionalInt(doc, "num_experts");
+    config.numExpertsPerToken = optionalInt(doc, "num_experts_per_tok");
+    config.moeIntermediateSize = optionalInt(doc, "moe_intermediate_size");
+    config.sharedExpertIntermediateSize = optionalInt(doc, "shared_expert_intermediate_size");
+    config.normTopkProb = optionalBool(doc, "norm_topk_prob");
+    config.decoderSparseStep = optionalInt(doc, "decoder_sparse_step");
+    if (auto it = doc.find("mlp_only_layers"); it != doc.end() && !it->is_null()) {
+        if (!it->is_array()) {
+            throw ConfigError("config field `mlp_only_layers` must be a list of layer indices, got " + it->dump());
+        }
+        for (const auto& entry : *it) {
+            if (!entry.is_number_integer()) {
+                throw ConfigError("config field `mlp_only_layers` must hold integers, got " + entry.dump());
+            }
+            config.mlpOnlyLayers.push_back(entry.get<int64_t>());
+        }
+    }
 
     config.isEncoderDecoder = optionalBool(doc, "is_encoder_decoder").value_or(false);
     if (doc.contains("d_model") && doc.contains("decoder_layers")) {
@@ -344,6 +376,15 @@ nlohmann::json ModelConfig::toJson() const {
     putOptional("linear_num_value_heads", linearNumValueHeads);
     putOptional("linear_key_head_dim", linearKeyHeadDim);
     putOptional("linear_value_head_dim", linearValueHeadDim);
+    putOptional("num_experts", numExperts);
+    putOptional("num_experts_per_tok", numExpertsPerToken);
+    putOptional("moe_intermediate_size", moeIntermediateSize);
+    putOptional("shared_expert_intermediate_size", sharedExpertIntermediateSize);
+    putFlag("norm_topk_prob", normTopkProb);
+    putOptional("decoder_sparse_step", decoderSparseStep);
+    if (!mlpOnlyLayers.empty()) {
+        doc["mlp_only_layers"] = mlpOnlyLayers;
+    }
     if (isEncoderDecoder || encoderLayers > 0) {
         // Whisper's names, so that fromJson reads the decoder sizes back from them.
         doc["is_encoder_decoder"] = isEncoderDecoder;

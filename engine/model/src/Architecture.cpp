@@ -3,6 +3,7 @@
 
 #include "kvscope/model/ModelError.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -16,7 +17,7 @@ ModelFamily familyOf(const std::string& modelType) {
         {"mistral", ModelFamily::Llama},
         {"llama4", ModelFamily::Llama},
         {"llama4_text", ModelFamily::Llama},
-        {"qwen3_next", ModelFamily::Llama},
+        {"qwen3_next", ModelFamily::Qwen3Next},
         {"qwen2", ModelFamily::Qwen2},
         {"qwen3", ModelFamily::Qwen3},
         {"phi3", ModelFamily::Phi3},
@@ -120,16 +121,19 @@ void checkRopeScaling(const std::optional<config::RopeScaling>& scaling) {
     }
 }
 
-/// The rotating channels of a head: all of them, or Phi-3's `partial_rotary_factor` share.
+/// The rotating channels of a head: all of them, or the `partial_rotary_factor` share of Phi-3 and Qwen3-Next
+/// (whose config class makes it 0.25 when absent).
 int64_t rotaryDimOf(const config::ModelConfig& config, ModelFamily family, int64_t headDim) {
-    if (!config.partialRotaryFactor || *config.partialRotaryFactor == 1.0) {
+    const std::optional<double> given =
+        family == ModelFamily::Qwen3Next ? config.partialRotaryFactor.value_or(0.25) : config.partialRotaryFactor;
+    if (!given || *given == 1.0) {
         return headDim;
     }
-    if (family != ModelFamily::Phi3) {
-        throw ModelError("config field `partial_rotary_factor` is supported for model_type phi3 only (got " +
-                         std::to_string(*config.partialRotaryFactor) + " for `" + config.modelType + "`)");
+    if (family != ModelFamily::Phi3 && family != ModelFamily::Qwen3Next) {
+        throw ModelError("config field `partial_rotary_factor` is supported for model_type phi3 and qwen3_next only "
+                         "(got " + std::to_string(*given) + " for `" + config.modelType + "`)");
     }
-    const double factor = *config.partialRotaryFactor;
+    const double factor = *given;
     const auto dim = static_cast<int64_t>(static_cast<double>(headDim) * factor);
     if (!(factor > 0.0 && factor <= 1.0) || dim <= 0 || dim % 2 != 0) {
         throw ModelError(
@@ -191,7 +195,7 @@ Architecture::Architecture(config::ModelConfig config) : m_config(std::move(conf
     m_attentionScale = 1.0 / std::sqrt(c.queryPreAttnScalar ? *c.queryPreAttnScalar : static_cast<double>(m_headDim));
     const bool gemma3 = c.modelType == "gemma3" || c.modelType == "gemma3_text";
     m_sandwichNorms = gemma3 || c.modelType == "gemma2";
-    m_queryKeyNorms = gemma3 || m_family == ModelFamily::Qwen3;
+    m_queryKeyNorms = gemma3 || m_family == ModelFamily::Qwen3 || m_family == ModelFamily::Qwen3Next;
     if (gemma3) {
         // Gemma3TextConfig's default local base.
         m_localRopeTheta = c.ropeLocalBaseFreq.value_or(10000.0);
@@ -263,10 +267,12 @@ Architecture::Architecture(config::ModelConfig config) : m_config(std::move(conf
         m_kvSource.push_back(source);
     }
 
-    m_linearKeyHeads = c.linearNumKeyHeads.value_or(c.numAttentionHeads);
-    m_linearValueHeads = c.linearNumValueHeads.value_or(m_linearKeyHeads);
-    m_linearKeyDim = c.linearKeyHeadDim.value_or(m_headDim);
-    m_linearValueDim = c.linearValueHeadDim.value_or(m_headDim);
+    // Qwen3NextConfig's defaults; elsewhere (kvscope's hybrid layers) the attention's heads and dims.
+    const bool next = m_family == ModelFamily::Qwen3Next;
+    m_linearKeyHeads = c.linearNumKeyHeads.value_or(next ? 16 : c.numAttentionHeads);
+    m_linearValueHeads = c.linearNumValueHeads.value_or(next ? 32 : m_linearKeyHeads);
+    m_linearKeyDim = c.linearKeyHeadDim.value_or(next ? 128 : m_headDim);
+    m_linearValueDim = c.linearValueHeadDim.value_or(next ? 128 : m_headDim);
     bool anyLinear = false;
     for (int64_t layer = 0; layer < c.numHiddenLayers; ++layer) {
         anyLinear = anyLinear || hasLinearAttention(layer);
@@ -281,6 +287,32 @@ Architecture::Architecture(config::ModelConfig config) : m_config(std::move(conf
             throw ModelError("linear_num_value_heads (" + std::to_string(m_linearValueHeads) +
                              ") must be a multiple of linear_num_key_heads (" + std::to_string(m_linearKeyHeads) + ")");
         }
+    }
+
+    if (m_family == ModelFamily::Qwen3Next) {
+        // Qwen3NextConfig's defaults where config.json says nothing.
+        m_numExperts = c.numExperts.value_or(512);
+        m_expertsPerToken = c.numExpertsPerToken.value_or(10);
+        m_expertIntermediateSize = c.moeIntermediateSize.value_or(512);
+        m_sharedExpertIntermediateSize = c.sharedExpertIntermediateSize.value_or(512);
+        m_normalizesExpertWeights = c.normTopkProb.value_or(true);
+        m_decoderSparseStep = c.decoderSparseStep.value_or(1);
+        if (m_numExperts < 0) {
+            throw ModelError("config field `num_experts` must be >= 0, got " + std::to_string(m_numExperts));
+        }
+        if (m_numExperts > 0) {
+            requirePositive(m_expertsPerToken, "num_experts_per_tok");
+            requirePositive(m_expertIntermediateSize, "moe_intermediate_size");
+            requirePositive(m_sharedExpertIntermediateSize, "shared_expert_intermediate_size");
+            requirePositive(m_decoderSparseStep, "decoder_sparse_step");
+            if (m_expertsPerToken > m_numExperts) {
+                throw ModelError("config field `num_experts_per_tok` (" + std::to_string(m_expertsPerToken) +
+                                 ") must be at most `num_experts` (" + std::to_string(m_numExperts) + ")");
+            }
+        }
+    } else if (c.numExperts.value_or(0) > 0) {
+        throw ModelError("config field `num_experts` (mixture-of-experts MLPs) is supported for model_type qwen3_next "
+                         "only (got " + std::to_string(*c.numExperts) + " for `" + c.modelType + "`)");
     }
 
     if (m_family == ModelFamily::Whisper) {
@@ -304,6 +336,12 @@ bool Architecture::hasAttention(int64_t layer) const { return attentionKind(laye
 bool Architecture::hasLinearAttention(int64_t layer) const {
     const AttentionKind kind = attentionKind(layer);
     return kind == AttentionKind::LinearAttention || kind == AttentionKind::Hybrid;
+}
+
+bool Architecture::hasSparseExperts(int64_t layer) const {
+    const auto& only = m_config.mlpOnlyLayers;
+    return m_numExperts > 0 && std::find(only.begin(), only.end(), layer) == only.end() &&
+           (layer + 1) % m_decoderSparseStep == 0;
 }
 
 int64_t Architecture::window(int64_t layer) const {

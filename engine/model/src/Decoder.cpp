@@ -93,9 +93,11 @@ std::vector<ParameterSpec> Decoder::parameterSpecs(const Architecture& arch) {
             specs.push_back({p + "self_attn.qkv_proj.weight", {queryWidth + 2 * kvWidth, hidden}});
             specs.push_back({p + "self_attn.o_proj.weight", {hidden, queryWidth}});
         } else if (arch.hasAttention(layer)) {
-            specs.push_back({p + "self_attn.q_proj.weight", {queryWidth, hidden}});
+            // Qwen3-Next's q_proj also yields the output gate: [query | gate] per head.
+            const int64_t queryRows = arch.gatedAttention() ? 2 * queryWidth : queryWidth;
+            specs.push_back({p + "self_attn.q_proj.weight", {queryRows, hidden}});
             if (arch.qkvBias()) {
-                specs.push_back(bias(p + "self_attn.q_proj.bias", queryWidth));
+                specs.push_back(bias(p + "self_attn.q_proj.bias", queryRows));
             }
             if (!arch.isKvShared(layer)) {
                 for (const char* name : {"k_proj", "v_proj"}) {
@@ -131,6 +133,24 @@ std::vector<ParameterSpec> Decoder::parameterSpecs(const Architecture& arch) {
         if (arch.sandwichNorms()) {
             specs.push_back(norm(p + "pre_feedforward_layernorm.weight", hidden));
             specs.push_back(norm(p + "post_feedforward_layernorm.weight", hidden));
+        }
+        if (arch.hasSparseExperts(layer)) {
+            const int64_t experts = arch.numExperts();
+            const int64_t expertWidth = arch.expertIntermediateSize();
+            const int64_t sharedWidth = arch.sharedExpertIntermediateSize();
+            // The checkpoint's layout (Transformers fuses the experts at load and splits them again on save).
+            specs.push_back({p + "mlp.gate.weight", {experts, hidden}});
+            for (int64_t expert = 0; expert < experts; ++expert) {
+                const std::string e = p + "mlp.experts." + std::to_string(expert) + ".";
+                specs.push_back({e + "gate_proj.weight", {expertWidth, hidden}});
+                specs.push_back({e + "up_proj.weight", {expertWidth, hidden}});
+                specs.push_back({e + "down_proj.weight", {hidden, expertWidth}});
+            }
+            specs.push_back({p + "mlp.shared_expert.gate_proj.weight", {sharedWidth, hidden}});
+            specs.push_back({p + "mlp.shared_expert.up_proj.weight", {sharedWidth, hidden}});
+            specs.push_back({p + "mlp.shared_expert.down_proj.weight", {hidden, sharedWidth}});
+            specs.push_back({p + "mlp.shared_expert_gate.weight", {1, hidden}});
+            continue;
         }
         if (arch.fusedProjections()) {
             specs.push_back({p + "mlp.gate_up_proj.weight", {2 * arch.intermediateSize(), hidden}});
@@ -244,7 +264,8 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
     const at::Tensor& cos = local ? pass.localCos : pass.cos;
     const at::Tensor& sin = local ? pass.localSin : pass.sin;
     const bool ownStates = arch.kvSourceLayer(layer) == layer;
-    auto [query, keys, values] = project(layer, hidden, ownStates);
+    at::Tensor gate;
+    auto [query, keys, values] = project(layer, hidden, ownStates, &gate);
     query = ops::applyRotary(query, cos, sin);
 
     AttendedStates states;
@@ -311,6 +332,9 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
     }
     at::Tensor attended = ops::attend(query, states.keys, states.values, states.mask, arch.attentionScale(),
                                       softcap, nullptr, states.hiddenSlots, receive, m_attentionQueryChunk);
+    if (gate.defined()) {
+        attended = attended * at::sigmoid(gate);
+    }
     if (observed) {
         AttentionPass seen;
         seen.layer = layer;
@@ -323,8 +347,8 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
             seen.keyWeight =
                 weight(p + "qkv_proj.weight").narrow(0, queryWidth, arch.numKvHeads() * arch.headDim());
         } else {
-            seen.queryWeight = weight(p + "q_proj.weight");
-            seen.queryBias = optional(p + "q_proj.bias");
+            seen.queryWeight = queryRows(weight(p + "q_proj.weight"));
+            seen.queryBias = queryRows(optional(p + "q_proj.bias"));
             // A layer that reuses another's keys has no k_proj of its own (kvpress reads none either).
             seen.keyWeight = optional(p + "k_proj.weight");
             seen.keyBias = optional(p + "k_proj.bias");
@@ -347,8 +371,18 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
     return ops::linear(attended, weight(p + "o_proj.weight"), optional(p + "o_proj.bias"));
 }
 
+at::Tensor Decoder::queryRows(const at::Tensor& projection) const {
+    if (!projection.defined() || !m_architecture.gatedAttention()) {
+        return projection;
+    }
+    const int64_t heads = m_architecture.numHeads();
+    const int64_t headDim = m_architecture.headDim();
+    const at::Tensor perHead = projection.reshape({heads, 2 * headDim, -1}).narrow(1, 0, headDim);
+    return projection.dim() == 1 ? perHead.reshape({heads * headDim}) : perHead.reshape({heads * headDim, -1});
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> Decoder::project(int64_t layer, const at::Tensor& hidden,
-                                                                bool ownStates) const {
+                                                                bool ownStates, at::Tensor* gate) const {
     const Architecture& arch = m_architecture;
     const std::string p = layerPrefix(layer) + "self_attn.";
     at::Tensor query;
@@ -364,6 +398,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> Decoder::project(int64_t layer, c
         values = fused.narrow(-1, queryWidth + kvWidth, kvWidth);
     } else {
         query = ops::linear(hidden, weight(p + "q_proj.weight"), optional(p + "q_proj.bias"));
+        if (arch.gatedAttention()) {
+            // Qwen3-Next: [query | gate] per head; the gate stays flat, as the attention output it scales.
+            const at::Tensor perHead = query.reshape({query.size(0), query.size(1), arch.numHeads(), 2 * arch.headDim()});
+            if (gate != nullptr) {
+                *gate = perHead.narrow(-1, arch.headDim(), arch.headDim()).reshape({query.size(0), query.size(1), -1});
+            }
+            query = perHead.narrow(-1, 0, arch.headDim()).reshape({query.size(0), query.size(1), -1});
+        }
         if (ownStates) {
             keys = ops::linear(hidden, weight(p + "k_proj.weight"), optional(p + "k_proj.bias"));
             values = ops::linear(hidden, weight(p + "v_proj.weight"), optional(p + "v_proj.bias"));
@@ -399,13 +441,21 @@ at::Tensor Decoder::linearAttention(int64_t layer, const at::Tensor& hidden, Pas
     const int64_t kernel = arch.convKernel();
     const int64_t channels = arch.convChannels();
 
-    at::Tensor projected = ops::linear(hidden, weight(p + "in_proj_qkvz.weight"));
-    at::Tensor mixedInputs = projected.narrow(-1, 0, channels).transpose(1, 2); // [B, C, T]: q, k, v
-    at::Tensor gate = projected.narrow(-1, channels, valueWidth);               // z
-    at::Tensor ba = ops::linear(hidden, weight(p + "in_proj_ba.weight"));
-    at::Tensor beta = at::sigmoid(ba.narrow(-1, 0, valueHeads));                 // write strength
-    at::Tensor decayLog = -at::exp(weight(p + "A_log")) * at::softplus(ba.narrow(-1, valueHeads, valueHeads) +
-                                                                        weight(p + "dt_bias"));
+    // Qwen3-Next's projections are grouped by key head (fix_query_key_value_ordering): per key head
+    // [q | k | v of its value heads | z of its value heads], and [b | a] of its value heads.
+    const int64_t ratio = valueHeads / keyHeads;
+    const at::Tensor projected = ops::linear(hidden, weight(p + "in_proj_qkvz.weight"))
+                                     .reshape({batch, length, keyHeads, 2 * keyDim + 2 * ratio * valueDim});
+    auto part = [&](int64_t start, int64_t width) {
+        return projected.narrow(-1, start, width).reshape({batch, length, -1});
+    };
+    at::Tensor mixedInputs = at::cat({part(0, keyDim), part(keyDim, keyDim), part(2 * keyDim, ratio * valueDim)}, -1)
+                                 .transpose(1, 2);                                // [B, C, T]: q, k, v
+    at::Tensor gate = part(2 * keyDim + ratio * valueDim, ratio * valueDim);      // z
+    const at::Tensor ba = ops::linear(hidden, weight(p + "in_proj_ba.weight")).reshape({batch, length, keyHeads, 2 * ratio});
+    at::Tensor beta = at::sigmoid(ba.narrow(-1, 0, ratio).reshape({batch, length, valueHeads})); // write strength
+    at::Tensor decayLog = -at::exp(weight(p + "A_log")) *
+                          at::softplus(ba.narrow(-1, ratio, ratio).reshape({batch, length, valueHeads}) + weight(p + "dt_bias"));
 
     cache::LinearAttentionLayer* stored = nullptr;
     bool previous = false;
@@ -474,20 +524,58 @@ at::Tensor Decoder::linearAttention(int64_t layer, const at::Tensor& hidden, Pas
     return ops::linear(output.reshape({batch, length, valueWidth}), weight(p + "out_proj.weight"));
 }
 
-at::Tensor Decoder::mlp(int64_t layer, const at::Tensor& hidden) const {
+at::Tensor Decoder::sparseExperts(int64_t layer, const at::Tensor& hidden) const {
+    const Architecture& arch = m_architecture;
     const std::string p = layerPrefix(layer) + "mlp.";
-    at::Tensor gate;
-    at::Tensor up;
-    if (m_architecture.fusedProjections()) {
-        // Phi-3's gate_up_proj: gate rows first, then up rows.
-        at::Tensor fused = ops::linear(hidden, weight(p + "gate_up_proj.weight"));
-        gate = fused.narrow(-1, 0, m_architecture.intermediateSize());
-        up = fused.narrow(-1, m_architecture.intermediateSize(), m_architecture.intermediateSize());
-    } else {
-        gate = ops::linear(hidden, weight(p + "gate_proj.weight"));
-        up = ops::linear(hidden, weight(p + "up_proj.weight"));
+    const at::Tensor flat = hidden.reshape({-1, hidden.size(-1)});
+    // Qwen3NextTopKRouter: softmax over every expert in float32, the top k, renormalised (norm_topk_prob).
+    const at::Tensor probabilities = at::softmax(ops::linear(flat, weight(p + "gate.weight")), -1, at::kFloat);
+    auto [chosenWeights, chosen] = probabilities.topk(arch.expertsPerToken(), -1);
+    if (arch.normalizesExpertWeights()) {
+        chosenWeights = chosenWeights / chosenWeights.sum(-1, true);
     }
-    // Phi-3 computes up * act(gate), the others act(gate) * up: the same product.
+    chosenWeights = chosenWeights.to(flat.scalar_type());
+    // Only the experts some token chose compute, each on its tokens (Qwen3NextExperts' loop).
+    const at::Tensor chosenHere = chosen.to(at::kCPU).contiguous();
+    const int64_t* ids = chosenHere.data_ptr<int64_t>();
+    std::vector<bool> used(static_cast<size_t>(arch.numExperts()), false);
+    for (int64_t i = 0; i < chosenHere.numel(); ++i) {
+        used[static_cast<size_t>(ids[i])] = true;
+    }
+    at::Tensor mixed = at::zeros_like(flat);
+    for (int64_t expert = 0; expert < arch.numExperts(); ++expert) {
+        if (!used[static_cast<size_t>(expert)]) {
+            continue;
+        }
+        const at::Tensor hit = chosen == expert;                      // [tokens, k]: at most one per row
+        const at::Tensor rows = hit.any(-1).nonzero().squeeze(-1);
+        const at::Tensor scale = (chosenWeights * hit).sum(-1).index_select(0, rows).unsqueeze(-1);
+        const std::string e = p + "experts." + std::to_string(expert) + ".";
+        mixed = mixed.index_add(0, rows, gatedProduct(e, flat.index_select(0, rows)) * scale);
+    }
+    const at::Tensor shared = gatedProduct(p + "shared_expert.", flat) *
+                              at::sigmoid(ops::linear(flat, weight(p + "shared_expert_gate.weight")));
+    return (mixed + shared).reshape(hidden.sizes());
+}
+
+at::Tensor Decoder::gatedProduct(const std::string& prefix, const at::Tensor& hidden) const {
+    return ops::linear(ops::activate(ops::linear(hidden, weight(prefix + "gate_proj.weight")), m_architecture.activation()) *
+                           ops::linear(hidden, weight(prefix + "up_proj.weight")),
+                       weight(prefix + "down_proj.weight"));
+}
+
+at::Tensor Decoder::mlp(int64_t layer, const at::Tensor& hidden) const {
+    if (m_architecture.hasSparseExperts(layer)) {
+        return sparseExperts(layer, hidden);
+    }
+    const std::string p = layerPrefix(layer) + "mlp.";
+    if (!m_architecture.fusedProjections()) {
+        return gatedProduct(p, hidden);
+    }
+    // Phi-3's gate_up_proj: gate rows first, then up rows; it computes up * act(gate), the same product.
+    at::Tensor fused = ops::linear(hidden, weight(p + "gate_up_proj.weight"));
+    const at::Tensor gate = fused.narrow(-1, 0, m_architecture.intermediateSize());
+    const at::Tensor up = fused.narrow(-1, m_architecture.intermediateSize(), m_architecture.intermediateSize());
     return ops::linear(ops::activate(gate, m_architecture.activation()) * up, weight(p + "down_proj.weight"));
 }
 

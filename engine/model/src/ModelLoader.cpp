@@ -15,7 +15,7 @@
 namespace kvscope::model {
 
 const char* ModelLoader::checkpointModelTypes() {
-    return "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3";
+    return "llama, mistral, qwen2, qwen3, qwen3_next, gemma, gemma2, gemma3_text, phi3";
 }
 
 std::vector<ParameterSpec> ModelLoader::parameterSpecs(const Architecture& architecture) {
@@ -52,7 +52,7 @@ std::unique_ptr<LanguageModel> ModelLoader::fromCheckpoint(const std::filesystem
         throw ModelError(std::string("checkpoint `") + directory.string() + "`: " + error.what());
     }
     const std::string& type = config.modelType;
-    static const std::set<std::string> loadable = {"llama", "mistral", "qwen2",       "qwen3",
+    static const std::set<std::string> loadable = {"llama", "mistral", "qwen2",       "qwen3", "qwen3_next",
                                                    "gemma", "gemma2",  "gemma3_text", "phi3"};
     if (!loadable.count(type)) {
         throw ModelError("checkpoint `" + directory.string() + "` has model_type `" + type +

@@ -171,6 +171,13 @@ TEST(ModelConfigTest, FamilyConfigClassesDeriveLayerTypes) {
         nlohmann::json::parse(R"({"model_type": "qwen3", "num_hidden_layers": 3, "sliding_window": 4})"));
     EXPECT_FALSE(off.slidingWindow);
     EXPECT_FALSE(off.layerTypes);
+    // Qwen3-Next: every `full_attention_interval`-th layer (4 by default) is full attention, the rest linear.
+    const std::string l = "linear_attention";
+    EXPECT_EQ(types(R"({"model_type": "qwen3_next", "num_hidden_layers": 5})"), (Types{l, l, l, f, l}));
+    EXPECT_EQ(types(R"({"model_type": "qwen3_next", "num_hidden_layers": 4, "full_attention_interval": 2})"),
+              (Types{l, f, l, f}));
+    EXPECT_TRUE(refusedConfig(nlohmann::json::parse(R"({"model_type": "qwen3_next", "full_attention_interval": 0})"),
+                              {"`full_attention_interval`", "> 0"}));
     // Given layer types win.
     EXPECT_EQ(
         types(
@@ -279,6 +286,25 @@ TEST(ModelConfigTest, ToJsonRoundTrips) {
     EXPECT_EQ(back.headDim, 8);
     EXPECT_FALSE(back.attentionChunkSize.has_value());
     EXPECT_FALSE(config.toJson().contains("attention_chunk_size"));
+
+    // Qwen3-Next's experts and its rotary share (Transformers 5 writes the share inside rope_parameters).
+    const ModelConfig next = ModelConfig::fromJson(nlohmann::json::parse(R"({"model_type": "qwen3_next",
+        "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 16, "shared_expert_intermediate_size": 24,
+        "norm_topk_prob": false, "decoder_sparse_step": 2, "mlp_only_layers": [0, 3],
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25}})"));
+    EXPECT_EQ(next.partialRotaryFactor, 0.25);
+    EXPECT_EQ(next.mlpOnlyLayers, (std::vector<int64_t>{0, 3}));
+    const ModelConfig nextBack = ModelConfig::fromJson(next.toJson());
+    EXPECT_EQ(nextBack.numExperts, 4);
+    EXPECT_EQ(nextBack.numExpertsPerToken, 2);
+    EXPECT_EQ(nextBack.moeIntermediateSize, 16);
+    EXPECT_EQ(nextBack.sharedExpertIntermediateSize, 24);
+    EXPECT_EQ(nextBack.normTopkProb, false);
+    EXPECT_EQ(nextBack.decoderSparseStep, 2);
+    EXPECT_EQ(nextBack.mlpOnlyLayers, next.mlpOnlyLayers);
+    EXPECT_EQ(nextBack.partialRotaryFactor, 0.25);
+    EXPECT_TRUE(refusedConfig(nlohmann::json::parse(R"({"mlp_only_layers": [1.5]})"), {"`mlp_only_layers`"}));
+    EXPECT_TRUE(refusedConfig(nlohmann::json::parse(R"({"mlp_only_layers": 3})"), {"`mlp_only_layers`"}));
 }
 
 TEST(ModelConfigTest, FromFile) {

@@ -112,10 +112,63 @@ TEST(ArchitectureTest, CheckpointFamilyFeatures) {
                           "high_freq_factor": 1, "original_max_position_embeddings": 64}})")
                   .find("greater than low_freq_factor"),
               std::string::npos);
-    EXPECT_NE(refusal(R"({"model_type": "llama", "partial_rotary_factor": 0.5})").find("phi3 only"),
+    EXPECT_NE(refusal(R"({"model_type": "llama", "partial_rotary_factor": 0.5})").find("phi3 and qwen3_next only"),
               std::string::npos);
     EXPECT_NE(refusal(R"({"model_type": "phi3", "attention_bias": true})").find("attention_bias"),
               std::string::npos);
+}
+
+TEST(ArchitectureTest, Qwen3NextTakesItsConfigClassDefaults) {
+    // Qwen3NextConfig without the keys: a quarter of each head rotates, 512 experts (10 per token) on every
+    // layer, every fourth layer full attention; (1 + w) norms, q/k norms and a gated attention output.
+    const Architecture defaults(parse(R"({"model_type": "qwen3_next", "num_hidden_layers": 8, "hidden_size": 64,
+                                          "num_attention_heads": 4, "head_dim": 32})"));
+    EXPECT_EQ(defaults.family(), ModelFamily::Qwen3Next);
+    EXPECT_EQ(defaults.rotaryDim(), 8);
+    EXPECT_TRUE(defaults.normAddsOne());
+    EXPECT_TRUE(defaults.queryKeyNorms());
+    EXPECT_TRUE(defaults.gatedAttention());
+    EXPECT_FALSE(defaults.scalesEmbeddings());
+    EXPECT_EQ(defaults.numExperts(), 512);
+    EXPECT_EQ(defaults.expertsPerToken(), 10);
+    EXPECT_EQ(defaults.expertIntermediateSize(), 512);
+    EXPECT_TRUE(defaults.normalizesExpertWeights());
+    EXPECT_EQ(defaults.patternSummary(), "(3 linear_attention + full_attention) x 2");
+    for (int64_t layer = 0; layer < 8; ++layer) {
+        EXPECT_TRUE(defaults.hasSparseExperts(layer)) << layer;
+    }
+
+    // Which layers have experts: not in mlp_only_layers, and every decoder_sparse_step-th layer.
+    struct Case {
+        const char* settings;
+        std::vector<bool> sparse;
+    };
+    const std::vector<Case> cases = {
+        {R"("num_experts": 0)", {false, false, false, false}},
+        {R"("num_experts": 4, "num_experts_per_tok": 2, "mlp_only_layers": [1, 2])", {true, false, false, true}},
+        {R"("num_experts": 4, "num_experts_per_tok": 2, "decoder_sparse_step": 2)", {false, true, false, true}},
+        {R"("num_experts": 4, "num_experts_per_tok": 1, "decoder_sparse_step": 3, "mlp_only_layers": [2])",
+         {false, false, false, false}},
+    };
+    for (const Case& c : cases) {
+        const Architecture arch(parse(std::string(R"({"model_type": "qwen3_next", "num_hidden_layers": 4, )") +
+                                      R"("partial_rotary_factor": 1.0, )" + c.settings + "}"));
+        EXPECT_EQ(arch.rotaryDim(), arch.headDim());
+        for (int64_t layer = 0; layer < 4; ++layer) {
+            EXPECT_EQ(arch.hasSparseExperts(layer), c.sparse[static_cast<size_t>(layer)]) << c.settings << ", layer " << layer;
+        }
+    }
+    // Transformers 5 writes the factor inside rope_parameters.
+    EXPECT_EQ(Architecture(parse(R"({"model_type": "qwen3_next", "head_dim": 16, "num_experts": 0,
+                                     "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                                         "partial_rotary_factor": 0.5}})"))
+                  .rotaryDim(),
+              8);
+    EXPECT_NE(refusal(R"({"model_type": "qwen3_next", "num_experts": 4, "num_experts_per_tok": 5})")
+                  .find("`num_experts_per_tok` (5) must be at most `num_experts` (4)"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"({"model_type": "llama", "num_experts": 8})").find("qwen3_next only"), std::string::npos);
+    EXPECT_FALSE(Architecture(parse(R"({"model_type": "llama"})")).gatedAttention());
 }
 
 TEST(ArchitectureTest, DefaultLayerKindsFollowWindowAndChunk) {

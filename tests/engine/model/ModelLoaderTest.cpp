@@ -255,7 +255,7 @@ TEST(ModelLoaderTest, RefusesCheckpointsThatDoNotFit) {
     nlohmann::json llama4 = json;
     llama4["model_type"] = "llama4_text";
     SafetensorsTestWriter::writeCheckpoint(directory.path() / "llama4", llama4, tensors, at::kFloat);
-    EXPECT_NE(loadRefusal(directory.path() / "llama4").find("qwen3, gemma, gemma2, gemma3_text, phi3"),
+    EXPECT_NE(loadRefusal(directory.path() / "llama4").find("qwen3, qwen3_next, gemma, gemma2, gemma3_text, phi3"),
               std::string::npos);
 
     // A Gemma 2 checkpoint without its feed-forward norms (a Gemma one relabelled) names them.

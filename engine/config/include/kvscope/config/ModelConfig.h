@@ -47,7 +47,8 @@ struct ModelConfig {
     std::optional<RopeScaling> ropeScaling;
     /// `rope_local_base_freq`: the rotary base of Gemma 3's sliding layers.
     std::optional<double> ropeLocalBaseFreq;
-    /// `partial_rotary_factor`: the share of each head's channels that rotate (Phi-3).
+    /// `partial_rotary_factor` (top level or in `rope_parameters`): the share of each head's channels that
+    /// rotate (Phi-3, Qwen3-Next).
     std::optional<double> partialRotaryFactor;
 
     /// Conventions of the built-in decoder and of checkpoints (absent = the family's default).
@@ -58,12 +59,22 @@ struct ModelConfig {
     std::optional<double> attnLogitSoftcapping;    ///< `attn_logit_softcapping`
     std::optional<double> finalLogitSoftcapping;   ///< `final_logit_softcapping`
 
-    /// Linear-attention layers (Qwen3-Next's names); heads and dims fall back to the attention ones.
+    /// Linear-attention layers (Qwen3-Next's names); absent = Qwen3NextConfig's defaults for qwen3_next, else the
+    /// attention's heads and dims.
     int64_t linearConvKernelDim = 4;
     std::optional<int64_t> linearNumKeyHeads;
     std::optional<int64_t> linearNumValueHeads;
     std::optional<int64_t> linearKeyHeadDim;
     std::optional<int64_t> linearValueHeadDim;
+
+    /// Sparse mixture-of-experts MLPs (Qwen3-Next's names); absent = the family's default.
+    std::optional<int64_t> numExperts;                   ///< `num_experts`
+    std::optional<int64_t> numExpertsPerToken;           ///< `num_experts_per_tok`
+    std::optional<int64_t> moeIntermediateSize;          ///< `moe_intermediate_size`
+    std::optional<int64_t> sharedExpertIntermediateSize; ///< `shared_expert_intermediate_size`
+    std::optional<bool> normTopkProb;                    ///< `norm_topk_prob`
+    std::optional<int64_t> decoderSparseStep;            ///< `decoder_sparse_step`
+    std::vector<int64_t> mlpOnlyLayers;                  ///< `mlp_only_layers`
 
     /// Encoder-decoder models (Whisper's names). The decoder's sizes land in the fields above
     /// (`d_model` -> hiddenSize, `decoder_layers` -> numHiddenLayers, ...), since the caches serve the

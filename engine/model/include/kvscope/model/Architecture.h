@@ -14,7 +14,7 @@ namespace kvscope::model {
 enum class AttentionKind { FullAttention, SlidingAttention, ChunkedAttention, LinearAttention, Hybrid };
 
 /// Conventions shared by a family of checkpoints: norms, embedding scale, biases, block layout.
-enum class ModelFamily { Llama, Qwen2, Qwen3, Gemma, Phi3, Whisper };
+enum class ModelFamily { Llama, Qwen2, Qwen3, Qwen3Next, Gemma, Phi3, Whisper };
 
 enum class Activation { Silu, Gelu, GeluTanh };
 
@@ -27,8 +27,8 @@ public:
     const config::ModelConfig& config() const { return m_config; }
     ModelFamily family() const { return m_family; }
     Activation activation() const { return m_activation; }
-    /// Gemma's RMSNorm multiplies by (1 + weight).
-    bool normAddsOne() const { return m_family == ModelFamily::Gemma; }
+    /// Gemma's and Qwen3-Next's RMSNorm multiplies by (1 + weight).
+    bool normAddsOne() const { return m_family == ModelFamily::Gemma || m_family == ModelFamily::Qwen3Next; }
     /// Gemma scales embeddings by sqrt(hidden_size).
     bool scalesEmbeddings() const { return m_family == ModelFamily::Gemma; }
     /// Biases on q/k/v (Qwen2, or `attention_bias`); `attention_bias` adds one on o_proj too.
@@ -38,11 +38,14 @@ public:
     /// Gemma 2 and 3: the attention output is normed before the residual add, and the MLP sits between
     /// `pre_feedforward_layernorm` and `post_feedforward_layernorm`.
     bool sandwichNorms() const { return m_sandwichNorms; }
-    /// Qwen3 and Gemma 3: RMSNorm over each query and key head (`q_norm`, `k_norm`) before rotation.
+    /// Qwen3, Qwen3-Next and Gemma 3: RMSNorm over each query and key head (`q_norm`, `k_norm`) before rotation.
     bool queryKeyNorms() const { return m_queryKeyNorms; }
     /// Phi-3: one `qkv_proj` and one `gate_up_proj` instead of separate projections.
     bool fusedProjections() const { return m_family == ModelFamily::Phi3; }
-    /// Channels of each head that rotate (`partial_rotary_factor` of head_dim; Phi-3 only).
+    /// Qwen3-Next: q_proj gives each head its query and an output gate side by side ([q | gate] per head);
+    /// the attention output is multiplied by sigmoid(gate) before o_proj.
+    bool gatedAttention() const { return m_family == ModelFamily::Qwen3Next; }
+    /// Channels of each head that rotate (`partial_rotary_factor` of head_dim: Phi-3, Qwen3-Next).
     int64_t rotaryDim() const { return m_rotaryDim; }
     /// Gemma 3's sliding layers rotate with `rope_local_base_freq` and without rope scaling.
     bool usesLocalRotary(int64_t layer) const;
@@ -73,6 +76,17 @@ public:
     int64_t numKvHeads() const { return m_config.numKeyValueHeads; }
     int64_t intermediateSize() const { return m_config.intermediateSize; }
     int64_t vocabSize() const { return m_config.vocabSize; }
+
+    /// Whether a layer's MLP is a sparse mixture of experts (Qwen3-Next: `num_experts` > 0, the layer not in
+    /// `mlp_only_layers`, every `decoder_sparse_step`-th layer): a softmax router picks expertsPerToken() of
+    /// numExperts() experts, beside a shared expert gated by sigmoid(shared_expert_gate).
+    bool hasSparseExperts(int64_t layer) const;
+    int64_t numExperts() const { return m_numExperts; }
+    int64_t expertsPerToken() const { return m_expertsPerToken; }
+    int64_t expertIntermediateSize() const { return m_expertIntermediateSize; }
+    int64_t sharedExpertIntermediateSize() const { return m_sharedExpertIntermediateSize; }
+    /// `norm_topk_prob`: the chosen experts' weights are renormalised to sum to 1.
+    bool normalizesExpertWeights() const { return m_normalizesExpertWeights; }
 
     int64_t convKernel() const { return m_config.linearConvKernelDim; }
     int64_t linearKeyHeads() const { return m_linearKeyHeads; }
@@ -110,6 +124,12 @@ private:
     int64_t m_linearValueHeads = 0;
     int64_t m_linearKeyDim = 0;
     int64_t m_linearValueDim = 0;
+    int64_t m_numExperts = 0;
+    int64_t m_expertsPerToken = 0;
+    int64_t m_expertIntermediateSize = 0;
+    int64_t m_sharedExpertIntermediateSize = 0;
+    bool m_normalizesExpertWeights = false;
+    int64_t m_decoderSparseStep = 1;
 };
 
 } // namespace kvscope::model

@@ -8,7 +8,7 @@
 
 namespace kvscope::model {
 
-/// A decoder-only transformer (Llama, Mistral, Qwen2/3, Gemma 1-3 and Phi-3 conventions): embeddings,
+/// A decoder-only transformer (Llama, Mistral, Qwen2/3, Qwen3-Next, Gemma 1-3 and Phi-3 conventions): embeddings,
 /// RMSNorm, rotary positions, grouped-query attention over a cache (full, sliding or chunked masks built from
 /// the cache's mask sizes), a gated MLP; linear-attention layers (short causal convolution plus a
 /// gated delta-rule recurrence, state in the cache), hybrid layers (both, summed) and shared-KV
@@ -35,9 +35,16 @@ private:
 
     at::Tensor attention(int64_t layer, const at::Tensor& hidden, Pass& pass) const;
     /// Query, keys and values of a layer [batch, heads, tokens, headDim], q/k-normed where the family
-    /// norms them, not yet rotated; keys and values undefined for a layer that reuses another's.
-    std::tuple<at::Tensor, at::Tensor, at::Tensor> project(int64_t layer, const at::Tensor& hidden,
-                                                           bool ownStates) const;
+    /// norms them, not yet rotated; keys and values undefined for a layer that reuses another's. A gated
+    /// attention's output gate [batch, tokens, heads * headDim] goes to `gate`.
+    std::tuple<at::Tensor, at::Tensor, at::Tensor> project(int64_t layer, const at::Tensor& hidden, bool ownStates,
+                                                           at::Tensor* gate = nullptr) const;
+    /// The query's rows of a q_proj weight or bias (all of them, but for a gated attention's [query | gate]).
+    at::Tensor queryRows(const at::Tensor& projection) const;
+    /// Qwen3-Next's sparse mixture of experts: the router's top experts, weighted, plus the gated shared expert.
+    at::Tensor sparseExperts(int64_t layer, const at::Tensor& hidden) const;
+    /// down_proj(act(gate_proj(x)) * up_proj(x)) of the weights under `prefix` (one expert, or the shared one).
+    at::Tensor gatedProduct(const std::string& prefix, const at::Tensor& hidden) const;
     at::Tensor linearAttention(int64_t layer, const at::Tensor& hidden, Pass& pass) const;
     at::Tensor mlp(int64_t layer, const at::Tensor& hidden) const;
     const at::Tensor& weight(const std::string& name) const { return m_parameters.get(name); }
