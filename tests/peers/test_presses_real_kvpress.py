@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """kvscope's presses against kvpress 0.5.5 itself, on tiny random Llama and Qwen3 models saved with
 save_pretrained: for each press both have, the same ratio and options, kvpress's press on the Transformers model
-and `kvscope-cli run --checkpoint` must keep the same positions per layer and KV head after the prefill, and
-pick the same next two tokens from the same log-probabilities (1e-4; the second one attends through the
-compressed cache).
+and `kvscope-cli run --checkpoint` must keep the same positions per layer and KV head after the prefill (the
+same key channels for ThinK, the same hidden slots for AdaKV), and pick the same next two tokens from the same
+log-probabilities (1e-4; the second one attends through the compressed cache). The decoding presses must give
+the same tokens and log-probabilities at every step of a 14-token run with three compressions.
 
 Run by ctest (`peers_kvpress`) with the peers' Python: KVSCOPE_CLI names the CLI.
 """
@@ -32,6 +33,7 @@ assert len(set(PROMPT)) == len(PROMPT)
 SMALL = {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2, "num_attention_heads": 4,
          "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 260, "initializer_range": 0.2,
          "bos_token_id": None, "eos_token_id": None, "pad_token_id": None}
+HEADS = SMALL["num_key_value_heads"]
 MODELS = {"llama": {"tie_word_embeddings": False}, "qwen3": {"tie_word_embeddings": True}}
 
 # kvscope's name: (kvpress class, options both take). Options shrink windows below the 50-token prompt.
@@ -70,6 +72,23 @@ OTHERS = {
         kvpress.KnormPress(compression_ratio=0.5)]),
         {"first": "snapkv", "first.window_size": 8, "first.kernel_size": 5, "second": "knorm",
          "second_ratio": 0.5}),
+    # Random sketches: kvscope draws layer l's from a generator seeded `seed + l`; kvpress_run seeds torch's
+    # global generator so before each layer's draw (LEVERAGE_SEEDED), and the two Gaussian draws then agree.
+    "leverage": (lambda ratio: kvpress.LeverageScorePress(compression_ratio=ratio, sketch_dimension=12),
+                 {"sketch_dimension": 12, "seed": 0}),
+    # Knorm, then the kept keys rotated to consecutive positions (kept tokens are found by their values).
+    "key_rerotation": (lambda ratio: kvpress.KeyRerotationPress(press=kvpress.KnormPress(compression_ratio=ratio)),
+                       {"base": "knorm"}),
+    # Head-wise budgets: every slot stays, the pruned ones are hidden from attention per KV head.
+    "adakv": (lambda ratio: kvpress.AdaKVPress(press=kvpress.KnormPress(compression_ratio=ratio), alpha_safeguard=0.2),
+              {"base": "knorm", "alpha_safeguard": 0.2}),
+    "criticaladakv": (lambda ratio: kvpress.CriticalAdaKVPress(press=kvpress.KnormPress(compression_ratio=ratio),
+                                                               alpha_safeguard=0.2, epsilon=1e-4, first_stage_ratio=0.5),
+                      {"base": "knorm", "alpha_safeguard": 0.2, "epsilon": 1e-4, "first_stage_ratio": 0.5}),
+    # A layer whose last query pays the first 4 and last 16 tokens more than the threshold (the run's ratio
+    # here) keeps only those; any other layer keeps everything.
+    "simlayerkv": (lambda ratio: kvpress.SimLayerKVPress(lazy_threshold=ratio, n_last=1, n_recent=16, n_initial=4),
+                   None),
     # Knorm at the run's ratio on layer 0 and half of it on layer 1.
     "per_layer_compression": (lambda ratio: kvpress.PerLayerCompressionPress(
         press=kvpress.KnormPress(), compression_ratios=[ratio, ratio / 2]), None),
@@ -121,15 +140,28 @@ def kvpress_run(model, press):
             # kvpress's own scores, one [B, Hkv, T] per layer: ties are judged by them.
             original_score = scorer.score
             scorer.score = lambda *args, **kwargs: scores.append(original_score(*args, **kwargs)) or scores[-1]
+        if isinstance(scorer, kvpress.LeverageScorePress):
+            draw = scorer.compute_leverage_scores
+            layers = iter(range(len(model.model.layers)))
+            def seeded(keys, sketch_dimension):
+                torch.manual_seed(next(layers))  # kvscope's seed (0) plus the layer
+                return draw(keys, sketch_dimension)
+            scorer.compute_leverage_scores = seeded
         with press(model):
             out = model(ids, past_key_values=cache)
         if hasattr(scorer, "score"):
             del scorer.score
+        if isinstance(scorer, kvpress.LeverageScorePress):
+            del scorer.compute_leverage_scores
         first = int(out.logits[0, -1].argmax())
         # kvpress's kept tokens keep their positions; the next one continues from the prompt's length.
         nxt = model(torch.tensor([[first]]), past_key_values=cache, position_ids=torch.tensor([[ids.shape[1]]]))
         second = int(nxt.logits[0, -1].argmax())
         log_probs = [torch.log_softmax(o.logits[0, -1].double(), -1) for o in (out, nxt)]
+        # AdaKV's hidden slots (kvpress keeps them on the attention modules for the steps that follow).
+        hidden = [getattr(layer.self_attn, "masked_key_indices", None) for layer in model.model.layers]
+        for layer in model.model.layers:
+            layer.self_attn.masked_key_indices = None
     kept = []
     # Knorm's score is minus the key's norm; wrappers and composed presses score with the same Knorm scores.
     ranks = [s[0] for s in scores] if len(scores) == len(cache.layers) and not hasattr(press, "press") \
@@ -140,13 +172,23 @@ def kvpress_run(model, press):
             pruned = (cache.layers[layer].keys[0, :, :-1] == 0).all(dim=1)  # [Hkv, D]
             kept.append([torch.nonzero(head).flatten().tolist() for head in pruned])
         return kept, [first, second], ranks, log_probs
+    if hidden[0] is not None:
+        # Every slot stays; a KV head keeps the positions kvpress did not hide from it.
+        for layer, (_, heads, positions) in enumerate(hidden):
+            length = cache.layers[layer].keys.shape[2] - 1  # minus the new token
+            kept.append([sorted(set(range(length)) - set(positions[heads == head].tolist()))
+                         for head in range(cache.layers[layer].keys.shape[1])])
+        return kept, [first, second], ranks, log_probs
+    # Kept tokens are found by their keys, or by their values where kvpress rotated the kept keys.
+    field = "values" if isinstance(press, kvpress.KeyRerotationPress) else "keys"
     for layer in range(len(cache.layers)):
-        original, pressed = full.layers[layer].keys[0], cache.layers[layer].keys[0, :, :-1]  # minus the new token
+        original = getattr(full.layers[layer], field)[0]
+        pressed = getattr(cache.layers[layer], field)[0, :, :-1]  # minus the new token
         heads = []
         for head in range(original.shape[0]):
             distance = torch.cdist(pressed[head].double(), original[head].double())
             positions = distance.argmin(-1)
-            assert bool((distance.min(-1).values < 1e-6).all()), "a kept key is no prompt key"
+            assert bool((distance.min(-1).values < 1e-6).all()), f"a kept {field[:-1]} is no prompt {field[:-1]}"
             heads.append(sorted(positions.tolist()))
         kept.append(heads)
     return kept, [first, second], ranks, log_probs
@@ -165,7 +207,9 @@ def kvscope_run(folder, name, ratio, options, tmp_path):
                                        text=True, check=True).stdout)
     # What the prefill's compression kept (or, for ThinK, the key channels it zeroed) per layer and KV head.
     field = "pruned_channels" if name == "think" else "kept_positions"
-    kept = [[sorted(head) for head in layer["compression"][field]] for layer in states[0]["layers"]]
+    # A layer the press left whole (SimLayerKV's busy layers) keeps every position of every head.
+    kept = [[sorted(head) for head in layer["compression"][field]] if "compression" in layer
+            else [list(range(layer["seq_length"]))] * HEADS for layer in states[0]["layers"]]
     # The session's next-token log-probabilities of the prefill (step 0) and of the step after it.
     log_probs = []
     for state in states[:2]:
@@ -179,6 +223,9 @@ def make_press(name, ratio):
     if name == "per_layer_compression":
         make, _ = OTHERS[name]
         return make(ratio), {"base": "knorm", "compression_ratios": f"{ratio},{ratio / 2}"}
+    if name == "simlayerkv":
+        make, _ = OTHERS[name]
+        return make(ratio), {"lazy_threshold": ratio, "n_last": 1, "n_recent": 16, "n_initial": 4}
     if name in OTHERS:
         make, options = OTHERS[name]
         return make(ratio), options
@@ -221,3 +268,66 @@ def test_press_keeps_what_kvpress_keeps(checkpoint, name, ratio, tmp_path):
         for step, (ours, theirs) in enumerate(zip(log_probs, expected_log_probs)):
             difference = float((ours - theirs).abs().max())
             assert difference <= 1e-4, f"{where}: step {step}, max |log-prob - kvpress| {difference}"
+
+
+# Presses that compress while decoding, every 4 passes back to 40 tokens (or to 70% of the tokens seen), with
+# KeyDiff as the base (greedy tokens repeat, and Knorm ties a repeated token with itself in layer 0): kvscope's
+# name: (kvpress press, kvscope's --press-option values).
+DECODING = {
+    "decoding": (lambda: kvpress.DecodingPress(base_press=kvpress.KeyDiffPress(), compression_interval=4,
+                                               target_size=40, hidden_states_buffer_size=8),
+                 {"base": "keydiff", "compression_interval": 4, "target_size": 40, "hidden_states_buffer_size": 8}),
+    "prefill_decoding": (lambda: kvpress.PrefillDecodingPress(
+        prefilling_press=kvpress.KnormPress(compression_ratio=0.25),
+        decoding_press=kvpress.DecodingPress(base_press=kvpress.KeyDiffPress(), compression_interval=4,
+                                             target_size=30, hidden_states_buffer_size=8)),
+        {"prefill": "knorm", "base": "keydiff", "compression_interval": 4, "target_size": 30,
+         "hidden_states_buffer_size": 8}),
+    "compression_ratio_decoding": (lambda: kvpress.CompressionRatioDecodingPress(
+        base_press=kvpress.KeyDiffPress(), target_compression_ratio=0.3, compression_interval=4,
+        hidden_states_buffer_size=8),
+        {"base": "keydiff", "target_compression_ratio": 0.3, "compression_interval": 4,
+         "hidden_states_buffer_size": 8}),
+}
+DECODED = 14  # tokens: the prefill's, then 13 decoding passes (three compressions)
+
+
+@pytest.mark.parametrize("name", list(DECODING))
+def test_decoding_press_decodes_as_kvpress(checkpoint, name, tmp_path):
+    """Over 14 greedy tokens, kvpress's decoding press on the Transformers model and kvscope's pick the same
+    tokens from the same log-probabilities (1e-4) at every step: any difference in what a compression kept shows
+    in the steps after it."""
+    family, model, folder = checkpoint
+    make, options = DECODING[name]
+    ids = torch.tensor([[256] + list(PROMPT.encode())])
+    expected_tokens, expected_log_probs = [], []
+    with torch.no_grad():
+        cache = DynamicCache()
+        with make()(model):
+            logits = model(ids, past_key_values=cache).logits[0, -1]
+            for step in range(DECODED):
+                expected_tokens.append(int(logits.argmax()))
+                expected_log_probs.append(torch.log_softmax(logits.double(), -1))
+                if step + 1 < DECODED:
+                    # kvpress's pipeline: logical positions continue from the prompt whatever the cache holds.
+                    position = torch.tensor([[ids.shape[1] + step]])
+                    logits = model(torch.tensor([[expected_tokens[-1]]]), past_key_values=cache,
+                                   position_ids=position).logits[0, -1]
+    assert cache.layers[0].keys.shape[2] < ids.shape[1] + DECODED - 1, "kvpress compressed nothing"
+    session = tmp_path / f"{name}.kvsess"
+    command = [CLI, "run", "--checkpoint", str(folder), "--prompt", PROMPT, "--tokens", str(DECODED), "--press", name,
+               "--ratio", "0.25", "--out", str(session), "--no-progress"]
+    for key, value in options.items():
+        command += ["--press-option", f"{key}={value}"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    tokens = json.loads(done.stdout)["tokens"]
+    states = json.loads(subprocess.run([CLI, "replay", str(session), "--all-steps"], capture_output=True,
+                                       text=True, check=True).stdout)
+    where = f"{family}, {name} against kvpress 0.5.5"
+    assert tokens == expected_tokens, f"{where}: tokens {tokens}, kvpress {expected_tokens}"
+    for step, state in enumerate(states[:DECODED]):
+        ours = torch.tensor(state["next_token"]["log_probs"], dtype=torch.float64)
+        difference = float((ours - expected_log_probs[step]).abs().max())
+        assert difference <= 1e-4, f"{where}: step {step}, max |log-prob - kvpress| {difference}"
+    assert states[-1]["layers"][0]["seq_length"] == cache.layers[0].keys.shape[2], f"{where}: cached tokens"
