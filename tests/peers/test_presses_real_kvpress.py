@@ -194,17 +194,22 @@ def kvpress_run(model, press):
     return kept, [first, second], ranks, log_probs
 
 
-def kvscope_run(folder, name, ratio, options, tmp_path):
-    session = tmp_path / f"{name}-{ratio}.kvsess"
-    command = [CLI, "run", "--checkpoint", str(folder), "--prompt", PROMPT, "--tokens", "2", "--press", name,
+def kvscope_session(folder, name, ratio, options, tokens, session):
+    """`kvscope-cli run --checkpoint` with the press for `tokens` greedy tokens: its tokens and every step's
+    state (`replay --all-steps`)."""
+    command = [CLI, "run", "--checkpoint", str(folder), "--prompt", PROMPT, "--tokens", str(tokens), "--press", name,
                "--ratio", str(ratio), "--out", str(session), "--no-progress"]
     for key, value in options.items():
         command += ["--press-option", f"{key}={value}"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    tokens = json.loads(done.stdout)["tokens"]
     states = json.loads(subprocess.run([CLI, "replay", str(session), "--all-steps"], capture_output=True,
                                        text=True, check=True).stdout)
+    return json.loads(done.stdout)["tokens"], states
+
+
+def kvscope_run(folder, name, ratio, options, tmp_path):
+    tokens, states = kvscope_session(folder, name, ratio, options, 2, tmp_path / f"{name}-{ratio}.kvsess")
     # What the prefill's compression kept (or, for ThinK, the key channels it zeroed) per layer and KV head.
     field = "pruned_channels" if name == "think" else "kept_positions"
     # A layer the press left whole (SimLayerKV's busy layers) keeps every position of every head.
@@ -314,16 +319,7 @@ def test_decoding_press_decodes_as_kvpress(checkpoint, name, tmp_path):
                     logits = model(torch.tensor([[expected_tokens[-1]]]), past_key_values=cache,
                                    position_ids=position).logits[0, -1]
     assert cache.layers[0].keys.shape[2] < ids.shape[1] + DECODED - 1, "kvpress compressed nothing"
-    session = tmp_path / f"{name}.kvsess"
-    command = [CLI, "run", "--checkpoint", str(folder), "--prompt", PROMPT, "--tokens", str(DECODED), "--press", name,
-               "--ratio", "0.25", "--out", str(session), "--no-progress"]
-    for key, value in options.items():
-        command += ["--press-option", f"{key}={value}"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    tokens = json.loads(done.stdout)["tokens"]
-    states = json.loads(subprocess.run([CLI, "replay", str(session), "--all-steps"], capture_output=True,
-                                       text=True, check=True).stdout)
+    tokens, states = kvscope_session(folder, name, 0.25, options, DECODED, tmp_path / f"{name}.kvsess")
     where = f"{family}, {name} against kvpress 0.5.5"
     assert tokens == expected_tokens, f"{where}: tokens {tokens}, kvpress {expected_tokens}"
     for step, state in enumerate(states[:DECODED]):
