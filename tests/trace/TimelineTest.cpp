@@ -389,7 +389,32 @@ TEST(TimelineTest, FileBackedEqualsInMemoryEverywhere) {
     EXPECT_EQ(file.collectEvents(), events);
     const std::vector<Event> retained(memory.retainedEvents().begin(), memory.retainedEvents().end());
     EXPECT_EQ(std::vector<Event>(file.retainedEvents().begin(), file.retainedEvents().end()), retained);
-    EXPECT_FALSE(retained.empty()) << "the session has transfers, flushes and resets";
+    EXPECT_FALSE(retained.empty()) << "the session has flushes and resets";
+    // Transfers and compute spans are not retained events: the compact spans hold them, in order, both ways.
+    std::vector<TimedSpan> expected;
+    for (const Event& event : events) {
+        if (const auto* transfer = std::get_if<TransferEvent>(&event.payload)) {
+            expected.push_back({transfer->beginNs, transfer->endNs, static_cast<std::int32_t>(event.step),
+                                static_cast<std::int16_t>(event.layer),
+                                transfer->direction == TransferDirection::Prefetch ? TimedSpan::Lane::Prefetch
+                                                                                   : TimedSpan::Lane::Offload,
+                                transfer->timing == TimingSource::Measured});
+        } else if (const auto* compute = std::get_if<ComputeEvent>(&event.payload)) {
+            expected.push_back({compute->beginNs, compute->endNs, static_cast<std::int32_t>(event.step),
+                                static_cast<std::int16_t>(event.layer), TimedSpan::Lane::Compute,
+                                compute->timing == TimingSource::Measured});
+        }
+    }
+    ASSERT_FALSE(expected.empty()) << "the session has transfers";
+    const auto spansOf = [](const Timeline& timeline) {
+        const auto spans = timeline.timedSpans().spans();
+        return std::vector<TimedSpan>(spans.begin(), spans.end());
+    };
+    EXPECT_EQ(spansOf(memory), expected);
+    EXPECT_EQ(spansOf(file), expected);
+    for (const Event& event : retained) {
+        EXPECT_FALSE(TimedSpans::accepts(event.kind())) << toString(event.kind()) << " retained as an event";
+    }
     for (const auto& [from, to] : {std::pair<std::int64_t, std::int64_t>{0, 400}, {37, 90}, {399, 400}}) {
         expectSameSeries(file, memory, from, to);
     }
@@ -574,6 +599,10 @@ TEST(TimelineTest, FileBackedFromTheOverviewEqualsInMemoryEverywhere) {
     }
     EXPECT_EQ(std::vector<Event>(file.retainedEvents().begin(), file.retainedEvents().end()),
               std::vector<Event>(memory.retainedEvents().begin(), memory.retainedEvents().end()));
+    const auto fileSpans = file.timedSpans().spans();
+    const auto memorySpans = memory.timedSpans().spans();
+    EXPECT_EQ(std::vector<TimedSpan>(fileSpans.begin(), fileSpans.end()),
+              std::vector<TimedSpan>(memorySpans.begin(), memorySpans.end()));
     expectSameSeries(file, memory, 0, memory.stepCount());
 }
 

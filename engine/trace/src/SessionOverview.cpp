@@ -316,13 +316,17 @@ SessionOverview SessionOverview::decode(std::span<const std::uint8_t> raw, std::
     }
     overview.m_columns.shrinkToFit();
     overview.m_layers = layers;
+    // Transfers and compute spans go to their compact store as they are decoded: an offloaded session has
+    // millions, which as events would take gigabytes before the timeline took them over.
     const std::size_t retained = in.getCount(1 + 4 + 8 + 4 + 8);
-    overview.m_retained.reserve(retained);
+    overview.m_spans.reserve(retained); // mostly spans where there are many: no doubling of millions
     for (std::size_t index = 0; index < retained; ++index) {
-        if (std::optional<Event> event = EventCodec::decode(in)) {
+        if (std::optional<Event> event = EventCodec::decode(in); event && !overview.m_spans.add(*event)) {
             overview.m_retained.push_back(std::move(*event));
         }
     }
+    overview.m_retained.shrink_to_fit();
+    overview.m_spans.shrinkToFit();
     if (!in.atEnd()) {
         throw EventCodec::Invalid(std::to_string(in.remaining()) + " bytes follow the overview");
     }

@@ -3,6 +3,7 @@
 
 #include "kvscope/trace/Event.h"
 #include "kvscope/trace/SeriesColumns.h"
+#include "kvscope/trace/TimedSpans.h"
 #include "kvscope/trace/StepState.h"
 
 #include <cstddef>
@@ -59,7 +60,9 @@ public:
     std::vector<StepState>& keyframes() { return m_keyframes; }
     StepState& current() { return m_current; }
     SeriesColumns& columns() { return m_columns; }
+    /// The retained events; a decoded overview keeps its transfers and compute spans in spans() instead.
     std::vector<Event>& retained() { return m_retained; }
+    TimedSpans& spans() { return m_spans; }
 
 private:
     void openStep(std::int64_t step);
@@ -78,6 +81,7 @@ private:
     std::int64_t m_columnsFirst = 0; ///< the step of m_columns' first row (the rows before are in blocks)
     bool m_columnsInexact = false;   ///< a block taken off did not fit i32: the overview cannot be stored
     std::vector<Event> m_retained;
+    TimedSpans m_spans;
     std::size_t m_layers = 0; ///< the most layers any step had (the columns' width)
     bool m_paged = false;     ///< a paged event was seen: the snapshot layout cannot hold the state
 };

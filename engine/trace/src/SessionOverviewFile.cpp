@@ -67,6 +67,11 @@ public:
         } catch (const ChunkFrame::Invalid&) {
             return std::nullopt;
         }
+        if (m_window.size() > kWindow) {
+            // A frame larger than the window (an offloaded session's overview: 100 MB and more) is not kept
+            // beside its payload: the next view reads what it needs again.
+            std::vector<std::uint8_t>().swap(m_window);
+        }
         return raw;
     }
 

@@ -139,7 +139,7 @@ void Timeline::emit(const Event& event) {
         throw std::length_error("Timeline: more events than the per-layer index can address");
     m_events.push_back(event);
     ++m_eventCount;
-    if (isRetained(event.kind()))
+    if (!m_spans.add(event) && isRetained(event.kind()))
         m_retained.push_back(event);
 
     switch (StateReducer::scopeOf(event)) {
@@ -284,6 +284,7 @@ Timeline Timeline::openFile(const std::filesystem::path& path, SessionContents& 
         timeline.m_current = std::move(overview.current());
         timeline.m_columns = std::move(overview.columns());
         timeline.m_retained = std::move(overview.retained());
+        timeline.m_spans = std::move(overview.spans());
         return timeline;
     }
     contents =
@@ -294,6 +295,7 @@ Timeline Timeline::openFile(const std::filesystem::path& path, SessionContents& 
         timeline.m_columns.record(timeline.m_current); // the last step is complete too
     timeline.m_columns.shrinkToFit();
     timeline.m_retained.shrink_to_fit();
+    timeline.m_spans.shrinkToFit();
     return timeline;
 }
 
@@ -322,7 +324,7 @@ void Timeline::indexChunk(std::uint64_t offset, std::int64_t step, std::vector<E
     m_eventCount += events.size();
     for (Event& event : events) {
         StateReducer::apply(m_current, event);
-        if (isRetained(event.kind()))
+        if (!m_spans.add(event) && isRetained(event.kind()))
             m_retained.push_back(std::move(event));
     }
 }
@@ -529,7 +531,7 @@ std::size_t Timeline::memoryBytes() const {
         bytes += sizeof(list) + list.capacity() * sizeof(EventIndex);
     bytes += (m_broadcastEvents.capacity() + m_stepEvents.capacity()) * sizeof(EventIndex);
     bytes += m_layerBirth.capacity() * sizeof(std::size_t);
-    bytes += m_retained.capacity() * sizeof(Event) + m_chunkOffsets.capacity() * sizeof(std::uint64_t);
+    bytes += m_retained.capacity() * sizeof(Event) + m_spans.memoryBytes() + m_chunkOffsets.capacity() * sizeof(std::uint64_t);
     if (fileBacked())
         bytes += m_columns.memoryBytes();
     return bytes;

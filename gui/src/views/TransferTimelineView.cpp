@@ -17,6 +17,18 @@ constexpr int kFirstComputeLane = 2;
 constexpr std::uint8_t kComputeColour = 8;
 constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
 
+std::size_t laneOf(const trace::TimedSpan& span) {
+    switch (span.lane) {
+    case trace::TimedSpan::Lane::Prefetch:
+        return kPrefetchLane;
+    case trace::TimedSpan::Lane::Offload:
+        return kOffloadLane;
+    case trace::TimedSpan::Lane::Compute:
+        break;
+    }
+    return static_cast<std::size_t>(kFirstComputeLane + std::max<int>(span.layer, 0));
+}
+
 // Labels nanoseconds on the session clock as µs / ms from the session's first timed event.
 class TimeTicker : public QCPAxisTicker {
 public:
@@ -86,10 +98,11 @@ std::pair<double, double> TransferTimelineView::stepSpan(std::int64_t step) cons
 
 void TransferTimelineView::rebuild(bool fromScratch) {
     auto& lanes = m_gantt->lanes();
-    if (fromScratch || m_session.timeline().retainedEvents().size() < m_scannedEvents) {
+    const std::span<const trace::TimedSpan> spans = m_session.timeline().timedSpans().spans();
+    if (fromScratch || spans.size() < m_scannedSpans) {
         lanes.clear();
         m_stepSpans.clear();
-        m_scannedEvents = 0;
+        m_scannedSpans = 0;
         m_measured = false;
         m_modeled = false;
         m_origin = 0;
@@ -102,43 +115,48 @@ void TransferTimelineView::rebuild(bool fromScratch) {
     for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
         firstNew[lane] = lanes[lane].size();
     }
-    const auto events = m_session.timeline().retainedEvents();
-    bool first = boxCount() == 0;
-    for (; m_scannedEvents < events.size(); ++m_scannedEvents) {
-        const trace::Event& event = events[m_scannedEvents];
-        TimeBox box;
-        std::size_t lane = 0;
-        trace::TimingSource timing;
-        if (const auto* transfer = std::get_if<trace::TransferEvent>(&event.payload)) {
-            box = {transfer->beginNs, transfer->endNs, event.layer,
-                   static_cast<std::uint8_t>(std::max(event.layer, 0) % 8)};
-            lane = transfer->direction == trace::TransferDirection::Prefetch ? kPrefetchLane : kOffloadLane;
-            timing = transfer->timing;
-        } else if (const auto* compute = std::get_if<trace::ComputeEvent>(&event.payload)) {
-            box = {compute->beginNs, compute->endNs, event.layer, kComputeColour};
-            lane = static_cast<std::size_t>(kFirstComputeLane + std::max(event.layer, 0));
-            timing = compute->timing;
-        } else {
-            continue;
+    // Room for the new boxes counted first: an offloaded session's lanes hold millions, and growing by
+    // doubling would hold up to twice that while copying.
+    std::vector<std::size_t> adding(lanes.size(), 0);
+    for (std::size_t index = m_scannedSpans; index < spans.size(); ++index) {
+        const std::size_t lane = laneOf(spans[index]);
+        if (lane >= adding.size()) {
+            adding.resize(lane + 1, 0);
         }
+        ++adding[lane];
+    }
+    if (adding.size() > lanes.size()) {
+        lanes.resize(adding.size());
+        firstNew.resize(adding.size(), 0);
+    }
+    for (std::size_t lane = 0; lane < adding.size(); ++lane) {
+        lanes[lane].reserve(lanes[lane].size() + adding[lane]);
+    }
+    bool first = boxCount() == 0;
+    for (; m_scannedSpans < spans.size(); ++m_scannedSpans) {
+        const trace::TimedSpan& span = spans[m_scannedSpans];
+        TimeBox box{span.beginNs, span.endNs, span.layer,
+                    span.lane == trace::TimedSpan::Lane::Compute ? kComputeColour
+                                                                 : static_cast<std::uint8_t>(std::max<int>(span.layer, 0) % 8)};
+        const std::size_t lane = laneOf(span);
         if (lane >= lanes.size()) {
             lanes.resize(lane + 1);
             firstNew.resize(lane + 1, 0);
         }
         lanes[lane].push_back(box);
-        (timing == trace::TimingSource::Measured ? m_measured : m_modeled) = true;
+        (span.measured ? m_measured : m_modeled) = true;
         if (first) {
             m_origin = box.beginNs;
             first = false;
         }
         m_origin = std::min(m_origin, box.beginNs);
-        const auto step = static_cast<std::size_t>(event.step);
+        const auto step = static_cast<std::size_t>(span.step);
         if (m_stepSpans.size() <= step) {
             m_stepSpans.resize(step + 1, {kNone, kNone});
         }
-        auto& span = m_stepSpans[step];
-        span.first = span.first == kNone ? box.beginNs : std::min(span.first, box.beginNs);
-        span.second = span.second == kNone ? box.endNs : std::max(span.second, box.endNs);
+        auto& stepSpan = m_stepSpans[step];
+        stepSpan.first = stepSpan.first == kNone ? box.beginNs : std::min(stepSpan.first, box.beginNs);
+        stepSpan.second = stepSpan.second == kNone ? box.endNs : std::max(stepSpan.second, box.endNs);
     }
     // Emission order is not always time order (a prefetch is recorded before the update it serves):
     // keep each lane sorted, touching only the new tail when it is already in order.

@@ -10,6 +10,7 @@
 #include "kvscope/trace/StepEvents.h"
 #include "kvscope/trace/StepFrameCache.h"
 #include "kvscope/trace/StepState.h"
+#include "kvscope/trace/TimedSpans.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -100,8 +101,11 @@ public:
     /// timeline decodes them (cached); SessionError when the file no longer reads back there.
     StepEvents eventsOfStep(std::int64_t step) const;
     /// The events of the kinds isRetained names, in order, in both kinds of timeline: what views scan
-    /// across a whole session (transfers, flushes, presses, paged serving, resets and batch operations).
+    /// across a whole session (flushes, presses, paged serving, resets and batch operations), but for the
+    /// transfers and compute spans, which timedSpans() keeps compactly.
     std::span<const Event> retainedEvents() const { return m_retained; }
+    /// Every transfer and compute span, in order: what the Transfers view draws.
+    const TimedSpans& timedSpans() const { return m_spans; }
     /// Everything but the per-step bulk (update, mask sizes, window slide, memory, step begin/end, logits).
     static bool isRetained(EventKind kind);
 
@@ -152,7 +156,8 @@ private:
     std::size_t m_eventCount = 0;
     /// First event index of each step; for a file-backed timeline, its first chunk's index in m_chunkOffsets
     std::vector<std::size_t> m_stepBegin;
-    std::vector<Event> m_retained; ///< isRetained events
+    std::vector<Event> m_retained; ///< isRetained events but transfers and compute spans
+    TimedSpans m_spans;
     // File-backed only.
     std::shared_ptr<const FileBytes> m_file;
     std::string m_fileName;

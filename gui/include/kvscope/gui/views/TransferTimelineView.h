@@ -42,7 +42,7 @@ private:
     GanttPlottable* m_gantt;
     QCPTextElement* m_title;
     QCPItemText* m_message;
-    std::size_t m_scannedEvents = 0;
+    std::size_t m_scannedSpans = 0;
     std::vector<std::pair<std::int64_t, std::int64_t>> m_stepSpans;
     std::int64_t m_origin = 0; ///< session clock of the first timed event: labels count from it
     bool m_measured = false;
