@@ -40,13 +40,16 @@ std::unique_ptr<ModelCache> staticCache(const ModelConfig& config, int64_t lengt
     return std::make_unique<ModelCache>(std::make_unique<kvscope::cache::StaticCache>(config, length));
 }
 
+/// Qwen3-Next's layers: a hybrid one (kvscope's: linear and full attention summed), a linear and a gated full
+/// one, each MLP a mixture of 4 experts (2 a token) beside a shared expert.
 ModelConfig hybridConfig() {
     return ModelConfig::fromJson(nlohmann::json::parse(R"({
         "model_type": "qwen3_next", "num_hidden_layers": 3, "hidden_size": 32, "intermediate_size": 64,
         "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16, "vocab_size": 259,
         "layer_types": ["hybrid", "linear_attention", "full_attention"],
         "linear_conv_kernel_dim": 3, "linear_num_key_heads": 1, "linear_num_value_heads": 2,
-        "linear_key_head_dim": 8, "linear_value_head_dim": 8})"));
+        "linear_key_head_dim": 8, "linear_value_head_dim": 8, "num_experts": 4, "num_experts_per_tok": 2,
+        "moe_intermediate_size": 16, "shared_expert_intermediate_size": 16})"));
 }
 
 } // namespace
