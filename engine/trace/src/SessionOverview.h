@@ -80,8 +80,12 @@ private:
     std::int64_t m_columnBlockSteps = 0;
     std::int64_t m_columnsFirst = 0; ///< the step of m_columns' first row (the rows before are in blocks)
     bool m_columnsInexact = false;   ///< a block taken off did not fit i32: the overview cannot be stored
+    /// A decoded overview's retained events; its transfers and compute spans are in m_spans.
     std::vector<Event> m_retained;
     TimedSpans m_spans;
+    /// A writer's retained events (add), encoded as they come: only encode() reads them.
+    std::vector<std::uint8_t> m_retainedBytes;
+    std::size_t m_encodedRetained = 0;
     std::size_t m_layers = 0; ///< the most layers any step had (the columns' width)
     bool m_paged = false;     ///< a paged event was seen: the snapshot layout cannot hold the state
 };
