@@ -138,12 +138,7 @@ void TransferTimelineView::rebuild(bool fromScratch) {
         TimeBox box{span.beginNs, span.endNs, span.layer,
                     span.lane == trace::TimedSpan::Lane::Compute ? kComputeColour
                                                                  : static_cast<std::uint8_t>(std::max<int>(span.layer, 0) % 8)};
-        const std::size_t lane = laneOf(span);
-        if (lane >= lanes.size()) {
-            lanes.resize(lane + 1);
-            firstNew.resize(lane + 1, 0);
-        }
-        lanes[lane].push_back(box);
+        lanes[laneOf(span)].push_back(box); // every lane was sized above
         (span.measured ? m_measured : m_modeled) = true;
         if (first) {
             m_origin = box.beginNs;

@@ -38,7 +38,7 @@ private:
     /// norms them, not yet rotated; keys and values undefined for a layer that reuses another's. A gated
     /// attention's output gate [batch, tokens, heads * headDim] goes to `gate`.
     std::tuple<at::Tensor, at::Tensor, at::Tensor> project(int64_t layer, const at::Tensor& hidden, bool ownStates,
-                                                           at::Tensor* gate = nullptr) const;
+                                                           at::Tensor* gate) const;
     /// The query's rows of a q_proj weight or bias (all of them, but for a gated attention's [query | gate]).
     at::Tensor queryRows(const at::Tensor& projection) const;
     /// Qwen3-Next's sparse mixture of experts: the router's top experts, weighted, plus the gated shared expert.
