@@ -4,8 +4,9 @@
 
 Each runner is its own process, one after the other, with the same threads: the same prompt of
 PROMPT_TOKENS ids, then DECODE_TOKENS greedy steps, timed REPEATS times (median), and the process's peak
-resident memory (getrusage). kvscope is `kvscope-cli bench model --model FILE` (its engine loop);
-Transformers loads the file with `gguf_file=` (dequantised to float32, as kvscope does) and runs the same
+resident memory (getrusage). kvscope is `kvscope-cli bench model --model FILE` (its engine loop), with its
+quantised matrices packed (multiplied block by block, the default) and widened to float32;
+Transformers loads the file with `gguf_file=` (dequantised to float32) and runs the same
 loop by hand over a DynamicCache; llama.cpp (llama-cpp-python) evaluates the prompt in one batch, then one
 token at a time, multiplying the quantised blocks itself.
 Usage (from the repository root, after a build and scripts/peers-env.sh):
@@ -104,19 +105,24 @@ def peer(name, path, prompt_tokens, decode_tokens, repeats, threads):
     print(json.dumps(result))
 
 
-def run_kvscope(cli, model, prompt_tokens, decode_tokens, repeats, threads):
-    command = ["/usr/bin/env", cli, "bench", "model", "--model", model, "--prompt-tokens", str(prompt_tokens),
-               "--tokens", str(decode_tokens), "--repeats", str(repeats), "--threads", str(threads)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"bench-gguf.py: {' '.join(command)} failed: {done.stderr}")
-    report = json.loads(done.stdout)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def run_kvscope(cli, model, weights, prompt_tokens, decode_tokens, repeats, threads):
+    command = [cli, "bench", "model", "--model", model, "--gguf-weights", weights, "--prompt-tokens",
+               str(prompt_tokens), "--tokens", str(decode_tokens), "--repeats", str(repeats), "--threads", str(threads),
+               "--no-progress"]
+    # Its own parent process, so that its peak RSS is its own and not the largest of every child so far.
+    measured = ("import json, resource, subprocess, sys\n"
+                "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+                "print(json.dumps({'rc': done.returncode, 'stdout': done.stdout, 'stderr': done.stderr,\n"
+                "                  'peak_kb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))\n")
+    done = json.loads(subprocess.run([sys.executable, "-c", measured] + command, capture_output=True, text=True,
+                                     check=True).stdout)
+    if done["rc"] != 0:
+        sys.exit(f"bench-gguf.py: {' '.join(command)} failed: {done['stderr']}")
+    report = json.loads(done["stdout"])
     engine = report["engine"]
-    return {"runner": "kvscope", "version": "kvscope-cli bench model (engine loop)",
+    return {"runner": "kvscope", "version": f"kvscope-cli bench model --gguf-weights {weights} (engine loop)",
             "prefill_tokens_per_s": engine["prefill_tokens_per_s"], "decode_tokens_per_s": engine["decode_tokens_per_s"],
-            "peak_rss_mb": round(max(peak, before) / 1024, 1), "report": report}
+            "peak_rss_mb": round(done["peak_kb"] / 1024, 1), "report": report}
 
 
 def main():
@@ -134,7 +140,8 @@ def main():
         return
     python = peers_python()
     path = smollm2_path(python) if given.model == "smollm2" else given.model
-    rows = [run_kvscope(given.cli, path, given.prompt_tokens, given.tokens, given.repeats, given.threads)]
+    rows = [run_kvscope(given.cli, path, weights, given.prompt_tokens, given.tokens, given.repeats, given.threads)
+            for weights in ("packed", "float32")]
     for name in ("transformers", "llamacpp"):
         done = subprocess.run([python, os.path.abspath(__file__), "--peer", name, "--model", path,
                                "--prompt-tokens", str(given.prompt_tokens), "--tokens", str(given.tokens),

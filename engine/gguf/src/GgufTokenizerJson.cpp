@@ -5,6 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <string_view>
+#include <unordered_map>
+
 namespace kvscope::gguf {
 
 namespace {
@@ -33,6 +37,107 @@ const PreTokenizerRow kPreTokenizers[] = {
      }},
 };
 
+/// llama.cpp's token types (llama_token_type): 2 unknown, 3 control, 4 user-defined; the three are matched whole
+/// in the text when special tokens are parsed, as Hugging Face's added tokens are.
+bool matchedWhole(int64_t type) { return type == 2 || type == 3 || type == 4; }
+
+/// Byte-level BPE (`gpt2`): the file's merges, GPT-2's byte alphabet, the pre-tokenizer `pre` names.
+json byteLevelBpe(const GgufMetadata& metadata, const std::string& fileName, const json& vocab) {
+    const std::string pre = metadata.optionalString("tokenizer.ggml.pre").value_or("default");
+    const PreTokenizerRow* preRow = nullptr;
+    for (const PreTokenizerRow& row : kPreTokenizers) {
+        if (pre == row.pre) {
+            preRow = &row;
+        }
+    }
+    if (preRow == nullptr) {
+        throw GgufError("GGUF file `" + fileName + "` names pre-tokenizer `" + pre +
+                        "` (tokenizer.ggml.pre); kvscope reads " + GgufTokenizerJson::readPreTokenizers());
+    }
+    return {{"normalizer", nullptr},
+            {"pre_tokenizer", preRow->make()},
+            {"post_processor", byteLevel(false)},
+            {"decoder", byteLevel(true)},
+            {"model",
+             {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
+              {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
+              {"ignore_merges", false}, {"vocab", vocab}, {"merges", metadata.strings("tokenizer.ggml.merges")}}}};
+}
+
+/// SentencePiece (`llama`) as llama.cpp tokenizes it: the text's spaces as U+2581 (one more in front where
+/// `add_space_prefix` says so, after every special token too), then adjacent pieces merged while their join is
+/// a token, highest score first, and what no token covers as byte tokens <0xXX>. That is BPE with byte fallback
+/// whose merges are every split of every token into two tokens, ranked by the joined token's score (then by
+/// id), as Transformers' SentencePieceExtractor builds a Llama tokenizer's merges.
+json sentencePiece(const GgufMetadata& metadata, const std::string& fileName, const std::vector<std::string>& tokens,
+                   const json& vocab) {
+    const std::vector<double> scores = metadata.numbers("tokenizer.ggml.scores");
+    if (scores.size() != tokens.size()) {
+        throw GgufError("GGUF file `" + fileName + "` has " + std::to_string(scores.size()) + " token scores for " +
+                        std::to_string(tokens.size()) + " tokens (tokenizer.ggml.scores)");
+    }
+    std::unordered_map<std::string_view, size_t> ids;
+    for (size_t id = 0; id < tokens.size(); ++id) {
+        ids.emplace(tokens[id], id);
+    }
+    struct Merge {
+        size_t joined;
+        size_t left;
+        size_t right;
+    };
+    std::vector<Merge> merges;
+    for (size_t id = 0; id < tokens.size(); ++id) {
+        const std::string_view token = tokens[id];
+        for (size_t cut = 1; cut < token.size(); ++cut) {
+            if ((static_cast<unsigned char>(token[cut]) & 0xC0) == 0x80) {
+                continue; // inside a UTF-8 character
+            }
+            const auto left = ids.find(token.substr(0, cut));
+            const auto right = ids.find(token.substr(cut));
+            if (left != ids.end() && right != ids.end()) {
+                merges.push_back({id, left->second, right->second});
+            }
+        }
+    }
+    std::stable_sort(merges.begin(), merges.end(), [&](const Merge& a, const Merge& b) {
+        if (scores[a.joined] != scores[b.joined]) {
+            return scores[a.joined] > scores[b.joined];
+        }
+        if (a.joined != b.joined) {
+            return a.joined < b.joined;
+        }
+        return std::pair(a.left, a.right) < std::pair(b.left, b.right);
+    });
+    json mergeList = json::array();
+    for (const Merge& merge : merges) {
+        mergeList.push_back(json::array({tokens[merge.left], tokens[merge.right]}));
+    }
+    const bool spacePrefix = metadata.optionalBool("tokenizer.ggml.add_space_prefix").value_or(true);
+    const std::string space = "\xE2\x96\x81"; // U+2581, SentencePiece's space
+    json normalizers = json::array();
+    if (spacePrefix) {
+        normalizers.push_back({{"type", "Prepend"}, {"prepend", space}});
+    }
+    normalizers.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", space}});
+    json decoders = json::array({json{{"type", "Replace"}, {"pattern", {{"String", space}}}, {"content", " "}},
+                                 json{{"type", "ByteFallback"}}, json{{"type", "Fuse"}}});
+    if (spacePrefix) {
+        decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+    }
+    json unknown = nullptr;
+    if (const auto id = metadata.optionalUnsigned("tokenizer.ggml.unknown_token_id"); id && *id < tokens.size()) {
+        unknown = tokens[*id];
+    }
+    return {{"normalizer", {{"type", "Sequence"}, {"normalizers", normalizers}}},
+            {"pre_tokenizer", nullptr},
+            {"post_processor", nullptr},
+            {"decoder", {{"type", "Sequence"}, {"decoders", decoders}}},
+            {"model",
+             {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", unknown}, {"continuing_subword_prefix", nullptr},
+              {"end_of_word_suffix", nullptr}, {"fuse_unk", true}, {"byte_fallback", true},
+              {"ignore_merges", false}, {"vocab", vocab}, {"merges", mergeList}}}};
+}
+
 } // namespace
 
 std::string GgufTokenizerJson::readPreTokenizers() {
@@ -45,24 +150,12 @@ std::string GgufTokenizerJson::readPreTokenizers() {
 
 GgufTokenizerJson GgufTokenizerJson::fromMetadata(const GgufMetadata& metadata, const std::string& fileName) {
     const std::string model = metadata.string("tokenizer.ggml.model");
-    if (model != "gpt2") {
+    if (model != "gpt2" && model != "llama") {
         throw GgufError("GGUF file `" + fileName + "` has a `" + model +
-                        "` tokenizer (tokenizer.ggml.model); kvscope reads GGUF tokenizers of model `gpt2` "
-                        "(byte-level BPE) so far. Give the model's Hugging Face tokenizer instead");
-    }
-    const std::string pre = metadata.optionalString("tokenizer.ggml.pre").value_or("default");
-    const PreTokenizerRow* preRow = nullptr;
-    for (const PreTokenizerRow& row : kPreTokenizers) {
-        if (pre == row.pre) {
-            preRow = &row;
-        }
-    }
-    if (preRow == nullptr) {
-        throw GgufError("GGUF file `" + fileName + "` names pre-tokenizer `" + pre +
-                        "` (tokenizer.ggml.pre); kvscope reads " + readPreTokenizers());
+                        "` tokenizer (tokenizer.ggml.model); kvscope reads GGUF tokenizers of models `gpt2` "
+                        "(byte-level BPE) and `llama` (SentencePiece). Give the model's Hugging Face tokenizer instead");
     }
     const std::vector<std::string> tokens = metadata.strings("tokenizer.ggml.tokens");
-    const std::vector<std::string> merges = metadata.strings("tokenizer.ggml.merges");
     std::vector<int64_t> types(tokens.size(), 1);
     if (metadata.contains("tokenizer.ggml.token_type")) {
         types = metadata.integers("tokenizer.ggml.token_type");
@@ -75,27 +168,19 @@ GgufTokenizerJson GgufTokenizerJson::fromMetadata(const GgufMetadata& metadata, 
     json added = json::array();
     for (size_t id = 0; id < tokens.size(); ++id) {
         vocab[tokens[id]] = id;
-        // llama.cpp's token types: 3 control, 4 user-defined; both are matched whole in the text.
-        if (types[id] == 3 || types[id] == 4) {
+        if (matchedWhole(types[id])) {
             added.push_back({{"id", id}, {"content", tokens[id]}, {"single_word", false}, {"lstrip", false},
-                             {"rstrip", false}, {"normalized", false}, {"special", types[id] == 3}});
+                             {"rstrip", false}, {"normalized", false}, {"special", types[id] != 4}});
         }
     }
-    json document = {
-        {"version", "1.0"},
-        {"truncation", nullptr},
-        {"padding", nullptr},
-        {"added_tokens", added},
-        {"normalizer", nullptr},
-        {"pre_tokenizer", preRow->make()},
-        {"post_processor", byteLevel(false)},
-        {"decoder", byteLevel(true)},
-        {"model",
-         {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
-          {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false}, {"ignore_merges", false},
-          {"vocab", vocab}, {"merges", merges}}},
-    };
-    json config = {{"clean_up_tokenization_spaces", false}};
+    const bool spm = model == "llama";
+    json document = spm ? sentencePiece(metadata, fileName, tokens, vocab) : byteLevelBpe(metadata, fileName, vocab);
+    document["version"] = "1.0";
+    document["truncation"] = nullptr;
+    document["padding"] = nullptr;
+    document["added_tokens"] = added;
+    // The config's add_bos_token/add_eos_token decide, as they do for a Llama tokenizer in Transformers.
+    json config = {{"clean_up_tokenization_spaces", false}, {"tokenizer_class", "LlamaTokenizerFast"}};
     const auto tokenAt = [&](const char* key) -> std::optional<std::string> {
         const auto id = metadata.optionalUnsigned(key);
         if (!id) {
@@ -115,14 +200,14 @@ GgufTokenizerJson GgufTokenizerJson::fromMetadata(const GgufMetadata& metadata, 
             config[field] = *token;
         }
     }
-    // llama.cpp adds bos only where the file says so (llama_vocab's default for BPE is false).
-    config["add_bos_token"] = metadata.optionalBool("tokenizer.ggml.add_bos_token").value_or(false);
+    // llama.cpp's defaults where the file says nothing: bos for SentencePiece, not for BPE.
+    config["add_bos_token"] = metadata.optionalBool("tokenizer.ggml.add_bos_token").value_or(spm);
     config["add_eos_token"] = metadata.optionalBool("tokenizer.ggml.add_eos_token").value_or(false);
     try {
         return {document.dump(), config.dump()};
     } catch (const json::exception&) {
         throw GgufError("GGUF file `" + fileName + "` has tokenizer metadata that is not UTF-8 text (a token, merge "
-                        "or special token); byte-level BPE tokens are UTF-8 strings");
+                        "or special token); GGUF tokens are UTF-8 strings");
     }
 }
 

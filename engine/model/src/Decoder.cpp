@@ -216,7 +216,7 @@ at::Tensor Decoder::run(const at::Tensor& inputIds, ModelCache* modelCache, cons
         std::tie(pass.localCos, pass.localSin) = ops::rotary(positions, pass.localInverseFrequencies);
     }
 
-    at::Tensor x = ops::embed(weight("model.embed_tokens.weight"), ids);
+    at::Tensor x = m_parameters.embed("model.embed_tokens.weight", ids);
     if (arch.scalesEmbeddings()) {
         x = x * std::sqrt(static_cast<double>(arch.hiddenSize()));
     }
@@ -249,7 +249,7 @@ at::Tensor Decoder::run(const at::Tensor& inputIds, ModelCache* modelCache, cons
         x = x.narrow(1, x.size(1) - 1, 1);
     }
     x = ops::rmsNorm(x, weight("model.norm.weight"), eps, arch.normAddsOne());
-    at::Tensor logits = ops::linear(x, arch.tiedEmbeddings() ? weight("model.embed_tokens.weight") : weight("lm_head.weight"));
+    at::Tensor logits = linear(x, arch.tiedEmbeddings() ? "model.embed_tokens.weight" : "lm_head.weight");
     if (config().finalLogitSoftcapping && *config().finalLogitSoftcapping > 0) {
         const double cap = *config().finalLogitSoftcapping;
         logits = at::tanh(logits / cap) * cap;
@@ -368,7 +368,7 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
         seen.cache = pass.modelCache;
         m_observer->afterAttention(seen);
     }
-    return ops::linear(attended, weight(p + "o_proj.weight"), optional(p + "o_proj.bias"));
+    return linear(attended, p + "o_proj.weight", optional(p + "o_proj.bias"));
 }
 
 at::Tensor Decoder::queryRows(const at::Tensor& projection) const {
@@ -392,12 +392,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> Decoder::project(int64_t layer, c
         // Phi-3's qkv_proj: query, key and value rows stacked in that order.
         const int64_t queryWidth = arch.numHeads() * arch.headDim();
         const int64_t kvWidth = arch.numKvHeads() * arch.headDim();
-        at::Tensor fused = ops::linear(hidden, weight(p + "qkv_proj.weight"));
+        at::Tensor fused = linear(hidden, p + "qkv_proj.weight");
         query = fused.narrow(-1, 0, queryWidth);
         keys = fused.narrow(-1, queryWidth, kvWidth);
         values = fused.narrow(-1, queryWidth + kvWidth, kvWidth);
     } else {
-        query = ops::linear(hidden, weight(p + "q_proj.weight"), optional(p + "q_proj.bias"));
+        query = linear(hidden, p + "q_proj.weight", optional(p + "q_proj.bias"));
         if (arch.gatedAttention()) {
             // Qwen3-Next: [query | gate] per head; the gate stays flat, as the attention output it scales.
             const at::Tensor perHead = query.reshape({query.size(0), query.size(1), arch.numHeads(), 2 * arch.headDim()});
@@ -407,8 +407,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> Decoder::project(int64_t layer, c
             query = perHead.narrow(-1, 0, arch.headDim()).reshape({query.size(0), query.size(1), -1});
         }
         if (ownStates) {
-            keys = ops::linear(hidden, weight(p + "k_proj.weight"), optional(p + "k_proj.bias"));
-            values = ops::linear(hidden, weight(p + "v_proj.weight"), optional(p + "v_proj.bias"));
+            keys = linear(hidden, p + "k_proj.weight", optional(p + "k_proj.bias"));
+            values = linear(hidden, p + "v_proj.weight", optional(p + "v_proj.bias"));
         }
     }
     query = ops::splitHeads(query, arch.numHeads());
@@ -444,7 +444,7 @@ at::Tensor Decoder::linearAttention(int64_t layer, const at::Tensor& hidden, Pas
     // Qwen3-Next's projections are grouped by key head (fix_query_key_value_ordering): per key head
     // [q | k | v of its value heads | z of its value heads], and [b | a] of its value heads.
     const int64_t ratio = valueHeads / keyHeads;
-    const at::Tensor projected = ops::linear(hidden, weight(p + "in_proj_qkvz.weight"))
+    const at::Tensor projected = linear(hidden, p + "in_proj_qkvz.weight")
                                      .reshape({batch, length, keyHeads, 2 * keyDim + 2 * ratio * valueDim});
     auto part = [&](int64_t start, int64_t width) {
         return projected.narrow(-1, start, width).reshape({batch, length, -1});
@@ -452,7 +452,7 @@ at::Tensor Decoder::linearAttention(int64_t layer, const at::Tensor& hidden, Pas
     at::Tensor mixedInputs = at::cat({part(0, keyDim), part(keyDim, keyDim), part(2 * keyDim, ratio * valueDim)}, -1)
                                  .transpose(1, 2);                                // [B, C, T]: q, k, v
     at::Tensor gate = part(2 * keyDim + ratio * valueDim, ratio * valueDim);      // z
-    const at::Tensor ba = ops::linear(hidden, weight(p + "in_proj_ba.weight")).reshape({batch, length, keyHeads, 2 * ratio});
+    const at::Tensor ba = linear(hidden, p + "in_proj_ba.weight").reshape({batch, length, keyHeads, 2 * ratio});
     at::Tensor beta = at::sigmoid(ba.narrow(-1, 0, ratio).reshape({batch, length, valueHeads})); // write strength
     at::Tensor decayLog = -at::exp(weight(p + "A_log")) *
                           at::softplus(ba.narrow(-1, ratio, ratio).reshape({batch, length, valueHeads}) + weight(p + "dt_bias"));
@@ -521,7 +521,7 @@ at::Tensor Decoder::linearAttention(int64_t layer, const at::Tensor& hidden, Pas
     // Gated RMSNorm: norm(o) * w * silu(z).
     output = ops::rmsNorm(output, weight(p + "norm.weight"), config().rmsNormEps, false) *
              at::silu(gate.reshape({batch, length, valueHeads, valueDim}));
-    return ops::linear(output.reshape({batch, length, valueWidth}), weight(p + "out_proj.weight"));
+    return linear(output.reshape({batch, length, valueWidth}), p + "out_proj.weight");
 }
 
 at::Tensor Decoder::sparseExperts(int64_t layer, const at::Tensor& hidden) const {
@@ -529,7 +529,7 @@ at::Tensor Decoder::sparseExperts(int64_t layer, const at::Tensor& hidden) const
     const std::string p = layerPrefix(layer) + "mlp.";
     const at::Tensor flat = hidden.reshape({-1, hidden.size(-1)});
     // Qwen3NextTopKRouter: softmax over every expert in float32, the top k, renormalised (norm_topk_prob).
-    const at::Tensor probabilities = at::softmax(ops::linear(flat, weight(p + "gate.weight")), -1, at::kFloat);
+    const at::Tensor probabilities = at::softmax(linear(flat, p + "gate.weight"), -1, at::kFloat);
     auto [chosenWeights, chosen] = probabilities.topk(arch.expertsPerToken(), -1);
     if (arch.normalizesExpertWeights()) {
         chosenWeights = chosenWeights / chosenWeights.sum(-1, true);
@@ -554,14 +554,14 @@ at::Tensor Decoder::sparseExperts(int64_t layer, const at::Tensor& hidden) const
         mixed = mixed.index_add(0, rows, gatedProduct(e, flat.index_select(0, rows)) * scale);
     }
     const at::Tensor shared = gatedProduct(p + "shared_expert.", flat) *
-                              at::sigmoid(ops::linear(flat, weight(p + "shared_expert_gate.weight")));
+                              at::sigmoid(linear(flat, p + "shared_expert_gate.weight"));
     return (mixed + shared).reshape(hidden.sizes());
 }
 
 at::Tensor Decoder::gatedProduct(const std::string& prefix, const at::Tensor& hidden) const {
-    return ops::linear(ops::activate(ops::linear(hidden, weight(prefix + "gate_proj.weight")), m_architecture.activation()) *
-                           ops::linear(hidden, weight(prefix + "up_proj.weight")),
-                       weight(prefix + "down_proj.weight"));
+    return linear(ops::activate(linear(hidden, prefix + "gate_proj.weight"), m_architecture.activation()) *
+                      linear(hidden, prefix + "up_proj.weight"),
+                  prefix + "down_proj.weight");
 }
 
 at::Tensor Decoder::mlp(int64_t layer, const at::Tensor& hidden) const {
@@ -573,10 +573,10 @@ at::Tensor Decoder::mlp(int64_t layer, const at::Tensor& hidden) const {
         return gatedProduct(p, hidden);
     }
     // Phi-3's gate_up_proj: gate rows first, then up rows; it computes up * act(gate), the same product.
-    at::Tensor fused = ops::linear(hidden, weight(p + "gate_up_proj.weight"));
+    at::Tensor fused = linear(hidden, p + "gate_up_proj.weight");
     const at::Tensor gate = fused.narrow(-1, 0, m_architecture.intermediateSize());
     const at::Tensor up = fused.narrow(-1, m_architecture.intermediateSize(), m_architecture.intermediateSize());
-    return ops::linear(ops::activate(gate, m_architecture.activation()) * up, weight(p + "down_proj.weight"));
+    return linear(ops::activate(gate, m_architecture.activation()) * up, p + "down_proj.weight");
 }
 
 } // namespace kvscope::model

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/model/GgufCheckpoint.h"
 
+#include "kvscope/gguf/BlockType.h"
 #include "kvscope/gguf/GgufError.h"
 #include "kvscope/model/ModelError.h"
 
@@ -74,6 +75,13 @@ at::Tensor unpermuted(const at::Tensor& rows, int64_t heads) {
         split.push_back(rows.size(d));
     }
     return rows.reshape(split).transpose(1, 2).reshape(rows.sizes()).contiguous();
+}
+
+/// unpermuted()'s row order: Hugging Face row r of a head is GGUF row rowOrder[r].
+std::vector<int64_t> unpermutedRows(int64_t rows, int64_t heads) {
+    const at::Tensor order = unpermuted(at::arange(rows, at::kLong), heads);
+    const int64_t* data = order.data_ptr<int64_t>();
+    return {data, data + rows};
 }
 
 } // namespace
@@ -150,7 +158,7 @@ std::string GgufCheckpoint::chatTemplate() const {
     return m_file->metadata().optionalString("tokenizer.chat_template").value_or("");
 }
 
-ParameterStore GgufCheckpoint::parameters(const std::vector<ParameterSpec>& specs) const {
+ParameterStore GgufCheckpoint::parameters(const std::vector<ParameterSpec>& specs, bool packed) const {
     const ArchitectureRow* row = architectureRow(m_architecture);
     ParameterStore store;
     std::set<std::string> used;
@@ -167,6 +175,17 @@ ParameterStore GgufCheckpoint::parameters(const std::vector<ParameterSpec>& spec
         if (info->shape() != spec.shape) {
             throw ModelError("GGUF tensor `" + name + "` of `" + m_file->name() + "` has shape " +
                              shapeText(info->shape()) + " but the file's metadata makes " + shapeText(spec.shape));
+        }
+        const bool permuted = row->permutesQueryKey && (spec.name.ends_with("q_proj.weight") ||
+                                                         spec.name.ends_with("k_proj.weight"));
+        const gguf::BlockType* type = gguf::BlockType::find(info->type.id);
+        if (packed && spec.shape.size() == 2 && type != nullptr && type->blockSize() > 1) {
+            const int64_t heads = spec.name.ends_with("q_proj.weight") ? m_config.numAttentionHeads
+                                                                        : m_config.numKeyValueHeads;
+            store.setPacked(spec.name, PackedMatrix(m_file, *info, permuted ? unpermutedRows(spec.shape[0], heads)
+                                                                            : std::vector<int64_t>{}));
+            used.insert(name);
+            continue;
         }
         at::Tensor tensor = at::empty(spec.shape, at::kFloat);
         try {

@@ -75,9 +75,12 @@ std::unique_ptr<LanguageModel> ModelLoader::fromCheckpoint(const std::filesystem
     return fromParameters(config, std::move(parameters), device);
 }
 
-std::unique_ptr<LanguageModel> ModelLoader::fromGguf(const std::filesystem::path& file, const at::Device& device) {
+std::unique_ptr<LanguageModel> ModelLoader::fromGguf(const std::filesystem::path& file, const at::Device& device,
+                                                     config::GgufWeights weights) {
     const GgufCheckpoint checkpoint(file);
-    ParameterStore parameters = checkpoint.parameters(parameterSpecs(Architecture(checkpoint.config())));
+    // Packed blocks are multiplied on the CPU; another device gets them widened.
+    const bool packed = weights == config::GgufWeights::Packed && device.is_cpu();
+    ParameterStore parameters = checkpoint.parameters(parameterSpecs(Architecture(checkpoint.config())), packed);
     return fromParameters(checkpoint.config(), std::move(parameters), device);
 }
 

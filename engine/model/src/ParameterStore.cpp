@@ -4,6 +4,7 @@
 #include "kvscope/model/ModelError.h"
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/model/SafetensorsCheckpoint.h"
+#include "kvscope/model/TensorOps.h"
 
 #include <ATen/ATen.h>
 #include <cmath>
@@ -103,7 +104,15 @@ ParameterStore ParameterStore::fromCheckpoint(const std::vector<ParameterSpec>& 
 
 void ParameterStore::check(const std::vector<ParameterSpec>& specs) const {
     for (const ParameterSpec& spec : specs) {
-        const at::Tensor& tensor = get(spec.name);
+        if (const PackedMatrix* matrix = packed(spec.name)) {
+            if (std::vector<int64_t>{matrix->rows(), matrix->cols()} != spec.shape) {
+                throw ModelError("parameter `" + spec.name + "` has shape [" + std::to_string(matrix->rows()) + ", " +
+                                 std::to_string(matrix->cols()) + "] but the config needs " +
+                                 shapeText(at::IntArrayRef(spec.shape)));
+            }
+            continue;
+        }
+        const at::Tensor tensor = get(spec.name);
         if (tensor.sizes() != at::IntArrayRef(spec.shape)) {
             throw ModelError("parameter `" + spec.name + "` has shape " + shapeText(tensor.sizes()) +
                              " but the config needs " + shapeText(spec.shape));
@@ -111,20 +120,56 @@ void ParameterStore::check(const std::vector<ParameterSpec>& specs) const {
     }
 }
 
-const at::Tensor& ParameterStore::get(const std::string& name) const {
-    auto it = m_tensors.find(name);
-    if (it == m_tensors.end()) {
-        throw ModelError("the model has no parameter `" + name + "`");
+at::Tensor ParameterStore::get(const std::string& name) const {
+    if (auto it = m_tensors.find(name); it != m_tensors.end()) {
+        return it->second;
     }
-    return it->second;
+    if (const PackedMatrix* matrix = packed(name)) {
+        return matrix->widened();
+    }
+    throw ModelError("the model has no parameter `" + name + "`");
 }
 
-void ParameterStore::set(const std::string& name, at::Tensor tensor) { m_tensors[name] = std::move(tensor); }
+at::Tensor ParameterStore::linear(const at::Tensor& input, const std::string& weightName, const at::Tensor& bias) const {
+    const PackedMatrix* matrix = packed(weightName);
+    if (matrix == nullptr) {
+        return ops::linear(input, get(weightName), bias);
+    }
+    const at::Tensor product = matrix->multiply(input);
+    return bias.defined() ? product + bias : product;
+}
+
+at::Tensor ParameterStore::embed(const std::string& tableName, const at::Tensor& ids) const {
+    const PackedMatrix* matrix = packed(tableName);
+    return matrix != nullptr ? matrix->gather(ids) : ops::embed(get(tableName), ids);
+}
+
+void ParameterStore::set(const std::string& name, at::Tensor tensor) {
+    m_packed.erase(name);
+    m_tensors[name] = std::move(tensor);
+}
+
+void ParameterStore::setPacked(const std::string& name, PackedMatrix matrix) {
+    m_tensors.erase(name);
+    m_packed.insert_or_assign(name, std::move(matrix));
+}
+
+const PackedMatrix* ParameterStore::packed(const std::string& name) const {
+    auto it = m_packed.find(name);
+    return it == m_packed.end() ? nullptr : &it->second;
+}
 
 ParameterStore ParameterStore::to(const at::Device& device) const {
     ParameterStore moved;
     for (const auto& [name, tensor] : m_tensors) {
         moved.set(name, tensor.to(device));
+    }
+    for (const auto& [name, matrix] : m_packed) {
+        if (device.is_cpu()) {
+            moved.setPacked(name, matrix);
+        } else {
+            moved.set(name, matrix.widened().to(device));
+        }
     }
     return moved;
 }
@@ -134,6 +179,9 @@ ParameterStore ParameterStore::roundedThrough(at::ScalarType dtype) const {
     for (const auto& [name, tensor] : m_tensors) {
         rounded.set(name, tensor.to(dtype).to(at::kFloat));
     }
+    for (const auto& [name, matrix] : m_packed) {
+        rounded.set(name, matrix.widened().to(dtype).to(at::kFloat));
+    }
     return rounded;
 }
 
@@ -142,7 +190,21 @@ int64_t ParameterStore::parameterCount() const {
     for (const auto& [name, tensor] : m_tensors) {
         count += tensor.numel();
     }
+    for (const auto& [name, matrix] : m_packed) {
+        count += matrix.rows() * matrix.cols();
+    }
     return count;
+}
+
+int64_t ParameterStore::bytes() const {
+    int64_t bytes = 0;
+    for (const auto& [name, tensor] : m_tensors) {
+        bytes += tensor.numel() * static_cast<int64_t>(tensor.element_size());
+    }
+    for (const auto& [name, matrix] : m_packed) {
+        bytes += matrix.bytes();
+    }
+    return bytes;
 }
 
 } // namespace kvscope::model

@@ -31,7 +31,7 @@ ModelSource::Loaded ModelSource::load(const config::RunSettings& settings, const
     Loaded loaded;
     if (!settings.modelFile.empty()) {
         const std::filesystem::path file = ModelFileLocator::resolve(settings.modelFile);
-        loaded.model = model::ModelLoader::fromGguf(file, device);
+        loaded.model = model::ModelLoader::fromGguf(file, device, settings.ggufWeights);
         loaded.name = file.string();
         loaded.source = {{"model", loaded.name}};
         loaded.text = HuggingFaceTextCodec::fromGguf(file);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/runtime/PressFidelity.h"
 
+#include "kvscope/gguf/BlockType.h"
 #include "kvscope/model/AttachedAttentionObserver.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
@@ -130,6 +131,12 @@ std::string PressFidelity::weightsDigest(const model::LanguageModel& model) {
         mixBytes(dtype.data(), dtype.size() + 1);
         mixBytes(data.sizes().data(), data.sizes().size() * sizeof(int64_t));
         mixBytes(data.data_ptr(), static_cast<size_t>(data.numel()) * data.element_size());
+    }
+    for (const auto& [name, matrix] : model.parameters().packedMatrices()) {
+        mixBytes(name.data(), name.size() + 1);
+        mixBytes(matrix.type().name(), std::strlen(matrix.type().name()) + 1);
+        mixBytes(matrix.storedBlocks().data(), matrix.storedBlocks().size());
+        mixBytes(matrix.rowOrder().data(), matrix.rowOrder().size() * sizeof(int64_t));
     }
     char text[17];
     std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));

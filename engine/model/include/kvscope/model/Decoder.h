@@ -47,7 +47,11 @@ private:
     at::Tensor gatedProduct(const std::string& prefix, const at::Tensor& hidden) const;
     at::Tensor linearAttention(int64_t layer, const at::Tensor& hidden, Pass& pass) const;
     at::Tensor mlp(int64_t layer, const at::Tensor& hidden) const;
-    const at::Tensor& weight(const std::string& name) const { return m_parameters.get(name); }
+    /// The named parameter (a packed matrix widened: for presses and observers, not the products).
+    at::Tensor weight(const std::string& name) const { return m_parameters.get(name); }
+    at::Tensor linear(const at::Tensor& input, const std::string& weightName, const at::Tensor& bias = at::Tensor()) const {
+        return m_parameters.linear(input, weightName, bias);
+    }
     /// The named tensor, or an undefined one when the parameter does not exist (optional biases).
     at::Tensor optional(const std::string& name) const;
 

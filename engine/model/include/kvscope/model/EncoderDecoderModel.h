@@ -30,7 +30,7 @@ public:
 private:
     at::Tensor selfAttention(const std::string& prefix, const at::Tensor& hidden, int64_t heads) const;
     at::Tensor feedForward(const std::string& prefix, const at::Tensor& hidden) const;
-    const at::Tensor& weight(const std::string& name) const { return m_parameters.get(name); }
+    at::Tensor weight(const std::string& name) const { return m_parameters.get(name); }
     at::Tensor optional(const std::string& name) const;
 
     at::Tensor m_encoderOutput;

@@ -13,8 +13,8 @@
 namespace kvscope::model {
 
 /// A llama.cpp GGUF file as a checkpoint: the config its metadata gives (as Transformers' GGUF loading maps
-/// it) and its tensors under Hugging Face's names, dequantised to float32 exactly as gguf-py does, with the
-/// converter's Q/K row permutation of llama-family files undone.
+/// it) and its tensors under Hugging Face's names, dequantised to float32 exactly as gguf-py does or kept as
+/// blocks, with the converter's Q/K row permutation of llama-family files undone.
 class GgufCheckpoint {
 public:
     /// Opens and checks the file; ModelError naming it when it is no GGUF file or its architecture is not one
@@ -23,9 +23,10 @@ public:
 
     const gguf::GgufFile& file() const { return *m_file; }
     const config::ModelConfig& config() const { return m_config; }
-    /// The tensors `specs` name, dequantised; a missing tensor, a wrong shape or a tensor no spec uses is
-    /// refused, naming the GGUF tensor.
-    ParameterStore parameters(const std::vector<ParameterSpec>& specs) const;
+    /// The tensors `specs` name: quantised matrices kept as the file's blocks when `packed` (PackedMatrix), else
+    /// dequantised, and every F32/F16/BF16 tensor dequantised; a missing tensor, a wrong shape or a tensor no
+    /// spec uses is refused, naming the GGUF tensor.
+    ParameterStore parameters(const std::vector<ParameterSpec>& specs, bool packed = false) const;
     /// The chat template the file carries (`tokenizer.chat_template`), empty when none.
     std::string chatTemplate() const;
 

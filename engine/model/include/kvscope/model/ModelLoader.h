@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvscope/config/ComputeDevice.h"
+#include "kvscope/config/GgufWeights.h"
 
 #include "kvscope/config/ModelConfig.h"
 #include "kvscope/model/Architecture.h"
@@ -29,10 +30,12 @@ public:
     /// Loads a checkpoint of one of checkpointModelTypes() (f32, f16 or bf16; single or sharded).
     static std::unique_ptr<LanguageModel> fromCheckpoint(const std::filesystem::path& directory,
                                                          const at::Device& device = at::Device(at::kCPU));
-    /// Loads a llama.cpp GGUF file of one of GgufCheckpoint::architectures(), its weights dequantised to
-    /// float32 (exactly as gguf-py and Transformers' `gguf_file=` loading do).
+    /// Loads a llama.cpp GGUF file of one of GgufCheckpoint::architectures(). Its quantised matrices stay the
+    /// file's blocks (`weights` packed, on the CPU) or are widened to float32 (exactly as gguf-py and
+    /// Transformers' `gguf_file=` loading dequantise them); either way they hold the same values.
     static std::unique_ptr<LanguageModel> fromGguf(const std::filesystem::path& file,
-                                                   const at::Device& device = at::Device(at::kCPU));
+                                                   const at::Device& device = at::Device(at::kCPU),
+                                                   config::GgufWeights weights = config::GgufWeights::Packed);
     /// `config`'s model with the weights of one .safetensors file (a preset's trained weights), read and
     /// checked exactly as a checkpoint's are.
     static std::unique_ptr<LanguageModel> fromWeightsFile(const config::ModelConfig& config,

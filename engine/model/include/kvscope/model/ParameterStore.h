@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/model/PackedMatrix.h"
+
 #include <ATen/core/Tensor.h>
 #include <cstdint>
 #include <map>
@@ -23,7 +25,8 @@ struct ParameterSpec {
     bool sinusoids = false;
 };
 
-/// A model's parameters by Hugging Face name, on one device: float32, or a checkpoint's bf16/f16 matrices.
+/// A model's parameters by Hugging Face name, on one device: float32, a checkpoint's bf16/f16 matrices, or a
+/// GGUF file's quantised matrices kept as its blocks (PackedMatrix, CPU only).
 class ParameterStore {
 public:
     ParameterStore() = default;
@@ -40,18 +43,31 @@ public:
 
     /// Throws ModelError unless every spec is present with its shape.
     void check(const std::vector<ParameterSpec>& specs) const;
-    const at::Tensor& get(const std::string& name) const;
-    bool contains(const std::string& name) const { return m_tensors.count(name) != 0; }
+    /// The named tensor; a packed matrix comes widened to float32 (a copy: products go through packed()).
+    at::Tensor get(const std::string& name) const;
+    bool contains(const std::string& name) const { return m_tensors.count(name) != 0 || m_packed.count(name) != 0; }
     void set(const std::string& name, at::Tensor tensor);
+    void setPacked(const std::string& name, PackedMatrix matrix);
+    /// The named matrix when it is kept packed, else nullptr.
+    const PackedMatrix* packed(const std::string& name) const;
+    /// `input @ weight^T + bias` of the named weight (ops::linear), block by block where it is kept packed.
+    at::Tensor linear(const at::Tensor& input, const std::string& weightName, const at::Tensor& bias = at::Tensor()) const;
+    /// The rows of the named embedding table for `ids`, float32 (ops::embed), widened row by row where packed.
+    at::Tensor embed(const std::string& tableName, const at::Tensor& ids) const;
+    /// The tensors held as tensors (not the packed matrices).
     const std::map<std::string, at::Tensor>& tensors() const { return m_tensors; }
-    /// A copy with every tensor on `device`.
+    const std::map<std::string, PackedMatrix>& packedMatrices() const { return m_packed; }
+    /// A copy with every tensor on `device`; packed matrices stay packed on the CPU and are widened elsewhere.
     ParameterStore to(const at::Device& device) const;
-    /// A copy with every tensor rounded through `dtype` (what a checkpoint in that dtype holds).
+    /// A copy with every tensor rounded through `dtype` (what a checkpoint in that dtype holds), packed ones widened.
     ParameterStore roundedThrough(at::ScalarType dtype) const;
     int64_t parameterCount() const;
+    /// The bytes the parameters hold (packed matrices as their blocks).
+    int64_t bytes() const;
 
 private:
     std::map<std::string, at::Tensor> m_tensors;
+    std::map<std::string, PackedMatrix> m_packed;
 };
 
 } // namespace kvscope::model
