@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "RowDot.h"
 
+#if KVSCOPE_ROWDOT_X86
+#include <cpuid.h>
+#endif
+
 namespace kvscope::gguf::rowdot {
 
 namespace {
@@ -45,8 +49,12 @@ KVSCOPE_AVX2 float avx2Dot(const float* a, const float* b, size_t n) {
 
 bool avx2() {
 #if KVSCOPE_ROWDOT_X86
-    static const bool has =
-        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    // F16C from cpuid: clang's __builtin_cpu_supports does not name it.
+    static const bool has = [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        const bool f16c = __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+        return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }();
     return has;
 #else
     return false;

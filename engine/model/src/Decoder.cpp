@@ -343,21 +343,22 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
         if (arch.fusedProjections()) {
             // Phi-3: the query's rows of qkv_proj.
             const int64_t queryWidth = arch.numHeads() * arch.headDim();
-            seen.queryWeight = weight(p + "qkv_proj.weight").narrow(0, 0, queryWidth);
+            seen.queryWeight = observedWeight(p + "qkv_proj.weight").narrow(0, 0, queryWidth);
             seen.keyWeight =
-                weight(p + "qkv_proj.weight").narrow(0, queryWidth, arch.numKvHeads() * arch.headDim());
+                observedWeight(p + "qkv_proj.weight").narrow(0, queryWidth, arch.numKvHeads() * arch.headDim());
         } else {
-            seen.queryWeight = queryRows(weight(p + "q_proj.weight"));
+            seen.queryWeight = queryRows(observedWeight(p + "q_proj.weight"));
             seen.queryBias = queryRows(optional(p + "q_proj.bias"));
             // A layer that reuses another's keys has no k_proj of its own (kvpress reads none either).
-            seen.keyWeight = optional(p + "k_proj.weight");
+            seen.keyWeight =
+                m_parameters.contains(p + "k_proj.weight") ? observedWeight(p + "k_proj.weight") : at::Tensor();
             seen.keyBias = optional(p + "k_proj.bias");
         }
         if (arch.queryKeyNorms()) {
             seen.queryNormWeight = weight(p + "q_norm.weight");
             seen.keyNormWeight = optional(p + "k_norm.weight");
         }
-        seen.outputWeight = weight(p + "o_proj.weight");
+        seen.outputWeight = observedWeight(p + "o_proj.weight");
         seen.positions = pass.positions;
         seen.keys = states.keys;
         seen.values = states.values;
@@ -369,6 +370,17 @@ at::Tensor Decoder::attention(int64_t layer, const at::Tensor& hidden, Pass& pas
         m_observer->afterAttention(seen);
     }
     return linear(attended, p + "o_proj.weight", optional(p + "o_proj.bias"));
+}
+
+at::Tensor Decoder::observedWeight(const std::string& name) const {
+    if (m_parameters.packed(name) == nullptr) {
+        return weight(name);
+    }
+    at::Tensor& widened = m_observedWeights[name];
+    if (!widened.defined()) {
+        widened = weight(name);
+    }
+    return widened;
 }
 
 at::Tensor Decoder::queryRows(const at::Tensor& projection) const {

@@ -3,6 +3,8 @@
 
 #include "kvscope/model/LanguageModel.h"
 
+#include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -54,10 +56,14 @@ private:
     }
     /// The named tensor, or an undefined one when the parameter does not exist (optional biases).
     at::Tensor optional(const std::string& name) const;
+    /// A projection weight an observer (a press) reads: a packed matrix is widened once and kept, not at every
+    /// pass (SmolLM2's q, k and o projections: 93 MB of float32 while a press is attached).
+    at::Tensor observedWeight(const std::string& name) const;
 
     /// Rotary inverse frequencies of rope_theta (and of Gemma 3's local theta, else undefined).
     at::Tensor m_inverseFrequencies;
     at::Tensor m_localInverseFrequencies;
+    mutable std::map<std::string, at::Tensor> m_observedWeights;
 };
 
 } // namespace kvscope::model
