@@ -7,7 +7,7 @@ by Transformers itself (`gguf_file=`) as the oracle of kvscope's GGUF model mapp
 
 OUT_DIR/CASE.gguf and OUT_DIR/CASE.json: the prompt ids, and the logits of every position of the model
 Transformers loads from the GGUF file (float32 lists), for each case (llama in F32, llama with Q8_0 matrices,
-qwen2 with biases, qwen3 with per-head q/k norms). The script first checks that Transformers' model from the GGUF
+qwen2 with biases, qwen3 with per-head q/k norms, phi3 with fused projections in F32 and Q4_0). The script first checks that Transformers' model from the GGUF
 file gives the logits of the original model (F32 cases), so that the file is a faithful conversion.
 """
 import json
@@ -38,6 +38,9 @@ CASES = {
     # Transformers' GGUF loading reads no head_dim for qwen3 (its default, 128, stands), so the tiny model has
     # 128; llama.cpp's converter writes it as attention.key_length, which kvscope reads.
     "qwen3": ("qwen3", {"head_dim": 128, "tie_word_embeddings": True}, gguf.GGMLQuantizationType.F32),
+    # Fused qkv_proj and gate_up_proj, kept fused (attn_qkv, ffn_up); Q4_0 matrices (64-wide rows: two blocks).
+    "phi3": ("phi3", {"rope_theta": 10000.0}, gguf.GGMLQuantizationType.F32),
+    "phi3-q4_0": ("phi3", {"rope_theta": 10000.0}, gguf.GGMLQuantizationType.Q4_0),
 }
 PROMPT = [5, 17, 3, 44, 90, 12, 7, 61, 33, 2, 8]
 
@@ -49,6 +52,7 @@ LAYER_NAMES = {
     "self_attn.q_norm.weight": "attn_q_norm.weight", "self_attn.k_norm.weight": "attn_k_norm.weight",
     "post_attention_layernorm.weight": "ffn_norm.weight", "mlp.gate_proj.weight": "ffn_gate.weight",
     "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight",
+    "self_attn.qkv_proj.weight": "attn_qkv.weight", "mlp.gate_up_proj.weight": "ffn_up.weight",
 }
 
 
@@ -89,6 +93,10 @@ def write_gguf(path, arch, config, model, matrix_type):
     writer.add_token_list([f"t{i}" for i in range(config.vocab_size)])
     writer.add_token_types([1] * config.vocab_size)
     writer.add_token_merges([])
+    if arch == "phi3":
+        # Phi3Config's default pad_token_id (32000) lies outside the tiny vocabulary; Transformers takes the
+        # file's instead.
+        writer.add_pad_token_id(0)
     for name, tensor in model.state_dict().items():
         if name == "lm_head.weight" and config.tie_word_embeddings:
             continue

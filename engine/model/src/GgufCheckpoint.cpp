@@ -26,6 +26,8 @@ constexpr ArchitectureRow kArchitectures[] = {
     {"llama", "llama", true},
     {"qwen2", "qwen2", false},
     {"qwen3", "qwen3", false},
+    // Phi-3: fused qkv and gate/up projections, stored as they are (convert_hf_to_gguf's Phi3MiniModel).
+    {"phi3", "phi3", false},
 };
 
 const ArchitectureRow* architectureRow(const std::string& name) {
@@ -54,6 +56,8 @@ const std::map<std::string, std::string>& layerNames() {
         {"mlp.gate_proj.weight", "ffn_gate.weight"},
         {"mlp.up_proj.weight", "ffn_up.weight"},
         {"mlp.down_proj.weight", "ffn_down.weight"},
+        {"self_attn.qkv_proj.weight", "attn_qkv.weight"},
+        {"mlp.gate_up_proj.weight", "ffn_up.weight"},
     };
     return names;
 }
@@ -86,7 +90,7 @@ std::vector<int64_t> unpermutedRows(int64_t rows, int64_t heads) {
 
 } // namespace
 
-const char* GgufCheckpoint::architectures() { return "llama, qwen2, qwen3"; }
+const char* GgufCheckpoint::architectures() { return "llama, qwen2, qwen3, phi3"; }
 
 std::string GgufCheckpoint::ggufName(const std::string& name) {
     if (name == "model.embed_tokens.weight") {
@@ -128,10 +132,26 @@ GgufCheckpoint::GgufCheckpoint(const std::filesystem::path& path) {
         c.numAttentionHeads = static_cast<int64_t>(meta.unsignedValue(a + "attention.head_count"));
         c.numKeyValueHeads =
             static_cast<int64_t>(meta.optionalUnsigned(a + "attention.head_count_kv").value_or(c.numAttentionHeads));
+        const auto ropeDims = meta.optionalUnsigned(a + "rope.dimension_count");
         if (const auto keyLength = meta.optionalUnsigned(a + "attention.key_length")) {
             c.headDim = static_cast<int64_t>(*keyLength);
-        } else if (const auto ropeDims = meta.optionalUnsigned(a + "rope.dimension_count")) {
+        } else if (ropeDims && m_architecture != "phi3") {
             c.headDim = static_cast<int64_t>(*ropeDims);
+        }
+        if (m_architecture == "phi3") {
+            // Phi-3 rotates rope.dimension_count channels of each head (Phi-4-mini: 3/4 of them), as llama.cpp
+            // reads it; a sliding window of 0 is none.
+            const int64_t headDim = c.headDim.value_or(c.hiddenSize / c.numAttentionHeads);
+            if (ropeDims && static_cast<int64_t>(*ropeDims) != headDim) {
+                c.partialRotaryFactor = static_cast<double>(*ropeDims) / static_cast<double>(headDim);
+            }
+            if (const auto window = meta.optionalUnsigned(a + "attention.sliding_window"); window && *window > 0) {
+                c.slidingWindow = static_cast<int64_t>(*window);
+            }
+            if (m_file->find("rope_factors_long.weight") != nullptr) {
+                throw ModelError("GGUF file `" + path.string() + "` carries `rope_factors_long.weight` (Phi-3's "
+                                 "LongRoPE for 128k contexts), which kvscope does not read from GGUF yet");
+            }
         }
         c.maxPositionEmbeddings = static_cast<int64_t>(meta.optionalUnsigned(a + "context_length").value_or(4096));
         c.rmsNormEps = meta.number(a + "attention.layer_norm_rms_epsilon");
