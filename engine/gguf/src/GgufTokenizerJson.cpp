@@ -19,11 +19,33 @@ json byteLevel(bool useRegex) {
     return {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", useRegex}};
 }
 
-/// llama.cpp's pre-tokenizer regexes (llama-vocab.cpp, by `tokenizer.ggml.pre`) as Hugging Face pre-tokenizers.
+/// llama.cpp's pre-tokenizer regexes (llama-vocab.cpp, by `tokenizer.ggml.pre`) as Hugging Face pre-tokenizers,
+/// and what llama.cpp's pre-tokenizer type sets besides: whether a word that is a token skips the merges, whether
+/// bos is added when the file does not say, and whether decoding drops the space before punctuation
+/// (llama.cpp's clean_spaces, Transformers' clean_up_tokenization_spaces).
 struct PreTokenizerRow {
     const char* pre;
     json (*make)();
+    bool ignoresMerges = false;
+    bool addsBos = false;
+    bool cleansSpaces = false;
 };
+
+/// A regex split (matches isolated) before the byte-level mapping, as Llama 3's and Qwen's tokenizer.json have it.
+json splitThenBytes(const char* regex) {
+    return json{{"type", "Sequence"},
+                {"pretokenizers",
+                 json::array({json{{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"},
+                                   {"invert", false}},
+                              byteLevel(false)})}};
+}
+
+// Llama 3's split: contractions, letters with one leading non-letter, numbers in threes, punctuation runs.
+constexpr const char* kLlama3Regex = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+                                     "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+// Qwen 2/3's: the same with every digit alone.
+constexpr const char* kQwen2Regex = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+                                    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 const PreTokenizerRow kPreTokenizers[] = {
     // GPT-2's regex alone (llama.cpp's LLAMA_VOCAB_PRE_TYPE_DEFAULT / GPT2).
@@ -35,33 +57,41 @@ const PreTokenizerRow kPreTokenizers[] = {
                      {"pretokenizers",
                       json::array({json{{"type", "Digits"}, {"individual_digits", true}}, byteLevel(true)})}};
      }},
+    // Llama 3 (LLAMA_VOCAB_PRE_TYPE_LLAMA3: merges skipped for whole-token words, bos added, spaces cleaned).
+    {"llama-bpe", [] { return splitThenBytes(kLlama3Regex); }, true, true, true},
+    {"llama3", [] { return splitThenBytes(kLlama3Regex); }, true, true, true},
+    {"llama-v3", [] { return splitThenBytes(kLlama3Regex); }, true, true, true},
+    // Qwen 2 and 3 (LLAMA_VOCAB_PRE_TYPE_QWEN2).
+    {"qwen2", [] { return splitThenBytes(kQwen2Regex); }},
 };
 
 /// llama.cpp's token types (llama_token_type): 2 unknown, 3 control, 4 user-defined; the three are matched whole
 /// in the text when special tokens are parsed, as Hugging Face's added tokens are.
 bool matchedWhole(int64_t type) { return type == 2 || type == 3 || type == 4; }
 
-/// Byte-level BPE (`gpt2`): the file's merges, GPT-2's byte alphabet, the pre-tokenizer `pre` names.
-json byteLevelBpe(const GgufMetadata& metadata, const std::string& fileName, const json& vocab) {
+/// The row of the file's `tokenizer.ggml.pre` (absent: `default`); refused by name when kvscope has none.
+const PreTokenizerRow& preTokenizerOf(const GgufMetadata& metadata, const std::string& fileName) {
     const std::string pre = metadata.optionalString("tokenizer.ggml.pre").value_or("default");
-    const PreTokenizerRow* preRow = nullptr;
     for (const PreTokenizerRow& row : kPreTokenizers) {
         if (pre == row.pre) {
-            preRow = &row;
+            return row;
         }
     }
-    if (preRow == nullptr) {
-        throw GgufError("GGUF file `" + fileName + "` names pre-tokenizer `" + pre +
-                        "` (tokenizer.ggml.pre); kvscope reads " + GgufTokenizerJson::readPreTokenizers());
-    }
+    throw GgufError("GGUF file `" + fileName + "` names pre-tokenizer `" + pre +
+                    "` (tokenizer.ggml.pre); kvscope reads " + GgufTokenizerJson::readPreTokenizers());
+}
+
+/// Byte-level BPE (`gpt2`): the file's merges, GPT-2's byte alphabet, the pre-tokenizer `pre` names.
+json byteLevelBpe(const GgufMetadata& metadata, const PreTokenizerRow& preRow, const json& vocab) {
     return {{"normalizer", nullptr},
-            {"pre_tokenizer", preRow->make()},
+            {"pre_tokenizer", preRow.make()},
             {"post_processor", byteLevel(false)},
             {"decoder", byteLevel(true)},
             {"model",
              {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
               {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
-              {"ignore_merges", false}, {"vocab", vocab}, {"merges", metadata.strings("tokenizer.ggml.merges")}}}};
+              {"ignore_merges", preRow.ignoresMerges}, {"vocab", vocab},
+              {"merges", metadata.strings("tokenizer.ggml.merges")}}}};
 }
 
 /// SentencePiece (`llama`) as llama.cpp tokenizes it: the text's spaces as U+2581 (one more in front where
@@ -174,13 +204,15 @@ GgufTokenizerJson GgufTokenizerJson::fromMetadata(const GgufMetadata& metadata, 
         }
     }
     const bool spm = model == "llama";
-    json document = spm ? sentencePiece(metadata, fileName, tokens, vocab) : byteLevelBpe(metadata, fileName, vocab);
+    const PreTokenizerRow* preRow = spm ? nullptr : &preTokenizerOf(metadata, fileName);
+    json document = spm ? sentencePiece(metadata, fileName, tokens, vocab) : byteLevelBpe(metadata, *preRow, vocab);
     document["version"] = "1.0";
     document["truncation"] = nullptr;
     document["padding"] = nullptr;
     document["added_tokens"] = added;
     // The config's add_bos_token/add_eos_token decide, as they do for a Llama tokenizer in Transformers.
-    json config = {{"clean_up_tokenization_spaces", false}, {"tokenizer_class", "LlamaTokenizerFast"}};
+    json config = {{"clean_up_tokenization_spaces", preRow != nullptr && preRow->cleansSpaces},
+                   {"tokenizer_class", "LlamaTokenizerFast"}};
     const auto tokenAt = [&](const char* key) -> std::optional<std::string> {
         const auto id = metadata.optionalUnsigned(key);
         if (!id) {
@@ -200,8 +232,13 @@ GgufTokenizerJson GgufTokenizerJson::fromMetadata(const GgufMetadata& metadata, 
             config[field] = *token;
         }
     }
-    // llama.cpp's defaults where the file says nothing: bos for SentencePiece, not for BPE.
-    config["add_bos_token"] = metadata.optionalBool("tokenizer.ggml.add_bos_token").value_or(spm);
+    // llama.cpp's defaults where the file says nothing: bos for SentencePiece and Llama 3's BPE, not otherwise.
+    const std::optional<bool> addBos = metadata.optionalBool("tokenizer.ggml.add_bos_token");
+    if (addBos.value_or(false) && !config.contains("bos_token")) {
+        throw GgufError("GGUF file `" + fileName + "` sets tokenizer.ggml.add_bos_token but has no "
+                        "tokenizer.ggml.bos_token_id: its tokenizer cannot add the bos token it asks for");
+    }
+    config["add_bos_token"] = addBos.value_or((spm || preRow->addsBos) && config.contains("bos_token"));
     config["add_eos_token"] = metadata.optionalBool("tokenizer.ggml.add_eos_token").value_or(false);
     try {
         return {document.dump(), config.dump()};
