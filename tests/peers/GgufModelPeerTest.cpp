@@ -54,15 +54,17 @@ double klDivergence(const at::Tensor& p, const at::Tensor& q) {
 } // namespace
 
 TEST(GgufModelPeerTest, TinyModelsMapAsTransformersMapsThem) {
-    // Llama (F32 and Q8_0 matrices: the converter's Q/K permutation undone), Qwen2 (biases), Qwen3 (q/k norms)
-    // and Phi-3 (fused projections; F32 and Q4_0), written as llama.cpp's converter writes them and loaded back
-    // by Transformers (gguf_tiny_models.py). kvscope keeps the quantised matrices packed.
+    // Llama (F32 and Q8_0 matrices: the converter's Q/K permutation undone), Qwen2 (biases), Qwen3 (q/k norms),
+    // Phi-3 (fused projections; F32 and Q4_0), Gemma 2 and 3 (norms stored plus one, soft-capping, sliding layers,
+    // a local rotary base), written as llama.cpp's converter writes them and loaded back by Transformers
+    // (gguf_tiny_models.py). kvscope keeps the quantised matrices packed.
     TemporaryDirectory directory("kvscope-gguf-tiny");
     const std::filesystem::path peers = std::filesystem::path(KVSCOPE_SOURCE_DIR) / "tests" / "peers";
     const std::string command = "'" + (peers / "peer-python.sh").string() + "' '" +
                                 (peers / "gguf_tiny_models.py").string() + "' '" + directory.path().string() + "'";
     ASSERT_EQ(std::system(command.c_str()), 0) << "the peer (gguf_tiny_models.py) failed: " << command;
-    for (const std::string name : {"llama", "llama-q8_0", "qwen2", "qwen3", "phi3", "phi3-q4_0"}) {
+    for (const std::string name :
+         {"llama", "llama-q8_0", "qwen2", "qwen3", "phi3", "phi3-q4_0", "gemma2", "gemma3"}) {
         SCOPED_TRACE(name);
         std::ifstream in(directory.path() / (name + ".json"));
         const nlohmann::json record = nlohmann::json::parse(in);

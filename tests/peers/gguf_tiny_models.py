@@ -7,7 +7,8 @@ by Transformers itself (`gguf_file=`) as the oracle of kvscope's GGUF model mapp
 
 OUT_DIR/CASE.gguf and OUT_DIR/CASE.json: the prompt ids, and the logits of every position of the model
 Transformers loads from the GGUF file (float32 lists), for each case (llama in F32, llama with Q8_0 matrices,
-qwen2 with biases, qwen3 with per-head q/k norms, phi3 with fused projections in F32 and Q4_0). The script first checks that Transformers' model from the GGUF
+qwen2 with biases, qwen3 with per-head q/k norms, phi3 with fused projections in F32 and Q4_0, gemma2 and
+gemma3 with their norms stored plus one). The script first checks that Transformers' model from the GGUF
 file gives the logits of the original model (F32 cases), so that the file is a faithful conversion.
 """
 import json
@@ -41,7 +42,16 @@ CASES = {
     # Fused qkv_proj and gate_up_proj, kept fused (attn_qkv, ffn_up); Q4_0 matrices (64-wide rows: two blocks).
     "phi3": ("phi3", {"rope_theta": 10000.0}, gguf.GGMLQuantizationType.F32),
     "phi3-q4_0": ("phi3", {"rope_theta": 10000.0}, gguf.GGMLQuantizationType.Q4_0),
+    # Sandwich norms stored plus one, soft-capping, sliding layers of 4 tokens. head_dim 256, as in the real
+    # models, where llama.cpp's attention scale (1/sqrt(head_dim)) is their query_pre_attn_scalar.
+    "gemma2": ("gemma2", {"head_dim": 256, "query_pre_attn_scalar": 256, "sliding_window": 4,
+                          "tie_word_embeddings": True}, gguf.GGMLQuantizationType.F32),
+    # Five sliding layers (a local rotary base) to one full one, q/k norms.
+    "gemma3": ("gemma3_text", {"head_dim": 256, "query_pre_attn_scalar": 256, "sliding_window": 4,
+                                    "num_hidden_layers": 6, "rope_theta": 1000000.0, "tie_word_embeddings": True},
+                    gguf.GGMLQuantizationType.F32),
 }
+GGUF_ARCHITECTURES = {"gemma3_text": "gemma3"}
 PROMPT = [5, 17, 3, 44, 90, 12, 7, 61, 33, 2, 8]
 
 LAYER_NAMES = {
@@ -54,6 +64,12 @@ LAYER_NAMES = {
     "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight",
     "self_attn.qkv_proj.weight": "attn_qkv.weight", "mlp.gate_up_proj.weight": "ffn_up.weight",
 }
+# Gemma's sandwich norms (gguf-py's tensor_mapping.py).
+GEMMA_LAYER_NAMES = {
+    "post_attention_layernorm.weight": "post_attention_norm.weight",
+    "pre_feedforward_layernorm.weight": "ffn_norm.weight",
+    "post_feedforward_layernorm.weight": "post_ffw_norm.weight",
+}
 
 
 def permute(weights, heads):
@@ -62,7 +78,7 @@ def permute(weights, heads):
         weights.shape)
 
 
-def gguf_name(name):
+def gguf_name(name, arch):
     if name == "model.embed_tokens.weight":
         return "token_embd.weight"
     if name == "model.norm.weight":
@@ -70,7 +86,10 @@ def gguf_name(name):
     if name == "lm_head.weight":
         return "output.weight"
     parts = name.split(".")
-    return f"blk.{parts[2]}." + LAYER_NAMES[".".join(parts[3:])]
+    rest = ".".join(parts[3:])
+    if arch.startswith("gemma") and rest in GEMMA_LAYER_NAMES:
+        return f"blk.{parts[2]}." + GEMMA_LAYER_NAMES[rest]
+    return f"blk.{parts[2]}." + LAYER_NAMES[rest]
 
 
 def write_gguf(path, arch, config, model, matrix_type):
@@ -82,7 +101,9 @@ def write_gguf(path, arch, config, model, matrix_type):
     writer.add_feed_forward_length(config.intermediate_size)
     writer.add_head_count(config.num_attention_heads)
     writer.add_head_count_kv(config.num_key_value_heads)
-    writer.add_rope_freq_base(float(config.rope_parameters["rope_theta"]))
+    # Gemma 3 keeps one rotary table per layer type; the file carries the full layers' base.
+    rope = config.rope_parameters.get("full_attention", config.rope_parameters)
+    writer.add_rope_freq_base(float(rope["rope_theta"]))
     writer.add_layer_norm_rms_eps(config.rms_norm_eps)
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     writer.add_rope_dimension_count(head_dim)
@@ -97,6 +118,11 @@ def write_gguf(path, arch, config, model, matrix_type):
         # Phi3Config's default pad_token_id (32000) lies outside the tiny vocabulary; Transformers takes the
         # file's instead.
         writer.add_pad_token_id(0)
+    if arch == "gemma2":
+        writer.add_attn_logit_softcapping(config.attn_logit_softcapping)
+        writer.add_final_logit_softcapping(config.final_logit_softcapping)
+    if arch.startswith("gemma"):
+        writer.add_sliding_window(config.sliding_window)
     for name, tensor in model.state_dict().items():
         if name == "lm_head.weight" and config.tie_word_embeddings:
             continue
@@ -105,10 +131,12 @@ def write_gguf(path, arch, config, model, matrix_type):
             data = permute(data, config.num_attention_heads)
         elif arch == "llama" and name.endswith("k_proj.weight"):
             data = permute(data, config.num_key_value_heads)
+        elif arch.startswith("gemma") and name.endswith("norm.weight"):
+            data = data + 1  # convert_hf_to_gguf's Gemma2Model/Gemma3Model: llama.cpp's norms scale by w
         if data.ndim == 2 and matrix_type != gguf.GGMLQuantizationType.F32:
-            writer.add_tensor(gguf_name(name), gguf.quants.quantize(data, matrix_type), raw_dtype=matrix_type)
+            writer.add_tensor(gguf_name(name, arch), gguf.quants.quantize(data, matrix_type), raw_dtype=matrix_type)
         else:
-            writer.add_tensor(gguf_name(name), np.ascontiguousarray(data))
+            writer.add_tensor(gguf_name(name, arch), np.ascontiguousarray(data))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -121,10 +149,13 @@ def main():
     for case, (arch, overrides, matrix_type) in CASES.items():
         torch.manual_seed(0)
         config = AutoConfig.for_model(arch, **{**BASE, **overrides})
-        original = AutoModelForCausalLM.from_config(config).to(torch.float32).eval()
+        # Eager attention: Transformers' default SDPA drops Gemma 2's attention soft-capping without a word
+        # (kvscope, llama.cpp and the checkpoint's own eager attention apply it).
+        original = AutoModelForCausalLM.from_config(config, attn_implementation="eager").to(torch.float32).eval()
         path = os.path.join(out, case + ".gguf")
-        write_gguf(path, arch, config, original, matrix_type)
-        loaded = AutoModelForCausalLM.from_pretrained(out, gguf_file=case + ".gguf", dtype=torch.float32).eval()
+        write_gguf(path, GGUF_ARCHITECTURES.get(arch, arch), config, original, matrix_type)
+        loaded = AutoModelForCausalLM.from_pretrained(out, gguf_file=case + ".gguf", dtype=torch.float32,
+                                                      attn_implementation="eager").eval()
         ids = torch.tensor([PROMPT])
         with torch.no_grad():
             logits = loaded(ids).logits[0]

@@ -16,19 +16,25 @@ namespace kvscope::model {
 namespace {
 
 /// The architectures read and the Hugging Face model type each becomes. llama's Q and K rows are permuted by
-/// the converter (convert_hf_to_gguf's LlamaModel.permute); Qwen's are not.
+/// the converter (convert_hf_to_gguf's LlamaModel.permute); Qwen's are not. Gemma's converter stores its norm
+/// weights plus one (Gemma's norms scale by 1 + w; llama.cpp's by w).
 struct ArchitectureRow {
     const char* gguf;
     const char* modelType;
     bool permutesQueryKey;
+    bool normsPlusOne;
 };
 constexpr ArchitectureRow kArchitectures[] = {
-    {"llama", "llama", true},
-    {"qwen2", "qwen2", false},
-    {"qwen3", "qwen3", false},
+    {"llama", "llama", true, false},
+    {"qwen2", "qwen2", false, false},
+    {"qwen3", "qwen3", false, false},
     // Phi-3: fused qkv and gate/up projections, stored as they are (convert_hf_to_gguf's Phi3MiniModel).
-    {"phi3", "phi3", false},
+    {"phi3", "phi3", false, false},
+    {"gemma2", "gemma2", false, true},
+    {"gemma3", "gemma3_text", false, true},
 };
+
+bool isGemma(const std::string& architecture) { return architecture == "gemma2" || architecture == "gemma3"; }
 
 const ArchitectureRow* architectureRow(const std::string& name) {
     for (const ArchitectureRow& row : kArchitectures) {
@@ -62,6 +68,17 @@ const std::map<std::string, std::string>& layerNames() {
     return names;
 }
 
+/// Gemma 2/3's sandwich norms: the attention's output and the MLP have a norm each side, and llama.cpp's
+/// `ffn_norm` is the MLP's pre-norm there (gguf-py's tensor_mapping.py).
+const std::map<std::string, std::string>& gemmaLayerNames() {
+    static const std::map<std::string, std::string> names = {
+        {"post_attention_layernorm.weight", "post_attention_norm.weight"},
+        {"pre_feedforward_layernorm.weight", "ffn_norm.weight"},
+        {"post_feedforward_layernorm.weight", "post_ffw_norm.weight"},
+    };
+    return names;
+}
+
 std::string shapeText(const std::vector<int64_t>& shape) {
     std::string text = "[";
     for (size_t i = 0; i < shape.size(); ++i) {
@@ -90,9 +107,9 @@ std::vector<int64_t> unpermutedRows(int64_t rows, int64_t heads) {
 
 } // namespace
 
-const char* GgufCheckpoint::architectures() { return "llama, qwen2, qwen3, phi3"; }
+const char* GgufCheckpoint::architectures() { return "llama, qwen2, qwen3, phi3, gemma2, gemma3"; }
 
-std::string GgufCheckpoint::ggufName(const std::string& name) {
+std::string GgufCheckpoint::ggufName(const std::string& architecture, const std::string& name) {
     if (name == "model.embed_tokens.weight") {
         return "token_embd.weight";
     }
@@ -105,6 +122,11 @@ std::string GgufCheckpoint::ggufName(const std::string& name) {
     static const std::regex layer(R"(model\.layers\.(\d+)\.(.+))");
     std::smatch match;
     if (std::regex_match(name, match, layer)) {
+        if (isGemma(architecture)) {
+            if (auto it = gemmaLayerNames().find(match[2].str()); it != gemmaLayerNames().end()) {
+                return "blk." + match[1].str() + "." + it->second;
+            }
+        }
         auto it = layerNames().find(match[2].str());
         if (it != layerNames().end()) {
             return "blk." + match[1].str() + "." + it->second;
@@ -153,15 +175,25 @@ GgufCheckpoint::GgufCheckpoint(const std::filesystem::path& path) {
                                  "LongRoPE for 128k contexts), which kvscope does not read from GGUF yet");
             }
         }
+        if (isGemma(m_architecture)) {
+            readGemmaConfig(meta, a);
+        }
         c.maxPositionEmbeddings = static_cast<int64_t>(meta.optionalUnsigned(a + "context_length").value_or(4096));
         c.rmsNormEps = meta.number(a + "attention.layer_norm_rms_epsilon");
         c.ropeTheta = meta.optionalNumber(a + "rope.freq_base").value_or(10000.0);
         const auto tokens = meta.find("tokenizer.ggml.tokens");
         c.vocabSize = static_cast<int64_t>(meta.optionalUnsigned(a + "vocab_size").value_or(
             tokens ? tokens->asArray("tokenizer.ggml.tokens").size() : 0));
-        c.hiddenAct = "silu";
+        if (!isGemma(m_architecture)) {
+            c.hiddenAct = "silu";
+        }
         c.tieWordEmbeddings = m_file->find("output.weight") == nullptr;
-        if (const auto scaling = meta.optionalString(a + "rope.scaling.type"); scaling && *scaling != "none") {
+        if (const auto scaling = meta.optionalString(a + "rope.scaling.type"); scaling && *scaling == "linear") {
+            config::RopeScaling linear;
+            linear.type = "linear";
+            linear.factor = meta.number(a + "rope.scaling.factor");
+            c.ropeScaling = linear;
+        } else if (scaling && *scaling != "none") {
             throw ModelError("GGUF file `" + path.string() + "` scales its rotary frequencies (`" + a +
                              "rope.scaling.type` is `" + *scaling + "`), which kvscope does not read from GGUF yet");
         }
@@ -171,6 +203,40 @@ GgufCheckpoint::GgufCheckpoint(const std::filesystem::path& path) {
         }
     } catch (const gguf::GgufError& error) {
         throw ModelError(error.what());
+    }
+}
+
+void GgufCheckpoint::readGemmaConfig(const gguf::GgufMetadata& meta, const std::string& prefix) {
+    config::ModelConfig& c = m_config;
+    const bool gemma2 = m_architecture == "gemma2";
+    // llama.cpp's rules where the file says nothing (llama-model.cpp): queries scaled by the head size, by
+    // hidden_size / heads in the 27B models (46 and 62 layers), which are the checkpoints' query_pre_attn_scalar;
+    // Gemma 2 alternates sliding and full layers, Gemma 3 has five sliding layers to one full one, whose rotary
+    // base stays 10000 (Gemma3TextConfig's rope_local_base_freq).
+    const bool is27B = c.numHiddenLayers == (gemma2 ? 46 : 62);
+    c.queryPreAttnScalar = is27B ? static_cast<double>(c.hiddenSize / c.numAttentionHeads)
+                                 : static_cast<double>(c.effectiveHeadDim());
+    int64_t pattern = gemma2 ? 2 : 6;
+    if (const auto given = meta.optionalUnsigned(prefix + "attention.sliding_window_pattern"); given && *given > 0) {
+        pattern = static_cast<int64_t>(*given);
+    }
+    // Gemma 2 slides over 4096 tokens when the file says nothing; a Gemma 3 file without a window has none.
+    const auto window = meta.optionalUnsigned(prefix + "attention.sliding_window");
+    std::vector<std::string> types;
+    for (int64_t layer = 0; layer < c.numHiddenLayers; ++layer) {
+        const bool sliding = (gemma2 || (window && *window > 0)) && (layer + 1) % pattern != 0;
+        types.push_back(sliding ? "sliding_attention" : "full_attention");
+    }
+    c.layerTypes = std::move(types);
+    if (gemma2 || (window && *window > 0)) {
+        c.slidingWindow = static_cast<int64_t>(window.value_or(4096));
+    }
+    if (gemma2) {
+        // llama.cpp's defaults (Gemma2Config's) where the converter wrote none.
+        c.attnLogitSoftcapping = meta.optionalNumber(prefix + "attn_logit_softcapping").value_or(50.0);
+        c.finalLogitSoftcapping = meta.optionalNumber(prefix + "final_logit_softcapping").value_or(30.0);
+    } else {
+        c.ropeLocalBaseFreq = 10000.0;
     }
 }
 
@@ -186,7 +252,7 @@ ParameterStore GgufCheckpoint::parameters(const std::vector<ParameterSpec>& spec
         if (spec.name == "lm_head.weight" && !m_file->find("output.weight")) {
             continue; // tied to the embedding
         }
-        const std::string name = ggufName(spec.name);
+        const std::string name = ggufName(m_architecture, spec.name);
         const gguf::GgufTensorInfo* info = name.empty() ? nullptr : m_file->find(name);
         if (info == nullptr) {
             throw ModelError("GGUF file `" + m_file->name() + "` lacks tensor `" + (name.empty() ? spec.name : name) +
@@ -218,6 +284,9 @@ ParameterStore GgufCheckpoint::parameters(const std::vector<ParameterSpec>& spec
         } else if (row->permutesQueryKey &&
                    (spec.name.ends_with("k_proj.weight") || spec.name.ends_with("k_proj.bias"))) {
             tensor = unpermuted(tensor, m_config.numKeyValueHeads);
+        }
+        if (row->normsPlusOne && spec.name.ends_with("norm.weight")) {
+            tensor -= 1.0;
         }
         store.set(spec.name, tensor);
         used.insert(name);

@@ -3,6 +3,7 @@
 
 #include "kvscope/config/ModelConfig.h"
 #include "kvscope/gguf/GgufFile.h"
+#include "kvscope/gguf/GgufMetadata.h"
 #include "kvscope/model/ParameterStore.h"
 
 #include <filesystem>
@@ -32,11 +33,14 @@ public:
 
     /// The `general.architecture` values kvscope reads.
     static const char* architectures();
-    /// The GGUF name of a Hugging Face parameter name ("model.layers.3.self_attn.k_proj.weight" ->
-    /// "blk.3.attn_k.weight"); empty when GGUF has no counterpart.
-    static std::string ggufName(const std::string& huggingFaceName);
+    /// The GGUF name of a Hugging Face parameter name in a file of `architecture`
+    /// ("model.layers.3.self_attn.k_proj.weight" -> "blk.3.attn_k.weight"); empty when GGUF has no counterpart.
+    static std::string ggufName(const std::string& architecture, const std::string& huggingFaceName);
 
 private:
+    /// Gemma 2/3's attention scale, layer types, soft-capping and local rotary base, as llama.cpp reads them.
+    void readGemmaConfig(const gguf::GgufMetadata& meta, const std::string& prefix);
+
     std::shared_ptr<const gguf::GgufFile> m_file;
     std::string m_architecture;
     config::ModelConfig m_config;
