@@ -5,6 +5,7 @@
 #include "kvscope/runtime/GenerationError.h"
 
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -56,6 +57,50 @@ TEST(FidelityCommandTest, NeedsAPressAndRefusesBadOnes) {
     } catch (const kvscope::config::ConfigError& error) {
         EXPECT_NE(std::string(error.what()).find("allowed: "), std::string::npos) << error.what();
     }
+}
+
+TEST(FidelityCommandTest, WithoutAPressMeasuresACacheAgainstTheDynamicOne) {
+    // llama.cpp quantises heads of whole blocks (32 values) and rotates heads of 64: a llama config with heads of
+    // 64 (the presets' are 16), built-in weights.
+    const std::string config = temporary("head64.json");
+    std::ofstream(config) << R"({"model_type": "llama", "hidden_size": 128, "intermediate_size": 256,
+        "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 64,
+        "vocab_size": 259, "bos_token_id": 256, "eos_token_id": 257, "initializer_range": 0.5})";
+    const auto llamaCpp = [&](const char* typeK, const char* typeV, bool rotation) {
+        FidelityOptions options = pressed("", 0.0);
+        options.run.run.preset.clear();
+        options.run.run.configPath = config;
+        options.run.run.cache.kind = kvscope::config::CacheKind::LlamaCpp;
+        options.run.run.cache.typeK = typeK;
+        options.run.run.cache.typeV = typeV;
+        options.run.run.cache.attnRotation = rotation;
+        return FidelityCommand::run(options);
+    };
+    // f32 keys and values are what the dynamic cache holds: not a bit moves.
+    const nlohmann::json exact = llamaCpp("f32", "f32", true);
+    EXPECT_EQ(exact["cache"]["kind"], "llamacpp");
+    EXPECT_EQ(exact["against"]["kind"], "dynamic");
+    EXPECT_EQ(exact["mean_kl"].get<double>(), 0.0);
+    EXPECT_EQ(exact["top1_agreement"].get<double>(), 1.0);
+    // q4_0 moves the distributions, q8_0 less; the rotation changes by how much.
+    const nlohmann::json q4 = llamaCpp("q4_0", "q4_0", true);
+    EXPECT_GT(q4["mean_kl"].get<double>(), 0.0);
+    EXPECT_EQ(q4["cache"]["type_k"], "q4_0");
+    EXPECT_EQ(q4["cache"]["attn_rotation"], true);
+    EXPECT_NE(q4["kl"], llamaCpp("q4_0", "q4_0", false)["kl"]);
+    EXPECT_LT(llamaCpp("q8_0", "q8_0", true)["mean_kl"].get<double>(), q4["mean_kl"].get<double>());
+    // The presets' heads of 16 are not whole q4_0 blocks: refused, as llama.cpp refuses them.
+    FidelityOptions preset = pressed("", 0.0);
+    preset.run.run.cache.kind = kvscope::config::CacheKind::LlamaCpp;
+    preset.run.run.cache.typeK = "q4_0";
+    EXPECT_THROW(FidelityCommand::run(preset), kvscope::runtime::GenerationError);
+    std::filesystem::remove(config);
+    // The quantized cache too.
+    FidelityOptions quanto = pressed("", 0.0);
+    quanto.run.run.cache.kind = kvscope::config::CacheKind::Quantized;
+    quanto.run.run.cache.nbits = 2;
+    quanto.run.run.cache.residualLength = 1;
+    EXPECT_GT(FidelityCommand::run(quanto)["mean_kl"].get<double>(), 0.0);
 }
 
 TEST(FidelityCommandTest, ASavedReferenceGivesTheSameResultAsNone) {

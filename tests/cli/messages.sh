@@ -27,7 +27,7 @@ expect() {
 expect "run --tokens 0" "--tokens: must be a whole number at least 1, got \`0\`" run --tokens 0
 expect "run --residual -1" "--residual: must be a whole number at least 1" run --residual -1
 expect "run --temperature -1" "--temperature: must be a number at least 0" run --temperature -1
-expect "run --cache paged" "unknown value \`paged\` (allowed: dynamic, static, quantized, offloaded)" run --cache paged
+expect "run --cache paged" "unknown value \`paged\` (allowed: dynamic, static, quantized, offloaded, llamacpp)" run --cache paged
 expect "run --backend int4" "(allowed: min-max, quanto (= min-max), hqq)" run --backend int4
 expect "run --nbits 3" "nbits 3 is not supported by the min-max quantizer (allowed: 2, 4, 8)" \
     run --cache quantized --nbits 3 --no-progress

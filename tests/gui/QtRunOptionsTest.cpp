@@ -78,6 +78,13 @@ TEST(QtRunOptionsTest, EveryRunOptionParsesAlikeThroughBothCommandLines) {
              s.preset = "gemma3";
              s.cache = {config::CacheKind::Quantized, config::QuantizerBackend::Hqq, 3, 8, 16, 40};
          }},
+        {{"--cache", "llamacpp", "--cache-type-k", "q8_0", "--cache-type-v", "iq4_nl", "--attn-rotation", "off"},
+         [](S& s) {
+             s.cache.kind = config::CacheKind::LlamaCpp;
+             s.cache.typeK = "q8_0";
+             s.cache.typeV = "iq4_nl";
+             s.cache.attnRotation = false;
+         }},
         {{"--config", "c.json", "--tokenizer", "/models/tok", "--weight-seed", "5"},
          [](S& s) {
              s.configPath = "c.json";
@@ -156,7 +163,7 @@ TEST(QtRunOptionsTest, BothCommandLinesRefuseInTheSameWords) {
         {{"--temperature", "-1"}, "--temperature: must be a number at least 0, got `-1`"},
         {{"--ratio", "half"}, "--ratio: must be a number in [0, 1), got `half`"},
         {{"--cache", "paged"},
-         "--cache: unknown value `paged` (allowed: dynamic, static, quantized, offloaded)"},
+         "--cache: unknown value `paged` (allowed: dynamic, static, quantized, offloaded, llamacpp)"},
         {{"--press-option", "window"}, "--press-option: expected key=value, got `window`"},
         {{"--preset", "llama", "--checkpoint", "/m"},
          "--preset excludes --checkpoint: give one model source: a preset, a config.json, a checkpoint "

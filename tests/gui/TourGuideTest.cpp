@@ -136,7 +136,7 @@ TEST(TourGuideTest, EveryBuiltInTourLoadsAndParsesAsKvscopeOptions) {
     EXPECT_EQ(TourCatalog::names(),
               (QStringList{"sliding-window", "hybrid-sliding-full", "quantized-2bit", "offloading-prefetch",
                            "snapkv-vs-none", "h2o-decoding", "linear-attention-hybrid", "encoder-decoder",
-                           "prefix-sharing", "preemption", "real-model-attention"}));
+                           "prefix-sharing", "preemption", "real-model-attention", "llamacpp-quantized-cache"}));
     for (const Tour& tour : TourCatalog::tours()) {
         const auto parsed = AppLauncher::parse(
             {QStringLiteral("kvscope"), QStringLiteral("--tour"), tour.name}, realCapabilities());

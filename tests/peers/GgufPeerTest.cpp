@@ -157,6 +157,9 @@ TEST(GgufPeerTest, TheCacheTypesQuantiseByteForByteAsGgufPy) {
         }
         SCOPED_TRACE(type->name());
         quantising.push_back(type->name());
+        if (std::string(type->name()) == "IQ4_NL") {
+            continue; // gguf-py has no IQ4_NL quantiser: LlamaCppCachePeerTest checks it against llama.cpp's cache
+        }
         const std::vector<float> values = readFloats(fixtures() / "quantize" / (std::string(type->name()) + ".f32"));
         const std::vector<uint8_t> peer = readBytes(fixtures() / "quantize" / (std::string(type->name()) + ".bin"));
         ASSERT_EQ(values.size() % type->blockSize(), 0u);
@@ -169,7 +172,7 @@ TEST(GgufPeerTest, TheCacheTypesQuantiseByteForByteAsGgufPy) {
             << "gguf.quants.quantize and kvscope first differ at byte " << (differs.first - ours.begin()) << " (block "
             << (differs.first - ours.begin()) / type->typeSize() << ")";
     }
-    EXPECT_EQ(quantising, (std::vector<std::string>{"F32", "F16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "BF16"}));
+    EXPECT_EQ(quantising, (std::vector<std::string>{"F32", "F16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "IQ4_NL", "BF16"}));
 }
 
 TEST(GgufPeerTest, AFileWrittenByGgufPyReadsBackAsGgufPyReadsIt) {

@@ -5,6 +5,7 @@
 #include "kvscope/cache/DynamicSlidingWindowLayer.h"
 #include "kvscope/cache/LinearAttentionAndFullAttentionLayer.h"
 #include "kvscope/cache/LinearAttentionLayer.h"
+#include "kvscope/cache/LlamaCppLayer.h"
 #include "kvscope/cache/QuantizedLayer.h"
 #include "kvscope/cache/StaticLayer.h"
 #include "kvscope/cache/StaticSlidingWindowLayer.h"
@@ -215,6 +216,10 @@ trace::MemoryEvent CacheTracer::account(size_t index, const CacheLayer& layer, b
     if (facts.quantized != nullptr) {
         memory.deviceQuantized = facts.quantized->quantizedBytes();
         memory.deviceFullPrecision = facts.quantized->residualBytes();
+    } else if (const auto* ggml = dynamic_cast<const LlamaCppLayer*>(&layer)) {
+        // llama.cpp's quantised K or V blocks count as quantised; an f16/f32/bf16 half as full precision.
+        memory.deviceQuantized = ggml->quantizedBytes();
+        memory.deviceFullPrecision = layer.storedBytes() - memory.deviceQuantized;
     } else {
         memory.deviceFullPrecision = layer.storedBytes();
     }

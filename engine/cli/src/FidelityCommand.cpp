@@ -41,10 +41,21 @@ CLI::App* FidelityCommand::addSubcommand(CLI::App& app, FidelityOptions& options
 nlohmann::json FidelityCommand::run(const FidelityOptions& options) {
     const config::RunSettings settings = RunCommand::settingsOf(options.run);
     const config::PressSettings& press = settings.press;
-    if (press.name.empty() && options.saveReference.empty()) {
-        throw runtime::GenerationError("fidelity compares a press against no press: give --press NAME (" +
+    // Without a press, a cache that changes what attention reads (quantized, llamacpp) is measured against the
+    // full-precision dynamic cache; with one, the press against no press on the same cache.
+    const bool cacheAlone = press.name.empty() && settings.cache.kind != config::CacheKind::Dynamic &&
+                            settings.cache.kind != config::CacheKind::Static &&
+                            settings.cache.kind != config::CacheKind::Offloaded;
+    if (press.name.empty() && !cacheAlone && options.saveReference.empty()) {
+        throw runtime::GenerationError("fidelity compares a press against no press, or a quantising cache against "
+                                       "the dynamic cache: give --press NAME (" +
                                        config::PressDescriptions::allowedNames() +
-                                       "), or --save-reference FILE to save the uncompressed run alone");
+                                       "), --cache quantized or --cache llamacpp, or --save-reference FILE to save "
+                                       "the uncompressed run alone");
+    }
+    config::CacheSettings referenceCache = settings.cache;
+    if (cacheAlone) {
+        referenceCache = config::CacheSettings{};
     }
     runtime::ComputeThreads::apply(config::computeThreads(settings));
     runtime::ModelSource::Loaded loaded = runtime::ModelSource::load(settings, model::ModelLoader::device(settings.device));
@@ -55,7 +66,7 @@ nlohmann::json FidelityCommand::run(const FidelityOptions& options) {
     const auto origin = [&] {
         return runtime::FidelityReference::Origin{
             loaded.source.dump(), runtime::PressFidelity::weightsDigest(*loaded.model),
-            runtime::CacheFactory::describe(settings.cache, loaded.model->architecture().headDim()).dump(),
+            runtime::CacheFactory::describe(referenceCache, loaded.model->architecture().headDim()).dump(),
             std::string(config::toString(settings.device))};
     };
     if (!press.name.empty()) {
@@ -67,12 +78,12 @@ nlohmann::json FidelityCommand::run(const FidelityOptions& options) {
         reference.checkMadeFor(prompt, settings.tokens, origin(),
                                "fidelity reference `" + options.reference + "`");
     } else {
-        reference = runtime::PressFidelity::reference(*loaded.model, settings.cache, prompt, settings.tokens);
+        reference = runtime::PressFidelity::reference(*loaded.model, referenceCache, prompt, settings.tokens);
         reference.origin = options.saveReference.empty() ? runtime::FidelityReference::Origin{} : origin();
     }
     if (!options.saveReference.empty()) {
         reference.write(options.saveReference);
-        if (press.name.empty()) {
+        if (press.name.empty() && !cacheAlone) {
             return {{"model", loaded.source},
                     {"prompt_tokens", prompt.size()},
                     {"tokens", reference.tokens.size()},
@@ -87,6 +98,8 @@ nlohmann::json FidelityCommand::run(const FidelityOptions& options) {
         compressed.insert(decision.layer);
     }
     nlohmann::json summary = {{"model", loaded.source},
+            {"cache", runtime::CacheFactory::describe(settings.cache, loaded.model->architecture().headDim())},
+            {"against", runtime::CacheFactory::describe(referenceCache, loaded.model->architecture().headDim())},
             {"press", press.name},
             {"ratio", press.ratio},
             {"options", press.options},

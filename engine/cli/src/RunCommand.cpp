@@ -123,6 +123,9 @@ nlohmann::json summaryOf(const runtime::LiveSession& session, const config::RunS
                                         {"axis_key", quantization.axisKey},
                                         {"axis_value", quantization.axisValue}};
     }
+    if (settings.cache.kind == config::CacheKind::LlamaCpp) {
+        cacheSummary["llamacpp"] = runtime::CacheFactory::describe(settings.cache, architecture.headDim());
+    }
     const auto caches = generator.cache().caches();
     if (caches.size() > 1) {
         cacheSummary["cross_attention"] = cacheBytes(*caches[1]);

@@ -113,6 +113,10 @@ std::string ServeCommand::cacheRefusal(const config::RunSettings& settings) {
         return "--cache static: a static cache preallocates one request's whole length; paged serving "
                "allocates "
                "blocks as requests grow instead (size the pool with --num-blocks); use --cache dynamic";
+    case config::CacheKind::LlamaCpp:
+        return "--cache llamacpp: llama.cpp's cache is not paged here. Paged blocks hold full-precision keys and "
+               "values as vLLM keeps them; serve with --cache dynamic and run llama.cpp's cache with "
+               "kvscope-cli run";
     case config::CacheKind::Offloaded:
         return "--cache offloaded: offloading moves one request's layers between device and host; the paged "
                "pools stay on the device; use --cache dynamic";

@@ -6,11 +6,12 @@
 namespace kvscope::config {
 namespace {
 
-constexpr NameTable<CacheKind, 4> kNames{{{
+constexpr NameTable<CacheKind, 5> kNames{{{
     {CacheKind::Dynamic, "dynamic"},
     {CacheKind::Static, "static"},
     {CacheKind::Quantized, "quantized"},
     {CacheKind::Offloaded, "offloaded"},
+    {CacheKind::LlamaCpp, "llamacpp"},
 }}};
 static_assert(kNames.entries().size() == static_cast<size_t>(CacheKind::Last) + 1, "one name per kind");
 
@@ -20,5 +21,19 @@ std::string_view toString(CacheKind kind) { return kNames.name(kind); }
 std::optional<CacheKind> cacheKindFromString(std::string_view name) { return kNames.parse(name); }
 std::vector<std::string> cacheKindNames() { return kNames.names(); }
 std::string allowedCacheKinds() { return kNames.allowed(); }
+
+const std::vector<std::string>& llamaCppCacheTypes() {
+    static const std::vector<std::string> types = {"f32",  "f16",  "bf16", "q8_0",  "q4_0",
+                                                   "q4_1", "iq4_nl", "q5_0", "q5_1"};
+    return types;
+}
+
+std::string allowedLlamaCppCacheTypes() {
+    std::string text;
+    for (const std::string& type : llamaCppCacheTypes()) {
+        text += (text.empty() ? "" : ", ") + type;
+    }
+    return text;
+}
 
 } // namespace kvscope::config

@@ -78,6 +78,21 @@ RunOption named(std::string name, std::string valueName, const std::string& help
     return option;
 }
 
+/// A yes-or-no setting given as `on` or `off`.
+template <typename Field>
+RunOption onOff(std::string name, const std::string& help, Group group, Field field) {
+    RunOption option = base(std::move(name), "ON_OFF", help + " (on, off)", group);
+    option.current = [field](const RunSettings& settings) { return std::string(field(settings) ? "on" : "off"); };
+    option.apply = [field](RunSettings& settings, const std::string& value) -> std::string {
+        if (value != "on" && value != "off") {
+            return "unknown value `" + value + "` (allowed: on, off)";
+        }
+        field(settings) = value == "on";
+        return {};
+    };
+    return option;
+}
+
 /// A decoding press option that has a flag of its own (--interval for compression_interval).
 RunOption pressKey(std::string name, std::string help, const std::string& key) {
     RunOption option = base(std::move(name), "N", std::move(help), Group::Press);
@@ -156,6 +171,19 @@ std::vector<RunOption> build() {
     table.push_back(whole(
         "residual", "N", "Quantized cache residual length", Group::Model, 1,
         [](auto& settings) -> auto& { return settings.cache.residualLength; }));
+    table.push_back(text(
+        "cache-type-k", "TYPE",
+        "llama.cpp cache's K type (" + allowedLlamaCppCacheTypes() + "; llama.cpp's -ctk)", Group::Model,
+        [](auto& settings) -> auto& { return settings.cache.typeK; }));
+    table.push_back(text(
+        "cache-type-v", "TYPE",
+        "llama.cpp cache's V type (" + allowedLlamaCppCacheTypes() + "; llama.cpp's -ctv)", Group::Model,
+        [](auto& settings) -> auto& { return settings.cache.typeV; }));
+    table.push_back(onOff(
+        "attn-rotation",
+        "llama.cpp cache: rotate quantised keys and values by a Walsh-Hadamard matrix, as llama.cpp does unless "
+        "LLAMA_ATTN_ROT_DISABLE=1",
+        Group::Model, [](auto& settings) -> auto& { return settings.cache.attnRotation; }));
     table.push_back(whole(
         "max-cache-len", "N", "Static cache length (0 = prompt + tokens)", Group::Model, 0,
         [](auto& settings) -> auto& { return settings.cache.maxCacheLen; }));
@@ -208,7 +236,7 @@ std::vector<RunOption> build() {
     RunOption chat = base("chat", "",
                           "Give the prompt as the user's message in the model's chat template (as Transformers' "
                           "apply_chat_template with the generation prompt); GGUF models carry one",
-                          Group::Decoding);
+                          Group::Model);
     chat.current = [](const RunSettings&) { return std::string(); };
     chat.apply = [](RunSettings& settings, const std::string&) {
         settings.chat = true;

@@ -127,6 +127,13 @@ void validate(const RunSettings& settings) {
     requireAtLeast(cache.groupSize, 0, "group size");
     requireAtLeast(cache.residualLength, 1, "residual length");
     requireAtLeast(cache.maxCacheLen, 0, "max cache length");
+    for (const auto& [type, flag] : {std::pair{&cache.typeK, "cache-type-k"}, std::pair{&cache.typeV, "cache-type-v"}}) {
+        const auto& types = llamaCppCacheTypes();
+        if (std::find(types.begin(), types.end(), *type) == types.end()) {
+            throw ConfigError("--" + std::string(flag) + " `" + *type + "` is not a type llama.cpp's cache takes (allowed: " +
+                              allowedLlamaCppCacheTypes() + ")");
+        }
+    }
     if (cache.kind == CacheKind::Quantized) {
         const std::vector<int> widths = allowedBitWidths(cache.backend);
         if (std::find(widths.begin(), widths.end(), cache.nbits) == widths.end()) {

@@ -4,6 +4,8 @@
 #include "kvscope/cache/DynamicCache.h"
 #include "kvscope/cache/EncoderDecoderCache.h"
 #include "kvscope/cache/LinearAttentionLayer.h"
+#include "kvscope/cache/LlamaCppCache.h"
+#include "kvscope/gguf/BlockType.h"
 #include "kvscope/cache/QuantizedLayer.h"
 #include "kvscope/cache/StaticCache.h"
 #include "kvscope/model/LanguageModel.h"
@@ -72,6 +74,15 @@ std::unique_ptr<cache::Cache> decoderCache(const model::Architecture& architectu
     }
     case config::CacheKind::Quantized:
         return quantizedCache(architecture, options);
+    case config::CacheKind::LlamaCpp:
+        for (int64_t layer = 0; layer < architecture.numLayers(); ++layer) {
+            if (architecture.attentionKind(layer) != model::AttentionKind::FullAttention) {
+                throw GenerationError("--cache llamacpp holds full-attention layers; layer " + std::to_string(layer) +
+                                      " of this model is " + model::Architecture::attentionKindName(architecture.attentionKind(layer)) +
+                                      " (llama.cpp keeps those in caches of their own); use --cache dynamic");
+            }
+        }
+        return std::make_unique<cache::LlamaCppCache>(config, options.typeK, options.typeV, options.attnRotation);
     }
     throw GenerationError("unknown cache kind " + std::to_string(static_cast<int>(options.kind)));
 }
@@ -86,6 +97,11 @@ nlohmann::json CacheFactory::describe(const config::CacheSettings& options, int6
         described["nbits"] = quantization.nbits;
         described["group"] = quantization.groupSize;
         described["residual"] = quantization.residualLength;
+    }
+    if (options.kind == config::CacheKind::LlamaCpp) {
+        described["type_k"] = options.typeK;
+        described["type_v"] = options.typeV;
+        described["attn_rotation"] = options.attnRotation;
     }
     if (options.kind == config::CacheKind::Static && options.maxCacheLen > 0) {
         described["max_cache_len"] = options.maxCacheLen;
@@ -111,6 +127,17 @@ std::unique_ptr<model::ModelCache> CacheFactory::create(const model::LanguageMod
     if (options.kind == config::CacheKind::Quantized) {
         // Refuse bad backends and widths before anything is built (the quantizer names what is allowed).
         cache::QuantizedCache::makeQuantizer(quantizationSettings(options, architecture.headDim()));
+    }
+    if (options.kind == config::CacheKind::LlamaCpp) {
+        for (const auto& [name, flag] : {std::pair{options.typeK, "--cache-type-k"}, std::pair{options.typeV, "--cache-type-v"}}) {
+            const int64_t block = cache::LlamaCppCache::cacheType(name, flag).blockSize();
+            if (architecture.headDim() % block != 0) {
+                throw GenerationError(std::string(flag) + " " + name + " quantises blocks of " + std::to_string(block) +
+                                      " values, which do not divide this model's heads of " +
+                                      std::to_string(architecture.headDim()) +
+                                      " (llama.cpp refuses it too); use f16, bf16 or f32");
+            }
+        }
     }
     std::unique_ptr<cache::Cache> self = decoderCache(architecture, options, maxLength);
     if (!architecture.isEncoderDecoder()) {

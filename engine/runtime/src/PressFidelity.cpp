@@ -12,6 +12,7 @@
 #include <ATen/core/grad_mode.h>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <span>
 
 namespace kvscope::runtime {
@@ -70,12 +71,16 @@ FidelityResult PressFidelity::measure(model::LanguageModel& model, const config:
         throw GenerationError("a fidelity measurement needs a prompt and at least 1 token");
     }
     at::NoGradGuard noGrad;
-    CachePressHook hook(model.architecture(), cache, 1, press);
+    // No press: the cache alone is measured (a quantised cache against the reference's full-precision one).
+    std::optional<CachePressHook> hook;
+    if (!press.name.empty()) {
+        hook.emplace(model.architecture(), cache, 1, press);
+    }
     FidelityResult result;
     result.tokens = reference.tokens;
     const auto pressedCache =
         CacheFactory::create(model, cache, static_cast<int64_t>(reference.prompt.size()) + tokens);
-    const model::AttachedAttentionObserver attached(model, &hook);
+    const model::AttachedAttentionObserver attached(model, hook ? &*hook : nullptr);
     int64_t agreements = 0;
     double total = 0.0;
     for (int64_t token = 0; token < tokens; ++token) {
@@ -103,8 +108,10 @@ FidelityResult PressFidelity::measure(model::LanguageModel& model, const config:
     }
     result.meanDivergence = total / static_cast<double>(tokens);
     result.topAgreement = static_cast<double>(agreements) / static_cast<double>(tokens);
-    result.decisions = hook.decisions();
-    result.notices = hook.notices();
+    if (hook) {
+        result.decisions = hook->decisions();
+        result.notices = hook->notices();
+    }
     return result;
 }
 

@@ -564,10 +564,13 @@ void MainWindow::compareLiveDialog() {
     } else if (!settings.press.name.empty()) {
         // With a press, the usual question is what the press changes: B runs without it.
         settings.press = {};
+    } else if (settings.cache.kind == config::CacheKind::Quantized ||
+               settings.cache.kind == config::CacheKind::LlamaCpp) {
+        // A quantising cache: what does its quantisation change? B holds full precision.
+        settings.cache.kind = config::CacheKind::Dynamic;
     } else {
         // Otherwise: what does a 2-bit quantized cache change?
-        const bool quantized = settings.cache.kind == config::CacheKind::Quantized;
-        settings.cache.kind = quantized ? config::CacheKind::Dynamic : config::CacheKind::Quantized;
+        settings.cache.kind = config::CacheKind::Quantized;
         settings.cache.nbits = 2;
     }
     NewSessionDialog dialog(m_capabilities, settings, this);

@@ -69,6 +69,8 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
       m_chat(new QCheckBox(tr("as a chat message (the model's chat template)"))), m_tokenizerPath(new QLineEdit),
       m_tokenizer(new QLabel), m_cacheKind(new QComboBox), m_backend(new QComboBox), m_nbits(spin(1, 8, 4)),
       m_group(spin(0, 4096, 0)), m_residual(spin(1, 1 << 20, 128)), m_maxCacheLen(spin(0, 1 << 20, 0)),
+      m_typeK(new QComboBox), m_typeV(new QComboBox),
+      m_attnRotation(new QCheckBox(tr("rotate quantised K and V (Walsh-Hadamard), as llama.cpp does"))),
       m_prompt(new QLineEdit), m_tokens(spin(1, 1 << 20, 32)), m_temperature(new QDoubleSpinBox),
       m_topK(spin(0, 1 << 20, 40)), m_seed(spin(0, 1 << 30, 0)), m_device(new QComboBox),
       m_press(new QComboBox), m_ratio(new QDoubleSpinBox), m_pressLayout(nullptr) {
@@ -142,6 +144,15 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     cacheLayout->addRow(tr("Group size"), m_group);
     cacheLayout->addRow(tr("Residual length"), m_residual);
     cacheLayout->addRow(tr("Static length"), m_maxCacheLen);
+    // llama.cpp's cache: its -ctk/-ctv types, f16 its default.
+    for (QComboBox* types : {m_typeK, m_typeV}) {
+        for (const std::string& type : config::llamaCppCacheTypes()) {
+            types->addItem(QString::fromStdString(type), QString::fromStdString(type));
+        }
+    }
+    cacheLayout->addRow(tr("llama.cpp K type"), m_typeK);
+    cacheLayout->addRow(tr("llama.cpp V type"), m_typeV);
+    cacheLayout->addRow(QString(), m_attnRotation);
 
     // The presses as the engine lists them, "none" first; each one's summary as its tooltip.
     m_press->addItem(tr("none"), QString());
@@ -313,6 +324,9 @@ void NewSessionDialog::setSettings(const config::RunSettings& settings) {
     m_group->setValue(static_cast<int>(settings.cache.groupSize));
     m_residual->setValue(static_cast<int>(settings.cache.residualLength));
     m_maxCacheLen->setValue(static_cast<int>(settings.cache.maxCacheLen));
+    m_typeK->setCurrentIndex(std::max(0, m_typeK->findData(QString::fromStdString(settings.cache.typeK))));
+    m_typeV->setCurrentIndex(std::max(0, m_typeV->findData(QString::fromStdString(settings.cache.typeV))));
+    m_attnRotation->setChecked(settings.cache.attnRotation);
     m_prompt->setText(QString::fromStdString(settings.prompt));
     m_tokens->setValue(static_cast<int>(settings.tokens));
     m_temperature->setValue(settings.temperature);
@@ -368,6 +382,9 @@ config::RunSettings NewSessionDialog::settings() const {
     settings.cache.groupSize = m_group->value();
     settings.cache.residualLength = m_residual->value();
     settings.cache.maxCacheLen = m_maxCacheLen->value();
+    settings.cache.typeK = m_typeK->currentData().toString().toStdString();
+    settings.cache.typeV = m_typeV->currentData().toString().toStdString();
+    settings.cache.attnRotation = m_attnRotation->isChecked();
     settings.prompt = m_prompt->text().toStdString();
     settings.tokens = m_tokens->value();
     settings.temperature = m_temperature->value();
@@ -603,6 +620,9 @@ void NewSessionDialog::updateEnabled() {
         widget->setEnabled(kind == config::CacheKind::Quantized);
     }
     m_maxCacheLen->setEnabled(kind == config::CacheKind::Static);
+    for (QWidget* widget : std::initializer_list<QWidget*>{m_typeK, m_typeV, m_attnRotation}) {
+        widget->setEnabled(kind == config::CacheKind::LlamaCpp);
+    }
     m_ratio->setEnabled(prefillPress());
     // A serving session's requests bring their own prompts and lengths.
     m_prompt->setEnabled(!m_serving->isChecked());

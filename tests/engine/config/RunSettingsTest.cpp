@@ -45,8 +45,8 @@ TEST(RunSettingsTest, NameTablesRoundTripEveryValue) {
 }
 
 TEST(RunSettingsTest, NamesAreTheOnesUsersType) {
-    EXPECT_EQ(cacheKindNames(), (std::vector<std::string>{"dynamic", "static", "quantized", "offloaded"}));
-    EXPECT_EQ(allowedCacheKinds(), "dynamic, static, quantized, offloaded");
+    EXPECT_EQ(cacheKindNames(), (std::vector<std::string>{"dynamic", "static", "quantized", "offloaded", "llamacpp"}));
+    EXPECT_EQ(allowedCacheKinds(), "dynamic, static, quantized, offloaded, llamacpp");
     EXPECT_EQ(quantizerBackendNames(), (std::vector<std::string>{"min-max", "hqq"}));
     EXPECT_EQ(quantizerBackendFromString("quanto"), QuantizerBackend::MinMax) << "quanto is min-max's alias";
     EXPECT_EQ(toString(QuantizerBackend::MinMax), "min-max") << "an alias is never printed";
@@ -93,6 +93,10 @@ TEST(RunSettingsTest, RefusalsNameTheSettingAndWhatIsAllowed) {
              s.cache.nbits = 5;
          },
          "nbits 5 is not supported by the hqq quantizer (allowed: 1, 2, 3, 4, 8)"},
+        {"q3_k K", [](RunSettings& s) { s.cache.typeK = "q3_k"; },
+         "--cache-type-k `q3_k` is not a type llama.cpp's cache takes (allowed: f32, f16, bf16, q8_0, q4_0, q4_1, "
+         "iq4_nl, q5_0, q5_1)"},
+        {"Q8_0 V", [](RunSettings& s) { s.cache.typeV = "Q8_0"; }, "--cache-type-v `Q8_0` is not a type"},
     };
     for (const Case& c : cases) {
         const std::string message = refusal(changed(c.change));

@@ -24,12 +24,13 @@ struct FidelityOptions {
 
 /// `kvscope-cli fidelity`: what a press costs a model's next-token distributions (runtime::PressFidelity):
 /// the uncompressed run's greedy tokens, the pressed model fed the same tokens, and per token the KL
-/// divergence and top-1 agreement. Takes run's model, prompt, cache and press options. The uncompressed run
+/// divergence and top-1 agreement. Without a press, what a quantising cache (quantized, llamacpp) costs against
+/// the dynamic cache, the same way. Takes run's model, prompt, cache and press options. The uncompressed run
 /// can be saved once (--save-reference) and measured against by many calls (--reference).
 class FidelityCommand {
 public:
     static CLI::App* addSubcommand(CLI::App& app, FidelityOptions& options);
-    /// {"model", "press", "ratio", "options", "tokens", "prompt_tokens", "mean_kl", "top1_agreement",
+    /// {"model", "cache", "against" (the reference's cache), "press", "ratio", "options", "tokens", "prompt_tokens", "mean_kl", "top1_agreement",
     /// "first_disagreement", "kl", "top1_agrees", "compressed_layers", "notices", "text"}, the same with a
     /// reference as without; with --save-reference and no press {"model", "prompt_tokens", "tokens",
     /// "reference", "text"}.

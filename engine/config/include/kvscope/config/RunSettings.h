@@ -23,6 +23,9 @@ struct CacheSettings {
     std::int64_t groupSize = 0;        ///< quantized: 0 = the model's head dim (always divides the states)
     std::int64_t residualLength = 128; ///< quantized: full-precision tokens before a flush
     std::int64_t maxCacheLen = 0;      ///< static: 0 = prompt + new tokens
+    std::string typeK = "f16";         ///< llamacpp: the K type (llamaCppCacheTypes())
+    std::string typeV = "f16";         ///< llamacpp: the V type
+    bool attnRotation = true;          ///< llamacpp: rotate quantised K/V (off: LLAMA_ATTN_ROT_DISABLE=1)
 
     bool operator==(const CacheSettings&) const = default;
 };

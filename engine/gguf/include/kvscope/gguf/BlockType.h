@@ -28,7 +28,8 @@ public:
     /// Writes `blockCount * blockSize` floats of `blockCount` consecutive blocks.
     virtual void dequantize(const uint8_t* blocks, size_t blockCount, float* out) const = 0;
     /// Whether quantize() is ggml's reference quantiser for this type (the types llama.cpp's KV cache takes:
-    /// F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1), byte for byte as `gguf.quants.quantize`.
+    /// F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), byte for byte as `gguf.quants.quantize` (IQ4_NL,
+    /// which gguf-py does not quantise, as llama.cpp's cache holds it).
     virtual bool quantizes() const { return false; }
     /// Writes `blockCount` blocks of `blockCount * blockSize` values; GgufError for a type that does not quantise.
     virtual void quantize(const float* values, size_t blockCount, uint8_t* out) const;

@@ -93,6 +93,9 @@ private:
     QSpinBox* m_group;
     QSpinBox* m_residual;
     QSpinBox* m_maxCacheLen;
+    QComboBox* m_typeK;
+    QComboBox* m_typeV;
+    QCheckBox* m_attnRotation;
     QLineEdit* m_prompt;
     QSpinBox* m_tokens;
     QDoubleSpinBox* m_temperature;
