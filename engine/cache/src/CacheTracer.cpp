@@ -121,6 +121,21 @@ void CacheTracer::emitUpdate(size_t index, const CacheLayer& layer, const Before
             m_emitter.emit(layerIndex, trace::WindowSlideEvent{evicted, seqLength - stored, seqLength, facts.windowSize});
         }
     }
+    if (const auto* ggml = dynamic_cast<const LlamaCppLayer*>(&layer); ggml != nullptr && ggml->quantises()) {
+        // llama.cpp quantises every token as it arrives: each update is a flush of its own tokens, no residual.
+        const QuantizationReport& report = ggml->lastUpdate();
+        trace::QuantizeFlushEvent event;
+        event.tokensMoved = report.tokensMoved;
+        event.residualBefore = tokensIn;
+        event.residualAfter = 0;
+        event.quantizedTokensAfter = stored;
+        event.bytesBefore = before.bytes + newBytes;
+        event.bytesAfter = layer.storedBytes();
+        event.maxAbsError = report.maxAbsError;
+        event.meanAbsError = report.meanAbsError;
+        event.relativeError = report.relativeError;
+        m_emitter.emit(layerIndex, event);
+    }
     if (facts.quantized != nullptr) {
         if (const auto& flush = facts.quantized->lastFlush()) {
             trace::QuantizeFlushEvent event;

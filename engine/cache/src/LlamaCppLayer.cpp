@@ -84,6 +84,18 @@ KeyValueStates LlamaCppLayer::update(const at::Tensor& keyStates, const at::Tens
     KeyValueStates states = DynamicLayer::update(keys, values);
     m_keyBlocks.append(keyBytes);
     m_valueBlocks.append(valueBytes);
+    // The error attention reads with, over this update's keys and values.
+    const at::Tensor given = at::cat({keyStates.reshape(-1), valueStates.reshape(-1)}).to(at::kDouble);
+    const at::Tensor error = (at::cat({keys.reshape(-1), values.reshape(-1)}).to(at::kDouble) - given).abs();
+    m_lastUpdate = {};
+    m_lastUpdate.tokensMoved = keyStates.size(2);
+    m_lastUpdate.quantizedTokensAfter = m_keys.length();
+    if (error.numel() > 0) {
+        const double norm = given.norm().item<double>();
+        m_lastUpdate.maxAbsError = error.max().item<double>();
+        m_lastUpdate.meanAbsError = error.mean().item<double>();
+        m_lastUpdate.relativeError = norm > 0.0 ? error.norm().item<double>() / norm : 0.0;
+    }
     return states;
 }
 
@@ -151,6 +163,8 @@ void LlamaCppLayer::rewriteKeys(const at::Tensor& keys) {
     DynamicLayer::rewriteKeys(decoded);
     m_keyBlocks.assign(keyBytes);
 }
+
+bool LlamaCppLayer::quantises() const { return isQuantised(m_keyType) || isQuantised(m_valueType); }
 
 int64_t LlamaCppLayer::storedBytes() const { return m_keyBlocks.bytes() + m_valueBlocks.bytes(); }
 

@@ -115,10 +115,12 @@ void QuantizationView::rebuild() {
     m_errors->setData(flushSteps, errors, true);
     yAxis->setRange(0.0, maxResidual * 1.15);
     yAxis2->setRange(0.0, std::max(0.1, maxError * 1.25));
-    setMessage(quantizedLayers.empty()
-                   ? (timeline.stepCount() == 0 ? tr("No session")
-                                                : tr("No quantized layers in this cache.\nStart a session with "
-                                                     "cache \"quantized\" to see residuals fill and flush."))
+    // llama.cpp's cache has no residual: each update quantises its own tokens, a flush marker per step.
+    setMessage(quantizedLayers.empty() && m_flushes.empty()
+                   ? (timeline.stepCount() == 0
+                          ? tr("No session")
+                          : tr("No quantized layers in this cache.\nStart a session with cache \"quantized\" to see "
+                               "residuals fill and flush,\nor \"llamacpp\" with a quantised K or V type."))
                    : QString());
 }
 

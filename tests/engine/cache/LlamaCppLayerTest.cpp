@@ -109,6 +109,19 @@ TEST(LlamaCppLayerTest, StoresEachHeadsRowAsGgmlQuantisesIt) {
             WalshHadamardRotation::apply(decoded.data(), static_cast<int64_t>(decoded.size()) / 64, 64);
         }
         EXPECT_EQ(floats(out.keys[0].transpose(0, 1)), decoded);
+        // The update reports its quantisation as a flush of its own 2 tokens (CacheTracer's QuantizeFlush).
+        const QuantizationReport& report = layer.lastUpdate();
+        EXPECT_EQ(report.tokensMoved, 2);
+        EXPECT_EQ(report.quantizedTokensAfter, 5);
+        const at::Tensor newKeys = out.keys.narrow(2, 3, 2).to(at::kDouble) - moreKeys.to(at::kDouble);
+        const at::Tensor newValues = out.values.narrow(2, 3, 2).to(at::kDouble) - moreValues.to(at::kDouble);
+        EXPECT_DOUBLE_EQ(report.maxAbsError,
+                         std::max(newKeys.abs().max().item<double>(), newValues.abs().max().item<double>()));
+        const double given = std::sqrt(moreKeys.to(at::kDouble).pow(2).sum().item<double>() +
+                                       moreValues.to(at::kDouble).pow(2).sum().item<double>());
+        EXPECT_NEAR(report.relativeError,
+                    std::sqrt(newKeys.pow(2).sum().item<double>() + newValues.pow(2).sum().item<double>()) / given,
+                    1e-12);
     }
 }
 

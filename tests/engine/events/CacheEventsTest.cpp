@@ -8,10 +8,12 @@
 #include "kvscope/cache/DynamicLayer.h"
 #include "kvscope/cache/DynamicSlidingWindowLayer.h"
 #include "kvscope/cache/LinearAttentionLayer.h"
+#include "kvscope/cache/LlamaCppLayer.h"
 #include "kvscope/cache/MinMaxQuantizer.h"
 #include "kvscope/cache/QuantizedLayer.h"
 #include "kvscope/cache/StaticLayer.h"
 #include "kvscope/cache/StaticSlidingWindowLayer.h"
+#include "kvscope/gguf/BlockType.h"
 #include "kvscope/trace/RecordingSink.h"
 #include "kvscope/trace/StateReducer.h"
 
@@ -19,6 +21,7 @@
 
 #include <ATen/ATen.h>
 
+#include <array>
 #include <memory>
 
 namespace kvscope::cache {
@@ -225,6 +228,33 @@ TEST(CacheEventsTest, QuantizedLayersReportTheirTiersWhenAFlushChangesThem) {
     EXPECT_EQ(folded.bytesDeviceFullPrecision(), layer.residualBytes());
     EXPECT_EQ(folded.residualTokens, 1);
     EXPECT_EQ(folded.quantizedTokens, 7);
+}
+
+TEST(CacheEventsTest, LlamaCppLayersQuantiseEachUpdateAsAFlushWithoutResidual) {
+    // q4_0 keys, f16 values, heads of 32: every update quantises its own tokens.
+    auto cache = singleLayerCache(std::make_unique<LlamaCppLayer>(*gguf::BlockType::find("q4_0"),
+                                                                  *gguf::BlockType::find("f16"), true));
+    trace::RecordingSink sink;
+    cache->setEventSink(&sink);
+    feed(*cache, 3, 5, 2, 32);
+    std::vector<std::array<int64_t, 4>> flushes; // step, tokens moved, residual after, quantized after
+    for (const auto& [event, flush] : eventsOf<trace::QuantizeFlushEvent>(sink.events(), 0)) {
+        flushes.push_back({event.step, flush.tokensMoved, flush.residualAfter, flush.quantizedTokensAfter});
+        EXPECT_GT(flush.relativeError, 0.0);
+    }
+    EXPECT_EQ(flushes, (std::vector<std::array<int64_t, 4>>{{0, 3, 0, 3}, {1, 1, 0, 4}, {2, 1, 0, 5}, {3, 1, 0, 6},
+                                                            {4, 1, 0, 7}}));
+    trace::LayerState folded;
+    for (const trace::Event& event : sink.events()) {
+        if (event.layer == 0) {
+            trace::StateReducer::apply(folded, event);
+        }
+    }
+    // 7 tokens x 2 heads: q4_0 keys one block each (18 bytes), f16 values 64 bytes.
+    EXPECT_EQ(folded.quantizedTokens, 7);
+    EXPECT_EQ(folded.residualTokens, 0);
+    EXPECT_EQ(folded.bytesDeviceQuantized, 7 * 2 * 18);
+    EXPECT_EQ(folded.bytesDeviceFullPrecision(), 7 * 2 * 64);
 }
 
 TEST(CacheEventsTest, MaskSizesAreReportedForTheLayerAsked) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvscope/cache/DynamicLayer.h"
+#include "kvscope/cache/QuantizationReport.h"
 
 #include <cstdint>
 #include <vector>
@@ -53,6 +54,11 @@ public:
     /// blocks in head order, the rows in token order.
     std::vector<uint8_t> keyRows(int64_t batch = 0) const;
     std::vector<uint8_t> valueRows(int64_t batch = 0) const;
+    /// Whether K or V is a quantised type (not f32, f16 or bf16).
+    bool quantises() const;
+    /// The last update's quantisation, as a quantized layer's flush reports it: its tokens, every stored token
+    /// quantised afterwards, and the error of what attention reads against the states given, keys and values.
+    const QuantizationReport& lastUpdate() const { return m_lastUpdate; }
 
 private:
     /// `states` [batch, heads, tokens, head_dim] rotated (by `rotation`, 0: none) and quantised: the blocks
@@ -69,6 +75,7 @@ private:
     int64_t m_valueRotation = 0;
     SequenceBuffer m_keyBlocks;
     SequenceBuffer m_valueBlocks;
+    QuantizationReport m_lastUpdate;
 };
 
 } // namespace kvscope::cache
