@@ -148,7 +148,15 @@ GgufCheckpoint::GgufCheckpoint(const std::filesystem::path& path) {
         const std::string a = m_architecture + ".";
         config::ModelConfig& c = m_config;
         c.modelType = row->modelType;
-        c.numHiddenLayers = static_cast<int64_t>(meta.unsignedValue(a + "block_count"));
+        const uint64_t blocks = meta.unsignedValue(a + "block_count");
+        // A bound before anything is sized by it (per-layer types, specs): no model has near this many layers.
+        constexpr uint64_t maxBlocks = 1 << 16;
+        if (blocks == 0 || blocks > maxBlocks) {
+            throw ModelError("GGUF file `" + path.string() + "` says `" + a + "block_count` is " +
+                             std::to_string(blocks) + "; a model has 1 to " + std::to_string(maxBlocks) +
+                             " layers (a damaged or foreign file)");
+        }
+        c.numHiddenLayers = static_cast<int64_t>(blocks);
         c.hiddenSize = static_cast<int64_t>(meta.unsignedValue(a + "embedding_length"));
         c.intermediateSize = static_cast<int64_t>(meta.unsignedValue(a + "feed_forward_length"));
         c.numAttentionHeads = static_cast<int64_t>(meta.unsignedValue(a + "attention.head_count"));
