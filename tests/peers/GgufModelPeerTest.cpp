@@ -44,13 +44,6 @@ int64_t greedy(const at::Tensor& logits, int64_t eos) {
     return held.argmax().item<int64_t>();
 }
 
-/// KL(p || q) of the softmaxes of two logit rows, in nats.
-double klDivergence(const at::Tensor& p, const at::Tensor& q) {
-    const at::Tensor logP = at::log_softmax(p.to(at::kDouble), -1);
-    const at::Tensor logQ = at::log_softmax(q.to(at::kDouble), -1);
-    return (logP.exp() * (logP - logQ)).sum().item<double>();
-}
-
 } // namespace
 
 TEST(GgufModelPeerTest, TinyModelsMapAsTransformersMapsThem) {
@@ -126,7 +119,7 @@ TEST(GgufModelPeerTest, SmolLM2AsTransformersAndNearLlamaCpp) {
             ASSERT_LE(difference, 1e-4) << where << ": max |logit - Transformers|";
             const int64_t token = greedy(logits, eos);
             ASSERT_EQ(token, tokens[step]) << where << ": greedy token against Transformers";
-            const double kl = klDivergence(logits, llamaCpp[step]);
+            const double kl = kvscope::testing::klDivergence(logits, llamaCpp[step]);
             klSum += kl;
             klWorst = std::max(klWorst, kl);
             topOne += greedy(llamaCpp[step], eos) == token;

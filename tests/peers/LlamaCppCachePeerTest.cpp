@@ -49,13 +49,6 @@ at::Tensor readFloats(const std::filesystem::path& path, std::vector<int64_t> sh
     return out;
 }
 
-/// KL(p || q) of the softmaxes of two logit rows, in nats.
-double klDivergence(const at::Tensor& p, const at::Tensor& q) {
-    const at::Tensor logP = at::log_softmax(p.to(at::kDouble), -1);
-    const at::Tensor logQ = at::log_softmax(q.to(at::kDouble), -1);
-    return (logP.exp() * (logP - logQ)).sum().item<double>();
-}
-
 /// The peer's output, made once for the tests below.
 struct LlamaCppState {
     TemporaryDirectory directory{"kvscope-llamacpp-cache"};
@@ -189,12 +182,12 @@ TEST(LlamaCppCachePeerTest, SmolLM2WithEachCacheStaysNearLlamaCppWithIt) {
         double costTheirs = 0.0;
         int64_t same = 0;
         for (int64_t step = 0; step < steps; ++step) {
-            const double kl = klDivergence(theirs[step], ours[step]);
+            const double kl = kvscope::testing::klDivergence(theirs[step], ours[step]);
             sum += kl;
             worst = std::max(worst, kl);
             same += ours[step].argmax().item<int64_t>() == theirs[step].argmax().item<int64_t>();
-            costOurs += klDivergence(oursF16[step], ours[step]);
-            costTheirs += klDivergence(theirsF16[step], theirs[step]);
+            costOurs += kvscope::testing::klDivergence(oursF16[step], ours[step]);
+            costTheirs += kvscope::testing::klDivergence(theirsF16[step], theirs[step]);
         }
         costOurs /= static_cast<double>(steps);
         costTheirs /= static_cast<double>(steps);

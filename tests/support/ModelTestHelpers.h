@@ -55,6 +55,13 @@ private:
     std::filesystem::path m_path;
 };
 
+/// KL(p || q) of the softmaxes of two logit rows, in nats.
+inline double klDivergence(const at::Tensor& p, const at::Tensor& q) {
+    const at::Tensor logP = at::log_softmax(p.to(at::kDouble), -1);
+    const at::Tensor logQ = at::log_softmax(q.to(at::kDouble), -1);
+    return (logP.exp() * (logP - logQ)).sum().item<double>();
+}
+
 inline double maxAbsDifference(const at::Tensor& a, const at::Tensor& b) {
     return (a.to(at::kCPU) - b.to(at::kCPU)).abs().max().item<double>();
 }

@@ -74,6 +74,7 @@ const CacheTracer::LayerInfo& CacheTracer::info(size_t index, const CacheLayer& 
             entry.windowSize = layer.asAttention()->maxCacheShape();
         }
         entry.quantized = dynamic_cast<const QuantizedLayer*>(&layer);
+        entry.llamaCpp = dynamic_cast<const LlamaCppLayer*>(&layer);
     }
     return entry;
 }
@@ -121,9 +122,9 @@ void CacheTracer::emitUpdate(size_t index, const CacheLayer& layer, const Before
             m_emitter.emit(layerIndex, trace::WindowSlideEvent{evicted, seqLength - stored, seqLength, facts.windowSize});
         }
     }
-    if (const auto* ggml = dynamic_cast<const LlamaCppLayer*>(&layer); ggml != nullptr && ggml->quantises()) {
+    if (facts.llamaCpp != nullptr && facts.llamaCpp->quantises()) {
         // llama.cpp quantises every token as it arrives: each update is a flush of its own tokens, no residual.
-        const QuantizationReport& report = ggml->lastUpdate();
+        const QuantizationReport& report = facts.llamaCpp->lastUpdate();
         trace::QuantizeFlushEvent event;
         event.tokensMoved = report.tokensMoved;
         event.residualBefore = tokensIn;
@@ -231,9 +232,9 @@ trace::MemoryEvent CacheTracer::account(size_t index, const CacheLayer& layer, b
     if (facts.quantized != nullptr) {
         memory.deviceQuantized = facts.quantized->quantizedBytes();
         memory.deviceFullPrecision = facts.quantized->residualBytes();
-    } else if (const auto* ggml = dynamic_cast<const LlamaCppLayer*>(&layer)) {
+    } else if (facts.llamaCpp != nullptr) {
         // llama.cpp's quantised K or V blocks count as quantised; an f16/f32/bf16 half as full precision.
-        memory.deviceQuantized = ggml->quantizedBytes();
+        memory.deviceQuantized = facts.llamaCpp->quantizedBytes();
         memory.deviceFullPrecision = layer.storedBytes() - memory.deviceQuantized;
     } else {
         memory.deviceFullPrecision = layer.storedBytes();

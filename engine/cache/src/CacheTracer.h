@@ -15,6 +15,7 @@
 namespace kvscope::cache {
 
 class CacheLayer;
+class LlamaCppLayer;
 class QuantizedLayer;
 
 /// Turns one cache's operations into trace events, from sizes and counters the layers already keep
@@ -95,6 +96,7 @@ private:
         int64_t capacity = -1;
         int64_t windowSize = 0;
         const QuantizedLayer* quantized = nullptr;
+        const LlamaCppLayer* llamaCpp = nullptr;
     };
 
     const LayerInfo& info(size_t index, const CacheLayer& layer);

@@ -51,9 +51,10 @@ void LlamaCppLayer::lazyInitialization(const at::Tensor& keyStates, const at::Te
     m_valueBlocks.clear();
 }
 
-std::pair<at::Tensor, at::Tensor> LlamaCppLayer::encode(const at::Tensor& states, const gguf::BlockType& type,
-                                                        int64_t rotation) const {
-    at::Tensor values = states.to(at::kCPU, at::kFloat).contiguous().clone();
+LlamaCppLayer::Encoded LlamaCppLayer::encode(const at::Tensor& states, const gguf::BlockType& type,
+                                             int64_t rotation) const {
+    const at::Tensor given = states.to(at::kCPU, at::kFloat).contiguous();
+    at::Tensor values = given.clone();
     float* data = values.data_ptr<float>();
     const int64_t count = values.numel();
     if (rotation > 0) {
@@ -70,7 +71,12 @@ std::pair<at::Tensor, at::Tensor> LlamaCppLayer::encode(const at::Tensor& states
     if (rotation > 0) {
         WalshHadamardRotation::apply(data, count / rotation, rotation);
     }
-    return {bytes, values.to(states.device(), states.scalar_type())};
+    QuantizedSequence::FlushError error;
+    const float* original = given.data_ptr<float>();
+    for (int64_t i = 0; i < count; ++i) {
+        error.add(original[i], data[i]);
+    }
+    return {bytes, values.to(states.device(), states.scalar_type()), error};
 }
 
 KeyValueStates LlamaCppLayer::update(const at::Tensor& keyStates, const at::Tensor& valueStates) {
@@ -79,23 +85,13 @@ KeyValueStates LlamaCppLayer::update(const at::Tensor& keyStates, const at::Tens
     if (!m_initialized) {
         lazyInitialization(keyStates, valueStates);
     }
-    auto [keyBytes, keys] = encode(keyStates, m_keyType, m_keyRotation);
-    auto [valueBytes, values] = encode(valueStates, m_valueType, m_valueRotation);
-    KeyValueStates states = DynamicLayer::update(keys, values);
-    m_keyBlocks.append(keyBytes);
-    m_valueBlocks.append(valueBytes);
+    const Encoded keys = encode(keyStates, m_keyType, m_keyRotation);
+    const Encoded values = encode(valueStates, m_valueType, m_valueRotation);
+    KeyValueStates states = DynamicLayer::update(keys.decoded, values.decoded);
+    m_keyBlocks.append(keys.blocks);
+    m_valueBlocks.append(values.blocks);
     // The error attention reads with, over this update's keys and values.
-    const at::Tensor given = at::cat({keyStates.reshape(-1), valueStates.reshape(-1)}).to(at::kDouble);
-    const at::Tensor error = (at::cat({keys.reshape(-1), values.reshape(-1)}).to(at::kDouble) - given).abs();
-    m_lastUpdate = {};
-    m_lastUpdate.tokensMoved = keyStates.size(2);
-    m_lastUpdate.quantizedTokensAfter = m_keys.length();
-    if (error.numel() > 0) {
-        const double norm = given.norm().item<double>();
-        m_lastUpdate.maxAbsError = error.max().item<double>();
-        m_lastUpdate.meanAbsError = error.mean().item<double>();
-        m_lastUpdate.relativeError = norm > 0.0 ? error.norm().item<double>() / norm : 0.0;
-    }
+    m_lastUpdate = QuantizedSequence::FlushError::report(keys.error, values.error, keyStates.size(2), m_keys.length());
     return states;
 }
 
@@ -159,9 +155,9 @@ void LlamaCppLayer::rewriteKeys(const at::Tensor& keys) {
         throw CacheError(ErrorKind::Runtime, typeName() + ": rewritten keys must keep the stored shape");
     }
     // The rewritten keys are stored as new keys are: rotated and quantised again.
-    auto [keyBytes, decoded] = encode(keys, m_keyType, m_keyRotation);
-    DynamicLayer::rewriteKeys(decoded);
-    m_keyBlocks.assign(keyBytes);
+    const Encoded encoded = encode(keys, m_keyType, m_keyRotation);
+    DynamicLayer::rewriteKeys(encoded.decoded);
+    m_keyBlocks.assign(encoded.blocks);
 }
 
 bool LlamaCppLayer::quantises() const { return isQuantised(m_keyType) || isQuantised(m_valueType); }

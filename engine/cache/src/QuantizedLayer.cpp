@@ -88,17 +88,10 @@ KeyValueStates QuantizedLayer::update(const at::Tensor& keyStates, const at::Ten
 
 void QuantizedLayer::reportFlush() {
     const auto& keyError = m_keys.lastFlushError();
-    const auto& valueError = m_values.lastFlushError();
-    QuantizationReport report;
     const int64_t perToken = m_keys.storage().numel() / std::max<int64_t>(m_keys.storage().size(2), 1);
-    report.tokensMoved = perToken > 0 ? keyError.elements / perToken : 0;
-    report.quantizedTokensAfter = m_keys.quantizedTokens();
-    report.maxAbsError = std::max(keyError.maxAbs, valueError.maxAbs);
-    const auto elements = static_cast<double>(keyError.elements + valueError.elements);
-    report.meanAbsError = elements > 0 ? (keyError.sumAbs + valueError.sumAbs) / elements : 0.0;
-    const double norm = keyError.sumSquared + valueError.sumSquared;
-    report.relativeError = norm > 0 ? std::sqrt((keyError.sumSquaredError + valueError.sumSquaredError) / norm) : 0.0;
-    m_lastFlush = report;
+    m_lastFlush = QuantizedSequence::FlushError::report(keyError, m_values.lastFlushError(),
+                                                        perToken > 0 ? keyError.elements / perToken : 0,
+                                                        m_keys.quantizedTokens());
 }
 
 at::Tensor QuantizedLayer::keys() const {

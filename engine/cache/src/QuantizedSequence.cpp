@@ -57,18 +57,11 @@ std::vector<bool> QuantizedSequence::compareTokens(const at::Tensor& before, con
                     const float b = reconstructed[offset + i];
                     differs = differs || !(a == b);
                     if (isNew) {
-                        const double error = std::abs(static_cast<double>(a) - static_cast<double>(b));
-                        m_lastFlushError.maxAbs = std::max(m_lastFlushError.maxAbs, error);
-                        m_lastFlushError.sumAbs += error;
-                        m_lastFlushError.sumSquaredError += error * error;
-                        m_lastFlushError.sumSquared += static_cast<double>(a) * static_cast<double>(a);
+                        m_lastFlushError.add(a, b);
                     }
                 }
                 if (differs) {
                     changed[static_cast<size_t>(token)] = true;
-                }
-                if (isNew) {
-                    m_lastFlushError.elements += width;
                 }
             }
         }
@@ -89,6 +82,19 @@ std::vector<bool> QuantizedSequence::compareTokens(const at::Tensor& before, con
     m_lastFlushError.sumSquaredError += difference.pow(2).sum().item<double>();
     m_lastFlushError.sumSquared += original.pow(2).sum().item<double>();
     return changed;
+}
+
+QuantizationReport QuantizedSequence::FlushError::report(const FlushError& keys, const FlushError& values,
+                                                         int64_t tokensMoved, int64_t quantizedTokensAfter) {
+    QuantizationReport report;
+    report.tokensMoved = tokensMoved;
+    report.quantizedTokensAfter = quantizedTokensAfter;
+    report.maxAbsError = std::max(keys.maxAbs, values.maxAbs);
+    const auto elements = static_cast<double>(keys.elements + values.elements);
+    report.meanAbsError = elements > 0 ? (keys.sumAbs + values.sumAbs) / elements : 0.0;
+    const double norm = keys.sumSquared + values.sumSquared;
+    report.relativeError = norm > 0 ? std::sqrt((keys.sumSquaredError + values.sumSquaredError) / norm) : 0.0;
+    return report;
 }
 
 void QuantizedSequence::flush() {

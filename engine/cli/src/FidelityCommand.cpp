@@ -43,9 +43,8 @@ nlohmann::json FidelityCommand::run(const FidelityOptions& options) {
     const config::PressSettings& press = settings.press;
     // Without a press, a cache that changes what attention reads (quantized, llamacpp) is measured against the
     // full-precision dynamic cache; with one, the press against no press on the same cache.
-    const bool cacheAlone = press.name.empty() && settings.cache.kind != config::CacheKind::Dynamic &&
-                            settings.cache.kind != config::CacheKind::Static &&
-                            settings.cache.kind != config::CacheKind::Offloaded;
+    const bool cacheAlone = press.name.empty() && (settings.cache.kind == config::CacheKind::Quantized ||
+                                                   settings.cache.kind == config::CacheKind::LlamaCpp);
     if (press.name.empty() && !cacheAlone && options.saveReference.empty()) {
         throw runtime::GenerationError("fidelity compares a press against no press, or a quantising cache against "
                                        "the dynamic cache: give --press NAME (" +
@@ -53,10 +52,7 @@ nlohmann::json FidelityCommand::run(const FidelityOptions& options) {
                                        "), --cache quantized or --cache llamacpp, or --save-reference FILE to save "
                                        "the uncompressed run alone");
     }
-    config::CacheSettings referenceCache = settings.cache;
-    if (cacheAlone) {
-        referenceCache = config::CacheSettings{};
-    }
+    const config::CacheSettings referenceCache = cacheAlone ? config::CacheSettings{} : settings.cache;
     runtime::ComputeThreads::apply(config::computeThreads(settings));
     runtime::ModelSource::Loaded loaded = runtime::ModelSource::load(settings, model::ModelLoader::device(settings.device));
     const std::vector<int64_t> prompt =

@@ -16,13 +16,14 @@ namespace kvscope::model {
 namespace {
 
 /// The architectures read and the Hugging Face model type each becomes. llama's Q and K rows are permuted by
-/// the converter (convert_hf_to_gguf's LlamaModel.permute); Qwen's are not. Gemma's converter stores its norm
-/// weights plus one (Gemma's norms scale by 1 + w; llama.cpp's by w).
+/// the converter (convert_hf_to_gguf's LlamaModel.permute); Qwen's are not. Gemma's sandwich norms have names of
+/// their own, its converter stores norm weights plus one (Gemma's norms scale by 1 + w; llama.cpp's by w) and
+/// leaves out what llama.cpp fills in itself (readGemmaConfig).
 struct ArchitectureRow {
     const char* gguf;
     const char* modelType;
     bool permutesQueryKey;
-    bool normsPlusOne;
+    bool gemma;
 };
 constexpr ArchitectureRow kArchitectures[] = {
     {"llama", "llama", true, false},
@@ -34,8 +35,6 @@ constexpr ArchitectureRow kArchitectures[] = {
     {"gemma3", "gemma3_text", false, true},
 };
 
-bool isGemma(const std::string& architecture) { return architecture == "gemma2" || architecture == "gemma3"; }
-
 const ArchitectureRow* architectureRow(const std::string& name) {
     for (const ArchitectureRow& row : kArchitectures) {
         if (name == row.gguf) {
@@ -43,6 +42,11 @@ const ArchitectureRow* architectureRow(const std::string& name) {
         }
     }
     return nullptr;
+}
+
+bool isGemma(const std::string& architecture) {
+    const ArchitectureRow* row = architectureRow(architecture);
+    return row != nullptr && row->gemma;
 }
 
 /// Hugging Face's per-layer names and GGUF's (llama.cpp's tensor names, gguf-py's tensor_mapping.py).
@@ -183,7 +187,7 @@ GgufCheckpoint::GgufCheckpoint(const std::filesystem::path& path) {
                                  "LongRoPE for 128k contexts), which kvscope does not read from GGUF yet");
             }
         }
-        if (isGemma(m_architecture)) {
+        if (row->gemma) {
             readGemmaConfig(meta, a);
         }
         c.maxPositionEmbeddings = static_cast<int64_t>(meta.optionalUnsigned(a + "context_length").value_or(4096));
@@ -192,7 +196,7 @@ GgufCheckpoint::GgufCheckpoint(const std::filesystem::path& path) {
         const auto tokens = meta.find("tokenizer.ggml.tokens");
         c.vocabSize = static_cast<int64_t>(meta.optionalUnsigned(a + "vocab_size").value_or(
             tokens ? tokens->asArray("tokenizer.ggml.tokens").size() : 0));
-        if (!isGemma(m_architecture)) {
+        if (!row->gemma) {
             c.hiddenAct = "silu";
         }
         c.tieWordEmbeddings = m_file->find("output.weight") == nullptr;
@@ -293,7 +297,7 @@ ParameterStore GgufCheckpoint::parameters(const std::vector<ParameterSpec>& spec
                    (spec.name.ends_with("k_proj.weight") || spec.name.ends_with("k_proj.bias"))) {
             tensor = unpermuted(tensor, m_config.numKeyValueHeads);
         }
-        if (row->normsPlusOne && spec.name.ends_with("norm.weight")) {
+        if (row->gemma && spec.name.ends_with("norm.weight")) {
             tensor -= 1.0;
         }
         store.set(spec.name, tensor);

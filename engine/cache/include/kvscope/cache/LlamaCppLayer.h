@@ -3,6 +3,7 @@
 
 #include "kvscope/cache/DynamicLayer.h"
 #include "kvscope/cache/QuantizationReport.h"
+#include "kvscope/cache/QuantizedSequence.h"
 
 #include <cstdint>
 #include <vector>
@@ -62,10 +63,14 @@ public:
 
 private:
     /// `states` [batch, heads, tokens, head_dim] rotated (by `rotation`, 0: none) and quantised: the blocks
-    /// [batch, heads, tokens, bytes per head] (uint8, CPU) and the values attention reads (dequantised, rotated
-    /// back; `states`' dtype and device).
-    std::pair<at::Tensor, at::Tensor> encode(const at::Tensor& states, const gguf::BlockType& type,
-                                             int64_t rotation) const;
+    /// [batch, heads, tokens, bytes per head] (uint8, CPU), the values attention reads (dequantised, rotated
+    /// back; `states`' dtype and device) and their error against `states`.
+    struct Encoded {
+        at::Tensor blocks;
+        at::Tensor decoded;
+        QuantizedSequence::FlushError error;
+    };
+    Encoded encode(const at::Tensor& states, const gguf::BlockType& type, int64_t rotation) const;
     static std::vector<uint8_t> rowsOf(const SequenceBuffer& blocks, int64_t batch);
 
     const gguf::BlockType& m_keyType;

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/cache/QuantizationReport.h"
 #include "kvscope/cache/Quantizer.h"
 #include "kvscope/cache/SequenceBuffer.h"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -55,6 +58,19 @@ public:
         double sumAbs = 0.0;
         double sumSquaredError = 0.0;
         double sumSquared = 0.0;
+
+        /// Counts one value and what came back for it.
+        void add(float given, float reconstructed) {
+            const double error = std::abs(static_cast<double>(given) - static_cast<double>(reconstructed));
+            ++elements;
+            maxAbs = std::max(maxAbs, error);
+            sumAbs += error;
+            sumSquaredError += error * error;
+            sumSquared += static_cast<double>(given) * static_cast<double>(given);
+        }
+        /// Keys' and values' errors together, as a flush of `tokensMoved` tokens reports them.
+        static QuantizationReport report(const FlushError& keys, const FlushError& values, int64_t tokensMoved,
+                                         int64_t quantizedTokensAfter);
     };
     const FlushError& lastFlushError() const { return m_lastFlushError; }
     bool isTokenLocal() const { return m_tokenLocal; }
