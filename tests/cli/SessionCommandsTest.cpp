@@ -82,7 +82,7 @@ TEST(SessionCommandsTest, RunRecordsASessionThatInfoReplayAndExportRead) {
     const Output info = invoke(SessionCommands::info, fileOption(file));
     ASSERT_EQ(info.exitCode, 0) << info.err;
     const Json header = info.json();
-    EXPECT_EQ(header["format_version"], "1.7");
+    EXPECT_EQ(header["format_version"], "1.8");
     EXPECT_TRUE(header["complete"].get<bool>());
     EXPECT_EQ(header["steps"], 10);
     EXPECT_EQ(header["metadata"]["model"], "gemma2");
@@ -135,6 +135,58 @@ TEST(SessionCommandsTest, RunRecordsASessionThatInfoReplayAndExportRead) {
     EXPECT_EQ(trace["otherData"]["model"], "gemma2");
     std::filesystem::remove(exportOptions.perfetto);
     std::filesystem::remove(file);
+}
+
+TEST(SessionCommandsTest, ReplayGivesEachLlamaCppLayersErrorPerChannel) {
+    // llama.cpp's cache quantises heads of whole blocks: a llama config with heads of 64, built-in weights.
+    const auto config = temporaryFile("head64.json");
+    std::ofstream(config) << R"({"model_type": "llama", "hidden_size": 128, "intermediate_size": 256,
+        "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 64,
+        "vocab_size": 259, "bos_token_id": 256, "eos_token_id": 257, "initializer_range": 0.5})";
+    const auto file = temporaryFile("llamacpp.kvsess");
+    RunOptions run;
+    run.run.configPath = config.string();
+    run.run.cache.kind = kvscope::config::CacheKind::LlamaCpp;
+    run.run.cache.typeK = "q8_0";
+    run.run.cache.typeV = "q4_0";
+    run.run.tokens = 6;
+    run.out = file.string();
+    run.progress = false;
+    std::ostringstream progress;
+    RunCommand::run(run, progress);
+    const Output info = invoke(SessionCommands::info, fileOption(file));
+    ASSERT_EQ(info.exitCode, 0) << info.err;
+    // Fewer than 64 tokens: every update of both layers is reported.
+    EXPECT_EQ(info.json()["event_counts"]["channel_error"], 2 * 6);
+    SessionCommands::Options all = fileOption(file);
+    all.allSteps = true;
+    const Output replay = invoke(SessionCommands::replay, all);
+    ASSERT_EQ(replay.exitCode, 0) << replay.err;
+    for (const Json& state : replay.json()) {
+        for (const Json& layer : state["layers"]) {
+            const Json& channels = layer["channel_error"];
+            EXPECT_EQ(channels["step"], state["step"]);
+            EXPECT_EQ(channels["tokens"], layer["seq_length"]) << "every token the layer holds, quantised";
+            ASSERT_EQ(channels["key_error"].size(), 1U) << "one KV head";
+            const auto keyError = channels["key_error"][0].get<std::vector<double>>();
+            const auto keySize = channels["key_size"][0].get<std::vector<double>>();
+            const auto valueError = channels["value_error"][0].get<std::vector<double>>();
+            ASSERT_EQ(keyError.size(), 64U);
+            ASSERT_EQ(keySize.size(), 64U);
+            ASSERT_EQ(valueError.size(), 64U);
+            double keys = 0.0;
+            double values = 0.0;
+            for (std::size_t channel = 0; channel < 64; ++channel) {
+                EXPECT_LT(keyError[channel], keySize[channel]) << "q8_0 keeps most of every channel";
+                keys += keyError[channel];
+                values += valueError[channel];
+            }
+            EXPECT_GT(keys, 0.0);
+            EXPECT_GT(values, keys) << "q4_0 values err more than q8_0 keys";
+        }
+    }
+    std::filesystem::remove(file);
+    std::filesystem::remove(config);
 }
 
 TEST(SessionCommandsTest, RunRefusingItsOptionsLeavesNoFile) {

@@ -43,6 +43,7 @@ TEST(EventExplainerTest, EveryKindHasASummaryAndAReason) {
         trace::BlockFreedEvent{"r0", 0, 4, 4, 0, 9, false},
         trace::BlockEvictedEvent{0, 3, 0x1234},
         trace::RequestTokensEvent{"r0", 15, {5015}, " keeps", {6}},
+        trace::ChannelErrorEvent{1, 3, {0.1F, 0.2F}, {1.0F, 4.0F}, {0.1F}, {1.0F}},
     };
     ASSERT_EQ(payloads.size(), trace::kEventKindCount + 1);
     for (const trace::EventPayload& payload : payloads) {
@@ -90,6 +91,29 @@ TEST(EventExplainerTest, ReasonsNameTheCause) {
     const QString flushWhy = EventExplainer::why(flush, state);
     EXPECT_TRUE(flushWhy.contains("residual had grown to 9 tokens")) << flushWhy.toStdString();
     EXPECT_TRUE(flushWhy.contains("2.34%")) << flushWhy.toStdString();
+}
+
+TEST(EventExplainerTest, LlamaCppLayersQuantiseAsTheyStoreAndReportTheirWorstChannel) {
+    trace::StepState state;
+    state.layers.resize(2);
+    state.layers[1].kind = trace::LayerKind::Dynamic; // llama.cpp's layers trace as dynamic ones
+    const trace::Event flush{12, 1, 0, trace::QuantizeFlushEvent{1, 1, 0, 13, 4096, 4260, 0.1, 0.01, 0.0234}};
+    EXPECT_EQ(EventExplainer::why(flush, state).toStdString(),
+              "Layer 1 quantised the 1 new tokens as it stored them, as llama.cpp's cache does (no full-precision "
+              "residual): 4.0 KiB → 4.2 KiB, at a relative error of 2.34%.");
+    state.layers[1].kind = trace::LayerKind::Quantized;
+    EXPECT_TRUE(EventExplainer::why(flush, state).contains("residual had grown to 1 tokens"));
+    // Two heads of two channels: head 1's channel 0 errs most, its keys 1.5x the head's median (of 6 and 2: 4).
+    const trace::Event report{12, 1, 0,
+                              trace::ChannelErrorEvent{2, 40, {0.1F, 0.1F, 0.4F, 0.2F}, {1.0F, 1.0F, 6.0F, 2.0F},
+                                                       {0.05F, 0.05F}, {1.0F, 1.0F}}};
+    EXPECT_EQ(EventExplainer::summary(report).toStdString(), "channel error over 40 tokens: keys 0.235, values 0.05 (RMS)");
+    EXPECT_EQ(EventExplainer::why(report, state).toStdString(),
+              "Layer 1 has quantised 40 tokens so far; over them its keys' error is 0.235 and its values' 0.05 (root "
+              "mean square over every channel). The worst key channel is head 1's channel 0 (error 0.4), whose keys "
+              "are 1.5× the head's median channel: a block of 32 values shares one scale, so a large channel coarsens "
+              "its whole block unless the rotation spreads it over the head. The Channel errors dock maps every "
+              "layer's channels.");
 }
 
 // A session's text: "The key-value cache holds" as pieces, position by position.

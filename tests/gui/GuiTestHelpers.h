@@ -25,6 +25,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 
 namespace kvscope::gui::testing {
 
@@ -88,6 +89,23 @@ inline void loadWithCompression(SessionController& session, std::int32_t layer,
         std::find_if(events.begin(), events.end(), [](const trace::Event& event) { return event.step > 0; });
     events.insert(firstDecodeEvent, trace::Event{0, layer, 0, compression});
     session.setRecordedSession(syntheticMetadata(options), std::move(events), QStringLiteral("pressed"));
+}
+
+// A synthetic session of 10 tokens (prompt 12) with channel error reports `(step, layer, report)` filed at their
+// steps, as a llama.cpp cache of `settingsJson` would have made them.
+inline void loadWithChannelErrors(
+    SessionController& session, const std::vector<std::tuple<std::int64_t, std::int32_t, trace::ChannelErrorEvent>>& reports,
+    const std::string& settingsJson = R"({"kind": "llamacpp", "type_k": "q8_0", "type_v": "q4_0", "attn_rotation": true})") {
+    const auto options = smallSession(10);
+    std::vector<trace::Event> events = syntheticEvents(options);
+    for (const auto& [step, layer, report] : reports) {
+        const auto after = std::find_if(events.begin(), events.end(),
+                                        [step = step](const trace::Event& event) { return event.step > step; });
+        events.insert(after, trace::Event{step, layer, 0, report});
+    }
+    trace::SessionMetadata metadata = syntheticMetadata(options);
+    metadata.cacheSettingsJson = settingsJson;
+    session.setRecordedSession(metadata, std::move(events), QStringLiteral("llamacpp"));
 }
 
 // A factory of SyntheticEngines of the settings' token count (8 layers, offloading when asked).
@@ -156,6 +174,7 @@ inline void expectDocksDocked(const QMainWindow& window, const std::string& what
         {QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea},
         {QStringLiteral("compareDock"), Qt::BottomDockWidgetArea},
         {QStringLiteral("servingMetricsDock"), Qt::BottomDockWidgetArea},
+        {QStringLiteral("channelErrorsDock"), Qt::BottomDockWidgetArea},
     };
     const QList<QDockWidget*> docks = window.findChildren<QDockWidget*>();
     EXPECT_EQ(docks.size(), static_cast<qsizetype>(areas.size())) << what;

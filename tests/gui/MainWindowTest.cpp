@@ -181,6 +181,22 @@ TEST(MainWindowTest, TheTransfersDockComesWithTheFirstTransferAndGoesWithASessio
     EXPECT_TRUE(transfers->isVisible());
 }
 
+TEST(MainWindowTest, TheChannelErrorsDockComesWithAQuantisingCachesReports) {
+    MainWindow window(testing::syntheticFactory(), capabilities());
+    window.resize(1200, 800);
+    window.show();
+    auto* channels = window.findChild<QDockWidget*>(QStringLiteral("channelErrorsDock"));
+    ASSERT_NE(channels, nullptr);
+    EXPECT_FALSE(channels->isVisible()) << "no session, nothing to show";
+    testing::loadSynthetic(window.session(), testing::smallSession(20));
+    EXPECT_FALSE(channels->isVisible()) << "a cache that does not report channel errors";
+    const trace::ChannelErrorEvent report{1, 12, {0.1F, 0.2F}, {1.0F, 2.0F}, {0.1F, 0.1F}, {1.0F, 1.0F}};
+    testing::loadWithChannelErrors(window.session(), {{0, 0, report}});
+    EXPECT_TRUE(channels->isVisible());
+    testing::loadSynthetic(window.session(), testing::smallSession(20));
+    EXPECT_FALSE(channels->isVisible());
+}
+
 TEST(MainWindowTest, AServingSessionsStatusBarGivesThePoolsHeldAndTotalBytes) {
     trace::PagedState paged;
     paged.active = true;

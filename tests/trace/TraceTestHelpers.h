@@ -104,6 +104,10 @@ inline std::vector<Event> everyKindSession(std::int64_t tokens = 40, std::int32_
     // 1.3: heads keeping different numbers of tokens (AdaKV), nothing evicted.
     events.push_back(Event{lastStep, 1, 0, CompressionEvent{4, 4, 2, 4, 4, {0, 2, 3, 3, 1, 0, 1, 2}, {}, {}, {3, 1}}});
     events.push_back(Event{lastStep, -1, 0, StepBeginEvent{-1, "non-ASCII \xc3\xa9 and \0 inside"s}});
+    // 1.8: a llama.cpp layer's error per channel (2 heads of 2 key and 1 value channels).
+    events.push_back(Event{lastStep, 0, 0,
+                           ChannelErrorEvent{2, 17, {0.5F, 0.25F, 0.125F, 1.5F}, {2.0F, 1.0F, 3.0F, 4.0F}, {0.75F, 0.0F},
+                                             {1.0F, 0.5F}}});
     // 1.4: paged serving, every kind once (a pool of 4 blocks, two requests).
     const std::vector<EventPayload> paged = {
         PagedPoolEvent{4, 4, -1, true, 0, {0, 8}, 16, 2},

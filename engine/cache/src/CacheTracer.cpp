@@ -12,6 +12,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 namespace kvscope::cache {
 
 using trace::LayerKind;
@@ -59,7 +61,7 @@ int64_t CacheTracer::transferBytes(const CacheLayer& layer) {
     return layer.storedBytes();
 }
 
-const CacheTracer::LayerInfo& CacheTracer::info(size_t index, const CacheLayer& layer) {
+CacheTracer::LayerInfo& CacheTracer::info(size_t index, const CacheLayer& layer) {
     if (index >= m_info.size()) {
         m_info.resize(index + 1);
     }
@@ -75,8 +77,25 @@ const CacheTracer::LayerInfo& CacheTracer::info(size_t index, const CacheLayer& 
         }
         entry.quantized = dynamic_cast<const QuantizedLayer*>(&layer);
         entry.llamaCpp = dynamic_cast<const LlamaCppLayer*>(&layer);
+        entry.channelTokensReported = 0;
     }
     return entry;
+}
+
+bool CacheTracer::reportsChannelError(int64_t reported, int64_t tokens) {
+    return tokens < reported || tokens >= reported + std::max<int64_t>(1, reported / 32);
+}
+
+void CacheTracer::emitChannelError(int32_t layerIndex, LayerInfo& facts) {
+    const ChannelError& keys = facts.llamaCpp->keyChannelError();
+    const int64_t tokens = keys.tokens();
+    if (tokens == 0 || !reportsChannelError(facts.channelTokensReported, tokens)) {
+        return;
+    }
+    facts.channelTokensReported = tokens;
+    const ChannelError& values = facts.llamaCpp->valueChannelError();
+    m_emitter.emit(layerIndex, trace::ChannelErrorEvent{static_cast<int32_t>(keys.heads()), tokens, keys.rmsError(),
+                                                        keys.rmsValue(), values.rmsError(), values.rmsValue()});
 }
 
 void CacheTracer::afterUpdate(size_t index, CacheLayer& layer, const UpdateFacts& facts) {
@@ -108,7 +127,7 @@ CacheTracer::Before CacheTracer::probe(size_t index, const CacheLayer& layer) {
 
 void CacheTracer::emitUpdate(size_t index, const CacheLayer& layer, const Before& before, int64_t tokensIn,
                              int64_t newBytes, int64_t returnedTokens) {
-    const LayerInfo& facts = info(index, layer);
+    LayerInfo& facts = info(index, layer);
     const AttentionLayer& attention = *layer.asAttention();
     const auto layerIndex = static_cast<int32_t>(index);
     const int64_t seqLength = attention.seqLength();
@@ -136,6 +155,7 @@ void CacheTracer::emitUpdate(size_t index, const CacheLayer& layer, const Before
         event.meanAbsError = report.meanAbsError;
         event.relativeError = report.relativeError;
         m_emitter.emit(layerIndex, event);
+        emitChannelError(layerIndex, facts);
     }
     if (facts.quantized != nullptr) {
         if (const auto& flush = facts.quantized->lastFlush()) {
@@ -313,6 +333,9 @@ void CacheTracer::restart(const std::vector<std::unique_ptr<CacheLayer>>& layers
     m_totals = trace::MemoryEvent{};
     // A new sink's reducer starts from zero totals: only a difference from that is news.
     m_totalsEmitted = trace::MemoryEvent{};
+    for (LayerInfo& entry : m_info) {
+        entry.channelTokensReported = 0; // the new sink has been told nothing
+    }
     for (size_t index = 0; index < layers.size(); ++index) {
         account(index, *layers[index], index < onHost.size() && onHost[index]);
     }

@@ -73,6 +73,11 @@ public:
     /// Starts over for a new sink: the totals from every layer's present bytes, nothing told yet.
     void restart(const std::vector<std::unique_ptr<CacheLayer>>& layers, const std::vector<bool>& onHost);
 
+    /// Whether a layer's channel error counting `tokens` is reported after one counting `reported` was: after every
+    /// update at first, then once 1/32 more tokens have come (a long session carries ~32 reports per doubling of
+    /// its length, each one the whole count); a count that fell (a reset) starts over.
+    static bool reportsChannelError(int64_t reported, int64_t tokens);
+
     /// The reference's layer class as the trace names it.
     static trace::LayerKind kindOf(const CacheLayer& layer);
     /// Tokens the layer can hold between updates; -1 when unbounded. A DynamicSlidingWindowLayer
@@ -97,9 +102,12 @@ private:
         int64_t windowSize = 0;
         const QuantizedLayer* quantized = nullptr;
         const LlamaCppLayer* llamaCpp = nullptr;
+        int64_t channelTokensReported = 0; ///< the count of the layer's last ChannelError event
     };
 
-    const LayerInfo& info(size_t index, const CacheLayer& layer);
+    LayerInfo& info(size_t index, const CacheLayer& layer);
+    /// Emits a llama.cpp layer's ChannelError when reportsChannelError says so.
+    void emitChannelError(int32_t layerIndex, LayerInfo& facts);
     /// Recomputes the layer's tiers for its residency, keeps them for the totals and returns them.
     trace::MemoryEvent account(size_t index, const CacheLayer& layer, bool onHost);
     /// The tiers the sink was last told for a layer (what a reducer folding the events holds).

@@ -49,10 +49,12 @@ void LlamaCppLayer::lazyInitialization(const at::Tensor& keyStates, const at::Te
     m_valueRotation = m_rotation && isQuantised(m_valueType) ? WalshHadamardRotation::valueBlock(valueDim) : 0;
     m_keyBlocks.clear();
     m_valueBlocks.clear();
+    m_keyChannels.reset(keyStates.size(1), keyDim);
+    m_valueChannels.reset(valueStates.size(1), valueDim);
 }
 
 LlamaCppLayer::Encoded LlamaCppLayer::encode(const at::Tensor& states, const gguf::BlockType& type,
-                                             int64_t rotation) const {
+                                             int64_t rotation, ChannelError* channels) {
     const at::Tensor given = states.to(at::kCPU, at::kFloat).contiguous();
     at::Tensor values = given.clone();
     float* data = values.data_ptr<float>();
@@ -76,6 +78,9 @@ LlamaCppLayer::Encoded LlamaCppLayer::encode(const at::Tensor& states, const ggu
     for (int64_t i = 0; i < count; ++i) {
         error.add(original[i], data[i]);
     }
+    if (channels != nullptr) {
+        channels->add(original, data, states.size(0), states.size(2));
+    }
     return {bytes, values.to(states.device(), states.scalar_type()), error};
 }
 
@@ -85,8 +90,8 @@ KeyValueStates LlamaCppLayer::update(const at::Tensor& keyStates, const at::Tens
     if (!m_initialized) {
         lazyInitialization(keyStates, valueStates);
     }
-    const Encoded keys = encode(keyStates, m_keyType, m_keyRotation);
-    const Encoded values = encode(valueStates, m_valueType, m_valueRotation);
+    const Encoded keys = encode(keyStates, m_keyType, m_keyRotation, &m_keyChannels);
+    const Encoded values = encode(valueStates, m_valueType, m_valueRotation, &m_valueChannels);
     KeyValueStates states = DynamicLayer::update(keys.decoded, values.decoded);
     m_keyBlocks.append(keys.blocks);
     m_valueBlocks.append(values.blocks);
@@ -99,6 +104,8 @@ void LlamaCppLayer::reset() {
     DynamicLayer::reset();
     m_keyBlocks.zero();
     m_valueBlocks.zero();
+    m_keyChannels.reset(m_keyChannels.heads(), m_keyChannels.dim());
+    m_valueChannels.reset(m_valueChannels.heads(), m_valueChannels.dim());
 }
 
 void LlamaCppLayer::reorder(const at::Tensor& beamIdx) {
@@ -155,7 +162,7 @@ void LlamaCppLayer::rewriteKeys(const at::Tensor& keys) {
         throw CacheError(ErrorKind::Runtime, typeName() + ": rewritten keys must keep the stored shape");
     }
     // The rewritten keys are stored as new keys are: rotated and quantised again.
-    const Encoded encoded = encode(keys, m_keyType, m_keyRotation);
+    const Encoded encoded = encode(keys, m_keyType, m_keyRotation, nullptr);
     DynamicLayer::rewriteKeys(encoded.decoded);
     m_keyBlocks.assign(encoded.blocks);
 }

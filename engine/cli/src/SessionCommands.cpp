@@ -212,6 +212,43 @@ void addCompressions(Json& json, const trace::Timeline& timeline) {
     }
 }
 
+/// Adds to each layer of `json` (a stateJson) that reported its quantisation error per channel (llama.cpp's cache,
+/// format 1.8) its latest report at or before the step: the tokens it covers and, per KV head, each channel's RMS
+/// error and size for keys and values.
+void addChannelErrors(Json& json, const trace::Timeline& timeline) {
+    const std::int64_t step = json.at("step").get<std::int64_t>();
+    for (const trace::Event& event : timeline.retainedEvents()) {
+        if (event.step > step) {
+            break; // retained events come in step order
+        }
+        const auto* report = std::get_if<trace::ChannelErrorEvent>(&event.payload);
+        if (report == nullptr || report->heads <= 0 || event.layer < 0 ||
+            static_cast<std::size_t>(event.layer) >= json["layers"].size()) {
+            continue;
+        }
+        const auto heads = static_cast<std::size_t>(report->heads);
+        const auto perHead = [heads](const std::vector<float>& values) {
+            Json split = Json::array();
+            const std::size_t dim = values.size() / heads;
+            if (dim * heads != values.size()) {
+                return split; // a damaged file's list: nothing to split
+            }
+            for (std::size_t head = 0; head < heads; ++head) {
+                split.push_back(std::vector<float>(values.begin() + static_cast<std::ptrdiff_t>(head * dim),
+                                                   values.begin() + static_cast<std::ptrdiff_t>((head + 1) * dim)));
+            }
+            return split;
+        };
+        json["layers"][static_cast<std::size_t>(event.layer)]["channel_error"] = {
+            {"step", event.step},
+            {"tokens", report->tokens},
+            {"key_error", perHead(report->keyError)},
+            {"key_size", perHead(report->keySize)},
+            {"value_error", perHead(report->valueError)},
+            {"value_size", perHead(report->valueSize)}};
+    }
+}
+
 /// Adds to `json` (a stateJson) the next-token distribution its step produced, when the session recorded one:
 /// log-probabilities of row 0, the whole vocabulary by token id (complete) or the most likely tokens with ids.
 void addNextToken(Json& json, const trace::Timeline& timeline) {
@@ -319,6 +356,7 @@ int SessionCommands::replay(const Options& options, std::ostream& out, std::ostr
             for (std::int64_t step = 0; step < timeline.stepCount(); ++step) {
                 Json json = stateJson(timeline.stateAt(step));
                 addCompressions(json, timeline);
+                addChannelErrors(json, timeline);
                 addNextToken(json, timeline);
                 json["file"] = options.file;
                 states.push_back(std::move(json));
@@ -345,6 +383,7 @@ int SessionCommands::replay(const Options& options, std::ostream& out, std::ostr
         }
         Json json = stateJson(state);
         addCompressions(json, timeline);
+        addChannelErrors(json, timeline);
         addNextToken(json, timeline);
         json["file"] = options.file;
         print(out, json);

@@ -36,6 +36,7 @@ constexpr std::array<std::string_view, kEventKindCount> kEventKindNames{
     "block_freed",
     "block_evicted",
     "request_tokens",
+    "channel_error",
 };
 
 } // namespace

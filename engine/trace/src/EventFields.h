@@ -95,6 +95,10 @@ KVSCOPE_EVENT_FIELDS(BlockEvictedEvent, &BlockEvictedEvent::group, &BlockEvicted
                      &BlockEvictedEvent::hash);
 KVSCOPE_EVENT_FIELDS(RequestTokensEvent, &RequestTokensEvent::requestId, &RequestTokensEvent::firstPosition,
                      &RequestTokensEvent::tokenIds, &RequestTokensEvent::text, &RequestTokensEvent::pieceEnds);
+// 1.8: the channel error view.
+KVSCOPE_EVENT_FIELDS(ChannelErrorEvent, &ChannelErrorEvent::heads, &ChannelErrorEvent::tokens,
+                     &ChannelErrorEvent::keyError, &ChannelErrorEvent::keySize, &ChannelErrorEvent::valueError,
+                     &ChannelErrorEvent::valueSize);
 KVSCOPE_EVENT_FIELDS(LayerState, &LayerState::initialized, &LayerState::kind, &LayerState::seqLength,
                      &LayerState::storedTokens, &LayerState::capacity, &LayerState::returnedTokens,
                      &LayerState::lastUpdateStep, &LayerState::queryLength, &LayerState::kvLength,

@@ -111,6 +111,8 @@ struct LayerFolder {
     void operator()(const StepEndEvent&) const {}
     void operator()(const ComputeEvent&) const {}
     void operator()(const LogitsEvent&) const {}
+    // Read by the channel error view from the retained events; no layer count changes.
+    void operator()(const ChannelErrorEvent&) const {}
     // Paged-serving events are step-level (PagedStateReducer): no layer changes.
     template <typename Paged>
     requires(std::is_same_v<Paged, PagedPoolEvent> || std::is_same_v<Paged, RequestArrivedEvent> ||

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/models/EventExplainer.h"
 
+#include "kvscope/gui/models/ChannelErrorHistory.h"
 #include "kvscope/gui/models/PagedExplainer.h"
 #include "kvscope/gui/models/PressExplainer.h"
 #include "kvscope/trace/LayerKind.h"
@@ -168,6 +169,11 @@ QString EventExplainer::summary(const trace::Event& event) {
                 return tr("attention update for %1 (%2)")
                     .arg(microseconds(payload.endNs - payload.beginNs))
                     .arg(QString::fromUtf8(toString(payload.timing)));
+            } else if constexpr (std::is_same_v<T, ChannelErrorEvent>) {
+                return tr("channel error over %1 tokens: keys %2, values %3 (RMS)")
+                    .arg(payload.tokens)
+                    .arg(ChannelErrorHistory::overall(payload.keyError), 0, 'g', 3)
+                    .arg(ChannelErrorHistory::overall(payload.valueError), 0, 'g', 3);
             } else if constexpr (std::is_same_v<T, LogitsEvent>) {
                 return tr("%1 log-probabilities%2")
                     .arg(payload.logProbs.size())
@@ -252,6 +258,18 @@ QString EventExplainer::why(const trace::Event& event, const trace::StepState& s
                          left.isEmpty() ? QString() : tr(": the window slid past %1").arg(left),
                          QString::number(payload.windowStart));
             } else if constexpr (std::is_same_v<T, QuantizeFlushEvent>) {
+                if (event.layer >= 0 && static_cast<std::size_t>(event.layer) < state.layers.size() &&
+                    state.layers[static_cast<std::size_t>(event.layer)].kind != LayerKind::Quantized) {
+                    // llama.cpp's cache: no residual, each update's tokens are quantised as they are stored.
+                    const QString stored = inParentheses(quoteTokens(
+                        tokens, payload.quantizedTokensAfter - payload.tokensMoved, payload.quantizedTokensAfter));
+                    return tr("%1 quantised the %2 new tokens%3 as it stored them, as llama.cpp's cache does (no "
+                              "full-precision residual): %4 → %5, at a relative error of %6%.")
+                        .arg(layer, QString::number(payload.tokensMoved), stored,
+                             formatBytes(static_cast<double>(payload.bytesBefore)),
+                             formatBytes(static_cast<double>(payload.bytesAfter)),
+                             QString::number(payload.relativeError * 100.0, 'f', 2));
+                }
                 // The store holds the oldest tokens from position 0: the moved ones end it.
                 const QString moved = inParentheses(quoteTokens(
                     tokens, payload.quantizedTokensAfter - payload.tokensMoved, payload.quantizedTokensAfter));
@@ -300,6 +318,28 @@ QString EventExplainer::why(const trace::Event& event, const trace::StepState& s
             } else if constexpr (std::is_same_v<T, ComputeEvent>) {
                 return tr("%1's attention occupied the compute stream; transfers are scheduled around it.")
                     .arg(layer);
+            } else if constexpr (std::is_same_v<T, ChannelErrorEvent>) {
+                QString text = tr("%1 has quantised %2 tokens so far; over them its keys' error is %3 and its "
+                                  "values' %4 (root mean square over every channel).")
+                                   .arg(layer)
+                                   .arg(payload.tokens)
+                                   .arg(ChannelErrorHistory::overall(payload.keyError), 0, 'g', 3)
+                                   .arg(ChannelErrorHistory::overall(payload.valueError), 0, 'g', 3);
+                if (const auto worst = ChannelErrorHistory::worst(payload.keyError, payload.keySize, payload.heads)) {
+                    const double median = ChannelErrorHistory::headMedian(payload.keySize, payload.heads, worst->head);
+                    text += tr(" The worst key channel is head %1's channel %2 (error %3)")
+                                .arg(worst->head)
+                                .arg(worst->channel)
+                                .arg(worst->error, 0, 'g', 3);
+                    if (median > 0.0) {
+                        text += tr(", whose keys are %1× the head's median channel: a block of 32 values shares "
+                                   "one scale, so a large channel coarsens its whole block unless the rotation "
+                                   "spreads it over the head")
+                                    .arg(worst->size / median, 0, 'g', 3);
+                    }
+                    text += QLatin1Char('.');
+                }
+                return text + tr(" The Channel errors dock maps every layer's channels.");
             } else if constexpr (std::is_same_v<T, LogitsEvent>) {
                 return tr("Kept so that compare mode can measure how far two caches' predictions drift.");
             } else if constexpr (std::is_same_v<T, CompressionEvent>) {

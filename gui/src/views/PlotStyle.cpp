@@ -55,6 +55,19 @@ QColor PlotStyle::scoreColour(double shade) {
     return QColor(mix(253, 68), mix(231, 1), mix(37, 84));
 }
 
+QColor PlotStyle::heatColour(double shade) {
+    static const QColor anchors[] = {QColor(253, 231, 37), QColor(94, 201, 98), QColor(33, 145, 140),
+                                     QColor(59, 82, 139), QColor(68, 1, 84)};
+    constexpr int last = static_cast<int>(sizeof(anchors) / sizeof(anchors[0])) - 1;
+    const double at = std::clamp(shade, 0.0, 1.0) * last;
+    const int low = std::min(static_cast<int>(at), last - 1);
+    const double t = at - low;
+    const auto mix = [t](int from, int to) { return static_cast<int>(std::lround(from + (to - from) * t)); };
+    const QColor& a = anchors[low];
+    const QColor& b = anchors[low + 1];
+    return QColor(mix(a.red(), b.red()), mix(a.green(), b.green()), mix(a.blue(), b.blue()));
+}
+
 QColor PlotStyle::requestColour(int index) {
     // Twelve qualitative colours (ColorBrewer Paired reordered so neighbours differ in hue), then again.
     static const QColor colours[] = {QColor(31, 120, 180),  QColor(255, 127, 0),   QColor(51, 160, 44),

@@ -6,6 +6,7 @@
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/views/BlockPoolView.h"
 #include "kvscope/gui/views/BlockTableView.h"
+#include "kvscope/gui/views/ChannelErrorView.h"
 #include "kvscope/gui/views/CompareView.h"
 #include "kvscope/gui/views/EventLogView.h"
 #include "kvscope/gui/views/HeadOccupancyView.h"
@@ -100,6 +101,7 @@ MainWindow::MainWindow(SessionEngineFactory engineFactory, EngineCapabilities ca
     m_metricsDock->hide();
     m_tourDock->hide();
     m_transfersDock->hide();
+    m_channelErrorsDock->hide();
     rebuildRecentMenu();
     updateStatus();
     updateLiveState();
@@ -170,6 +172,7 @@ void MainWindow::createViews() {
     m_memory = new MemoryView(*m_session, *m_selection);
     m_quantization = new QuantizationView(*m_session, *m_selection);
     m_transfers = new TransferTimelineView(*m_session);
+    m_channelErrors = new ChannelErrorView(*m_session, *m_selection);
     m_compare = new CompareView(*m_session, *m_compareSession, *m_selection);
     // A tour's explanation heads the right column, where the eye goes after the map.
     m_tourPanel = new TourPanel(*m_session);
@@ -180,6 +183,8 @@ void MainWindow::createViews() {
     QDockWidget* transfers = addDock(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea);
     m_transfersDock = transfers;
     m_compareDock = addDock(m_compare, tr("Compare"), QStringLiteral("compareDock"), Qt::BottomDockWidgetArea);
+    m_channelErrorsDock =
+        addDock(m_channelErrors, tr("Channel errors"), QStringLiteral("channelErrorsDock"), Qt::BottomDockWidgetArea);
     auto* metrics = new QWidget;
     auto* grid = new QGridLayout(metrics);
     grid->setContentsMargins(0, 0, 0, 0);
@@ -195,6 +200,7 @@ void MainWindow::createViews() {
     tabifyDockWidget(transfers, m_metricsDock);
     // Compare shares the full-width bottom area with the transfer timeline, as a tab.
     tabifyDockWidget(transfers, m_compareDock);
+    tabifyDockWidget(transfers, m_channelErrorsDock);
     resizeDocks({findChild<QDockWidget*>(QStringLiteral("maskDock"))}, {560}, Qt::Horizontal);
 }
 
@@ -410,6 +416,15 @@ void MainWindow::updateViewSet() {
         m_transfersDock->setVisible(moves);
         if (moves) {
             m_transfersDock->raise();
+        }
+    }
+    // Likewise the channel error maps, with a quantising llama.cpp cache's first report.
+    const bool reported = m_channelErrors->hasReports();
+    if (reported != m_channelErrorsReported) {
+        m_channelErrorsReported = reported;
+        m_channelErrorsDock->setVisible(reported);
+        if (reported) {
+            m_channelErrorsDock->raise();
         }
     }
     const bool serving = m_session->paged().active();

@@ -145,6 +145,49 @@ TEST(LlamaCppLayerTest, RotationSpreadsAnOutlierChannel) {
     EXPECT_LT(errors[1], errors[0] / 2) << "rotated " << errors[1] << ", not rotated " << errors[0];
 }
 
+TEST(LlamaCppLayerTest, ChannelErrorIsEachChannelsErrorOverEveryQuantisedToken) {
+    // Head 1's key channel 5 is 40x the rest, as real models' outlier key channels are.
+    at::manual_seed(5);
+    at::Tensor keys = at::randn({2, 3, 10, 64});
+    keys.select(1, 1).select(2, 5).mul_(40.0);
+    const at::Tensor values = at::randn({2, 3, 10, 32});
+    double blockRatio[2];
+    for (const bool rotation : {false, true}) {
+        LlamaCppLayer layer(type("q4_0"), type("q8_0"), rotation);
+        layer.update(keys.narrow(2, 0, 7), values.narrow(2, 0, 7));
+        const KeyValueStates out = layer.update(keys.narrow(2, 7, 3), values.narrow(2, 7, 3));
+        // The independent figure: over batch rows and tokens, per head and channel, from what attention reads.
+        const auto rms = [](const at::Tensor& t) { return floats(t.pow(2).mean(at::IntArrayRef{0, 2}).sqrt().reshape(-1)); };
+        const auto expectNear = [](const std::vector<float>& got, const std::vector<float>& expected) {
+            ASSERT_EQ(got.size(), expected.size());
+            for (size_t i = 0; i < got.size(); ++i) {
+                EXPECT_NEAR(got[i], expected[i], 1e-5 * (1.0 + expected[i])) << "channel " << i;
+            }
+        };
+        const ChannelError& keyChannels = layer.keyChannelError();
+        EXPECT_EQ(keyChannels.heads(), 3);
+        EXPECT_EQ(keyChannels.dim(), 64);
+        EXPECT_EQ(keyChannels.tokens(), 2 * 10);
+        expectNear(keyChannels.rmsError(), rms(out.keys - keys));
+        expectNear(keyChannels.rmsValue(), rms(keys));
+        expectNear(layer.valueChannelError().rmsError(), rms(out.values - values));
+        EXPECT_EQ(layer.valueChannelError().dim(), 32);
+        // Head 1: unrotated, the outlier's block (channels 0-31) errs far more than the next block; rotated, the
+        // error is spread over the head.
+        const at::Tensor error = (out.keys - keys).select(1, 1).pow(2);
+        blockRatio[rotation] = (error.narrow(2, 0, 32).mean() / error.narrow(2, 32, 32).mean()).item<double>();
+        // A rewrite of the stored keys is not counted again; a reset starts over.
+        layer.rewriteKeys(out.keys);
+        EXPECT_EQ(layer.keyChannelError().tokens(), 20);
+        layer.reset();
+        EXPECT_EQ(layer.keyChannelError().tokens(), 0);
+        EXPECT_TRUE(layer.keyChannelError().rmsError().empty());
+    }
+    EXPECT_GT(blockRatio[0], 10.0);
+    EXPECT_LT(blockRatio[1], 2.0);
+    EXPECT_GT(blockRatio[1], 0.5);
+}
+
 TEST(LlamaCppLayerTest, FloatTypesKeepTheStatesAsGgmlRoundsThem) {
     at::manual_seed(4);
     const at::Tensor keys = at::randn({2, 3, 4, 32});

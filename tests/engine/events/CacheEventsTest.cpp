@@ -257,6 +257,41 @@ TEST(CacheEventsTest, LlamaCppLayersQuantiseEachUpdateAsAFlushWithoutResidual) {
     EXPECT_EQ(folded.bytesDeviceFullPrecision(), 7 * 2 * 64);
 }
 
+TEST(CacheEventsTest, LlamaCppLayersReportChannelErrorsEveryStepThenEvery32ndMoreTokens) {
+    // q4_0 keys and values, 2 heads of 32: 60 prompt tokens, then 20 steps of one token.
+    auto cache = singleLayerCache(std::make_unique<LlamaCppLayer>(*gguf::BlockType::find("q4_0"),
+                                                                  *gguf::BlockType::find("q4_0"), true));
+    trace::RecordingSink sink;
+    cache->setEventSink(&sink);
+    feed(*cache, 60, 21, 2, 32);
+    std::vector<int64_t> reported;
+    for (const auto& [event, report] : eventsOf<trace::ChannelErrorEvent>(sink.events(), 0)) {
+        reported.push_back(report.tokens);
+        EXPECT_EQ(report.heads, 2);
+        EXPECT_EQ(report.keyError.size(), 64U);
+        EXPECT_EQ(report.valueSize.size(), 64U);
+    }
+    // Up to 64 tokens every step; then the count must grow by 64 / 32 = 2 tokens.
+    EXPECT_EQ(reported, (std::vector<int64_t>{60, 61, 62, 63, 64, 66, 68, 70, 72, 74, 76, 78, 80}));
+    // Each report is the layer's whole count, as the layer holds it.
+    const auto& layer = dynamic_cast<const LlamaCppLayer&>(cache->layer(0));
+    const trace::ChannelErrorEvent last = eventsOf<trace::ChannelErrorEvent>(sink.events(), 0).back().second;
+    EXPECT_EQ(last.keyError, layer.keyChannelError().rmsError());
+    EXPECT_EQ(last.valueSize, layer.valueChannelError().rmsValue());
+    // A reset starts the count over, and a new sink is told the count at the next update.
+    cache->reset();
+    cache->setStep(21);
+    const at::Tensor one = tokens(1, 1.0F, 2, 32);
+    cache->update(one, one, 0);
+    EXPECT_EQ(eventsOf<trace::ChannelErrorEvent>(sink.events(), 0).back().second.tokens, 1);
+    trace::RecordingSink later;
+    cache->setEventSink(&later);
+    cache->setStep(22);
+    cache->update(one, one, 0);
+    ASSERT_EQ(eventsOf<trace::ChannelErrorEvent>(later.events(), 0).size(), 1U);
+    EXPECT_EQ(eventsOf<trace::ChannelErrorEvent>(later.events(), 0).back().second.tokens, 2);
+}
+
 TEST(CacheEventsTest, MaskSizesAreReportedForTheLayerAsked) {
     std::vector<std::unique_ptr<CacheLayer>> layers;
     layers.push_back(std::make_unique<DynamicLayer>());

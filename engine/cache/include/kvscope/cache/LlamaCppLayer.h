@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/cache/ChannelError.h"
 #include "kvscope/cache/DynamicLayer.h"
 #include "kvscope/cache/QuantizationReport.h"
 #include "kvscope/cache/QuantizedSequence.h"
@@ -60,17 +61,22 @@ public:
     /// The last update's quantisation, as a quantized layer's flush reports it: its tokens, every stored token
     /// quantised afterwards, and the error of what attention reads against the states given, keys and values.
     const QuantizationReport& lastUpdate() const { return m_lastUpdate; }
+    /// The error per KV head and channel of every key (value) the updates since initialisation or reset() quantised
+    /// (a rewrite of the stored keys is not counted again).
+    const ChannelError& keyChannelError() const { return m_keyChannels; }
+    const ChannelError& valueChannelError() const { return m_valueChannels; }
 
 private:
     /// `states` [batch, heads, tokens, head_dim] rotated (by `rotation`, 0: none) and quantised: the blocks
     /// [batch, heads, tokens, bytes per head] (uint8, CPU), the values attention reads (dequantised, rotated
-    /// back; `states`' dtype and device) and their error against `states`.
+    /// back; `states`' dtype and device) and their error against `states`, also added to `channels` unless null.
     struct Encoded {
         at::Tensor blocks;
         at::Tensor decoded;
         QuantizedSequence::FlushError error;
     };
-    Encoded encode(const at::Tensor& states, const gguf::BlockType& type, int64_t rotation) const;
+    static Encoded encode(const at::Tensor& states, const gguf::BlockType& type, int64_t rotation,
+                          ChannelError* channels);
     static std::vector<uint8_t> rowsOf(const SequenceBuffer& blocks, int64_t batch);
 
     const gguf::BlockType& m_keyType;
@@ -81,6 +87,8 @@ private:
     SequenceBuffer m_keyBlocks;
     SequenceBuffer m_valueBlocks;
     QuantizationReport m_lastUpdate;
+    ChannelError m_keyChannels;
+    ChannelError m_valueChannels;
 };
 
 } // namespace kvscope::cache

@@ -334,6 +334,22 @@ struct RequestTokensEvent {
     bool operator==(const RequestTokensEvent&) const = default;
 };
 
+/// A quantising layer's error per KV head and channel (format 1.8; llama.cpp's cache), over every token it has
+/// quantised since its first update (batch rows together; `tokens` of them): the root mean squared error of what
+/// attention reads against what the model gave, and the root mean square of the given values (the channel's
+/// size: outlier channels show there), for keys and values, head after head (heads x head_dim entries each, the
+/// channels in the order the cache stores them). Cumulative, so the latest event of a layer says it all; a
+/// tracer emits it with the layer's update as the count grows (each step at first, then every 1/32 more tokens).
+struct ChannelErrorEvent {
+    std::int32_t heads = 0;
+    std::int64_t tokens = 0;
+    std::vector<float> keyError;
+    std::vector<float> keySize;
+    std::vector<float> valueError;
+    std::vector<float> valueSize;
+    bool operator==(const ChannelErrorEvent&) const = default;
+};
+
 /// The variant index is the kind's number in session files: append new payloads at the end only.
 using EventPayload =
     std::variant<UpdateEvent, MaskSizesEvent, WindowSlideEvent, QuantizeFlushEvent, TransferEvent, CropEvent,
@@ -341,7 +357,7 @@ using EventPayload =
                  StepEndEvent, ComputeEvent, LogitsEvent, CompressionEvent, PagedPoolEvent,
                  RequestArrivedEvent, RequestAdmittedEvent, RequestScheduledEvent, RequestPreemptedEvent,
                  RequestFinishedEvent, BlockAllocatedEvent, BlockTouchedEvent, BlockCachedEvent,
-                 BlockFreedEvent, BlockEvictedEvent, RequestTokensEvent>;
+                 BlockFreedEvent, BlockEvictedEvent, RequestTokensEvent, ChannelErrorEvent>;
 
 /// Names the alternative held by an EventPayload; equal to its variant index.
 enum class EventKind : std::uint8_t {
@@ -373,9 +389,10 @@ enum class EventKind : std::uint8_t {
     BlockFreed = 25,
     BlockEvicted = 26,
     RequestTokens = 27,
+    ChannelError = 28,
 };
 inline constexpr std::size_t kEventKindCount = std::variant_size_v<EventPayload>;
-static_assert(static_cast<std::size_t>(EventKind::RequestTokens) + 1 == kEventKindCount,
+static_assert(static_cast<std::size_t>(EventKind::ChannelError) + 1 == kEventKindCount,
               "EventKind must list every EventPayload alternative in order");
 
 /// One cache or generation operation as recorded by the trace.

@@ -20,6 +20,9 @@ public:
     /// The score overlay's colour of a kept token whose score ranks `shade` (0 lowest .. 1 highest) in its layer.
     static QColor scoreColour(double shade);
     static QColor seriesColour(int index);
+    /// A heat map's colour of a value at `shade` (0 .. 1) of its scale: viridis reversed, pale yellow to deep purple
+    /// through green and teal, the score overlay's ends.
+    static QColor heatColour(double shade);
     /// A serving session's request by its arrival index: a stable colour, distinct from its neighbours' and
     /// from the pool view's grey (cached, free) and white (free).
     static QColor requestColour(int index);

@@ -35,6 +35,7 @@ class RequestLanesView;
 class SessionController;
 class TourPanel;
 class TransferTimelineView;
+class ChannelErrorView;
 class TransportBar;
 class WelcomePage;
 class ViewSelection;
@@ -157,6 +158,7 @@ private:
     MaskView* m_mask = nullptr;
     QuantizationView* m_quantization = nullptr;
     TransferTimelineView* m_transfers = nullptr;
+    ChannelErrorView* m_channelErrors = nullptr;
     MemoryView* m_memory = nullptr;
     CompareView* m_compare = nullptr;
     BlockPoolView* m_pool = nullptr;
@@ -172,6 +174,8 @@ private:
     TourPanel* m_tourPanel = nullptr;
     QDockWidget* m_transfersDock = nullptr;
     bool m_transfersMove = false; ///< the session on screen has transfers (the Transfers dock's last state)
+    QDockWidget* m_channelErrorsDock = nullptr;
+    bool m_channelErrorsReported = false; ///< the session on screen has channel errors (that dock's last state)
     QDockWidget* m_tourDock = nullptr;
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
