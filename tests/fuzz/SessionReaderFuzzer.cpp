@@ -4,6 +4,7 @@
 // Build: CXX=clang++ cmake --preset dev -B build/fuzz && ninja -C build/fuzz SessionReaderFuzzer
 // Run:   build/fuzz/tests/fuzz/SessionReaderFuzzer -max_len=65536 -rss_limit_mb=1024 tests/fuzz/session-seeds
 //        (crashers found so far: tests/fuzz/session-regressions, replayed by SessionReaderRegressionTest)
+#include "kvscope/gui/models/ChannelErrorHistory.h"
 #include "kvscope/gui/models/PagedHistory.h"
 #include "kvscope/gui/models/ServingSummary.h"
 #include "kvscope/trace/CompressionLayout.h"
@@ -111,7 +112,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             sum += history.cachedAt(record.block, record.sequence + 1);
         }
         sum += kvscope::gui::ServingSummary::of(history).steps;
+        // llama.cpp caches' channel errors as the channel error view reads them: each layer's latest report, its
+        // worst channel and the head medians the view quotes.
+        kvscope::gui::ChannelErrorHistory channels;
+        channels.update(timeline);
+        double figures = 0.0; // a damaged file's floats may be anything: kept out of integers
+        for (std::int32_t layer = 0; layer < channels.layerCount(); ++layer) {
+            const auto* report = channels.latestAt(layer, timeline.stepCount());
+            if (report == nullptr) {
+                continue;
+            }
+            const auto worst = kvscope::gui::ChannelErrorHistory::worst(report->event.keyError, report->event.keySize,
+                                                                        report->event.heads);
+            sum += worst ? worst->channel : 0;
+            figures += kvscope::gui::ChannelErrorHistory::headMedian(report->event.valueSize, report->event.heads, 0) +
+                       kvscope::gui::ChannelErrorHistory::overall(report->event.valueError);
+        }
         (void)sum;
+        (void)figures;
     } catch (const kvscope::trace::SessionError&) {
         // A refusal with a message is a correct answer.
     }

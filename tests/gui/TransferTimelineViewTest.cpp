@@ -16,10 +16,19 @@ TEST(TransferTimelineViewTest, BuildsSortedLanesFromTransfers) {
     testing::loadSynthetic(session, testing::smallSession(30, true));
     EXPECT_EQ(view.laneCount(), 2 + 8) << "prefetch, offload and one compute lane per layer";
     EXPECT_GT(view.boxCount(), 0u);
-    for (const auto& lane : view.gantt()->lanes()) {
-        EXPECT_TRUE(std::is_sorted(lane.begin(), lane.end(),
-                                   [](const TimeBox& a, const TimeBox& b) { return a.beginNs < b.beginNs; }));
+    std::size_t boxes = 0;
+    for (const GanttLane& lane : view.gantt()->lanes()) {
+        for (std::size_t index = 1; index < lane.size(); ++index) {
+            EXPECT_LE(lane[index - 1].beginNs, lane[index].beginNs);
+        }
+        boxes += lane.size();
     }
+    // Every span of the timeline, once, in its lane.
+    EXPECT_EQ(boxes, session.timeline().timedSpans().size());
+    const GanttLane& compute0 = view.gantt()->lanes()[2];
+    ASSERT_FALSE(compute0.empty());
+    EXPECT_EQ(compute0.front().layer, 0);
+    EXPECT_EQ(compute0.front().colour, GanttLane::kComputeColour);
     // The view follows the current step: its span is on screen.
     session.setCurrentStep(10);
     const auto [begin, end] = view.stepSpan(10);

@@ -771,6 +771,55 @@ TEST(TimelineTest, OpeningAFinishedFileReadsItsOverviewNotItsFrames) {
     EXPECT_EQ(other.stepCount(), read.intactSteps);
 }
 
+TEST(TimelineTest, AnOverviewOfManyMegabytesIsDecodedAsItIsReadAndChecked) {
+    // An offloaded session's overview holds a transfer or compute span per layer and step thrice: 8 layers x 12000
+    // steps make ~14 MB of it raw, read and decompressed a few MB at a time.
+    SyntheticSessionOptions options;
+    options.layers = 8;
+    options.tokens = 12000;
+    options.offload = true;
+    const std::vector<Event> events = recordSession(options);
+    TemporaryFolder folder;
+    const auto path = folder.file("offloaded.kvsess");
+    SessionWriter::save(path, fileMetadata(), events);
+    const Timeline memory = timelineOf(events, Timeline::kDefaultKeyframeInterval);
+    SessionContents contents;
+    const Timeline file = Timeline::openFile(path, contents);
+    EXPECT_TRUE(contents.complete) << contents.damage;
+    ASSERT_EQ(file.stepCount(), memory.stepCount());
+    EXPECT_EQ(file.latestState(), memory.latestState());
+    EXPECT_EQ(file.stateAt(5000), memory.stateAt(5000));
+    EXPECT_GT(memory.timedSpans().spans().size(), 200000U);
+    const auto fileSpans = file.timedSpans().spans();
+    const auto memorySpans = memory.timedSpans().spans();
+    EXPECT_EQ(std::vector<TimedSpan>(fileSpans.begin(), fileSpans.end()),
+              std::vector<TimedSpan>(memorySpans.begin(), memorySpans.end()));
+    EXPECT_EQ(std::vector<Event>(file.retainedEvents().begin(), file.retainedEvents().end()),
+              std::vector<Event>(memory.retainedEvents().begin(), memory.retainedEvents().end()));
+
+    // A byte of the overview's stored payload flipped: its checksum, checked as it is read, sends the file
+    // through the pass, which reports the damage as reading the whole file does.
+    std::vector<char> bytes = fileBytes(path);
+    std::size_t at = readAt<std::uint32_t>(bytes, 12);
+    while (readAt<std::uint32_t>(bytes, at) != 4) {
+        at += 24 + readAt<std::uint64_t>(bytes, at + 8) + 4;
+    }
+    const auto stored = readAt<std::uint64_t>(bytes, at + 8);
+    ASSERT_GT(readAt<std::uint64_t>(bytes, at + 16), 8U << 20) << "raw: more than the stream holds at a time";
+    bytes[at + 24 + stored - 100] = static_cast<char>(bytes[at + 24 + stored - 100] ^ 0x10);
+    {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    const SessionContents read = SessionReader::read(path);
+    EXPECT_FALSE(read.damage.empty());
+    SessionContents damaged;
+    const Timeline passed = Timeline::openFile(path, damaged);
+    EXPECT_EQ(damaged.damage, read.damage);
+    EXPECT_EQ(passed.stepCount(), memory.stepCount()) << "every step chunk is intact";
+    EXPECT_EQ(passed.latestState(), memory.latestState());
+}
+
 TEST(TimelineTest, OlderVersionsAndFilesWithoutAnOverviewOpenThroughThePass) {
     // The golden files of every older version, and a serving session (whose pool the overview cannot hold).
     for (const char* name : {"golden-1.0", "golden-1.1", "golden-1.2", "golden-1.3", "golden-1.4"}) {

@@ -51,6 +51,26 @@ void ChunkFrame::checkSum(std::span<const std::uint8_t> frame) const {
     }
 }
 
+bool ChunkFrame::compressed() const {
+    if ((m_flags & ~std::uint16_t{SessionFormat::Zstd}) != 0) {
+        throw Invalid("the chunk has unknown flags " + std::to_string(m_flags));
+    }
+    return (m_flags & SessionFormat::Zstd) != 0;
+}
+
+void ChunkFrame::checkLengths() const {
+    if (!compressed()) {
+        if (m_rawBytes != m_storedBytes) {
+            throw Invalid("an uncompressed chunk claims " + std::to_string(m_rawBytes) + " bytes but stores " +
+                          std::to_string(m_storedBytes));
+        }
+        return;
+    }
+    if (m_rawBytes > kMaxRawChunkBytes || m_rawBytes > (m_storedBytes + 64) * kMaxInflation) {
+        throw Invalid("the chunk's compressed payload does not match its length " + std::to_string(m_rawBytes));
+    }
+}
+
 void ChunkFrame::payload(std::span<const std::uint8_t> frame, std::vector<std::uint8_t>& raw,
                          ZSTD_DCtx_s* context) const {
     const auto stored = frame.subspan(SessionFormat::kChunkHeaderBytes, m_storedBytes);

@@ -26,6 +26,12 @@ public:
 
     std::uint32_t type() const { return m_type; }
     std::uint64_t rawBytes() const { return m_rawBytes; }
+    std::uint64_t storedBytes() const { return m_storedBytes; }
+    // Whether the stored payload is one zstd frame; Invalid for flags this reader does not know.
+    bool compressed() const;
+    // Invalid when the raw length cannot be the stored payload's: an uncompressed payload of another length, or
+    // more than the reader's limits allow a compressed one to make.
+    void checkLengths() const;
     // Header, stored payload and checksum.
     std::uint64_t frameBytes() const;
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "SessionOverview.h"
 
+#include "PayloadStream.h"
+
 #include "ByteReader.h"
 #include "ByteWriter.h"
 #include "EventCodec.h"
@@ -271,25 +273,85 @@ void SessionOverview::encode(std::vector<std::uint8_t>& head, std::vector<std::u
     after.putArray(m_retainedBytes.data(), m_retainedBytes.size());
 }
 
+namespace {
+
+/// Runs `parse` on a ByteReader over as many of the stream's next bytes as it takes (the parts of an overview before
+/// its retained events have no length of their own) and returns how many it read, leaving them in the stream:
+/// `guess` bytes first, twice as many after each failure, until the failure is over the rest of the payload (damage).
+template <typename Parse> std::size_t parseFromStream(PayloadStream& raw, std::size_t guess, Parse parse) {
+    for (std::size_t want = guess;; want *= 2) {
+        const std::span<const std::uint8_t> bytes = raw.peek(want);
+        try {
+            ByteReader in(bytes);
+            parse(in);
+            return in.position();
+        } catch (const std::runtime_error&) {
+            // An overrun, or a count checked against the bytes left (EventCodec::Invalid): in a part of the
+            // payload, a sign to read more of it.
+            if (bytes.size() < want) {
+                throw;
+            }
+        }
+    }
+}
+
+/// Reads past the rows decodeRows reads (the same layout), without keeping them: how long they are.
+void skipRows(ByteReader& in, std::int64_t maxSteps) {
+    const auto steps = in.get<std::int64_t>();
+    const auto layers = in.get<std::uint32_t>();
+    if (steps < 0 || steps > maxSteps) {
+        throw EventCodec::Invalid("columns of " + std::to_string(steps) + " steps where at most " +
+                                  std::to_string(maxSteps) + " are left");
+    }
+    const auto count = static_cast<std::size_t>(steps);
+    if (count > in.remaining() / 32) {
+        throw ByteReader::Overrun("columns of " + std::to_string(steps) + " steps in " +
+                                  std::to_string(in.remaining()) + " bytes");
+    }
+    in.take(count * 8 * 4);
+    for (int field = 0; field < 5; ++field) {
+        for (std::uint32_t layer = 0; layer < layers; ++layer) {
+            if (in.get<std::uint8_t>() != 0) {
+                in.take(count * 4);
+            }
+        }
+    }
+}
+
+/// Bytes the overview's head is first decoded from: 32 x 131072 steps keep ~22 MB of keyframes.
+constexpr std::size_t kHeadGuess = 32u << 20;
+constexpr std::size_t kRowsGuess = 8u << 20;
+
+} // namespace
+
 SessionOverview SessionOverview::decode(std::span<const std::uint8_t> raw, std::size_t blocks,
                                         const ColumnBlockReader& block) {
-    ByteReader in(raw);
-    const auto interval = in.get<std::uint32_t>();
-    if (interval < 1) {
-        throw EventCodec::Invalid("a keyframe interval of 0");
-    }
-    SessionOverview overview(interval);
-    overview.m_lastStep = in.get<std::int64_t>();
-    if (overview.m_lastStep < -1) {
-        throw EventCodec::Invalid("last step " + std::to_string(overview.m_lastStep));
-    }
-    overview.m_eventCount = in.get<std::uint64_t>();
-    overview.m_current = EventCodec::decodeStepState(in);
-    // A keyframe takes more than 64 bytes: a count beyond the bytes left is damage, not an allocation.
-    overview.m_keyframes.resize(in.getCount(64));
-    for (StepState& keyframe : overview.m_keyframes) {
-        keyframe = EventCodec::decodeStepState(in);
-    }
+    PayloadStream stream(raw);
+    return decode(stream, blocks, block);
+}
+
+SessionOverview SessionOverview::decode(PayloadStream& raw, std::size_t blocks, const ColumnBlockReader& block) {
+    SessionOverview overview(1);
+    raw.skip(parseFromStream(raw, kHeadGuess, [&](ByteReader& in) {
+        const auto interval = in.get<std::uint32_t>();
+        if (interval < 1) {
+            throw EventCodec::Invalid("a keyframe interval of 0");
+        }
+        overview = SessionOverview(interval);
+        overview.m_lastStep = in.get<std::int64_t>();
+        if (overview.m_lastStep < -1) {
+            throw EventCodec::Invalid("last step " + std::to_string(overview.m_lastStep));
+        }
+        overview.m_eventCount = in.get<std::uint64_t>();
+        overview.m_current = EventCodec::decodeStepState(in);
+        // A keyframe takes more than 64 bytes: a count beyond the bytes left is damage, not an allocation (or, in
+        // a part of the stream, a sign to read more of it).
+        overview.m_keyframes.resize(in.getCount(64));
+        for (StepState& keyframe : overview.m_keyframes) {
+            keyframe = EventCodec::decodeStepState(in);
+        }
+    }));
+    const std::int64_t interval = overview.m_keyframeInterval;
     if (overview.m_keyframes.size() != expectedKeyframes(overview.m_lastStep, interval)) {
         throw EventCodec::Invalid(std::to_string(overview.m_keyframes.size()) + " keyframes for step " +
                                   std::to_string(overview.m_lastStep));
@@ -309,28 +371,54 @@ SessionOverview SessionOverview::decode(std::span<const std::uint8_t> raw, std::
         }
     }
     const std::int64_t before = overview.m_columns.size();
-    const std::uint32_t layers = decodeRows(in, overview.m_columns, overview.m_current.layers.size(),
-                                            overview.m_lastStep + 1 - before);
+    // The rows and the retained events' count: measured first, then decoded from one span.
+    const std::size_t rowsBytes = parseFromStream(raw, kRowsGuess, [&](ByteReader& in) {
+        skipRows(in, overview.m_lastStep + 1 - before);
+        in.get<std::uint32_t>();
+    });
+    ByteReader rowsIn(raw.peek(rowsBytes));
+    const std::uint32_t layers =
+        decodeRows(rowsIn, overview.m_columns, overview.m_current.layers.size(), overview.m_lastStep + 1 - before);
+    const std::size_t retained = rowsIn.get<std::uint32_t>();
+    raw.skip(rowsBytes);
     if (overview.m_columns.size() != overview.m_lastStep + 1) {
         throw EventCodec::Invalid("columns of " + std::to_string(overview.m_columns.size()) +
                                   " steps for a session of " + std::to_string(overview.m_lastStep + 1));
     }
     overview.m_columns.shrinkToFit();
     overview.m_layers = layers;
-    // Transfers and compute spans go to their compact store as they are decoded: an offloaded session has
-    // millions, which as events would take gigabytes before the timeline took them over.
-    const std::size_t retained = in.getCount(1 + 4 + 8 + 4 + 8);
+    // An event record takes at least its kind, length, step, layer and sequence.
+    constexpr std::size_t kRecordBytes = 1 + 4 + 8 + 4 + 8;
+    if (retained > raw.remaining() / kRecordBytes) {
+        throw EventCodec::Invalid(std::to_string(retained) + " retained events in " + std::to_string(raw.remaining()) +
+                                  " bytes");
+    }
+    // Record by record from the stream (an offloaded session's are hundreds of MB). Transfers and compute spans
+    // go to their compact store as they are decoded: an offloaded session has millions, which as events would take
+    // gigabytes before the timeline took them over.
     overview.m_spans.reserve(retained); // mostly spans where there are many: no doubling of millions
     for (std::size_t index = 0; index < retained; ++index) {
+        const std::span<const std::uint8_t> header = raw.peek(5);
+        ByteReader lengthIn(header);
+        lengthIn.get<std::uint8_t>();
+        const std::size_t length = 5 + std::size_t{lengthIn.get<std::uint32_t>()};
+        const std::span<const std::uint8_t> record = raw.peek(length);
+        ByteReader in(record);
         if (std::optional<Event> event = EventCodec::decode(in); event && !overview.m_spans.add(*event)) {
             overview.m_retained.push_back(std::move(*event));
         }
+        raw.skip(length);
     }
     overview.m_retained.shrink_to_fit();
-    overview.m_spans.shrinkToFit();
-    if (!in.atEnd()) {
-        throw EventCodec::Invalid(std::to_string(in.remaining()) + " bytes follow the overview");
+    // Room was reserved for every retained event: given back only where many were not spans, since the copy of
+    // an offloaded session's spans (300 MB) costs more than their slack.
+    if (overview.m_spans.size() < retained - retained / 8) {
+        overview.m_spans.shrinkToFit();
     }
+    if (raw.remaining() != 0) {
+        throw EventCodec::Invalid(std::to_string(raw.remaining()) + " bytes follow the overview");
+    }
+    raw.finish();
     return overview;
 }
 

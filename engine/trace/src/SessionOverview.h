@@ -15,6 +15,8 @@
 
 namespace kvscope::trace {
 
+class PayloadStream;
+
 /// What a file-backed Timeline keeps of a session besides where its chunks lie (format 1.6's Overview
 /// chunk, sessions/FORMAT.md): the keyframes, the charted columns, the retained events, the event count and
 /// the state after the last step. SessionWriter builds it chunk by chunk as it writes them, folding exactly
@@ -51,6 +53,9 @@ public:
     /// through `block`); EventCodec::Invalid or ByteReader::Overrun on anything else.
     static SessionOverview decode(std::span<const std::uint8_t> raw, std::size_t blocks = 0,
                                   const ColumnBlockReader& block = {});
+    /// The same from a stream (a file's compressed overview, decompressed as it is decoded); also
+    /// ChunkFrame::Invalid where the stream's bytes do not decompress or check.
+    static SessionOverview decode(PayloadStream& raw, std::size_t blocks = 0, const ColumnBlockReader& block = {});
 
     std::int64_t keyframeInterval() const { return m_keyframeInterval; }
     std::int64_t lastStep() const { return m_lastStep; }

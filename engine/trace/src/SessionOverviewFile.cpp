@@ -5,6 +5,7 @@
 #include "ChunkFrame.h"
 #include "EventCodec.h"
 #include "FileBytes.h"
+#include "PayloadStream.h"
 #include "kvscope/trace/SessionFormat.h"
 #include "kvscope/trace/SessionReader.h"
 
@@ -34,8 +35,9 @@ public:
         return std::span<const std::uint8_t>(m_window).subspan(offset - m_start, length);
     }
 
-    /// The frame at `offset` ending at or before `end`, its checksum verified; nullopt otherwise.
-    std::optional<ChunkFrame> frameAt(std::uint64_t offset, std::uint64_t end) {
+    /// The frame at `offset` ending at or before `end`, its checksum verified unless `headerOnly` (the overview's,
+    /// which PayloadStream checks as it reads it); nullopt otherwise.
+    std::optional<ChunkFrame> frameAt(std::uint64_t offset, std::uint64_t end, bool headerOnly = false) {
         if (offset > end) {
             return std::nullopt;
         }
@@ -43,6 +45,9 @@ public:
             const auto header =
                 view(offset, std::min<std::uint64_t>(SessionFormat::kChunkHeaderBytes, end - offset));
             const ChunkFrame frame = ChunkFrame::header(header, end - offset);
+            if (headerOnly) {
+                return frame;
+            }
             const auto bytes = view(offset, frame.frameBytes());
             if (bytes.empty()) {
                 return std::nullopt;
@@ -155,7 +160,8 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
             return std::nullopt;
         }
         const std::uint64_t overviewOffset = ByteReader(*locatorRaw).get<std::uint64_t>();
-        const auto overviewFrame = walker.frameAt(overviewOffset, locatorOffset);
+        // Its checksum is checked as it is read: an offloaded session's overview is over 100 MB stored.
+        const auto overviewFrame = walker.frameAt(overviewOffset, locatorOffset, true);
         if (overviewOffset < headerLength || !overviewFrame ||
             overviewFrame->frameBytes() != locatorOffset - overviewOffset ||
             overviewFrame->type() != static_cast<std::uint32_t>(SessionFormat::ChunkType::Overview)) {
@@ -171,7 +177,7 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
         std::vector<std::pair<std::uint64_t, ChunkFrame>>
             columnBlocks; // 1.7: the overview's rows before its own
         for (std::uint64_t offset = headerLength; offset < indexOffset;) {
-            const auto frame = walker.frameAt(offset, indexOffset);
+            const auto frame = walker.frameAt(offset, indexOffset, offset == overviewOffset);
             if (!frame) {
                 return std::nullopt; // damage: the pass reads up to it and says where
             }
@@ -204,10 +210,6 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
         if (stepAt != steps.size() || snapshotAt != snapshots.size()) {
             return std::nullopt;
         }
-        const auto overviewRaw = walker.payload(overviewOffset, *overviewFrame);
-        if (!overviewRaw) {
-            return std::nullopt;
-        }
         const auto readBlock = [&](std::size_t index) {
             const auto& [offset, frame] = columnBlocks[index];
             auto raw = walker.payload(offset, frame);
@@ -216,7 +218,9 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
             }
             return std::move(*raw);
         };
-        Opened opened{SessionOverview::decode(*overviewRaw, columnBlocks.size(), readBlock), {}, {}};
+        // Decompressed as it is decoded: an offloaded session's is hundreds of MB raw.
+        PayloadStream overviewRaw(file, overviewOffset, *overviewFrame);
+        Opened opened{SessionOverview::decode(overviewRaw, columnBlocks.size(), readBlock), {}, {}};
         // The steps the index files its chunks under must end where the overview's do.
         std::int64_t filed = -1;
         std::set<std::int64_t> distinct;

@@ -16,7 +16,7 @@ double GanttPlottable::selectTest(const QPointF&, bool, QVariant*) const { retur
 QCPRange GanttPlottable::getKeyRange(bool& foundRange, QCP::SignDomain) const {
     double lower = std::numeric_limits<double>::max();
     double upper = std::numeric_limits<double>::lowest();
-    for (const std::vector<TimeBox>& lane : m_lanes) {
+    for (const GanttLane& lane : m_lanes) {
         if (!lane.empty()) {
             lower = std::min(lower, static_cast<double>(lane.front().beginNs));
             upper = std::max(upper, static_cast<double>(lane.back().endNs));

@@ -14,7 +14,6 @@ namespace {
 constexpr int kPrefetchLane = 0;
 constexpr int kOffloadLane = 1;
 constexpr int kFirstComputeLane = 2;
-constexpr std::uint8_t kComputeColour = 8;
 constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
 
 std::size_t laneOf(const trace::TimedSpan& span) {
@@ -98,7 +97,8 @@ std::pair<double, double> TransferTimelineView::stepSpan(std::int64_t step) cons
 
 void TransferTimelineView::rebuild(bool fromScratch) {
     auto& lanes = m_gantt->lanes();
-    const std::span<const trace::TimedSpan> spans = m_session.timeline().timedSpans().spans();
+    const trace::TimedSpans& timed = m_session.timeline().timedSpans();
+    const std::span<const trace::TimedSpan> spans = timed.spans();
     if (fromScratch || spans.size() < m_scannedSpans) {
         lanes.clear();
         m_stepSpans.clear();
@@ -108,12 +108,8 @@ void TransferTimelineView::rebuild(bool fromScratch) {
         m_origin = 0;
     }
     const int layers = m_session.timeline().layerCount();
-    if (static_cast<int>(lanes.size()) < kFirstComputeLane + layers) {
-        lanes.resize(static_cast<std::size_t>(kFirstComputeLane + layers));
-    }
-    std::vector<std::size_t> firstNew(lanes.size());
-    for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
-        firstNew[lane] = lanes[lane].size();
+    while (static_cast<int>(lanes.size()) < kFirstComputeLane + layers) {
+        lanes.emplace_back(timed);
     }
     // Room for the new boxes counted first: an offloaded session's lanes hold millions, and growing by
     // doubling would hold up to twice that while copying.
@@ -125,44 +121,34 @@ void TransferTimelineView::rebuild(bool fromScratch) {
         }
         ++adding[lane];
     }
-    if (adding.size() > lanes.size()) {
-        lanes.resize(adding.size());
-        firstNew.resize(adding.size(), 0);
+    while (lanes.size() < adding.size()) {
+        lanes.emplace_back(timed);
     }
-    for (std::size_t lane = 0; lane < adding.size(); ++lane) {
-        lanes[lane].reserve(lanes[lane].size() + adding[lane]);
+    std::vector<std::size_t> firstNew(lanes.size());
+    for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
+        firstNew[lane] = lanes[lane].size();
+        lanes[lane].reserve(lanes[lane].size() + (lane < adding.size() ? adding[lane] : 0));
     }
     bool first = boxCount() == 0;
     for (; m_scannedSpans < spans.size(); ++m_scannedSpans) {
         const trace::TimedSpan& span = spans[m_scannedSpans];
-        TimeBox box{span.beginNs, span.endNs, span.layer,
-                    span.lane == trace::TimedSpan::Lane::Compute ? kComputeColour
-                                                                 : static_cast<std::uint8_t>(std::max<int>(span.layer, 0) % 8)};
-        lanes[laneOf(span)].push_back(box); // every lane was sized above
+        lanes[laneOf(span)].add(m_scannedSpans); // every lane was sized above
         (span.measured ? m_measured : m_modeled) = true;
         if (first) {
-            m_origin = box.beginNs;
+            m_origin = span.beginNs;
             first = false;
         }
-        m_origin = std::min(m_origin, box.beginNs);
+        m_origin = std::min(m_origin, span.beginNs);
         const auto step = static_cast<std::size_t>(span.step);
         if (m_stepSpans.size() <= step) {
             m_stepSpans.resize(step + 1, {kNone, kNone});
         }
         auto& stepSpan = m_stepSpans[step];
-        stepSpan.first = stepSpan.first == kNone ? box.beginNs : std::min(stepSpan.first, box.beginNs);
-        stepSpan.second = stepSpan.second == kNone ? box.endNs : std::max(stepSpan.second, box.endNs);
+        stepSpan.first = stepSpan.first == kNone ? span.beginNs : std::min(stepSpan.first, span.beginNs);
+        stepSpan.second = stepSpan.second == kNone ? span.endNs : std::max(stepSpan.second, span.endNs);
     }
-    // Emission order is not always time order (a prefetch is recorded before the update it serves):
-    // keep each lane sorted, touching only the new tail when it is already in order.
-    auto byBegin = [](const TimeBox& a, const TimeBox& b) { return a.beginNs < b.beginNs; };
     for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
-        auto& boxes = lanes[lane];
-        const auto tail = boxes.begin() + static_cast<std::ptrdiff_t>(std::min(firstNew[lane], boxes.size()));
-        if (!std::is_sorted(tail == boxes.begin() ? tail : tail - 1, boxes.end(), byBegin)) {
-            std::sort(tail, boxes.end(), byBegin);
-            std::inplace_merge(boxes.begin(), tail, boxes.end(), byBegin);
-        }
+        lanes[lane].sortTail(firstNew[lane]);
     }
     updateLabels();
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "kvscope/gui/geometry/TimelineGeometry.h"
+#include "kvscope/gui/views/GanttLane.h"
 
 #include <qcustomplot.h>
 
@@ -18,7 +18,7 @@ public:
     GanttPlottable(QCPAxis* keyAxis, QCPAxis* valueAxis);
 
     /// lanes[i]: boxes of lane i, sorted by begin, not overlapping.
-    std::vector<std::vector<TimeBox>>& lanes() { return m_lanes; }
+    std::vector<GanttLane>& lanes() { return m_lanes; }
     void setPalette(std::vector<QColor> palette) { m_palette = std::move(palette); }
     /// Boxes drawn by the last draw() after merging (for tests and the benchmark).
     std::size_t lastDrawnBoxes() const { return m_lastDrawn; }
@@ -33,7 +33,7 @@ protected:
     void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override;
 
 private:
-    std::vector<std::vector<TimeBox>> m_lanes;
+    std::vector<GanttLane> m_lanes;
     std::vector<QColor> m_palette;
     std::size_t m_lastDrawn = 0;
 };
