@@ -68,6 +68,33 @@ TEST(LayerTableModelTest, ShowsEveryFieldOfTheLayer) {
     EXPECT_EQ(model.headerData(LayerTableModel::KvOffset, Qt::Horizontal).toString(), "kv_offset");
 }
 
+TEST(LayerTableModelTest, LlamaCppLayersAreNamedWithTheirTypesAndShowTheirQuantizedTokens) {
+    // llama.cpp's layers trace as dynamic ones; their flushes leave every stored token quantized.
+    auto state = std::make_shared<trace::StepState>();
+    trace::LayerState layer;
+    layer.initialized = true;
+    layer.kind = trace::LayerKind::Dynamic;
+    layer.seqLength = 49;
+    layer.storedTokens = 49;
+    layer.quantizedTokens = 49;
+    state->layers = {layer};
+    LayerTableModel model;
+    model.setState(state);
+    auto text = [&](int column) { return model.index(0, column).data().toString().toStdString(); };
+    EXPECT_EQ(text(LayerTableModel::Type), "dynamic");
+    EXPECT_EQ(text(LayerTableModel::Quantized), "–");
+    model.setLlamaCppTypes("q8_0", "q4_0");
+    EXPECT_EQ(text(LayerTableModel::Type), "llamacpp q8_0/q4_0");
+    EXPECT_EQ(text(LayerTableModel::Residual), "0");
+    EXPECT_EQ(text(LayerTableModel::Quantized), "49");
+    // Float types quantise nothing: no quantized count to show.
+    model.setLlamaCppTypes("f16", "bf16");
+    EXPECT_EQ(text(LayerTableModel::Type), "llamacpp f16/bf16");
+    EXPECT_EQ(text(LayerTableModel::Quantized), "–");
+    model.setLlamaCppTypes({}, {});
+    EXPECT_EQ(text(LayerTableModel::Type), "dynamic");
+}
+
 TEST(LayerTableModelTest, SameLayerCountUpdatesInPlaceAndMarksChanges) {
     trace::Timeline timeline;
     synthetic::SyntheticSession::generate(testing::smallSession(20), timeline);

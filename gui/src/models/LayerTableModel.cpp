@@ -27,6 +27,18 @@ void LayerTableModel::setState(std::shared_ptr<const trace::StepState> state) {
     }
 }
 
+void LayerTableModel::setLlamaCppTypes(const QString& typeK, const QString& typeV) {
+    m_llamaCppLabel = typeK.isEmpty() ? QString() : tr("llamacpp %1/%2").arg(typeK, typeV);
+    const auto quantises = [](const QString& type) {
+        return !type.isEmpty() && type != QLatin1String("f32") && type != QLatin1String("f16") &&
+               type != QLatin1String("bf16");
+    };
+    m_llamaCppQuantises = quantises(typeK) || quantises(typeV);
+    if (rowCount() > 0) {
+        Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+    }
+}
+
 int LayerTableModel::rowCount(const QModelIndex& parent) const {
     if (parent.isValid() || !m_state) {
         return 0;
@@ -68,11 +80,16 @@ QVariant LayerTableModel::raw(const trace::LayerState& layer, int row, int colum
 }
 
 QVariant LayerTableModel::display(const trace::LayerState& layer, int row, int column) const {
-    const bool quantized = layer.kind == trace::LayerKind::Quantized;
+    // llama.cpp's layers trace as dynamic ones; every token they store is quantised as it comes.
+    const bool llamaCpp = layer.kind == trace::LayerKind::Dynamic && !m_llamaCppLabel.isEmpty();
+    const bool quantized = layer.kind == trace::LayerKind::Quantized || (llamaCpp && m_llamaCppQuantises);
     // Plain numbers show as they are (raw()); the rest are formatted.
     switch (column) {
     case Type:
-        return layer.initialized ? QString::fromUtf8(trace::toString(layer.kind)) : tr("(not yet updated)");
+        if (!layer.initialized) {
+            return tr("(not yet updated)");
+        }
+        return llamaCpp ? m_llamaCppLabel : QString::fromUtf8(trace::toString(layer.kind));
     case Stored:
         return layer.capacity >= 0 ? QStringLiteral("%1 / %2").arg(layer.storedTokens).arg(layer.capacity)
                                    : QStringLiteral("%1 / ∞").arg(layer.storedTokens);

@@ -8,6 +8,8 @@
 
 #include <QFontMetrics>
 #include <QHeaderView>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 #include <algorithm>
 
@@ -33,6 +35,7 @@ LayerTableView::LayerTableView(SessionController& session, ViewSelection& select
     // Columns fit the contents once per session (and at its last step, where numbers are widest),
     // not on every step: measuring every cell each step cost as much as the rest of a step change.
     connect(&session, &SessionController::sessionLoaded, this, [this, refresh] {
+        updateCacheTypes();
         m_model->setState(m_session.timeline().stepCount() > 0
                               ? m_session.timeline().snapshotAt(m_session.timeline().stepCount() - 1)
                               : m_session.state());
@@ -43,6 +46,7 @@ LayerTableView::LayerTableView(SessionController& session, ViewSelection& select
     // A live session's numbers widen as it grows: refit at power-of-two step counts (early, when
     // types and units first appear) and then every 64 steps.
     connect(&session, &SessionController::sessionGrew, this, [this] {
+        updateCacheTypes();
         const std::int64_t steps = m_session.stepCount();
         if (m_model->rowCount() == 0 || (steps & (steps - 1)) == 0 || steps % 64 == 0) {
             fitColumns();
@@ -51,6 +55,22 @@ LayerTableView::LayerTableView(SessionController& session, ViewSelection& select
     connect(selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) { m_selection.setSelectedLayer(current.isValid() ? current.row() : -1); });
     refresh();
+}
+
+void LayerTableView::updateCacheTypes() {
+    const trace::SessionMetadata& metadata = m_session.metadata();
+    if (metadata.cacheKind == m_cacheKind && metadata.cacheSettingsJson == m_cacheSettingsJson) {
+        return;
+    }
+    m_cacheKind = metadata.cacheKind;
+    m_cacheSettingsJson = metadata.cacheSettingsJson;
+    if (m_cacheKind != "llamacpp") {
+        m_model->setLlamaCppTypes({}, {});
+        return;
+    }
+    const QJsonObject settings = QJsonDocument::fromJson(QByteArray::fromStdString(m_cacheSettingsJson)).object();
+    m_model->setLlamaCppTypes(settings.value(QStringLiteral("type_k")).toString(QStringLiteral("f16")),
+                              settings.value(QStringLiteral("type_v")).toString(QStringLiteral("f16")));
 }
 
 void LayerTableView::fitColumns() {

@@ -38,6 +38,9 @@ public:
     /// Takes a new snapshot: same layer count -> dataChanged, otherwise a reset.
     void setState(std::shared_ptr<const trace::StepState> state);
     const trace::StepState* state() const { return m_state.get(); }
+    /// A session of llama.cpp's cache (its layers trace as dynamic ones) with these K and V types, or none (empty):
+    /// its layers are named "llamacpp q8_0/q4_0" (K/V) and, where a type quantises, show their quantized tokens.
+    void setLlamaCppTypes(const QString& typeK, const QString& typeV);
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -51,6 +54,8 @@ private:
 
     std::shared_ptr<const trace::StepState> m_state;
     std::shared_ptr<const trace::StepState> m_previous; ///< of the step shown before: changed cells are bold
+    QString m_llamaCppLabel;     ///< the Type of a llama.cpp cache's layers; empty for other caches
+    bool m_llamaCppQuantises = false;
 };
 
 } // namespace kvscope::gui

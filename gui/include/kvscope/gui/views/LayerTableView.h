@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QTableView>
+#include <string>
 
 namespace kvscope::gui {
 
@@ -20,10 +21,15 @@ private:
     void showSelection(int layer);
     /// Columns fit their contents, with room for the widest type name and byte count.
     void fitColumns();
+    /// Tells the model the session's llama.cpp K and V types when its metadata names new ones (a live session's
+    /// come with its first steps).
+    void updateCacheTypes();
 
     SessionController& m_session;
     ViewSelection& m_selection;
     LayerTableModel* m_model;
+    std::string m_cacheKind;
+    std::string m_cacheSettingsJson;
 };
 
 } // namespace kvscope::gui
