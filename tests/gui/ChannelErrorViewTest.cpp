@@ -31,19 +31,6 @@ Reports reports() {
     return {{0, 0, layer0}, {0, 1, layer1}, {3, 1, later}};
 }
 
-/// Every tooltip the view gives over its whole area.
-std::set<std::string> toolTips(const ChannelErrorView& view) {
-    std::set<std::string> texts;
-    for (int y = 0; y < view.height(); y += 2) {
-        for (int x = 0; x < view.width(); x += 2) {
-            const QString text = view.toolTipAt(QPoint(x, y));
-            if (!text.isEmpty()) {
-                texts.insert(text.toStdString());
-            }
-        }
-    }
-    return texts;
-}
 
 TEST(ChannelErrorViewTest, EachLayersRowIsItsLatestReportInTheChosenMeasure) {
     SessionController session;
@@ -117,7 +104,7 @@ TEST(ChannelErrorViewTest, HoveringGivesACellsFiguresAndAClickSelectsItsLayer) {
     view.show();
     testing::loadWithChannelErrors(session, reports());
     session.setCurrentStep(2);
-    const std::set<std::string> texts = toolTips(view);
+    const std::set<std::string> texts = testing::toolTipsOver(view);
     for (const char* expected : {
              "Layer 1, key head 1, channel 2\nquantisation error 0.5 (RMS over the 12 tokens quantised by step 0)\n"
              "channel size 8 (RMS), 8× the head's median channel\nerror ÷ size 0.0625\nlayer's error over all its key "
@@ -153,7 +140,7 @@ TEST(ChannelErrorViewTest, ASessionWithoutReportsHasNothingToShow) {
     EXPECT_FALSE(view.hasReports());
     EXPECT_TRUE(view.headline().isEmpty());
     EXPECT_EQ(view.layerAt(QPoint(300, 150)), -1);
-    EXPECT_TRUE(toolTips(view).empty());
+    EXPECT_TRUE(testing::toolTipsOver(view).empty());
     // It paints its message without a report to paint.
     const QImage image = view.grab().toImage();
     EXPECT_FALSE(image.isNull());

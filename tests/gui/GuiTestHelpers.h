@@ -22,6 +22,7 @@
 #include <vector>
 #include <chrono>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -106,6 +107,20 @@ inline void loadWithChannelErrors(
     trace::SessionMetadata metadata = syntheticMetadata(options);
     metadata.cacheSettingsJson = settingsJson;
     session.setRecordedSession(metadata, std::move(events), QStringLiteral("llamacpp"));
+}
+
+// Every tooltip a painted view gives over its whole area, every second pixel.
+template <typename View> std::set<std::string> toolTipsOver(const View& view) {
+    std::set<std::string> texts;
+    for (int y = 0; y < view.height(); y += 2) {
+        for (int x = 0; x < view.width(); x += 2) {
+            const QString text = view.toolTipAt(QPoint(x, y));
+            if (!text.isEmpty()) {
+                texts.insert(text.toStdString());
+            }
+        }
+    }
+    return texts;
 }
 
 // A factory of SyntheticEngines of the settings' token count (8 layers, offloading when asked).

@@ -29,19 +29,6 @@ trace::CompressionEvent rerotated() {
     return event;
 }
 
-/// Every tooltip the view gives over its whole area.
-std::set<std::string> toolTips(const HeadOccupancyView& view) {
-    std::set<std::string> texts;
-    for (int y = 0; y < view.height(); y += 2) {
-        for (int x = 0; x < view.width(); x += 2) {
-            const QString text = view.toolTipAt(QPoint(x, y));
-            if (!text.isEmpty()) {
-                texts.insert(text.toStdString());
-            }
-        }
-    }
-    return texts;
-}
 
 bool anyContains(const std::set<std::string>& texts, const std::string& part) {
     return std::any_of(texts.begin(), texts.end(),
@@ -66,7 +53,7 @@ TEST(HeadOccupancyViewTest, ReRotatedKeysShowAtTheirNewPositionsWithWhereTheyCam
     // The rotated rows: the 6 keys at 0..5, nothing rotated to 6..11, the new tokens at their own positions.
     EXPECT_EQ(view.rotatedRows(), (std::vector<Runs>{{{0, 6, K}, {6, 12, V}, {12, 14, L}},
                                                      {{0, 6, K}, {6, 12, V}, {12, 14, L}}}));
-    const std::set<std::string> texts = toolTips(view);
+    const std::set<std::string> texts = testing::toolTipsOver(view);
     for (const char* expected : {
              "head 0: the key of position 9",
              "was re-rotated to position 3 (re-rotated from 9)",
@@ -92,7 +79,7 @@ TEST(HeadOccupancyViewTest, ReRotatedKeysShowAtTheirNewPositionsWithWhereTheyCam
     ASSERT_TRUE(view.decision().has_value());
     EXPECT_FALSE(view.decision()->rerotated());
     EXPECT_TRUE(view.rotatedRows().empty());
-    EXPECT_FALSE(anyContains(toolTips(view), "re-rotated"));
+    EXPECT_FALSE(anyContains(testing::toolTipsOver(view), "re-rotated"));
 }
 
 } // namespace

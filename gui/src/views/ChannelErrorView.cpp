@@ -3,18 +3,17 @@
 
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/ViewSelection.h"
+#include "kvscope/gui/views/CellToolTip.h"
 #include "kvscope/gui/views/PlotStyle.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
-#include <QHelpEvent>
 #include <QImage>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
-#include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -370,18 +369,8 @@ QString ChannelErrorView::toolTipAt(const QPoint& point) const {
 }
 
 bool ChannelErrorView::event(QEvent* event) {
-    if (event->type() == QEvent::ToolTip) {
-        const auto* help = static_cast<QHelpEvent*>(event);
-        const QString text = toolTipAt(help->pos());
-        if (text.isEmpty()) {
-            QToolTip::hideText();
-            event->ignore();
-        } else {
-            QToolTip::showText(help->globalPos(), text, this);
-        }
-        return true;
-    }
-    return QWidget::event(event);
+    return CellToolTip::handle(*this, event, [this](const QPoint& point) { return toolTipAt(point); }) ||
+           QWidget::event(event);
 }
 
 void ChannelErrorView::mousePressEvent(QMouseEvent* event) {

@@ -5,12 +5,11 @@
 #include "kvscope/gui/models/SessionTokens.h"
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/ViewSelection.h"
+#include "kvscope/gui/views/CellToolTip.h"
 #include "kvscope/gui/views/PlotStyle.h"
 
-#include <QHelpEvent>
 #include <QPainter>
 #include <QStringList>
-#include <QToolTip>
 #include <algorithm>
 
 namespace kvscope::gui {
@@ -158,18 +157,8 @@ HeadOccupancyView::Layout HeadOccupancyView::layoutOf(const HeadDecision& decide
 }
 
 bool HeadOccupancyView::event(QEvent* event) {
-    if (event->type() == QEvent::ToolTip) {
-        const auto* help = static_cast<QHelpEvent*>(event);
-        const QString text = toolTipAt(help->pos());
-        if (text.isEmpty()) {
-            QToolTip::hideText();
-            event->ignore();
-        } else {
-            QToolTip::showText(help->globalPos(), text, this);
-        }
-        return true;
-    }
-    return QWidget::event(event);
+    return CellToolTip::handle(*this, event, [this](const QPoint& point) { return toolTipAt(point); }) ||
+           QWidget::event(event);
 }
 
 QString HeadOccupancyView::toolTipAt(const QPoint& point) const {
