@@ -5,11 +5,11 @@
 # libopenblas0-pthread: an optimised BLAS, see below; dpkg-dev, appstream, desktop-file-utils, man-db: the
 # Debian package, scripts/package.sh, and its checks; clang and libclang-rt-14-dev: the libFuzzer targets,
 # tests/fuzz; python3-venv: the peers' environment of scripts/peers-env.sh, whose llama.cpp builds with cmake
-# and g++).
+# and g++; xdotool: the random input of tests/gui/app_monkey.py).
 set -euo pipefail
 packages=(cmake ninja-build g++ ccache pkg-config
           qt6-base-dev libqcustomplot-dev libtorch-dev nlohmann-json3-dev libzstd-dev libcli11-dev
-          libgtest-dev libbenchmark-dev xvfb python3-torch
+          libgtest-dev libbenchmark-dev xvfb xdotool python3-torch
           libonig-dev libicu-dev libsentencepiece-dev
           python3-zstandard python3-crc32c python3-crcmod python3-pytest python3-pytest-xdist
           wamerican fortunes libopenblas0-pthread
