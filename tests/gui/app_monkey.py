@@ -107,10 +107,14 @@ def act(display, rng):
 
 
 def run_setting(kvscope, name, arguments, actions, seed, work):
-    display = f":{90 + seed % 50}"
-    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", f"{SCREEN[0]}x{SCREEN[1]}x24", "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
+    # Xvfb picks a free display and says which once it is ready (-displayfd): no clash with another X server.
+    ready, told = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(told), "-screen", "0", f"{SCREEN[0]}x{SCREEN[1]}x24",
+                             "-nolisten", "tcp"], pass_fds=(told,), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    os.close(told)
+    with os.fdopen(ready) as said:
+        display = ":" + said.readline().strip()
     home = tempfile.mkdtemp(prefix=f"monkey-{name}-", dir=work)
     log_path = os.path.join(home, "kvscope.log")
     rng = random.Random(f"{seed}-{name}")
