@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The inspector itself under random user input: kvscope runs in its own Xvfb display and takes seeded random
 clicks, double clicks, drags, wheel turns and keys (xdotool) over its whole window, dialogs and menus included, in
-each setting: a live session with a cache press, a serving session, a comparison of two session files, and a guided
-tour. A crash, an abort or a sanitizer report (the `asan` preset's build) fails the run; quitting through the File
+each setting: a live session with a cache press, a serving session, a comparison of two session files, a guided
+tour, and a live session that fails (its error box closed by the actions). A crash, an abort or a sanitizer report (the `asan` preset's build) fails the run; quitting through the File
 menu, which random clicks do reach, is a normal end: the application is started again and the actions go on.
 
-Usage: app_monkey.py KVSCOPE SESSIONS_DIR [--actions N] [--seed S] [--settings press,serving,compare,tour]
+Usage: app_monkey.py KVSCOPE SESSIONS_DIR [--actions N] [--seed S] [--settings press,serving,compare,tour,failure]
 Prints one line of figures per setting and exits 1 if any setting failed.
 """
 
@@ -39,6 +39,10 @@ def settings(sessions):
         "compare": [os.path.join(sessions, "llama-dynamic.kvsess"), "--compare",
                     os.path.join(sessions, "llama-quantized-2bit.kvsess")],
         "tour": ["--tour", "sliding-window"],
+        # A live session that fails after launch (SnapKV's window is longer than the prompt): the window says why
+        # in an error box, which the actions close, and stays usable.
+        "failure": ["--preset", "llama", "--press", "snapkv", "--ratio", "0.5", "--prompt", "a short prompt",
+                    "--press-option", "window_size=64"],
     }
 
 
@@ -177,7 +181,7 @@ def main():
     parser.add_argument("sessions", help="the repository's sessions/ folder (the comparison's two files)")
     parser.add_argument("--actions", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=20261204)
-    parser.add_argument("--settings", default="press,serving,compare,tour")
+    parser.add_argument("--settings", default="press,serving,compare,tour,failure")
     options = parser.parse_args()
     for tool in ("Xvfb", "xdotool"):
         if shutil.which(tool) is None:
