@@ -13,26 +13,6 @@ void ChannelError::reset(int64_t heads, int64_t dim) {
     m_squaredValue.assign(static_cast<size_t>(heads * dim), 0.0);
 }
 
-void ChannelError::add(const float* given, const float* reconstructed, int64_t batch, int64_t tokens) {
-    const int64_t channels = m_heads * m_dim;
-    for (int64_t row = 0; row < batch; ++row) {
-        for (int64_t head = 0; head < m_heads; ++head) {
-            double* error = m_squaredError.data() + head * m_dim;
-            double* value = m_squaredValue.data() + head * m_dim;
-            for (int64_t token = 0; token < tokens; ++token) {
-                const int64_t offset = ((row * m_heads + head) * tokens + token) * m_dim;
-                for (int64_t channel = 0; channel < m_dim; ++channel) {
-                    const double x = given[offset + channel];
-                    const double difference = x - static_cast<double>(reconstructed[offset + channel]);
-                    error[channel] += difference * difference;
-                    value[channel] += x * x;
-                }
-            }
-        }
-    }
-    m_tokens += channels > 0 ? batch * tokens : 0;
-}
-
 std::vector<float> ChannelError::rootMean(const std::vector<double>& sums) const {
     if (m_tokens == 0) {
         return {};

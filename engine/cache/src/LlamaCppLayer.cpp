@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace kvscope::cache {
@@ -73,13 +74,23 @@ LlamaCppLayer::Encoded LlamaCppLayer::encode(const at::Tensor& states, const ggu
     if (rotation > 0) {
         WalshHadamardRotation::apply(data, count / rotation, rotation);
     }
+    // One pass over [batch, heads, tokens, dim] for the update's error and each channel's; a rewrite of the stored
+    // keys (no `channels`) reports neither.
     QuantizedSequence::FlushError error;
-    const float* original = given.data_ptr<float>();
-    for (int64_t i = 0; i < count; ++i) {
-        error.add(original[i], data[i]);
-    }
     if (channels != nullptr) {
-        channels->add(original, data, states.size(0), states.size(2));
+        const float* original = given.data_ptr<float>();
+        const int64_t heads = states.size(1);
+        const int64_t dim = states.size(3);
+        const int64_t rows = count / std::max<int64_t>(dim, 1);
+        for (int64_t row = 0; row < rows; ++row) {
+            const int64_t head = row / std::max<int64_t>(states.size(2), 1) % heads;
+            for (int64_t channel = 0; channel < dim; ++channel) {
+                const int64_t at = row * dim + channel;
+                error.add(original[at], data[at]);
+                channels->add(head * dim + channel, original[at], data[at]);
+            }
+        }
+        channels->countTokens(states.size(0) * states.size(2));
     }
     return {bytes, values.to(states.device(), states.scalar_type()), error};
 }

@@ -107,9 +107,8 @@ double ChannelErrorView::measured(Measure measure, float error, float size) {
     return 0.0;
 }
 
-std::optional<double> ChannelErrorView::valueAt(int layer, bool keys, int head, int channel) const {
-    m_history.update(m_session.timeline());
-    const ChannelErrorHistory::Report* report = m_history.latestAt(layer, m_session.currentStep());
+std::optional<double> ChannelErrorView::cellOf(const ChannelErrorHistory::Report* report, bool keys, int head,
+                                               int channel, Measure measure) {
     if (report == nullptr || head < 0 || head >= report->event.heads || channel < 0) {
         return std::nullopt;
     }
@@ -120,7 +119,12 @@ std::optional<double> ChannelErrorView::valueAt(int layer, bool keys, int head, 
         return std::nullopt;
     }
     const auto index = static_cast<std::size_t>(head * dim + channel);
-    return measured(measure(), errors[index], sizes[index]);
+    return measured(measure, errors[index], sizes[index]);
+}
+
+std::optional<double> ChannelErrorView::valueAt(int layer, bool keys, int head, int channel) const {
+    m_history.update(m_session.timeline());
+    return cellOf(m_history.latestAt(layer, m_session.currentStep()), keys, head, channel, measure());
 }
 
 double ChannelErrorView::scaleTop(bool keys) const {
@@ -235,10 +239,13 @@ void ChannelErrorView::paintPanel(QPainter& painter, const Layout& layout, bool 
     const double top = scaleTop(keys);
     QImage image(columns, layout.layers, QImage::Format_RGB32);
     image.fill(QColor(236, 236, 240));
+    const Measure shown = measure();
     for (int layer = 0; layer < layout.layers; ++layer) {
+        // Each row's report looked up once, not once a cell.
+        const ChannelErrorHistory::Report* report = m_history.latestAt(layer, m_session.currentStep());
         for (int head = 0; head < layout.heads; ++head) {
             for (int channel = 0; channel < dim; ++channel) {
-                if (const std::optional<double> value = valueAt(layer, keys, head, channel)) {
+                if (const std::optional<double> value = cellOf(report, keys, head, channel, shown)) {
                     image.setPixelColor(head * dim + channel, layer,
                                         PlotStyle::heatColour(top > 0.0 ? *value / top : 0.0));
                 }

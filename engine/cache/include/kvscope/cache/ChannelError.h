@@ -14,8 +14,14 @@ class ChannelError {
 public:
     /// Forgets the sums and sizes them for `heads` x `dim` channels.
     void reset(int64_t heads, int64_t dim);
-    /// Adds `given` and what came back for it, both contiguous [batch, heads, tokens, dim] as reset() sized.
-    void add(const float* given, const float* reconstructed, int64_t batch, int64_t tokens);
+    /// Adds one value of channel `channel` (head x dim + its index in the head) and what came back for it.
+    void add(int64_t channel, double given, double reconstructed) {
+        const double difference = given - reconstructed;
+        m_squaredError[static_cast<size_t>(channel)] += difference * difference;
+        m_squaredValue[static_cast<size_t>(channel)] += given * given;
+    }
+    /// Counts `rows` token rows (batch rows x tokens) whose values add() took.
+    void countTokens(int64_t rows) { m_tokens += rows; }
 
     int64_t heads() const { return m_heads; }
     int64_t dim() const { return m_dim; }

@@ -69,7 +69,8 @@ public:
 private:
     /// `states` [batch, heads, tokens, head_dim] rotated (by `rotation`, 0: none) and quantised: the blocks
     /// [batch, heads, tokens, bytes per head] (uint8, CPU), the values attention reads (dequantised, rotated
-    /// back; `states`' dtype and device) and their error against `states`, also added to `channels` unless null.
+    /// back; `states`' dtype and device) and, where `channels` is given, their error against `states`, also added
+    /// to `channels` per KV head and channel.
     struct Encoded {
         at::Tensor blocks;
         at::Tensor decoded;

@@ -68,6 +68,9 @@ private:
     const ChannelErrorHistory::Report* shapeReport() const;
     void paintPanel(QPainter& painter, const Layout& layout, bool keys) const;
     static double measured(Measure measure, float error, float size);
+    /// The value of a cell of `report` (valueAt's, with the report already looked up); nullopt outside it.
+    static std::optional<double> cellOf(const ChannelErrorHistory::Report* report, bool keys, int head, int channel,
+                                        Measure measure);
 
     SessionController& m_session;
     ViewSelection& m_selection;
