@@ -2,6 +2,12 @@
 #include "Crc32c.h"
 
 #include <array>
+#include <cstring>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <nmmintrin.h>
+#define KVSCOPE_CRC32C_SSE42 1
+#endif
 
 namespace kvscope::trace {
 
@@ -28,9 +34,49 @@ constexpr std::array<std::array<std::uint32_t, 256>, 8> makeTables() {
 
 constexpr auto kTables = makeTables();
 
+#ifdef KVSCOPE_CRC32C_SSE42
+// The instruction does 8 bytes in about 3 cycles: an offloaded session's open checks 400 MB, which the tables
+// took 0.16 s over and this takes a fifth of.
+__attribute__((target("sse4.2"))) std::uint32_t computeBySse42(std::span<const std::uint8_t> bytes,
+                                                                std::uint32_t crc) {
+    std::uint64_t running = ~crc;
+    const std::uint8_t* data = bytes.data();
+    std::size_t size = bytes.size();
+    while (size >= 8) {
+        std::uint64_t word = 0;
+        std::memcpy(&word, data, 8);
+        running = _mm_crc32_u64(running, word);
+        data += 8;
+        size -= 8;
+    }
+    auto narrow = static_cast<std::uint32_t>(running);
+    while (size-- > 0) {
+        narrow = _mm_crc32_u8(narrow, *data++);
+    }
+    return ~narrow;
+}
+
+bool hasSse42() {
+    static const bool has = [] {
+        __builtin_cpu_init(); // needed where this runs before main (a static initialiser's checksum)
+        return __builtin_cpu_supports("sse4.2") != 0;
+    }();
+    return has;
+}
+#endif
+
 } // namespace
 
 std::uint32_t Crc32c::compute(std::span<const std::uint8_t> bytes, std::uint32_t crc) {
+#ifdef KVSCOPE_CRC32C_SSE42
+    if (hasSse42()) {
+        return computeBySse42(bytes, crc);
+    }
+#endif
+    return computeByTables(bytes, crc);
+}
+
+std::uint32_t Crc32c::computeByTables(std::span<const std::uint8_t> bytes, std::uint32_t crc) {
     crc = ~crc;
     const std::uint8_t* data = bytes.data();
     std::size_t size = bytes.size();

@@ -2,6 +2,7 @@
 #include "SessionOverview.h"
 
 #include "PayloadStream.h"
+#include "SpanBlock.h"
 
 #include "ByteReader.h"
 #include "ByteWriter.h"
@@ -188,7 +189,9 @@ void SessionOverview::beginChunk(std::int64_t step) {
 void SessionOverview::add(const Event& event) {
     ++m_eventCount;
     StateReducer::apply(m_current, event);
-    if (Timeline::isRetained(event.kind())) {
+    if (TimedSpans::accepts(event.kind())) {
+        m_pendingSpans.add(event); // to a Spans block (1.9): 24 bytes each until it is taken off
+    } else if (Timeline::isRetained(event.kind())) {
         // Encoded as it comes (a third of an event's size in memory): an offloaded session writes millions.
         ByteWriter out(m_retainedBytes);
         EventCodec::encode(out, event);
@@ -252,6 +255,16 @@ std::optional<std::vector<std::uint8_t>> SessionOverview::takeColumnBlock() {
     return raw;
 }
 
+std::optional<std::vector<std::uint8_t>> SessionOverview::takeSpanBlock(std::size_t minimum) {
+    if (m_pendingSpans.size() < std::max<std::size_t>(minimum, 1)) {
+        return std::nullopt;
+    }
+    std::vector<std::uint8_t> raw = SpanBlock::encode(m_spansTaken, m_pendingSpans.spans());
+    m_spansTaken += m_pendingSpans.size();
+    m_pendingSpans.clear(); // its room is kept for the next block
+    return raw;
+}
+
 bool SessionOverview::encodable() const {
     return !m_paged && !m_columnsInexact && exact(m_columns) &&
            m_columnsFirst + m_columns.size() == m_lastStep + 1;
@@ -271,6 +284,7 @@ void SessionOverview::encode(std::vector<std::uint8_t>& head, std::vector<std::u
     encodeRows(after, m_columns, m_layers);
     after.put<std::uint32_t>(static_cast<std::uint32_t>(m_encodedRetained));
     after.putArray(m_retainedBytes.data(), m_retainedBytes.size());
+    after.put(m_spansTaken);
 }
 
 namespace {
@@ -325,12 +339,13 @@ constexpr std::size_t kRowsGuess = 8u << 20;
 } // namespace
 
 SessionOverview SessionOverview::decode(std::span<const std::uint8_t> raw, std::size_t blocks,
-                                        const ColumnBlockReader& block) {
+                                        const ColumnBlockReader& block, std::uint16_t minor) {
     PayloadStream stream(raw);
-    return decode(stream, blocks, block);
+    return decode(stream, blocks, block, minor);
 }
 
-SessionOverview SessionOverview::decode(PayloadStream& raw, std::size_t blocks, const ColumnBlockReader& block) {
+SessionOverview SessionOverview::decode(PayloadStream& raw, std::size_t blocks, const ColumnBlockReader& block,
+                                        std::uint16_t minor) {
     SessionOverview overview(1);
     raw.skip(parseFromStream(raw, kHeadGuess, [&](ByteReader& in) {
         const auto interval = in.get<std::uint32_t>();
@@ -396,7 +411,9 @@ SessionOverview SessionOverview::decode(PayloadStream& raw, std::size_t blocks, 
     // Record by record from the stream (an offloaded session's are hundreds of MB). Transfers and compute spans
     // go to their compact store as they are decoded: an offloaded session has millions, which as events would take
     // gigabytes before the timeline took them over.
-    overview.m_spans.reserve(retained); // mostly spans where there are many: no doubling of millions
+    if (minor < 9) {
+        overview.m_spans.reserve(retained); // mostly spans where there are many: no doubling of millions
+    }
     for (std::size_t index = 0; index < retained; ++index) {
         const std::span<const std::uint8_t> header = raw.peek(5);
         ByteReader lengthIn(header);
@@ -414,6 +431,11 @@ SessionOverview SessionOverview::decode(PayloadStream& raw, std::size_t blocks, 
     // an offloaded session's spans (300 MB) costs more than their slack.
     if (overview.m_spans.size() < retained - retained / 8) {
         overview.m_spans.shrinkToFit();
+    }
+    if (minor >= 9) {
+        ByteReader countIn(raw.peek(8));
+        overview.m_spansTaken = countIn.get<std::uint64_t>();
+        raw.skip(8);
     }
     if (raw.remaining() != 0) {
         throw EventCodec::Invalid(std::to_string(raw.remaining()) + " bytes follow the overview");

@@ -3,6 +3,7 @@
 
 #include "kvscope/trace/Event.h"
 #include "kvscope/trace/SeriesColumns.h"
+#include "kvscope/trace/SessionFormat.h"
 #include "kvscope/trace/TimedSpans.h"
 #include "kvscope/trace/StepState.h"
 
@@ -40,6 +41,10 @@ public:
     /// A Columns chunk's raw payload (1.7) once a block of columnBlockSteps steps is complete; the overview
     /// then lets go of those rows. nullopt while the block is filling.
     std::optional<std::vector<std::uint8_t>> takeColumnBlock();
+    /// A Spans chunk's raw payload (1.9): the transfers and compute spans added since the last block, once there
+    /// are at least `minimum` of them (SessionFormat::kSpanBlockSpans while the run goes, 1 at its end); the
+    /// overview keeps none of them. nullopt while fewer wait.
+    std::optional<std::vector<std::uint8_t>> takeSpanBlock(std::size_t minimum);
     /// Whether encode() can hold the session (see the class comment).
     bool encodable() const;
     /// The Overview chunk's raw payload (sessions/FORMAT.md, "Overview payload"; its columns are the rows
@@ -52,10 +57,12 @@ public:
     /// Reads a payload that encode() wrote, after the `blocks` Columns chunks before it (read one at a time
     /// through `block`); EventCodec::Invalid or ByteReader::Overrun on anything else.
     static SessionOverview decode(std::span<const std::uint8_t> raw, std::size_t blocks = 0,
-                                  const ColumnBlockReader& block = {});
+                                  const ColumnBlockReader& block = {}, std::uint16_t minor = SessionFormat::kMinor);
     /// The same from a stream (a file's compressed overview, decompressed as it is decoded); also
-    /// ChunkFrame::Invalid where the stream's bytes do not decompress or check.
-    static SessionOverview decode(PayloadStream& raw, std::size_t blocks = 0, const ColumnBlockReader& block = {});
+    /// ChunkFrame::Invalid where the stream's bytes do not decompress or check. `minor`: the file's format minor
+    /// (from 1.9 the payload ends with the count of spans its Spans chunks hold, spanBlockSpans()).
+    static SessionOverview decode(PayloadStream& raw, std::size_t blocks = 0, const ColumnBlockReader& block = {},
+                                  std::uint16_t minor = SessionFormat::kMinor);
 
     std::int64_t keyframeInterval() const { return m_keyframeInterval; }
     std::int64_t lastStep() const { return m_lastStep; }
@@ -65,9 +72,12 @@ public:
     std::vector<StepState>& keyframes() { return m_keyframes; }
     StepState& current() { return m_current; }
     SeriesColumns& columns() { return m_columns; }
-    /// The retained events; a decoded overview keeps its transfers and compute spans in spans() instead.
+    /// The retained events but transfers and compute spans, which are in spans() (from 1.9, once the file's
+    /// Spans chunks are read into it: a decoded overview holds only those its retained events had).
     std::vector<Event>& retained() { return m_retained; }
     TimedSpans& spans() { return m_spans; }
+    /// The spans the file's Spans chunks hold (1.9; 0 before).
+    std::uint64_t spanBlockSpans() const { return m_spansTaken; }
 
 private:
     void openStep(std::int64_t step);
@@ -91,6 +101,9 @@ private:
     /// A writer's retained events (add), encoded as they come: only encode() reads them.
     std::vector<std::uint8_t> m_retainedBytes;
     std::size_t m_encodedRetained = 0;
+    /// A writer's transfers and compute spans since its last Spans block, and how many it took off in blocks.
+    TimedSpans m_pendingSpans;
+    std::uint64_t m_spansTaken = 0;
     std::size_t m_layers = 0; ///< the most layers any step had (the columns' width)
     bool m_paged = false;     ///< a paged event was seen: the snapshot layout cannot hold the state
 };

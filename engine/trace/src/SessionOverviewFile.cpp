@@ -6,11 +6,11 @@
 #include "EventCodec.h"
 #include "FileBytes.h"
 #include "PayloadStream.h"
+#include "SpanBlock.h"
 #include "kvscope/trace/SessionFormat.h"
 #include "kvscope/trace/SessionReader.h"
 
 #include <algorithm>
-#include <set>
 #include <stdexcept>
 
 namespace kvscope::trace {
@@ -176,6 +176,8 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
         std::size_t snapshotAt = 0;
         std::vector<std::pair<std::uint64_t, ChunkFrame>>
             columnBlocks; // 1.7: the overview's rows before its own
+        std::vector<std::pair<std::uint64_t, ChunkFrame>> spanBlocks; // 1.9: its transfers and compute spans
+        std::uint64_t blockSpans = 0;
         for (std::uint64_t offset = headerLength; offset < indexOffset;) {
             const auto frame = walker.frameAt(offset, indexOffset, offset == overviewOffset);
             if (!frame) {
@@ -197,6 +199,10 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
                 return std::nullopt;
             case SessionFormat::ChunkType::Columns:
                 columnBlocks.emplace_back(offset, *frame);
+                break;
+            case SessionFormat::ChunkType::Spans:
+                spanBlocks.emplace_back(offset, *frame);
+                blockSpans += SpanBlock::spansIn(frame->rawBytes());
                 break;
             case SessionFormat::ChunkType::Overview:
             case SessionFormat::ChunkType::OverviewLocator:
@@ -220,18 +226,35 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
         };
         // Decompressed as it is decoded: an offloaded session's is hundreds of MB raw.
         PayloadStream overviewRaw(file, overviewOffset, *overviewFrame);
-        Opened opened{SessionOverview::decode(overviewRaw, columnBlocks.size(), readBlock), {}, {}};
+        Opened opened{SessionOverview::decode(overviewRaw, columnBlocks.size(), readBlock, header.version.minor),
+                      {},
+                      {}};
+        // Its transfers and compute spans (1.9), block after block in the order they were written; the sizes
+        // of the blocks say how many they hold (each is checked as it is decoded), so room for all is made once.
+        TimedSpans& spans = opened.overview.spans();
+        if (blockSpans != opened.overview.spanBlockSpans()) {
+            return std::nullopt;
+        }
+        const std::size_t fromRetained = spans.size(); // none in a file kvscope wrote
+        spans.reserve(fromRetained + blockSpans);
+        for (const auto& [offset, frame] : spanBlocks) {
+            const std::size_t before = spans.size();
+            const auto raw = walker.payload(offset, frame);
+            if (!raw || SpanBlock::decode(*raw, spans) != before - fromRetained) {
+                return std::nullopt;
+            }
+        }
         // The steps the index files its chunks under must end where the overview's do.
         std::int64_t filed = -1;
-        std::set<std::int64_t> distinct;
+        std::int64_t distinct = 0;
         opened.chunkSteps.reserve(steps.size());
         opened.chunkOffsets.reserve(steps.size());
         for (const StepChunkLocation& position : steps) {
             if (position.step < 0 || position.step < filed) {
                 return std::nullopt;
             }
+            distinct += position.step != filed ? 1 : 0; // steps never decrease: a new one is a change
             filed = position.step;
-            distinct.insert(position.step);
             opened.chunkSteps.push_back(position.step);
             opened.chunkOffsets.push_back(position.offset);
         }
@@ -241,7 +264,7 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
         contents = std::move(header);
         contents.damage.clear();
         contents.complete = true;
-        contents.intactSteps = static_cast<std::int64_t>(distinct.size());
+        contents.intactSteps = distinct;
         contents.fileBytes = size;
         contents.payloadBytes = payloadBytes;
         contents.skippedChunks = skippedChunks;

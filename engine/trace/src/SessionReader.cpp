@@ -366,6 +366,7 @@ void readChunks(const ByteSource& source, const Header& header, const std::strin
             case SessionFormat::ChunkType::Overview:
             case SessionFormat::ChunkType::OverviewLocator:
             case SessionFormat::ChunkType::Columns:
+            case SessionFormat::ChunkType::Spans:
                 break; // 1.6: what Timeline::openFile reads instead of this pass; nothing to fold here
             default:
                 ++contents.skippedChunks; // a chunk type from a newer minor version

@@ -87,6 +87,10 @@ void SessionWriter::emit(const Event& event) {
             if (auto block = m_overview->takeColumnBlock()) {
                 m_appender->append({SessionFormat::ChunkType::Columns, step, 0, std::move(*block)});
             }
+            // Likewise its transfers and compute spans (1.9): an offloaded session has millions.
+            if (auto block = m_overview->takeSpanBlock(SessionFormat::kSpanBlockSpans)) {
+                m_appender->append({SessionFormat::ChunkType::Spans, step, 0, std::move(*block)});
+            }
         }
     }
     m_pendingStep = step;
@@ -176,6 +180,9 @@ void SessionWriter::finish() {
     // The overview, then where it starts, right before the index: a reader finds it from the footer.
     if (m_overview) {
         m_overview->finish();
+        if (auto block = m_overview->takeSpanBlock(1)) {
+            m_appender->append({SessionFormat::ChunkType::Spans, m_lastFiledStep, 0, std::move(*block)});
+        }
     }
     if (m_overview && m_overview->encodable()) {
         const std::uint64_t overviewOffset = m_appender->progress().bytes;

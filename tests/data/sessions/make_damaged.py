@@ -84,10 +84,10 @@ def main():
     write("refused-header-checksum.kvsess", bytes(header), exit=2, message="checksum")
     write("refused-not-a-session.kvsess", b'{"traceEvents": []}\n', exit=2, message="not a kvscope session file")
 
-    # A file of a newer minor (1.9): an unknown chunk type before the first step, and a last step
+    # A file of a newer minor (1.99): an unknown chunk type before the first step, and a last step
     # chunk whose first event has a kind this reader does not know. Both are skipped; the file is whole.
     out = bytearray(golden[:header_length])
-    struct.pack_into("<H", out, 10, 9)
+    struct.pack_into("<H", out, 10, 99)
     struct.pack_into("<I", out, header_length - 4, crc32c(bytes(out[:header_length - 4])))
     out += frame(77, b"a chunk type from the future")
     entries = {STEP: [], SNAPSHOT: []}
@@ -105,7 +105,7 @@ def main():
                      for kind in (STEP, SNAPSHOT))
     new_index_offset = len(out)
     out += frame(INDEX, index) + struct.pack("<Q", new_index_offset) + b"KVEND\0\0\0"
-    write("future-minor-1.9.kvsess", bytes(out), exit=0, intact_steps=steps + 1, skipped_chunks=1, message="")
+    write("future-minor-1.99.kvsess", bytes(out), exit=0, intact_steps=steps + 1, skipped_chunks=1, message="")
 
     with open("expected.json", "w") as handle:
         json.dump(expected, handle, indent=2, sort_keys=True)

@@ -12,7 +12,7 @@ struct SessionFormat {
     static constexpr std::array<char, 8> kMagic{'K', 'V', 'S', 'E', 'S', 'S', '\0', '\0'};
     static constexpr std::array<char, 8> kEndMagic{'K', 'V', 'E', 'N', 'D', '\0', '\0', '\0'};
     static constexpr std::uint16_t kMajor = 1; ///< readers refuse a higher major
-    static constexpr std::uint16_t kMinor = 8; ///< readers accept any minor of their major
+    static constexpr std::uint16_t kMinor = 9; ///< readers accept any minor of their major
     /// A snapshot chunk (the state after the last complete step) precedes the first chunk of every
     /// kSnapshotInterval-th step, so seeking folds at most that many steps after the nearest snapshot.
     static constexpr std::int64_t kSnapshotInterval = 256;
@@ -24,9 +24,12 @@ struct SessionFormat {
         Overview = 4, ///< 1.6: what a file-backed timeline keeps (keyframes, chart columns, retained events)
         OverviewLocator = 5, ///< 1.6: the Overview chunk's offset, right before the index
         Columns = 6,         ///< 1.7: a block of the overview's chart columns, written as the run goes
+        Spans = 7,           ///< 1.9: a block of the transfers and compute spans as columns, for the overview
     };
     /// Steps of chart columns per Columns chunk: the writer holds at most this many rows of them.
     static constexpr std::int64_t kColumnBlockSteps = 4096;
+    /// Transfers and compute spans per Spans chunk (at least; the writer takes a block at a step chunk's start).
+    static constexpr std::size_t kSpanBlockSpans = 65536;
 
     enum ChunkFlags : std::uint16_t {
         Zstd = 1, ///< payload is one zstd frame

@@ -32,6 +32,8 @@ public:
     /// Keeps a Transfer or Compute event's interval and returns true; any other event returns false.
     bool add(const Event& event);
     std::span<const TimedSpan> spans() const { return m_spans; }
+    /// Keeps a span as it is (a stored block read back).
+    void append(const TimedSpan& span) { m_spans.push_back(span); }
     std::size_t size() const { return m_spans.size(); }
     void reserve(std::size_t spans) { m_spans.reserve(spans); }
     void clear() { m_spans.clear(); }
