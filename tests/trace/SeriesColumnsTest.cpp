@@ -56,3 +56,27 @@ TEST(SeriesColumnsTest, AValueBeyondThirtyTwoBitsGivesUpTheTokenColumns) {
     EXPECT_FALSE(columns.values(0, SeriesField::SeqLength, 0, 1)) << "never a truncated value";
     EXPECT_TRUE(columns.values(-1, SeriesField::WallNs, 0, 1));
 }
+
+TEST(SeriesColumnsTest, AppendingWholeColumnsGivesTheLiteralTableRecordGives) {
+    // The table above, appended in two blocks of columns (steps 0-1 with one layer, steps 2-4 with two): layer 1
+    // appears in the second block, its residual column is empty in the first and non-zero only at step 3, layer
+    // 0's quantized column is empty in both.
+    SeriesColumns columns;
+    columns.append(2, {{{0, 0}, {0, 0}, {0, 100}, {10, 11}}}, {{{{5, 6}}, {{}}, {{}}, {{}}, {{}}}});
+    columns.append(3, {{{0, 0, 0}, {0, 0, 0}, {200, 300, 400}, {12, 13, 14}}},
+                   {{{{7, 8, 9}, {14, 16, 18}}, {{}, {}}, {{}, {}}, {{}, {0, 4, 0}}, {{}, {}}}});
+    ASSERT_EQ(columns.size(), 5);
+    EXPECT_EQ(*columns.values(0, SeriesField::SeqLength, 0, 4), (std::vector<double>{5, 6, 7, 8, 9}));
+    EXPECT_EQ(*columns.values(1, SeriesField::SeqLength, 0, 4), (std::vector<double>{0, 0, 14, 16, 18}));
+    EXPECT_EQ(*columns.values(1, SeriesField::ResidualTokens, 1, 4), (std::vector<double>{0, 0, 4, 0}));
+    EXPECT_EQ(*columns.values(-1, SeriesField::SeqLength, 1, 3), (std::vector<double>{6, 21, 24}));
+    EXPECT_EQ(*columns.values(0, SeriesField::QuantizedTokens, 0, 1), (std::vector<double>{0, 0}));
+    EXPECT_EQ(*columns.values(-1, SeriesField::BytesHost, 2, 4), (std::vector<double>{200, 300, 400}));
+    EXPECT_EQ(*columns.values(1, SeriesField::WallNs, 3, 4), (std::vector<double>{13, 14}));
+    // A column already begun takes zeros for a block that has none of it; record() goes on after append().
+    columns.append(1, {{{0}, {0}, {500}, {15}}}, {{{{10}, {}}, {{}, {}}, {{}, {}}, {{}, {}}, {{}, {}}}});
+    columns.record(state(2, 11, 2, 600, 16));
+    EXPECT_EQ(*columns.values(1, SeriesField::ResidualTokens, 3, 6), (std::vector<double>{4, 0, 0, 2}));
+    EXPECT_EQ(*columns.values(1, SeriesField::SeqLength, 4, 6), (std::vector<double>{18, 0, 22}));
+    EXPECT_EQ(*columns.values(-1, SeriesField::WallNs, 5, 6), (std::vector<double>{15, 16}));
+}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/trace/SeriesColumns.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace kvscope::trace {
@@ -71,6 +72,39 @@ void SeriesColumns::record(const StepState& state) {
         }
     }
     ++m_steps;
+}
+
+void SeriesColumns::append(std::size_t count, const std::array<std::vector<std::int64_t>, 4>& cacheWide,
+                           const std::array<std::vector<std::vector<std::int32_t>>, 5>& tokens) {
+    const auto steps = static_cast<std::size_t>(m_steps);
+    for (std::size_t column = 0; column < cacheWide.size(); ++column) {
+        m_cacheWide[column].insert(m_cacheWide[column].end(), cacheWide[column].begin(), cacheWide[column].end());
+    }
+    for (std::size_t field = 0; field < kTokenFields; ++field) {
+        auto& columns = m_tokens[field];
+        if (columns.size() < tokens[field].size()) {
+            columns.resize(tokens[field].size());
+        }
+        for (std::size_t layer = 0; layer < columns.size(); ++layer) {
+            const std::vector<std::int32_t> none;
+            const std::vector<std::int32_t>& values = layer < tokens[field].size() ? tokens[field][layer] : none;
+            std::vector<std::int32_t>& column = columns[layer];
+            // As record(): a column begins at its layer's first non-zero value, the zeros before it implied.
+            const auto firstNonZero = std::find_if(values.begin(), values.end(), [](std::int32_t v) { return v != 0; });
+            if (column.empty() && firstNonZero == values.end()) {
+                continue;
+            }
+            if (column.empty()) {
+                column.resize(steps, 0);
+            }
+            if (values.empty()) {
+                column.resize(column.size() + count, 0);
+            } else {
+                column.insert(column.end(), values.begin(), values.end());
+            }
+        }
+    }
+    m_steps += static_cast<std::int64_t>(count);
 }
 
 std::optional<std::vector<double>> SeriesColumns::values(std::int32_t layer, SeriesField field,

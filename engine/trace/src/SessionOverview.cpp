@@ -31,26 +31,6 @@ std::size_t expectedKeyframes(std::int64_t lastStep, std::int64_t interval) {
     return lastStep > 0 ? static_cast<std::size_t>((lastStep - 1) / interval + 1) : 0;
 }
 
-void setToken(LayerState& layer, std::size_t field, std::int64_t value) {
-    switch (field) {
-    case 0:
-        layer.seqLength = value;
-        break;
-    case 1:
-        layer.storedTokens = value;
-        break;
-    case 2:
-        layer.kvLength = value;
-        break;
-    case 3:
-        layer.residualTokens = value;
-        break;
-    default:
-        layer.quantizedTokens = value;
-        break;
-    }
-}
-
 /// Whether the columns hold every token count exactly (none beyond i32).
 bool exact(const SeriesColumns& columns) {
     return columns.size() == 0 || columns.values(-1, SeriesField::SeqLength, 0, 0).has_value();
@@ -113,8 +93,7 @@ std::uint32_t decodeRows(ByteReader& in, SeriesColumns& into, std::size_t minLay
         throw EventCodec::Invalid("columns of " + std::to_string(steps) + " steps in " +
                                   std::to_string(in.remaining()) + " bytes");
     }
-    // The columns stay in the payload (as spans) and are summed step by step straight into SeriesColumns:
-    // no second copy of them is held while they are read.
+    // The stored columns are read where they lie in the payload (as spans).
     std::array<std::span<const std::uint8_t>, 4> cacheWide;
     for (auto& column : cacheWide) {
         column = in.take(count * 8);
@@ -131,38 +110,39 @@ std::uint32_t decodeRows(ByteReader& in, SeriesColumns& into, std::size_t minLay
             }
         }
     }
-    std::array<std::uint64_t, 4> wide{};
-    std::array<std::vector<std::uint32_t>, 5> sums;
-    for (auto& each : sums) {
-        each.assign(layers, 0);
-    }
-    // The rows are rebuilt through SeriesColumns::record, one step's values at a time, so that they are
-    // laid out exactly as the pass lays them out.
-    StepState row;
-    row.layers.resize(layers);
-    for (std::size_t step = 0; step < count; ++step) {
-        for (std::size_t column = 0; column < wide.size(); ++column) {
+    // Summed column by column into whole columns handed to SeriesColumns at once (a block holds 4096 steps: a few
+    // MB), laid out as the pass lays its rows out.
+    std::array<std::vector<std::int64_t>, 4> wide;
+    for (std::size_t column = 0; column < wide.size(); ++column) {
+        wide[column].resize(count);
+        std::uint64_t sum = 0;
+        for (std::size_t step = 0; step < count; ++step) {
             std::uint64_t delta = 0;
             std::memcpy(&delta, cacheWide[column].data() + step * 8, 8);
-            wide[column] += delta;
+            sum += delta;
+            wide[column][step] = static_cast<std::int64_t>(sum);
         }
-        row.memoryDeviceFullPrecision = static_cast<std::int64_t>(wide[0]);
-        row.memoryDeviceQuantized = static_cast<std::int64_t>(wide[1]);
-        row.memoryHost = static_cast<std::int64_t>(wide[2]);
-        row.wallNs = static_cast<std::int64_t>(wide[3]);
-        for (std::size_t field = 0; field < tokens.size(); ++field) {
-            for (std::size_t layer = 0; layer < layers; ++layer) {
-                const auto& column = tokens[field][layer];
-                if (!column.empty()) {
-                    std::uint32_t delta = 0;
-                    std::memcpy(&delta, column.data() + step * 4, 4);
-                    sums[field][layer] += delta;
-                }
-                setToken(row.layers[layer], field, static_cast<std::int32_t>(sums[field][layer]));
+    }
+    std::array<std::vector<std::vector<std::int32_t>>, 5> values;
+    for (std::size_t field = 0; field < tokens.size(); ++field) {
+        values[field].resize(layers);
+        for (std::size_t layer = 0; layer < layers; ++layer) {
+            const auto& column = tokens[field][layer];
+            if (column.empty()) {
+                continue;
+            }
+            std::vector<std::int32_t>& filled = values[field][layer];
+            filled.resize(count);
+            std::uint32_t sum = 0;
+            for (std::size_t step = 0; step < count; ++step) {
+                std::uint32_t delta = 0;
+                std::memcpy(&delta, column.data() + step * 4, 4);
+                sum += delta;
+                filled[step] = static_cast<std::int32_t>(sum);
             }
         }
-        into.record(row);
     }
+    into.append(count, wide, values);
     return layers;
 }
 

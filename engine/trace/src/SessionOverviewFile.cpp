@@ -11,6 +11,7 @@
 #include "kvscope/trace/SessionReader.h"
 
 #include <algorithm>
+#include <future>
 #include <stdexcept>
 
 namespace kvscope::trace {
@@ -224,24 +225,44 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
             }
             return std::move(*raw);
         };
+        // The Spans chunks (1.9) are read on a thread of their own while the overview is decoded here: an offloaded
+        // session has millions of spans, and each part takes a few tenths of a second. The sizes of the blocks say
+        // how many spans they hold (each is checked as it is decoded), so room for all is made once.
+        std::future<std::optional<TimedSpans>> blockSpansRead =
+            std::async(std::launch::async, [&file, &spanBlocks, blockSpans]() -> std::optional<TimedSpans> {
+                FrameWalker spansWalker(file);
+                TimedSpans read;
+                read.reserve(blockSpans);
+                try {
+                    for (const auto& [offset, frame] : spanBlocks) {
+                        const std::size_t before = read.size();
+                        const auto raw = spansWalker.payload(offset, frame);
+                        if (!raw || SpanBlock::decode(*raw, read) != before) {
+                            return std::nullopt;
+                        }
+                    }
+                } catch (const std::runtime_error&) {
+                    return std::nullopt;
+                }
+                return read;
+            });
         // Decompressed as it is decoded: an offloaded session's is hundreds of MB raw.
         PayloadStream overviewRaw(file, overviewOffset, *overviewFrame);
         Opened opened{SessionOverview::decode(overviewRaw, columnBlocks.size(), readBlock, header.version.minor),
                       {},
                       {}};
-        // Its transfers and compute spans (1.9), block after block in the order they were written; the sizes
-        // of the blocks say how many they hold (each is checked as it is decoded), so room for all is made once.
-        TimedSpans& spans = opened.overview.spans();
-        if (blockSpans != opened.overview.spanBlockSpans()) {
+        // The spans of the overview's retained events (none in a file kvscope wrote since 1.9), then the blocks'.
+        std::optional<TimedSpans> fromBlocks = blockSpansRead.get();
+        if (!fromBlocks || fromBlocks->size() != opened.overview.spanBlockSpans()) {
             return std::nullopt;
         }
-        const std::size_t fromRetained = spans.size(); // none in a file kvscope wrote
-        spans.reserve(fromRetained + blockSpans);
-        for (const auto& [offset, frame] : spanBlocks) {
-            const std::size_t before = spans.size();
-            const auto raw = walker.payload(offset, frame);
-            if (!raw || SpanBlock::decode(*raw, spans) != before - fromRetained) {
-                return std::nullopt;
+        TimedSpans& spans = opened.overview.spans();
+        if (spans.size() == 0) {
+            spans = std::move(*fromBlocks);
+        } else {
+            spans.reserve(spans.size() + fromBlocks->size());
+            for (const TimedSpan& span : fromBlocks->spans()) {
+                spans.append(span);
             }
         }
         // The steps the index files its chunks under must end where the overview's do.

@@ -21,6 +21,11 @@ class SeriesColumns {
 public:
     /// Appends `state` as step `size()`; steps arrive densely and in order.
     void record(const StepState& state);
+    /// Appends `count` steps given as whole columns (a stored block of them read back), laid out as record() lays
+    /// them out state by state: `cacheWide[c]` and every non-empty `tokens[field][layer]` hold `count` values (an
+    /// empty token column: zero at each of those steps).
+    void append(std::size_t count, const std::array<std::vector<std::int64_t>, 4>& cacheWide,
+                const std::array<std::vector<std::vector<std::int32_t>>, 5>& tokens);
     std::int64_t size() const { return m_steps; }
     /// Gives back what growing the columns reserved (once every step is recorded).
     void shrinkToFit();
