@@ -7,6 +7,7 @@
 #include "kvscope/gui/models/ChannelErrorHistory.h"
 #include "kvscope/gui/models/PagedHistory.h"
 #include "kvscope/gui/models/ServingSummary.h"
+#include "SpanBlock.h"
 #include "kvscope/trace/CompressionLayout.h"
 #include "kvscope/trace/SessionError.h"
 #include "kvscope/trace/SessionReader.h"
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <unistd.h>
 #include <variant>
@@ -134,5 +136,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         // A refusal with a message is a correct answer.
     }
     openFileBacked(data, size);
+    // The same bytes as a Spans chunk's payload (1.9): inside a file a mutation rarely keeps the chunk's checksum, so
+    // the block decoder is also fed directly.
+    try {
+        kvscope::trace::TimedSpans spans;
+        (void)kvscope::trace::SpanBlock::decode({data, size}, spans);
+    } catch (const std::runtime_error&) {
+        // EventCodec::Invalid, ByteReader::Overrun: not a block.
+    }
     return 0;
 }
