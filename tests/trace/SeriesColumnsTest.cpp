@@ -23,6 +23,18 @@ StepState state(std::size_t layers, std::int64_t seq, std::int64_t residual, std
     return result;
 }
 
+/// The literal table of the five steps both tests below make (record() state by state, append() block by block).
+void expectTheLiteralTable(const SeriesColumns& columns) {
+    ASSERT_EQ(columns.size(), 5);
+    EXPECT_EQ(*columns.values(0, SeriesField::SeqLength, 0, 4), (std::vector<double>{5, 6, 7, 8, 9}));
+    EXPECT_EQ(*columns.values(1, SeriesField::SeqLength, 0, 4), (std::vector<double>{0, 0, 14, 16, 18}));
+    EXPECT_EQ(*columns.values(1, SeriesField::ResidualTokens, 1, 4), (std::vector<double>{0, 0, 4, 0}));
+    EXPECT_EQ(*columns.values(-1, SeriesField::SeqLength, 1, 3), (std::vector<double>{6, 21, 24}));
+    EXPECT_EQ(*columns.values(0, SeriesField::QuantizedTokens, 0, 1), (std::vector<double>{0, 0}));
+    EXPECT_EQ(*columns.values(-1, SeriesField::BytesHost, 2, 4), (std::vector<double>{200, 300, 400}));
+    EXPECT_EQ(*columns.values(1, SeriesField::WallNs, 3, 4), (std::vector<double>{13, 14})) << "wall: any layer";
+}
+
 } // namespace
 
 TEST(SeriesColumnsTest, HoldsTokenFieldsPerLayerAndCacheWideFieldsAgainstALiteralTable) {
@@ -33,15 +45,7 @@ TEST(SeriesColumnsTest, HoldsTokenFieldsPerLayerAndCacheWideFieldsAgainstALitera
     columns.record(state(2, 7, 0, 200, 12));
     columns.record(state(2, 8, 4, 300, 13));
     columns.record(state(2, 9, 0, 400, 14));
-    ASSERT_EQ(columns.size(), 5);
-    EXPECT_EQ(*columns.values(0, SeriesField::SeqLength, 0, 4), (std::vector<double>{5, 6, 7, 8, 9}));
-    EXPECT_EQ(*columns.values(1, SeriesField::SeqLength, 0, 4), (std::vector<double>{0, 0, 14, 16, 18}));
-    EXPECT_EQ(*columns.values(1, SeriesField::ResidualTokens, 1, 4), (std::vector<double>{0, 0, 4, 0}));
-    EXPECT_EQ(*columns.values(-1, SeriesField::SeqLength, 1, 3), (std::vector<double>{6, 21, 24}));
-    EXPECT_EQ(*columns.values(0, SeriesField::QuantizedTokens, 0, 1), (std::vector<double>{0, 0}));
-    EXPECT_EQ(*columns.values(-1, SeriesField::BytesHost, 2, 4), (std::vector<double>{200, 300, 400}));
-    EXPECT_EQ(*columns.values(1, SeriesField::WallNs, 3, 4), (std::vector<double>{13, 14}))
-        << "wall: any layer";
+    expectTheLiteralTable(columns);
     // Not held: per-layer bytes (a timeline folds frames for them) and ranges outside the columns.
     EXPECT_FALSE(columns.values(0, SeriesField::BytesHost, 0, 4));
     EXPECT_FALSE(columns.values(0, SeriesField::SeqLength, 3, 5));
@@ -65,14 +69,7 @@ TEST(SeriesColumnsTest, AppendingWholeColumnsGivesTheLiteralTableRecordGives) {
     columns.append(2, {{{0, 0}, {0, 0}, {0, 100}, {10, 11}}}, {{{{5, 6}}, {{}}, {{}}, {{}}, {{}}}});
     columns.append(3, {{{0, 0, 0}, {0, 0, 0}, {200, 300, 400}, {12, 13, 14}}},
                    {{{{7, 8, 9}, {14, 16, 18}}, {{}, {}}, {{}, {}}, {{}, {0, 4, 0}}, {{}, {}}}});
-    ASSERT_EQ(columns.size(), 5);
-    EXPECT_EQ(*columns.values(0, SeriesField::SeqLength, 0, 4), (std::vector<double>{5, 6, 7, 8, 9}));
-    EXPECT_EQ(*columns.values(1, SeriesField::SeqLength, 0, 4), (std::vector<double>{0, 0, 14, 16, 18}));
-    EXPECT_EQ(*columns.values(1, SeriesField::ResidualTokens, 1, 4), (std::vector<double>{0, 0, 4, 0}));
-    EXPECT_EQ(*columns.values(-1, SeriesField::SeqLength, 1, 3), (std::vector<double>{6, 21, 24}));
-    EXPECT_EQ(*columns.values(0, SeriesField::QuantizedTokens, 0, 1), (std::vector<double>{0, 0}));
-    EXPECT_EQ(*columns.values(-1, SeriesField::BytesHost, 2, 4), (std::vector<double>{200, 300, 400}));
-    EXPECT_EQ(*columns.values(1, SeriesField::WallNs, 3, 4), (std::vector<double>{13, 14}));
+    expectTheLiteralTable(columns);
     // A column already begun takes zeros for a block that has none of it; record() goes on after append().
     columns.append(1, {{{0}, {0}, {500}, {15}}}, {{{{10}, {}}, {{}, {}}, {{}, {}}, {{}, {}}, {{}, {}}}});
     columns.record(state(2, 11, 2, 600, 16));

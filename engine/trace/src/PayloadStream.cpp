@@ -21,8 +21,6 @@ constexpr std::size_t kOutputRoom = 4u << 20;
 
 } // namespace
 
-PayloadStream::PayloadStream(std::span<const std::uint8_t> raw) : m_memory(raw), m_remaining(raw.size()) {}
-
 PayloadStream::PayloadStream(const FileBytes& file, std::uint64_t offset, const ChunkFrame& frame)
     : m_remaining(frame.rawBytes()), m_file(&file), m_frame(frame), m_compressed(frame.compressed()),
       m_storedAt(offset + SessionFormat::kChunkHeaderBytes),
@@ -110,26 +108,16 @@ void PayloadStream::fill(std::size_t count) {
 
 std::span<const std::uint8_t> PayloadStream::peek(std::size_t count) {
     count = static_cast<std::size_t>(std::min<std::uint64_t>(count, m_remaining));
-    if (m_file == nullptr) {
-        return m_memory.subspan(m_memoryAt, count);
-    }
     fill(count);
     return std::span<const std::uint8_t>(m_buffer.data() + m_begin, std::min(count, m_end - m_begin));
 }
 
 void PayloadStream::skip(std::size_t count) {
-    if (m_file == nullptr) {
-        m_memoryAt += count;
-    } else {
-        m_begin += count;
-    }
+    m_begin += count;
     m_remaining -= count;
 }
 
 void PayloadStream::finish() {
-    if (m_file == nullptr) {
-        return;
-    }
     // Whatever the reader left: decompressed (a longer payload is damage), then the checksum over every stored byte.
     while (m_remaining > 0) {
         const auto left = peek(kOutputRoom);

@@ -13,12 +13,10 @@ namespace kvscope::trace {
 
 class FileBytes;
 
-// A chunk's raw payload handed to a reader piece by piece: from memory, or read from the file and decompressed as
-// the reader asks, so that an offloaded session's overview (hundreds of MB raw) is decoded holding a few MB of it.
+// A chunk's raw payload handed to a reader piece by piece, read from the file and decompressed as the reader asks, so
+// that a long session's overview (tens of MB raw) is decoded holding a few MB of it.
 class PayloadStream {
 public:
-    // A payload already in memory.
-    explicit PayloadStream(std::span<const std::uint8_t> raw);
     // The payload of `frame` (its header read, its checksum not yet) at `offset` of `file`: read in slices and
     // decompressed as asked; finish() checks the checksum over the bytes read. ChunkFrame::Invalid for unknown
     // flags or an uncompressed payload whose lengths disagree.
@@ -34,8 +32,7 @@ public:
     void skip(std::size_t count);
     // Raw bytes the header promises beyond those skipped.
     std::uint64_t remaining() const { return m_remaining; }
-    // ChunkFrame::Invalid unless the stored bytes made exactly the header's raw bytes and their checksum matches (a
-    // payload in memory has nothing to check).
+    // ChunkFrame::Invalid unless the stored bytes made exactly the header's raw bytes and their checksum matches.
     void finish();
 
 private:
@@ -44,10 +41,7 @@ private:
     // Makes `count` bytes past m_begin available, or all that are left.
     void fill(std::size_t count);
 
-    std::span<const std::uint8_t> m_memory;
-    std::size_t m_memoryAt = 0;
     std::uint64_t m_remaining = 0;
-    // From a file.
     const FileBytes* m_file = nullptr;
     ChunkFrame m_frame;
     bool m_compressed = false;

@@ -151,13 +151,6 @@ std::uint32_t decodeRows(ByteReader& in, SeriesColumns& into, std::size_t minLay
 SessionOverview::SessionOverview(std::int64_t keyframeInterval, std::int64_t columnBlockSteps)
     : m_keyframeInterval(keyframeInterval), m_columnBlockSteps(columnBlockSteps) {}
 
-void SessionOverview::addChunk(std::int64_t step, std::span<const Event> events) {
-    beginChunk(step);
-    for (const Event& event : events) {
-        add(event);
-    }
-}
-
 void SessionOverview::beginChunk(std::int64_t step) {
     // Filed as Timeline::openFile's pass files a chunk: under its step, or the newest one.
     step = std::max({step, m_lastStep, std::int64_t{0}});
@@ -318,12 +311,6 @@ constexpr std::size_t kRowsGuess = 8u << 20;
 
 } // namespace
 
-SessionOverview SessionOverview::decode(std::span<const std::uint8_t> raw, std::size_t blocks,
-                                        const ColumnBlockReader& block, std::uint16_t minor) {
-    PayloadStream stream(raw);
-    return decode(stream, blocks, block, minor);
-}
-
 SessionOverview SessionOverview::decode(PayloadStream& raw, std::size_t blocks, const ColumnBlockReader& block,
                                         std::uint16_t minor) {
     SessionOverview overview(1);
@@ -388,7 +375,7 @@ SessionOverview SessionOverview::decode(PayloadStream& raw, std::size_t blocks, 
         throw EventCodec::Invalid(std::to_string(retained) + " retained events in " + std::to_string(raw.remaining()) +
                                   " bytes");
     }
-    // Record by record from the stream (an offloaded session's are hundreds of MB). Transfers and compute spans
+    // Record by record from the stream (a 1.8 offloaded session's are hundreds of MB). Transfers and compute spans
     // go to their compact store as they are decoded: an offloaded session has millions, which as events would take
     // gigabytes before the timeline took them over.
     if (minor < 9) {

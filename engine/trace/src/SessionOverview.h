@@ -30,10 +30,8 @@ public:
     /// (takeColumnBlock), so that it holds at most one block of them (format 1.7).
     explicit SessionOverview(std::int64_t keyframeInterval, std::int64_t columnBlockSteps = 0);
 
-    /// One Step chunk of `step` (as written, before filing), in file order.
-    void addChunk(std::int64_t step, std::span<const Event> events);
-    /// The same, event by event: beginChunk(step), then add() for each of the chunk's events (the writer
-    /// folds each event as it arrives and keeps none of them).
+    /// A Step chunk of `step` (as written, before filing), in file order: beginChunk(step), then add() for each
+    /// of the chunk's events (the writer folds each event as it arrives and keeps none of them).
     void beginChunk(std::int64_t step);
     void add(const Event& event);
     /// Once every chunk is in: the last step's values join the columns.
@@ -54,15 +52,12 @@ public:
     std::span<const std::uint8_t> encodedKeyframes() const { return m_keyframeBytes; }
     /// The payload of the file's `index`-th Columns chunk, in file order.
     using ColumnBlockReader = std::function<std::vector<std::uint8_t>(std::size_t index)>;
-    /// Reads a payload that encode() wrote, after the `blocks` Columns chunks before it (read one at a time
-    /// through `block`); EventCodec::Invalid or ByteReader::Overrun on anything else.
-    static SessionOverview decode(std::span<const std::uint8_t> raw, std::size_t blocks = 0,
-                                  const ColumnBlockReader& block = {}, std::uint16_t minor = SessionFormat::kMinor);
-    /// The same from a stream (a file's compressed overview, decompressed as it is decoded); also
-    /// ChunkFrame::Invalid where the stream's bytes do not decompress or check. `minor`: the file's format minor
-    /// (from 1.9 the payload ends with the count of spans its Spans chunks hold, spanBlockSpans()).
-    static SessionOverview decode(PayloadStream& raw, std::size_t blocks = 0, const ColumnBlockReader& block = {},
-                                  std::uint16_t minor = SessionFormat::kMinor);
+    /// Reads a payload that encode() wrote from a stream (a file's compressed overview, decompressed as it is
+    /// decoded), after the `blocks` Columns chunks before it (read one at a time through `block`). `minor`: the
+    /// file's format minor (from 1.9 the payload ends with the count of spans its Spans chunks hold,
+    /// spanBlockSpans()). EventCodec::Invalid, ByteReader::Overrun or ChunkFrame::Invalid on anything else.
+    static SessionOverview decode(PayloadStream& raw, std::size_t blocks, const ColumnBlockReader& block,
+                                  std::uint16_t minor);
 
     std::int64_t keyframeInterval() const { return m_keyframeInterval; }
     std::int64_t lastStep() const { return m_lastStep; }

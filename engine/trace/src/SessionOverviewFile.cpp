@@ -74,7 +74,7 @@ public:
             return std::nullopt;
         }
         if (m_window.size() > kWindow) {
-            // A frame larger than the window (an offloaded session's overview: 100 MB and more) is not kept
+            // A frame larger than the window (a 1.8 offloaded session's overview: 100 MB and more) is not kept
             // beside its payload: the next view reads what it needs again.
             std::vector<std::uint8_t>().swap(m_window);
         }
@@ -161,7 +161,7 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
             return std::nullopt;
         }
         const std::uint64_t overviewOffset = ByteReader(*locatorRaw).get<std::uint64_t>();
-        // Its checksum is checked as it is read: an offloaded session's overview is over 100 MB stored.
+        // Its checksum is checked as it is read: a 1.8 offloaded session's overview is over 100 MB stored.
         const auto overviewFrame = walker.frameAt(overviewOffset, locatorOffset, true);
         if (overviewOffset < headerLength || !overviewFrame ||
             overviewFrame->frameBytes() != locatorOffset - overviewOffset ||
@@ -246,7 +246,8 @@ SessionOverviewFile::read(const FileBytes& file, const std::string& name, Sessio
                 }
                 return read;
             });
-        // Decompressed as it is decoded: an offloaded session's is hundreds of MB raw.
+        // Decompressed as it is decoded: a long session's keyframes are tens of MB raw (a 1.8 offloaded one's spans
+        // hundreds).
         PayloadStream overviewRaw(file, overviewOffset, *overviewFrame);
         Opened opened{SessionOverview::decode(overviewRaw, columnBlocks.size(), readBlock, header.version.minor),
                       {},
