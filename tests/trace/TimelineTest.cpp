@@ -570,6 +570,72 @@ template <typename T> T readAt(const std::vector<char>& bytes, std::size_t at) {
     return value;
 }
 
+/// Frames of the file (offset, type), from the header to the index.
+std::vector<std::pair<std::size_t, std::uint32_t>> framesOf(const std::vector<char>& bytes) {
+    std::vector<std::pair<std::size_t, std::uint32_t>> frames;
+    const std::size_t indexAt = readAt<std::uint64_t>(bytes, bytes.size() - 16);
+    for (std::size_t at = readAt<std::uint32_t>(bytes, 12); at < indexAt;
+         at += 24 + readAt<std::uint64_t>(bytes, at + 8) + 4) {
+        frames.emplace_back(at, readAt<std::uint32_t>(bytes, at));
+    }
+    return frames;
+}
+
+void writeBytes(const std::filesystem::path& path, const std::vector<char>& bytes) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+/// The checksum of the chunk at `at` made to match its bytes again.
+void fixChunkChecksum(std::vector<char>& bytes, std::size_t at) {
+    const auto stored = readAt<std::uint64_t>(bytes, at + 8);
+    const std::uint32_t crc = crc32c(bytes, at, at + 24 + stored);
+    std::memcpy(bytes.data() + at + 24 + stored, &crc, 4);
+}
+
+/// The Step chunk `which` (counting from 1) scrambled, its checksum made to match again: the pass stops there,
+/// a reader of the overview does not read it.
+void scrambleStepChunk(std::vector<char>& bytes, int which) {
+    int stepChunks = 0;
+    for (const auto& [at, type] : framesOf(bytes)) {
+        if (type == 1 && ++stepChunks == which) {
+            std::memset(bytes.data() + at + 24, 0x5A, readAt<std::uint64_t>(bytes, at + 8));
+            fixChunkChecksum(bytes, at);
+            return;
+        }
+    }
+}
+
+/// The first chunk of type `type` given the type `unknown` (one no reader knows), its checksum made to match.
+void retypeFirstChunk(std::vector<char>& bytes, std::uint32_t type, std::uint32_t unknown) {
+    for (const auto& [at, each] : framesOf(bytes)) {
+        if (each == type) {
+            std::memcpy(bytes.data() + at, &unknown, 4);
+            fixChunkChecksum(bytes, at);
+            return;
+        }
+    }
+}
+
+/// How many chunks of `type` the file holds between its header and its index.
+int chunksOfType(const std::filesystem::path& path, std::uint32_t type) {
+    const auto frames = framesOf(fileBytes(path));
+    return static_cast<int>(std::count_if(frames.begin(), frames.end(), [type](const auto& frame) { return frame.second == type; }));
+}
+
+/// The header's minor version set to `minor`, its checksum made to match.
+void setMinor(std::vector<char>& bytes, std::uint16_t minor) {
+    std::memcpy(bytes.data() + 10, &minor, 2);
+    const std::size_t headerLength = readAt<std::uint32_t>(bytes, 12);
+    const std::uint32_t crc = crc32c(bytes, 0, headerLength - 4);
+    std::memcpy(bytes.data() + headerLength - 4, &crc, 4);
+}
+
+std::vector<TimedSpan> spansOf(const Timeline& timeline) {
+    const auto spans = timeline.timedSpans().spans();
+    return std::vector<TimedSpan>(spans.begin(), spans.end());
+}
+
 } // namespace
 
 TEST(TimelineTest, FileBackedFromTheOverviewEqualsInMemoryEverywhere) {
@@ -626,17 +692,6 @@ TEST(TimelineTest, ColumnsWrittenInBlocksOpenAsTheOverviewHeldThem) {
     const auto whole = folder.file("whole.kvsess");
     write(blocked, 64);
     write(whole, 0);
-    const auto chunksOfType = [](const std::filesystem::path& path, std::uint32_t type) {
-        const std::vector<char> bytes = fileBytes(path);
-        std::size_t at = readAt<std::uint32_t>(bytes, 12);
-        const std::size_t indexAt = readAt<std::uint64_t>(bytes, bytes.size() - 16);
-        int count = 0;
-        while (at < indexAt) {
-            count += readAt<std::uint32_t>(bytes, at) == type ? 1 : 0;
-            at += 24 + readAt<std::uint64_t>(bytes, at + 8) + 4;
-        }
-        return count;
-    };
     const Timeline memory = timelineOf(events, Timeline::kDefaultKeyframeInterval);
     ASSERT_GT(memory.stepCount(), 256);
     EXPECT_EQ(chunksOfType(blocked, 6), (memory.stepCount() - 1) / 64);
@@ -660,19 +715,9 @@ TEST(TimelineTest, ColumnsWrittenInBlocksOpenAsTheOverviewHeldThem) {
     // (checksum matching) the pass stops there, the overview opens the whole session.
     {
         std::vector<char> bytes = fileBytes(blocked);
-        std::size_t at = readAt<std::uint32_t>(bytes, 12);
-        for (int stepChunks = 0;; at += 24 + readAt<std::uint64_t>(bytes, at + 8) + 4) {
-            if (readAt<std::uint32_t>(bytes, at) == 1 && ++stepChunks == 10) {
-                break;
-            }
-        }
-        const std::uint64_t stored = readAt<std::uint64_t>(bytes, at + 8);
-        std::memset(bytes.data() + at + 24, 0x5A, stored);
-        const std::uint32_t crc = crc32c(bytes, at, at + 24 + stored);
-        std::memcpy(bytes.data() + at + 24 + stored, &crc, 4);
+        scrambleStepChunk(bytes, 10);
         const auto scrambled = folder.file("scrambled.kvsess");
-        std::ofstream(scrambled, std::ios::binary)
-            .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        writeBytes(scrambled, bytes);
         EXPECT_FALSE(SessionReader::read(scrambled).complete);
         SessionContents contents;
         const Timeline file = Timeline::openFile(scrambled, contents);
@@ -689,20 +734,9 @@ TEST(TimelineTest, ColumnsWrittenInBlocksOpenAsTheOverviewHeldThem) {
     // A reader that does not know the blocks (1.6) finds the overview's columns short and opens the file
     // through the pass; the same file with its blocks' type changed to an unknown one does the same here.
     std::vector<char> bytes = fileBytes(blocked);
-    std::size_t at = readAt<std::uint32_t>(bytes, 12);
-    while (readAt<std::uint32_t>(bytes, at) != 6) {
-        at += 24 + readAt<std::uint64_t>(bytes, at + 8) + 4;
-    }
-    const std::uint32_t unknown = 99;
-    std::memcpy(bytes.data() + at, &unknown, 4);
-    const std::uint64_t stored = readAt<std::uint64_t>(bytes, at + 8);
-    const std::uint32_t crc = crc32c(bytes, at, at + 24 + stored);
-    std::memcpy(bytes.data() + at + 24 + stored, &crc, 4);
+    retypeFirstChunk(bytes, 6, 99);
     const auto renamed = folder.file("renamed.kvsess");
-    {
-        std::ofstream out(renamed, std::ios::binary);
-        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    }
+    writeBytes(renamed, bytes);
     SessionContents contents;
     const Timeline file = Timeline::openFile(renamed, contents);
     EXPECT_TRUE(contents.complete) << contents.damage;
@@ -722,27 +756,8 @@ TEST(TimelineTest, OpeningAFinishedFileReadsItsOverviewNotItsFrames) {
     const auto path = folder.file("s.kvsess");
     SessionWriter::save(path, fileMetadata(), events);
     std::vector<char> bytes = fileBytes(path);
-    // The 60th Step chunk (type 1): walk the frames from the header.
-    std::size_t at = readAt<std::uint32_t>(bytes, 12);
-    int stepChunks = 0;
-    while (true) {
-        const auto type = readAt<std::uint32_t>(bytes, at);
-        const auto stored = readAt<std::uint64_t>(bytes, at + 8);
-        if (type == 1 && ++stepChunks == 60) {
-            break;
-        }
-        at += 24 + stored + 4;
-    }
-    const auto stored = readAt<std::uint64_t>(bytes, at + 8);
-    for (std::size_t i = 0; i < stored; ++i) {
-        bytes[at + 24 + i] = static_cast<char>(0x5A);
-    }
-    const std::uint32_t crc = crc32c(bytes, at, at + 24 + stored);
-    std::memcpy(bytes.data() + at + 24 + stored, &crc, 4);
-    {
-        std::ofstream out(path, std::ios::binary | std::ios::trunc);
-        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    }
+    scrambleStepChunk(bytes, 60); // the 60th Step chunk
+    writeBytes(path, bytes);
     const SessionContents read = SessionReader::read(path);
     EXPECT_FALSE(read.complete);
     EXPECT_LT(read.intactSteps, 100);
@@ -770,54 +785,6 @@ TEST(TimelineTest, OpeningAFinishedFileReadsItsOverviewNotItsFrames) {
     EXPECT_EQ(passed.damage, read.damage);
     EXPECT_EQ(other.stepCount(), read.intactSteps);
 }
-
-namespace {
-
-/// Frames of the file (offset, type), from the header to the index.
-std::vector<std::pair<std::size_t, std::uint32_t>> framesOf(const std::vector<char>& bytes) {
-    std::vector<std::pair<std::size_t, std::uint32_t>> frames;
-    const std::size_t indexAt = readAt<std::uint64_t>(bytes, bytes.size() - 16);
-    for (std::size_t at = readAt<std::uint32_t>(bytes, 12); at < indexAt;
-         at += 24 + readAt<std::uint64_t>(bytes, at + 8) + 4) {
-        frames.emplace_back(at, readAt<std::uint32_t>(bytes, at));
-    }
-    return frames;
-}
-
-void writeBytes(const std::filesystem::path& path, const std::vector<char>& bytes) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-/// The Step chunk `which` (counting from 1) scrambled, its checksum made to match again: the pass stops there,
-/// a reader of the overview does not read it.
-void scrambleStepChunk(std::vector<char>& bytes, int which) {
-    int stepChunks = 0;
-    for (const auto& [at, type] : framesOf(bytes)) {
-        if (type == 1 && ++stepChunks == which) {
-            const auto stored = readAt<std::uint64_t>(bytes, at + 8);
-            std::memset(bytes.data() + at + 24, 0x5A, stored);
-            const std::uint32_t crc = crc32c(bytes, at, at + 24 + stored);
-            std::memcpy(bytes.data() + at + 24 + stored, &crc, 4);
-            return;
-        }
-    }
-}
-
-/// The header's minor version set to `minor`, its checksum made to match.
-void setMinor(std::vector<char>& bytes, std::uint16_t minor) {
-    std::memcpy(bytes.data() + 10, &minor, 2);
-    const std::size_t headerLength = readAt<std::uint32_t>(bytes, 12);
-    const std::uint32_t crc = crc32c(bytes, 0, headerLength - 4);
-    std::memcpy(bytes.data() + headerLength - 4, &crc, 4);
-}
-
-std::vector<TimedSpan> spansOf(const Timeline& timeline) {
-    const auto spans = timeline.timedSpans().spans();
-    return std::vector<TimedSpan>(spans.begin(), spans.end());
-}
-
-} // namespace
 
 TEST(TimelineTest, AnOverviewOfManyMegabytesIsDecodedAsItIsReadAndChecked) {
     // An offloaded session with a channel error report per step (1 KB each): ~12 MB of overview raw, read and
@@ -932,16 +899,7 @@ TEST(TimelineTest, SpansBlocksThatDisagreeSendTheFileThroughThePass) {
     setMinor(asOlder, 8);
     EXPECT_FALSE(opened(asOlder).first.complete);
     std::vector<char> blockDropped = bytes;
-    for (const auto& [at, type] : framesOf(blockDropped)) {
-        if (type == 7) {
-            const std::uint32_t unknown = 99;
-            std::memcpy(blockDropped.data() + at, &unknown, 4);
-            const auto stored = readAt<std::uint64_t>(blockDropped, at + 8);
-            const std::uint32_t crc = crc32c(blockDropped, at, at + 24 + stored);
-            std::memcpy(blockDropped.data() + at + 24 + stored, &crc, 4);
-            break;
-        }
-    }
+    retypeFirstChunk(blockDropped, 7, 99);
     EXPECT_FALSE(opened(blockDropped).first.complete);
 }
 
@@ -993,15 +951,7 @@ TEST(TimelineTest, OlderVersionsAndFilesWithoutAnOverviewOpenThroughThePass) {
     TemporaryFolder folder;
     const auto path = folder.file("serving.kvsess");
     SessionWriter::save(path, serving.metadata, serving.events);
-    const std::vector<char> bytes = fileBytes(path);
-    std::size_t at = readAt<std::uint32_t>(bytes, 12);
-    const std::size_t indexAt = readAt<std::uint64_t>(bytes, bytes.size() - 16);
-    bool overview = false;
-    while (at < indexAt) {
-        overview = overview || readAt<std::uint32_t>(bytes, at) == 4;
-        at += 24 + readAt<std::uint64_t>(bytes, at + 8) + 4;
-    }
-    EXPECT_FALSE(overview) << "a serving session is written without an overview";
+    EXPECT_EQ(chunksOfType(path, 4), 0) << "a serving session is written without an overview";
     SessionContents contents;
     const Timeline file = Timeline::openFile(path, contents);
     EXPECT_TRUE(contents.complete);

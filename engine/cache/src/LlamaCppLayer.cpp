@@ -80,10 +80,11 @@ LlamaCppLayer::Encoded LlamaCppLayer::encode(const at::Tensor& states, const ggu
     if (channels != nullptr) {
         const float* original = given.data_ptr<float>();
         const int64_t heads = states.size(1);
+        const int64_t tokens = std::max<int64_t>(states.size(2), 1);
         const int64_t dim = states.size(3);
         const int64_t rows = count / std::max<int64_t>(dim, 1);
         for (int64_t row = 0; row < rows; ++row) {
-            const int64_t head = row / std::max<int64_t>(states.size(2), 1) % heads;
+            const int64_t head = row / tokens % heads;
             for (int64_t channel = 0; channel < dim; ++channel) {
                 const int64_t at = row * dim + channel;
                 error.add(original[at], data[at]);

@@ -80,13 +80,13 @@ void SeriesColumns::append(std::size_t count, const std::array<std::vector<std::
     for (std::size_t column = 0; column < cacheWide.size(); ++column) {
         m_cacheWide[column].insert(m_cacheWide[column].end(), cacheWide[column].begin(), cacheWide[column].end());
     }
+    const std::vector<std::int32_t> none;
     for (std::size_t field = 0; field < kTokenFields; ++field) {
         auto& columns = m_tokens[field];
         if (columns.size() < tokens[field].size()) {
             columns.resize(tokens[field].size());
         }
         for (std::size_t layer = 0; layer < columns.size(); ++layer) {
-            const std::vector<std::int32_t> none;
             const std::vector<std::int32_t>& values = layer < tokens[field].size() ? tokens[field][layer] : none;
             std::vector<std::int32_t>& column = columns[layer];
             // As record(): a column begins at its layer's first non-zero value, the zeros before it implied.

@@ -110,39 +110,50 @@ std::uint32_t decodeRows(ByteReader& in, SeriesColumns& into, std::size_t minLay
             }
         }
     }
-    // Summed column by column into whole columns handed to SeriesColumns at once (a block holds 4096 steps: a few
-    // MB), laid out as the pass lays its rows out.
+    // Summed column by column into whole columns handed to SeriesColumns a slice of steps at a time, laid out as the
+    // pass lays its rows out: a 1.6 overview's section holds every step, so a slice (not the section) bounds the
+    // copies made (a few MB).
+    std::array<std::uint64_t, 4> wideSums{};
+    std::array<std::vector<std::uint32_t>, 5> tokenSums;
+    for (auto& sums : tokenSums) {
+        sums.assign(layers, 0);
+    }
     std::array<std::vector<std::int64_t>, 4> wide;
-    for (std::size_t column = 0; column < wide.size(); ++column) {
-        wide[column].resize(count);
-        std::uint64_t sum = 0;
-        for (std::size_t step = 0; step < count; ++step) {
-            std::uint64_t delta = 0;
-            std::memcpy(&delta, cacheWide[column].data() + step * 8, 8);
-            sum += delta;
-            wide[column][step] = static_cast<std::int64_t>(sum);
-        }
-    }
     std::array<std::vector<std::vector<std::int32_t>>, 5> values;
-    for (std::size_t field = 0; field < tokens.size(); ++field) {
-        values[field].resize(layers);
-        for (std::size_t layer = 0; layer < layers; ++layer) {
-            const auto& column = tokens[field][layer];
-            if (column.empty()) {
-                continue;
-            }
-            std::vector<std::int32_t>& filled = values[field][layer];
-            filled.resize(count);
-            std::uint32_t sum = 0;
-            for (std::size_t step = 0; step < count; ++step) {
-                std::uint32_t delta = 0;
-                std::memcpy(&delta, column.data() + step * 4, 4);
-                sum += delta;
-                filled[step] = static_cast<std::int32_t>(sum);
+    for (auto& fields : values) {
+        fields.resize(layers);
+    }
+    constexpr auto kSliceSteps = static_cast<std::size_t>(SessionFormat::kColumnBlockSteps);
+    for (std::size_t first = 0; first < count; first += kSliceSteps) {
+        const std::size_t steps = std::min(kSliceSteps, count - first);
+        for (std::size_t column = 0; column < wide.size(); ++column) {
+            wide[column].resize(steps);
+            for (std::size_t step = 0; step < steps; ++step) {
+                std::uint64_t delta = 0;
+                std::memcpy(&delta, cacheWide[column].data() + (first + step) * 8, 8);
+                wideSums[column] += delta;
+                wide[column][step] = static_cast<std::int64_t>(wideSums[column]);
             }
         }
+        for (std::size_t field = 0; field < tokens.size(); ++field) {
+            for (std::size_t layer = 0; layer < layers; ++layer) {
+                const auto& column = tokens[field][layer];
+                if (column.empty()) {
+                    continue;
+                }
+                std::vector<std::int32_t>& filled = values[field][layer];
+                filled.resize(steps);
+                std::uint32_t& sum = tokenSums[field][layer];
+                for (std::size_t step = 0; step < steps; ++step) {
+                    std::uint32_t delta = 0;
+                    std::memcpy(&delta, column.data() + (first + step) * 4, 4);
+                    sum += delta;
+                    filled[step] = static_cast<std::int32_t>(sum);
+                }
+            }
+        }
+        into.append(steps, wide, values);
     }
-    into.append(count, wide, values);
     return layers;
 }
 
