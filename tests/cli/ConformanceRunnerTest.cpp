@@ -12,7 +12,7 @@ using kvscope::cli::FixtureResult;
 
 namespace {
 
-const std::filesystem::path kFixtures = std::filesystem::path(KVSCOPE_TEST_DATA_DIR) / "conformance";
+const std::filesystem::path kFixturesInConformanceRunner = std::filesystem::path(KVSCOPE_TEST_DATA_DIR) / "conformance";
 
 /// The failures of a run, one line each, for the assertion message.
 std::string failures(const std::vector<FixtureResult>& results) {
@@ -31,14 +31,14 @@ TEST(ConformanceRunnerTest, CpuRunnerPassesOneFixtureOfEachKind) {
          {"seed101_random_000_dynamic.json", "seed101_random_005_quantized.json",
           "seed101_random_006_quantized_hqq.json", "seed101_cache_027_StaticCache_hybrid.json",
           "seed101_linear_009_DynamicCache_hybrid.json"}) {
-        const FixtureResult result = runner.runFile(kFixtures / name);
+        const FixtureResult result = runner.runFile(kFixturesInConformanceRunner / name);
         EXPECT_TRUE(result.passed) << name << ": " << result.failure;
     }
 }
 
 TEST(ConformanceRunnerTest, ExplicitCpuDeviceGivesTheSameResults) {
     const ConformanceRunner runner(c10::Device(c10::kCPU));
-    const FixtureResult result = runner.runFile(kFixtures / "seed101_random_014_quantized.json");
+    const FixtureResult result = runner.runFile(kFixturesInConformanceRunner / "seed101_random_014_quantized.json");
     EXPECT_TRUE(result.passed) << result.failure;
 }
 
@@ -48,7 +48,7 @@ TEST(ConformanceRunnerTest, CudaRunnerPassesEveryFixture) {
         GTEST_SKIP() << "no CUDA device in this build or machine";
     }
     const std::vector<FixtureResult> results =
-        ConformanceRunner(c10::Device(c10::kCUDA)).runDirectory(kFixtures);
+        ConformanceRunner(c10::Device(c10::kCUDA)).runDirectory(kFixturesInConformanceRunner);
     EXPECT_EQ(results.size(), 360u);
     EXPECT_EQ(failures(results), "");
 }

@@ -15,7 +15,7 @@ using kvscope::cli::ModelBenchmarkOptions;
 
 namespace {
 
-ModelBenchmarkOptions small(const std::string& preset) {
+ModelBenchmarkOptions smallInModelBenchmark(const std::string& preset) {
     ModelBenchmarkOptions options;
     options.run.preset = preset;
     options.run.weightSeed = 3;
@@ -30,7 +30,7 @@ ModelBenchmarkOptions small(const std::string& preset) {
 
 TEST(ModelBenchmarkTest, EngineAndPlainLoopPickTheSameTokensAndBothAreTimed) {
     for (bool record : {true, false}) {
-        ModelBenchmarkOptions options = small("llama");
+        ModelBenchmarkOptions options = smallInModelBenchmark("llama");
         options.record = record;
         const nlohmann::json result = ModelBenchmark::run(options);
         EXPECT_EQ(result.at("model"), "llama");
@@ -76,7 +76,7 @@ TEST(ModelBenchmarkTest, RefusesAModelThePlainLoopDoesNotCoverNamingWhatItCovers
     for (const std::string& preset : {std::string("gemma2"), std::string("qwen3-next")}) {
         std::string message;
         try {
-            ModelBenchmark::run(small(preset));
+            ModelBenchmark::run(smallInModelBenchmark(preset));
         } catch (const kvscope::runtime::GenerationError& error) {
             message = error.what();
         }

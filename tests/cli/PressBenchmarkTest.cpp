@@ -14,7 +14,7 @@ namespace {
 using kvscope::cli::PressBenchmark;
 using kvscope::cli::PressBenchmarkOptions;
 
-PressBenchmarkOptions small(const std::string& press) {
+PressBenchmarkOptions smallInPressBenchmark(const std::string& press) {
     PressBenchmarkOptions options;
     options.press = press;
     options.tokens = 96;
@@ -27,7 +27,7 @@ PressBenchmarkOptions small(const std::string& press) {
 
 TEST(PressBenchmarkTest, PrefillPressesCompressThePromptAndCompareWithItsAttention) {
     for (const std::string press : {"snapkv", "knorm", "observed_attention", "tova", "adakv"}) {
-        PressBenchmarkOptions options = small(press);
+        PressBenchmarkOptions options = smallInPressBenchmark(press);
         options.ratio = 0.25;
         if (press == "snapkv") {
             options.pressOptions = {"window_size=8"};
@@ -46,7 +46,7 @@ TEST(PressBenchmarkTest, PrefillPressesCompressThePromptAndCompareWithItsAttenti
 }
 
 TEST(PressBenchmarkTest, DecodingPressIsTimedPerStepOverOneInterval) {
-    PressBenchmarkOptions options = small("decoding");
+    PressBenchmarkOptions options = smallInPressBenchmark("decoding");
     options.pressOptions = {"compression_interval=16", "base=snapkv", "window_size=8"};
     const nlohmann::json result = PressBenchmark::run(options);
     EXPECT_EQ(result["phase"], "decoding");
@@ -59,7 +59,7 @@ TEST(PressBenchmarkTest, DecodingPressIsTimedPerStepOverOneInterval) {
 }
 
 TEST(PressBenchmarkTest, HeavyHittersEvictOneSlotEveryStepAtTheirBudget) {
-    PressBenchmarkOptions options = small("h2o");
+    PressBenchmarkOptions options = smallInPressBenchmark("h2o");
     options.pressOptions = {"budget=32", "recent_window=8"};
     options.repeats = 5;
     const nlohmann::json result = PressBenchmark::run(options);
@@ -69,7 +69,7 @@ TEST(PressBenchmarkTest, HeavyHittersEvictOneSlotEveryStepAtTheirBudget) {
 }
 
 TEST(PressBenchmarkTest, RefusesWhatItCannotTimeNamingTheAllowedValues) {
-    PressBenchmarkOptions unknown = small("squeeze");
+    PressBenchmarkOptions unknown = smallInPressBenchmark("squeeze");
     try {
         PressBenchmark::run(unknown);
         FAIL() << "an unknown press was timed";
@@ -77,13 +77,13 @@ TEST(PressBenchmarkTest, RefusesWhatItCannotTimeNamingTheAllowedValues) {
         EXPECT_NE(std::string(error.what()).find("allowed: "), std::string::npos) << error.what();
         EXPECT_NE(std::string(error.what()).find("snapkv"), std::string::npos) << error.what();
     }
-    PressBenchmarkOptions ratio = small("snapkv");
+    PressBenchmarkOptions ratio = smallInPressBenchmark("snapkv");
     ratio.ratio = 1.0;
     EXPECT_THROW(PressBenchmark::run(ratio), std::invalid_argument);
-    PressBenchmarkOptions option = small("snapkv");
+    PressBenchmarkOptions option = smallInPressBenchmark("snapkv");
     option.pressOptions = {"window_size"};
     EXPECT_THROW(PressBenchmark::run(option), std::invalid_argument);
-    PressBenchmarkOptions heads = small("snapkv");
+    PressBenchmarkOptions heads = smallInPressBenchmark("snapkv");
     heads.keyValueHeads = 3;
     EXPECT_THROW(PressBenchmark::run(heads), std::invalid_argument);
 }

@@ -21,7 +21,7 @@ using kvscope::cli::TrainOptions;
 namespace {
 
 /// Options for a few quick steps of the llama preset on a small corpus in `directory`.
-TrainOptions quick(const std::filesystem::path& directory) {
+TrainOptions quickInTrainCommand(const std::filesystem::path& directory) {
     std::ofstream corpus(directory / "corpus.txt");
     for (int line = 0; line < 100; ++line) {
         corpus << "a fortune a day keeps the doctor away, said line " << line << "\n";
@@ -42,7 +42,7 @@ TrainOptions quick(const std::filesystem::path& directory) {
 
 TEST(TrainCommandTest, WritesWeightsThePresetLoaderReadsWithTheirRecord) {
     kvscope::testing::TemporaryDirectory directory("kvscope-train");
-    const TrainOptions options = quick(directory.path());
+    const TrainOptions options = quickInTrainCommand(directory.path());
     std::ostringstream progress;
     const nlohmann::json summary = TrainCommand::run(options, progress, nullptr);
     EXPECT_EQ(summary.at("steps"), 4);
@@ -64,7 +64,7 @@ TEST(TrainCommandTest, WritesWeightsThePresetLoaderReadsWithTheirRecord) {
 
 TEST(TrainCommandTest, AnInterruptStillWritesTheLastFinishedStep) {
     kvscope::testing::TemporaryDirectory directory("kvscope-train");
-    TrainOptions options = quick(directory.path());
+    TrainOptions options = quickInTrainCommand(directory.path());
     options.progress = false;
     const std::atomic<bool> stop{true};
     const nlohmann::json summary = TrainCommand::run(options, std::cerr, &stop);
@@ -75,7 +75,7 @@ TEST(TrainCommandTest, AnInterruptStillWritesTheLastFinishedStep) {
 
 TEST(TrainCommandTest, RefusesAWeightDtypeItCannotWrite) {
     kvscope::testing::TemporaryDirectory directory("kvscope-train");
-    TrainOptions options = quick(directory.path());
+    TrainOptions options = quickInTrainCommand(directory.path());
     options.dtype = "f8";
     try {
         TrainCommand::run(options, std::cerr, nullptr);

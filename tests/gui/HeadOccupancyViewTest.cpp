@@ -12,11 +12,11 @@
 namespace kvscope::gui {
 namespace {
 
-using Runs = std::vector<HeadRun>;
-constexpr HeadSlot K = HeadSlot::Kept;
-constexpr HeadSlot D = HeadSlot::Dropped;
-constexpr HeadSlot L = HeadSlot::Later;
-constexpr HeadSlot V = HeadSlot::Vacant;
+using RunsInHeadOccupancyView = std::vector<HeadRun>;
+constexpr HeadSlot KInHeadOccupancyView = HeadSlot::Kept;
+constexpr HeadSlot DInHeadOccupancyView = HeadSlot::Dropped;
+constexpr HeadSlot LInHeadOccupancyView = HeadSlot::Later;
+constexpr HeadSlot VInHeadOccupancyView = HeadSlot::Vacant;
 
 /// KeyRerotation over the 12 prompt positions: head 0 kept 0 1 2 9 10 11, head 1 kept 0 3 4 5 10 11, each
 /// head's keys re-rotated to 0..5.
@@ -48,11 +48,11 @@ TEST(HeadOccupancyViewTest, ReRotatedKeysShowAtTheirNewPositionsWithWhereTheyCam
     EXPECT_EQ(view.positions(), 14);
     // The token rows: what each head kept and dropped, where the tokens were.
     EXPECT_EQ(view.rows(),
-              (std::vector<Runs>{{{0, 3, K}, {3, 9, D}, {9, 12, K}, {12, 14, L}},
-                                 {{0, 1, K}, {1, 3, D}, {3, 6, K}, {6, 10, D}, {10, 12, K}, {12, 14, L}}}));
+              (std::vector<RunsInHeadOccupancyView>{{{0, 3, KInHeadOccupancyView}, {3, 9, DInHeadOccupancyView}, {9, 12, KInHeadOccupancyView}, {12, 14, LInHeadOccupancyView}},
+                                 {{0, 1, KInHeadOccupancyView}, {1, 3, DInHeadOccupancyView}, {3, 6, KInHeadOccupancyView}, {6, 10, DInHeadOccupancyView}, {10, 12, KInHeadOccupancyView}, {12, 14, LInHeadOccupancyView}}}));
     // The rotated rows: the 6 keys at 0..5, nothing rotated to 6..11, the new tokens at their own positions.
-    EXPECT_EQ(view.rotatedRows(), (std::vector<Runs>{{{0, 6, K}, {6, 12, V}, {12, 14, L}},
-                                                     {{0, 6, K}, {6, 12, V}, {12, 14, L}}}));
+    EXPECT_EQ(view.rotatedRows(), (std::vector<RunsInHeadOccupancyView>{{{0, 6, KInHeadOccupancyView}, {6, 12, VInHeadOccupancyView}, {12, 14, LInHeadOccupancyView}},
+                                                     {{0, 6, KInHeadOccupancyView}, {6, 12, VInHeadOccupancyView}, {12, 14, LInHeadOccupancyView}}}));
     const std::set<std::string> texts = testing::toolTipsOver(view);
     for (const char* expected : {
              "head 0: the key of position 9",

@@ -48,7 +48,7 @@
 namespace kvscope::gui {
 namespace {
 
-EngineCapabilities capabilities() {
+EngineCapabilities capabilitiesInMainWindow() {
     EngineCapabilities result;
     result.presets = {"llama"};
     result.defaultPreset = "llama";
@@ -94,7 +94,7 @@ trace::CompressionEvent compressionKeeping(const std::vector<std::vector<std::in
 }
 
 TEST(MainWindowTest, HeadsViewExpandsTheSelectedLayerIntoItsKvHeads) {
-    MainWindow window(testing::syntheticFactory(), capabilities());
+    MainWindow window(testing::syntheticFactory(), capabilitiesInMainWindow());
     window.resize(1400, 900);
     testing::loadWithCompression(window.session(), 3,
                                  compressionKeeping({{0, 1, 2, 9, 10, 11}, {0, 3, 4, 5, 10, 11}}));
@@ -139,7 +139,7 @@ TEST(MainWindowTest, HeadsViewExpandsTheSelectedLayerIntoItsKvHeads) {
 }
 
 TEST(MainWindowTest, AServingSessionShowsThePoolInPlaceOfTheMap) {
-    MainWindow window(testing::syntheticFactory(), capabilities());
+    MainWindow window(testing::syntheticFactory(), capabilitiesInMainWindow());
     window.resize(1400, 900);
     EXPECT_FALSE(window.showsServingViews());
     window.session().setRecordedSession({}, testing::designExample(), "example");
@@ -162,7 +162,7 @@ TEST(MainWindowTest, AServingSessionShowsThePoolInPlaceOfTheMap) {
 }
 
 TEST(MainWindowTest, TheTransfersDockComesWithTheFirstTransferAndGoesWithASessionThatMovesNothing) {
-    MainWindow window(testing::syntheticFactory(), capabilities());
+    MainWindow window(testing::syntheticFactory(), capabilitiesInMainWindow());
     window.resize(1200, 800);
     window.show();
     auto* transfers = window.findChild<QDockWidget*>(QStringLiteral("transfersDock"));
@@ -182,7 +182,7 @@ TEST(MainWindowTest, TheTransfersDockComesWithTheFirstTransferAndGoesWithASessio
 }
 
 TEST(MainWindowTest, TheChannelErrorsDockComesWithAQuantisingCachesReports) {
-    MainWindow window(testing::syntheticFactory(), capabilities());
+    MainWindow window(testing::syntheticFactory(), capabilitiesInMainWindow());
     window.resize(1200, 800);
     window.show();
     auto* channels = window.findChild<QDockWidget*>(QStringLiteral("channelErrorsDock"));
@@ -212,7 +212,7 @@ TEST(MainWindowTest, AServingSessionsStatusBarGivesThePoolsHeldAndTotalBytes) {
     EXPECT_EQ(MainWindow::poolText(paged, "{}"), QStringLiteral("Pool: 2 of 3 blocks held")) << "the null block is no room";
 
     // In the window: a serving session says Pool, not "device 0 B".
-    MainWindow window(testing::syntheticFactory(), capabilities());
+    MainWindow window(testing::syntheticFactory(), capabilitiesInMainWindow());
     window.session().setRecordedSession({}, testing::designExample(), QStringLiteral("example"));
     window.session().goToEnd();
     bool found = false;
@@ -224,7 +224,7 @@ TEST(MainWindowTest, AServingSessionsStatusBarGivesThePoolsHeldAndTotalBytes) {
 }
 
 TEST(MainWindowTest, RenderedWindowIsNotBlank) {
-    MainWindow window(testing::syntheticFactory(), capabilities());
+    MainWindow window(testing::syntheticFactory(), capabilitiesInMainWindow());
     window.resize(1400, 900);
     testing::loadSynthetic(window.session(), testing::smallSession(60, true));
     window.session().setCurrentStep(30);
@@ -239,7 +239,7 @@ TEST(MainWindowTest, OpenAddsToRecentFilesAndDropOpens) {
     QTemporaryDir dir;
     const QString first = savedSession(dir, "first.kvs", 10);
     const QString second = savedSession(dir, "second.kvs", 14);
-    MainWindow window(testing::syntheticFactory(), capabilities());
+    MainWindow window(testing::syntheticFactory(), capabilitiesInMainWindow());
     EXPECT_EQ(window.openFileNow(first), QString());
     EXPECT_EQ(window.session().stepCount(), 11);
     EXPECT_EQ(window.recentFiles().front(), QFileInfo(first).absoluteFilePath());
@@ -263,7 +263,7 @@ TEST(MainWindowTest, OpenAddsToRecentFilesAndDropOpens) {
 TEST(MainWindowTest, CompareModeShowsTheCompareDock) {
     QTemporaryDir dir;
     const QString other = savedSession(dir, "other.kvs", 10);
-    MainWindow window(testing::syntheticFactory(), capabilities());
+    MainWindow window(testing::syntheticFactory(), capabilitiesInMainWindow());
     window.show();
     testing::loadSynthetic(window.session(), testing::smallSession(10, true));
     auto* dock = window.findChild<QDockWidget*>(QStringLiteral("compareDock"));
@@ -276,7 +276,7 @@ TEST(MainWindowTest, CompareModeShowsTheCompareDock) {
 }
 
 TEST(MainWindowTest, LiveSessionRunsInTheBackground) {
-    MainWindow window(testing::syntheticFactory(), capabilities());
+    MainWindow window(testing::syntheticFactory(), capabilitiesInMainWindow());
     kvscope::config::RunSettings settings;
     settings.tokens = 10;
     window.startLive(settings);
@@ -288,7 +288,7 @@ TEST(MainWindowTest, LiveSessionRunsInTheBackground) {
 TEST(MainWindowTest, APressSessionShowsDroppedTokensTheirLegendAndTheScoreOverlay) {
     // kvscope-cli run --press snapkv --ratio 0.5 on gemma2 with a quantized cache: each of 4 layers keeps 7 of
     // 14 prompt tokens per KV head (2 heads).
-    MainWindow window(testing::syntheticFactory(), capabilities());
+    MainWindow window(testing::syntheticFactory(), capabilitiesInMainWindow());
     window.resize(1400, 900);
     ASSERT_EQ(window.openFileNow(QStringLiteral(KVSCOPE_TEST_DATA_DIR "/sessions/golden-1.3.kvsess")), QString());
     window.show();
@@ -344,7 +344,7 @@ TEST(MainWindowTest, APressSessionShowsDroppedTokensTheirLegendAndTheScoreOverla
 }
 
 TEST(MainWindowTest, ComparesALivePressWithTheSameRunWithoutIt) {
-    MainWindow window(testing::syntheticFactory(), capabilities());
+    MainWindow window(testing::syntheticFactory(), capabilitiesInMainWindow());
     EXPECT_TRUE(window.comparePressWithoutIt().contains("Start a live session with a cache press"));
     kvscope::config::RunSettings settings;
     settings.tokens = 4;
@@ -398,7 +398,7 @@ TEST(MainWindowTest, EveryFailedLiveSessionSaysWhyOverTheMapAndLeavesTheWindowUs
          "The live session failed at step 5"},
     };
     for (const Case& test : cases) {
-        MainWindow window(testing::failingFactory(test.at, test.message, test.step), capabilities());
+        MainWindow window(testing::failingFactory(test.at, test.message, test.step), capabilitiesInMainWindow());
         window.resize(1200, 800);
         window.show();
         kvscope::config::RunSettings settings;
@@ -442,7 +442,7 @@ TEST(MainWindowTest, EveryFailedLiveSessionSaysWhyOverTheMapAndLeavesTheWindowUs
 }
 
 TEST(MainWindowTest, TheFailurePanelOpensNewSessionFilledInWithTheFailedSettings) {
-    EngineCapabilities offering = capabilities();
+    EngineCapabilities offering = capabilitiesInMainWindow();
     offering.presses = config::PressDescriptions::all();
     MainWindow window(
         testing::failingFactory(testing::FailAt::Prefill, "SnapKV's window_size (64) must be shorter"), offering);
@@ -477,7 +477,7 @@ TEST(MainWindowTest, TheFailurePanelOpensNewSessionFilledInWithTheFailedSettings
 // (playing, it would ask for the next token again), and nothing fails.
 TEST(MainWindowTest, CancellingDuringThePrefillStopsTheRunAndTheTransport) {
     MainWindow window(testing::failingFactory(testing::FailAt::Step, "never reached", 1000, 300),
-                      capabilities());
+                      capabilitiesInMainWindow());
     window.show();
     kvscope::config::RunSettings settings;
     settings.tokens = 40;
@@ -505,7 +505,7 @@ TEST(MainWindowTest, CancellingDuringThePrefillStopsTheRunAndTheTransport) {
 }
 
 TEST(MainWindowTest, WelcomePageStartsATourThatExplainsItsSteps) {
-    EngineCapabilities withMistral = capabilities();
+    EngineCapabilities withMistral = capabilitiesInMainWindow();
     withMistral.presets.push_back("mistral");
     MainWindow window(testing::syntheticFactory(), withMistral);
     window.resize(1400, 900);
@@ -567,7 +567,7 @@ TEST(MainWindowTest, ServingSessionsRenderThePool) {
         {"paged-chat-standin.png", testing::builtInWorkload("chat-shared-system-prompt", chatConfig()), 13, "user3"},
     };
     for (const Shot& shot : shots) {
-        MainWindow window(testing::syntheticFactory(), capabilities());
+        MainWindow window(testing::syntheticFactory(), capabilitiesInMainWindow());
         window.resize(1600, 1000);
         window.session().setRecordedSession({}, shot.events, QString::fromLatin1(shot.name));
         window.session().setCurrentStep(shot.step);
@@ -636,9 +636,9 @@ TEST(MainWindowTest, ComparesAServingWorkloadWithoutPrefixCachingFromTheCommandL
         AppLauncher::parse({"kvscope", "--workload", "prefix-caching-example", "--block-size", "4",
                             "--num-blocks", "10", "--max-num-batched-tokens", "8", "--compare-serving",
                             "prefix-caching=off", "--screenshot", dir.filePath("compare.png"), "--step", "5"},
-                           capabilities());
+                           capabilitiesInMainWindow());
     ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
-    MainWindow window(testing::servingFactory(), capabilities());
+    MainWindow window(testing::servingFactory(), capabilitiesInMainWindow());
     QString log;
     QTextStream errors(&log);
     EXPECT_EQ(AppLauncher::launch(window, std::get<LaunchOptions>(parsed), errors), 0) << log.toStdString();
@@ -660,7 +660,7 @@ TEST(MainWindowTest, ComparesAServingWorkloadWithoutPrefixCachingFromTheCommandL
 // Compare with a live run… on the serving session (which proposes the same workload with prefix caching
 // flipped): both through the window's own dialogs.
 TEST(MainWindowTest, ComparesAServingWorkloadFromTheNewSessionDialogAndTheCompareMenu) {
-    MainWindow window(testing::servingFactory(), capabilities());
+    MainWindow window(testing::servingFactory(), capabilitiesInMainWindow());
     window.resize(1400, 900);
     window.show();
     bool filled = false;
@@ -719,7 +719,7 @@ TEST(MainWindowTest, ComparesAServingWorkloadFromTheNewSessionDialogAndTheCompar
     ASSERT_TRUE(testing::waitUntil([&] { return window.compareView()->servingB().steps == 10; }));
     expectTheExampleComparedWithoutPrefixCaching(*window.compareView());
     // Without a live serving session there is nothing to serve again, and the window says so.
-    MainWindow other(testing::servingFactory(), capabilities());
+    MainWindow other(testing::servingFactory(), capabilitiesInMainWindow());
     EXPECT_TRUE(other.compareServing(exampleServing()).contains("Serve a workload first"));
 }
 
@@ -751,7 +751,7 @@ TEST(MainWindowTest, ComparesTwoServingSessionFiles) {
     const QString a = dir.filePath(QStringLiteral("a.kvsess"));
     const QString b = dir.filePath(QStringLiteral("b.kvsess"));
     writeTwoServingSessions(a, b);
-    MainWindow window(testing::servingFactory(), capabilities());
+    MainWindow window(testing::servingFactory(), capabilitiesInMainWindow());
     window.resize(1400, 900);
     ASSERT_EQ(window.openFileNow(a), QString());
     ASSERT_EQ(window.compareWithFileNow(b), QString());
@@ -773,9 +773,9 @@ TEST(MainWindowTest, ComparingTwoServingFilesFromTheCommandLineShowsTheCompareTa
     const QString b = dir.filePath(QStringLiteral("b.kvsess"));
     writeTwoServingSessions(a, b);
     {
-        const auto parsed = AppLauncher::parse({"kvscope", a, "--compare", b}, capabilities());
+        const auto parsed = AppLauncher::parse({"kvscope", a, "--compare", b}, capabilitiesInMainWindow());
         ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
-        MainWindow window(testing::servingFactory(), capabilities());
+        MainWindow window(testing::servingFactory(), capabilitiesInMainWindow());
         window.resize(1400, 900);
         window.show();
         QString log;
@@ -789,9 +789,9 @@ TEST(MainWindowTest, ComparingTwoServingFilesFromTheCommandLineShowsTheCompareTa
     {
         const QString shot = dir.filePath(QStringLiteral("compare.png"));
         const auto parsed =
-            AppLauncher::parse({"kvscope", a, "--compare", b, "--screenshot", shot}, capabilities());
+            AppLauncher::parse({"kvscope", a, "--compare", b, "--screenshot", shot}, capabilitiesInMainWindow());
         ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
-        MainWindow window(testing::servingFactory(), capabilities());
+        MainWindow window(testing::servingFactory(), capabilitiesInMainWindow());
         QString log;
         QTextStream errors(&log);
         EXPECT_EQ(AppLauncher::launch(window, std::get<LaunchOptions>(parsed), errors), 0)

@@ -20,7 +20,7 @@
 namespace kvscope::gui {
 namespace {
 
-EngineCapabilities capabilities(bool cuda) {
+EngineCapabilities capabilitiesInNewSessionDialog(bool cuda) {
     EngineCapabilities result;
     result.presets = {"gemma3", "llama", "mistral"};
     result.defaultPreset = "llama";
@@ -39,7 +39,7 @@ TEST(NewSessionDialogTest, RoundTripsSettings) {
     settings.prompt = "hello";
     settings.tokens = 77;
     settings.seed = 5;
-    NewSessionDialog dialog(capabilities(false), settings);
+    NewSessionDialog dialog(capabilitiesInNewSessionDialog(false), settings);
     EXPECT_EQ(dialog.settings(), settings);
     EXPECT_EQ(dialog.validate(), QString());
 }
@@ -54,7 +54,7 @@ TEST(NewSessionDialogTest, RoundTripsDecodingAndWhatItHasNoFieldFor) {
     settings.ignoreEos = true;
     settings.weightSeed = 11;
     settings.threads = 1;
-    NewSessionDialog dialog(capabilities(false), settings);
+    NewSessionDialog dialog(capabilitiesInNewSessionDialog(false), settings);
     EXPECT_DOUBLE_EQ(dialog.temperatureBox()->value(), 1.25);
     EXPECT_EQ(dialog.topKBox()->value(), 7);
     EXPECT_EQ(dialog.settings(), settings);
@@ -68,41 +68,41 @@ TEST(NewSessionDialogTest, RoundTripsDecodingAndWhatItHasNoFieldFor) {
 }
 
 TEST(NewSessionDialogTest, ALiveSessionSamplesByDefault) {
-    NewSessionDialog dialog(capabilities(false), kvscope::config::liveSessionSettings());
+    NewSessionDialog dialog(capabilitiesInNewSessionDialog(false), kvscope::config::liveSessionSettings());
     EXPECT_DOUBLE_EQ(dialog.settings().temperature, 0.8);
     EXPECT_EQ(dialog.settings().topK, 40);
     EXPECT_EQ(dialog.settings().seed, 0u);
 }
 
 TEST(NewSessionDialogTest, DefaultsToTheDefaultPreset) {
-    NewSessionDialog dialog(capabilities(false), kvscope::config::RunSettings{});
+    NewSessionDialog dialog(capabilitiesInNewSessionDialog(false), kvscope::config::RunSettings{});
     EXPECT_EQ(dialog.settings().preset, "llama");
 }
 
 TEST(NewSessionDialogTest, RefusesWhatCannotRun) {
     kvscope::config::RunSettings settings;
     settings.device = kvscope::config::ComputeDevice::Cuda;
-    NewSessionDialog dialog(capabilities(false), settings);
+    NewSessionDialog dialog(capabilitiesInNewSessionDialog(false), settings);
     EXPECT_TRUE(dialog.validate().contains("CUDA is not available")) << dialog.validate().toStdString();
-    NewSessionDialog withCuda(capabilities(true), settings);
+    NewSessionDialog withCuda(capabilitiesInNewSessionDialog(true), settings);
     EXPECT_EQ(withCuda.validate(), QString());
 
     kvscope::config::RunSettings bits;
     bits.cache.kind = kvscope::config::CacheKind::Quantized;
     bits.cache.nbits = 3; // min-max allows 2, 4, 8
-    NewSessionDialog quantized(capabilities(false), bits);
+    NewSessionDialog quantized(capabilitiesInNewSessionDialog(false), bits);
     EXPECT_TRUE(quantized.validate().contains("allowed: 2, 4, 8")) << quantized.validate().toStdString();
 
     kvscope::config::RunSettings config;
     config.configPath = "/no/such/config.json";
-    NewSessionDialog missing(capabilities(false), config);
+    NewSessionDialog missing(capabilitiesInNewSessionDialog(false), config);
     EXPECT_TRUE(missing.validate().contains("/no/such/config.json"));
 }
 
 TEST(NewSessionDialogTest, ShowsTheTokenizerASourceBrings) {
     QTemporaryDir checkpoint;
     std::vector<std::string> asked;
-    EngineCapabilities engine = capabilities(false);
+    EngineCapabilities engine = capabilitiesInNewSessionDialog(false);
     // The engine reads the tokenizer (LiveSession::describeTokenizer); here it answers per path.
     engine.describeTokenizer = [&](const std::string& path) {
         asked.push_back(path);
@@ -142,7 +142,7 @@ TEST(NewSessionDialogTest, ShowsTheTokenizerASourceBrings) {
 TEST(NewSessionDialogTest, OffersTheEnginesPressesWithTheirOptions) {
     kvscope::config::RunSettings settings;
     settings.press = {"snapkv", 0.25, {{"window_size", "8"}}};
-    NewSessionDialog dialog(capabilities(false), settings);
+    NewSessionDialog dialog(capabilitiesInNewSessionDialog(false), settings);
     EXPECT_EQ(dialog.settings().press, settings.press) << "typed options round-trip, defaults stay implicit";
     EXPECT_EQ(dialog.validate(), QString());
     ASSERT_EQ(dialog.pressBox()->count(), static_cast<int>(kvscope::config::PressDescriptions::all().size()) + 1);
@@ -167,7 +167,7 @@ TEST(NewSessionDialogTest, OffersTheEnginesPressesWithTheirOptions) {
     EXPECT_EQ(dialog.settings().press.options,
               (std::map<std::string, std::string>{{"base", "snapkv"}, {"compression_interval", "16"}, {"window_size", "4"}}));
     EXPECT_EQ(dialog.validate(), QString());
-    NewSessionDialog reopened(capabilities(false), dialog.settings());
+    NewSessionDialog reopened(capabilitiesInNewSessionDialog(false), dialog.settings());
     EXPECT_EQ(reopened.settings().press, dialog.settings().press) << "a base's options round-trip";
     dialog.pressOptionFields().at("base")->clear();
     dialog.pressOptionFields().at("window_size")->clear();
@@ -186,7 +186,7 @@ TEST(NewSessionDialogTest, OffersTheEnginesPressesWithTheirOptions) {
     EXPECT_TRUE(dialog.pressOptionFields().empty());
 
     // From no press, picking a prefill press starts at half the prefill cache.
-    NewSessionDialog fresh(capabilities(false), kvscope::config::RunSettings{});
+    NewSessionDialog fresh(capabilitiesInNewSessionDialog(false), kvscope::config::RunSettings{});
     fresh.pressBox()->setCurrentIndex(fresh.pressBox()->findData(QStringLiteral("knorm")));
     EXPECT_TRUE(fresh.ratioBox()->isEnabled());
     EXPECT_EQ(fresh.settings().press, (kvscope::config::PressSettings{"knorm", 0.5, {}}));
@@ -199,7 +199,7 @@ namespace kvscope::gui {
 namespace {
 
 TEST(NewSessionDialogTest, ServingPicksAWorkloadAndThePool) {
-    NewSessionDialog dialog(capabilities(false), config::RunSettings{});
+    NewSessionDialog dialog(capabilitiesInNewSessionDialog(false), config::RunSettings{});
     EXPECT_FALSE(dialog.servingBox()->isChecked());
     EXPECT_FALSE(dialog.settings().serving.has_value());
     // Every built-in workload is offered, the chat with a shared system prompt first chosen.
@@ -228,7 +228,7 @@ TEST(NewSessionDialogTest, ServingPicksAWorkloadAndThePool) {
 // Picking a workload fills in the pool it suggests and says so; a workload that names no pool gives the
 // defaults back; the fields stay the user's to change.
 TEST(NewSessionDialogTest, PickingAWorkloadFillsInItsSuggestedPool) {
-    NewSessionDialog dialog(capabilities(false), config::RunSettings{});
+    NewSessionDialog dialog(capabilitiesInNewSessionDialog(false), config::RunSettings{});
     dialog.servingBox()->setChecked(true);
     EXPECT_EQ(dialog.suggestedPoolText(),
               "The pool this workload suggests is filled in below: 28 blocks of 16 "
@@ -270,7 +270,7 @@ TEST(NewSessionDialogTest, PickingAWorkloadFillsInItsSuggestedPool) {
 // The picked workload says what it shows (its file's description), and "Compare with" asks for a second run
 // of the same workload with one change.
 TEST(NewSessionDialogTest, ServingShowsTheWorkloadsDescriptionAndOffersACompareRun) {
-    NewSessionDialog dialog(capabilities(false), config::RunSettings{});
+    NewSessionDialog dialog(capabilitiesInNewSessionDialog(false), config::RunSettings{});
     EXPECT_TRUE(dialog.workloadDescription().startsWith("A chat service"))
         << dialog.workloadDescription().toStdString();
     dialog.workloadBox()->setCurrentText("burst-preemption");

@@ -10,7 +10,7 @@
 namespace kvscope::gui {
 namespace {
 
-QString cell(const PrefixTreeModel& model, const QModelIndex& index, int column) {
+QString cellInPrefixTreeModel(const PrefixTreeModel& model, const QModelIndex& index, int column) {
     return model.data(model.index(index.row(), column, index.parent())).toString();
 }
 
@@ -29,19 +29,19 @@ TEST(PrefixTreeModelTest, TheDesignDocumentExamplesCacheAsATree) {
     EXPECT_EQ(model.nodeCount(), 5);
     ASSERT_EQ(model.rowCount(), 1);
     const QModelIndex root = model.index(0, 0);
-    EXPECT_EQ(cell(model, root, PrefixTreeModel::Tokens), "'You are a helpful'");
-    EXPECT_EQ(cell(model, root, PrefixTreeModel::Blocks), "0");
-    EXPECT_EQ(cell(model, root, PrefixTreeModel::CachedBy), "r0");
+    EXPECT_EQ(cellInPrefixTreeModel(model, root, PrefixTreeModel::Tokens), "'You are a helpful'");
+    EXPECT_EQ(cellInPrefixTreeModel(model, root, PrefixTreeModel::Blocks), "0");
+    EXPECT_EQ(cellInPrefixTreeModel(model, root, PrefixTreeModel::CachedBy), "r0");
     EXPECT_TRUE(model.data(root, PrefixTreeModel::HitRole).toBool()) << "r1 reused block 0 at step 4";
     ASSERT_EQ(model.rowCount(root), 1);
     const QModelIndex second = model.index(0, 0, root);
-    EXPECT_EQ(cell(model, second, PrefixTreeModel::Blocks), "1");
+    EXPECT_EQ(cellInPrefixTreeModel(model, second, PrefixTreeModel::Blocks), "1");
     ASSERT_EQ(model.rowCount(second), 2) << "r0's block 2 and r1's block 5 both continue block 1";
     QStringList branches;
     for (int row = 0; row < 2; ++row) {
         const QModelIndex branch = model.index(row, 0, second);
-        branches << cell(model, branch, PrefixTreeModel::Blocks) + ":" +
-                        cell(model, branch, PrefixTreeModel::CachedBy);
+        branches << cellInPrefixTreeModel(model, branch, PrefixTreeModel::Blocks) + ":" +
+                        cellInPrefixTreeModel(model, branch, PrefixTreeModel::CachedBy);
     }
     branches.sort();
     EXPECT_EQ(branches, (QStringList{"2:r0", "5:r1"}));

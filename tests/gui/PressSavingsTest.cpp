@@ -21,7 +21,7 @@ trace::StepState stateHolding(std::int64_t stored) {
     return state;
 }
 
-PressHistory::Compression compression(std::int64_t step, std::int32_t layer, trace::CompressionEvent event) {
+PressHistory::Compression compressionInPressSavings(std::int64_t step, std::int32_t layer, trace::CompressionEvent event) {
     return {step, layer, std::move(event)};
 }
 
@@ -83,8 +83,8 @@ TEST(PressSavingsTest, EvictionsSaveTheirTokensBytesMasksAndRewrittenKeysNothing
          "save nothing"},
     };
     for (const Case& test : cases) {
-        const std::vector<PressHistory::Compression> compressions = {compression(0, 0, test.event),
-                                                                     compression(0, 1, test.event)};
+        const std::vector<PressHistory::Compression> compressions = {compressionInPressSavings(0, 0, test.event),
+                                                                     compressionInPressSavings(0, 1, test.event)};
         const PressSavings::Figures figures = PressSavings::of(compressions, stateHolding(test.stored), 1);
         EXPECT_EQ(figures, test.figures) << test.press;
         EXPECT_EQ(PressSavings::note(QString::fromUtf8(test.press), figures), QString::fromUtf8(test.note))
@@ -97,8 +97,8 @@ TEST(PressSavingsTest, EvictionsSaveTheirTokensBytesMasksAndRewrittenKeysNothing
 // tokens x 512 bytes per layer, and the chart shows the 6 kept tokens' bytes.
 TEST(PressSavingsTest, AtThePrefillsStepTheBytesAreThoseAfterTheEviction) {
     const trace::CompressionEvent evicted{10, 6, 2, 4, 12, {}, {}, {}, {}};
-    const std::vector<PressHistory::Compression> compressions = {compression(0, 0, evicted),
-                                                                 compression(0, 1, evicted)};
+    const std::vector<PressHistory::Compression> compressions = {compressionInPressSavings(0, 0, evicted),
+                                                                 compressionInPressSavings(0, 1, evicted)};
     for (const bool memoryFollows : {false, true}) {
         std::vector<trace::Event> events;
         for (std::int32_t layer = 0; layer < 2; ++layer) {
@@ -124,8 +124,8 @@ TEST(PressSavingsTest, AtThePrefillsStepTheBytesAreThoseAfterTheEviction) {
 
 TEST(PressSavingsTest, OnlyDecisionsUpToTheStepCount) {
     const trace::CompressionEvent evicted{10, 6, 2, 4, 12, {}, {}, {}, {}};
-    const std::vector<PressHistory::Compression> compressions = {compression(0, 0, evicted),
-                                                                 compression(5, 1, evicted)};
+    const std::vector<PressHistory::Compression> compressions = {compressionInPressSavings(0, 0, evicted),
+                                                                 compressionInPressSavings(5, 1, evicted)};
     const PressSavings::Figures early = PressSavings::of(compressions, stateHolding(7), 4);
     EXPECT_EQ(early.decisions, 1);
     EXPECT_EQ(early.evictedSlots, 4);

@@ -6,7 +6,7 @@
 namespace kvscope::gui {
 namespace {
 
-trace::Event stepEnd(std::int64_t step, std::string text) {
+trace::Event stepEndInSessionTokens(std::int64_t step, std::string text) {
     return trace::Event{step, -1, 0, trace::StepEndEvent{7, std::move(text), 1000}};
 }
 
@@ -15,9 +15,9 @@ TEST(SessionTokensTest, PromptPiecesThenTheTokenEachStepProduced) {
     metadata.promptPieces = {"<bos>", "The", " cache"};
     trace::Timeline timeline;
     timeline.emit(trace::Event{0, -1, 0, trace::StepBeginEvent{-1, "The cache"}});
-    timeline.emit(stepEnd(0, " is"));
+    timeline.emit(stepEndInSessionTokens(0, " is"));
     timeline.emit(trace::Event{1, -1, 0, trace::StepBeginEvent{7, " is"}});
-    timeline.emit(stepEnd(1, " a"));
+    timeline.emit(stepEndInSessionTokens(1, " a"));
     struct Case {
         std::int64_t position;
         std::optional<std::string> piece;
@@ -33,7 +33,7 @@ TEST(SessionTokensTest, PromptPiecesThenTheTokenEachStepProduced) {
 
 TEST(SessionTokensTest, SessionsWithoutPromptPiecesNameNothing) {
     trace::Timeline timeline;
-    timeline.emit(stepEnd(0, " is"));
+    timeline.emit(stepEndInSessionTokens(0, " is"));
     EXPECT_EQ(SessionTokens::pieceAt(trace::SessionMetadata{}, timeline, 0), std::nullopt);
     EXPECT_EQ(SessionTokens::producedPosition(trace::SessionMetadata{}, 0), -1);
 }

@@ -9,7 +9,7 @@ using namespace kvscope::paged;
 
 namespace {
 
-std::string errorOf(std::string_view json) {
+std::string errorOfInWorkload(std::string_view json) {
     try {
         Workload::parse(json, "w.json");
     } catch (const PagedError& error) {
@@ -110,7 +110,7 @@ TEST(WorkloadTest, ErrorsNameTheProblemTheAllowedValuesAndTheFix) {
          "unknown field \"temperature\": allowed fields are id, arrival_step"},
     };
     for (const Case& c : cases)
-        EXPECT_NE(errorOf(c.json).find(c.expected), std::string::npos) << c.json << " -> " << errorOf(c.json);
+        EXPECT_NE(errorOfInWorkload(c.json).find(c.expected), std::string::npos) << c.json << " -> " << errorOfInWorkload(c.json);
 }
 
 TEST(WorkloadTest, LoadNamesAMissingFile) {

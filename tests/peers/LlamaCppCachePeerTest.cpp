@@ -36,13 +36,13 @@ constexpr int kHeads = 3;
 constexpr int kHeadDim = 64;
 constexpr int kTokens = 24; // greedy tokens after the prompt
 
-std::vector<uint8_t> readBytes(const std::filesystem::path& path) {
+std::vector<uint8_t> readBytesInLlamaCppCachePeer(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-at::Tensor readFloats(const std::filesystem::path& path, std::vector<int64_t> shape) {
-    const std::vector<uint8_t> bytes = readBytes(path);
+at::Tensor readFloatsInLlamaCppCachePeer(const std::filesystem::path& path, std::vector<int64_t> shape) {
+    const std::vector<uint8_t> bytes = readBytesInLlamaCppCachePeer(path);
     at::Tensor out = at::empty(shape, at::kFloat);
     EXPECT_EQ(static_cast<int64_t>(bytes.size()), out.numel() * 4) << path;
     std::memcpy(out.data_ptr<float>(), bytes.data(), std::min<size_t>(bytes.size(), out.numel() * 4));
@@ -84,7 +84,7 @@ TEST(LlamaCppCachePeerTest, LayerBytesEqualLlamaCppsCache) {
     // Layer 0's keys (after RoPE) and values as llama.cpp computed them, [tokens, heads x head_dim] -> the
     // cache's [1, heads, tokens, head_dim].
     const auto states = [&](const char* part) {
-        return readFloats(dir / (std::string("f32-f32-") + part + "0.bin"), {tokens, kHeads, kHeadDim})
+        return readFloatsInLlamaCppCachePeer(dir / (std::string("f32-f32-") + part + "0.bin"), {tokens, kHeads, kHeadDim})
             .permute({1, 0, 2})
             .unsqueeze(0)
             .contiguous();
@@ -103,7 +103,7 @@ TEST(LlamaCppCachePeerTest, LayerBytesEqualLlamaCppsCache) {
         LlamaCppLayer layer(type, type, run.at("rotation").get<bool>());
         layer.update(keys, values);
         for (const auto& [part, ours] : {std::pair{"k", layer.keyRows()}, std::pair{"v", layer.valueRows()}}) {
-            const std::vector<uint8_t> theirs = readBytes(dir / (name + "-" + part + "0.bin"));
+            const std::vector<uint8_t> theirs = readBytesInLlamaCppCachePeer(dir / (name + "-" + part + "0.bin"));
             ASSERT_EQ(ours.size(), theirs.size()) << part;
             if (typeName != "q8_0") {
                 size_t differing = 0;
@@ -155,7 +155,7 @@ TEST(LlamaCppCachePeerTest, SmolLM2WithEachCacheStaysNearLlamaCppWithIt) {
             continue;
         }
         const int64_t vocab = run.at("vocab").get<int64_t>();
-        const at::Tensor theirs = readFloats(dir / (name + "-logits.f32"), {tokens, vocab}).narrow(0, promptTokens - 1, steps);
+        const at::Tensor theirs = readFloatsInLlamaCppCachePeer(dir / (name + "-logits.f32"), {tokens, vocab}).narrow(0, promptTokens - 1, steps);
         kvscope::model::ModelCache cache(std::make_unique<LlamaCppCache>(
             model->config(), run.at("type_k").get<std::string>(), run.at("type_v").get<std::string>(),
             run.at("rotation").get<bool>()));

@@ -17,7 +17,7 @@ nlohmann::json bpe(nlohmann::json vocab, nlohmann::json merges) {
 }
 
 // Token strings of word, with "(begin,end)" appended when withOffsets.
-std::vector<std::string> run(const BpeModel& model, const std::string& word, bool withOffsets = false) {
+std::vector<std::string> runInBpeModel(const BpeModel& model, const std::string& word, bool withOffsets = false) {
     std::vector<ModelToken> tokens;
     model.tokenize(word, tokens);
     std::vector<std::string> out;
@@ -45,7 +45,7 @@ TEST(BpeModelTest, MergeRanksDecideTheOrder) {
     };
     for (const auto& [merges, word, expected] : table) {
         const BpeModel model(bpe(vocab, merges));
-        EXPECT_EQ(run(model, word), expected) << word << " with " << nlohmann::json(merges).dump();
+        EXPECT_EQ(runInBpeModel(model, word), expected) << word << " with " << nlohmann::json(merges).dump();
     }
 }
 
@@ -53,8 +53,8 @@ TEST(BpeModelTest, MergesAsPairsAreTheSameAsStrings) {
     const nlohmann::json vocab = {{"a", 0}, {"b", 1}, {"ab", 2}};
     const BpeModel strings(bpe(vocab, {"a b"}));
     const BpeModel pairs(bpe(vocab, nlohmann::json::array({nlohmann::json::array({"a", "b"})})));
-    EXPECT_EQ(run(strings, "ab"), run(pairs, "ab"));
-    EXPECT_EQ(run(pairs, "ab"), (std::vector<std::string>{"ab"}));
+    EXPECT_EQ(runInBpeModel(strings, "ab"), runInBpeModel(pairs, "ab"));
+    EXPECT_EQ(runInBpeModel(pairs, "ab"), (std::vector<std::string>{"ab"}));
 }
 
 TEST(BpeModelTest, ByteFallbackGivesOneTokenPerByte) {
@@ -69,7 +69,7 @@ TEST(BpeModelTest, ByteFallbackGivesOneTokenPerByte) {
     json["unk_token"] = "<unk>";
     const BpeModel model(json);
     // é is C3 A9: two byte tokens, one byte of offset each.
-    EXPECT_EQ(run(model, "x\u00e9", true), (std::vector<std::string>{"x(0,1)", "<0xC3>(1,2)", "<0xA9>(2,3)"}));
+    EXPECT_EQ(runInBpeModel(model, "x\u00e9", true), (std::vector<std::string>{"x(0,1)", "<0xC3>(1,2)", "<0xA9>(2,3)"}));
 }
 
 TEST(BpeModelTest, PendingUnknownStaysBeforeFallbackBytes) {
@@ -79,7 +79,7 @@ TEST(BpeModelTest, PendingUnknownStaysBeforeFallbackBytes) {
     json["byte_fallback"] = true;
     json["unk_token"] = "<unk>";
     json["fuse_unk"] = true;
-    EXPECT_EQ(run(BpeModel(json), "qq\u00e9x", true),
+    EXPECT_EQ(runInBpeModel(BpeModel(json), "qq\u00e9x", true),
               (std::vector<std::string>{"<unk>(0,2)", "<0xC3>(2,3)", "<0xA9>(3,4)", "x(4,5)"}));
 }
 
@@ -88,34 +88,34 @@ TEST(BpeModelTest, UnknownCharactersFuseWhenAsked) {
     nlohmann::json json = bpe(vocab, nlohmann::json::array());
     json["unk_token"] = "<unk>";
     json["fuse_unk"] = false;
-    EXPECT_EQ(run(BpeModel(json), "x??y", true), (std::vector<std::string>{"x(0,1)", "<unk>(1,2)", "<unk>(2,3)", "y(3,4)"}));
+    EXPECT_EQ(runInBpeModel(BpeModel(json), "x??y", true), (std::vector<std::string>{"x(0,1)", "<unk>(1,2)", "<unk>(2,3)", "y(3,4)"}));
     json["fuse_unk"] = true;
-    EXPECT_EQ(run(BpeModel(json), "x??y", true), (std::vector<std::string>{"x(0,1)", "<unk>(1,3)", "y(3,4)"}));
+    EXPECT_EQ(runInBpeModel(BpeModel(json), "x??y", true), (std::vector<std::string>{"x(0,1)", "<unk>(1,3)", "y(3,4)"}));
     // Without an unk token, unknown characters are dropped (Hugging Face does the same).
     json.erase("unk_token");
-    EXPECT_EQ(run(BpeModel(json), "x?y"), (std::vector<std::string>{"x", "y"}));
+    EXPECT_EQ(runInBpeModel(BpeModel(json), "x?y"), (std::vector<std::string>{"x", "y"}));
 }
 
 TEST(BpeModelTest, IgnoreMergesTakesWholeWordsFromTheVocabulary) {
     const nlohmann::json vocab = {{"a", 0}, {"b", 1}, {"c", 2}, {"ab", 3}, {"abc", 4}};
     nlohmann::json json = bpe(vocab, {"a b"});
-    EXPECT_EQ(run(BpeModel(json), "abc"), (std::vector<std::string>{"ab", "c"}));
+    EXPECT_EQ(runInBpeModel(BpeModel(json), "abc"), (std::vector<std::string>{"ab", "c"}));
     json["ignore_merges"] = true;
-    EXPECT_EQ(run(BpeModel(json), "abc"), (std::vector<std::string>{"abc"}));
+    EXPECT_EQ(runInBpeModel(BpeModel(json), "abc"), (std::vector<std::string>{"abc"}));
 }
 
 TEST(BpeModelTest, ContinuingSubwordPrefix) {
     nlohmann::json json = bpe({{"a", 0}, {"##b", 1}, {"ab", 2}, {"##c", 3}}, {"a ##b"});
     json["continuing_subword_prefix"] = "##";
     const BpeModel model(json);
-    EXPECT_EQ(run(model, "ab"), (std::vector<std::string>{"ab"}));
-    EXPECT_EQ(run(model, "abc"), (std::vector<std::string>{"ab", "##c"}));
+    EXPECT_EQ(runInBpeModel(model, "ab"), (std::vector<std::string>{"ab"}));
+    EXPECT_EQ(runInBpeModel(model, "abc"), (std::vector<std::string>{"ab", "##c"}));
 }
 
 TEST(BpeModelTest, CachedAndUncachedResultsAgree) {
     const BpeModel model(bpe({{"a", 0}, {"b", 1}, {"ab", 2}}, {"a b"}));
-    const auto first = run(model, "abab", true);
-    EXPECT_EQ(run(model, "abab", true), first);
+    const auto first = runInBpeModel(model, "abab", true);
+    EXPECT_EQ(runInBpeModel(model, "abab", true), first);
 }
 
 TEST(BpeModelTest, RefusesMergesOutsideTheVocabulary) {

@@ -19,7 +19,7 @@ std::ostream& operator<<(std::ostream& out, const Piece& piece) {
     return out << "'" << piece.text << "'(" << piece.offsets.first << "," << piece.offsets.second << ")";
 }
 
-std::vector<Piece> run(const nlohmann::json& json, const std::string& text, std::uint32_t base = 0) {
+std::vector<Piece> runInPreTokenizer(const nlohmann::json& json, const std::string& text, std::uint32_t base = 0) {
     const auto preTokenizer = PreTokenizer::fromJson(json);
     std::vector<NormalizedString> pieces{NormalizedString(text, base)};
     preTokenizer->preTokenize(pieces);
@@ -51,18 +51,18 @@ TEST(PreTokenizerTest, SplitBehavioursFollowTheDocumentedTable) {
     };
     for (const auto& [behaviour, expected] : table) {
         const nlohmann::json json = {{"type", "Split"}, {"pattern", {{"String", "-"}}}, {"behavior", behaviour}, {"invert", false}};
-        EXPECT_EQ(texts(run(json, text)), expected) << behaviour;
+        EXPECT_EQ(texts(runInPreTokenizer(json, text)), expected) << behaviour;
     }
 }
 
 TEST(PreTokenizerTest, SplitInvertKeepsTheMatchesAsTheContent) {
     // Inverted, the pattern describes what to keep: "Removed" drops what lies between the matches.
     const nlohmann::json json = {{"type", "Split"}, {"pattern", {{"Regex", "\\p{L}+"}}}, {"behavior", "Removed"}, {"invert", true}};
-    EXPECT_EQ(texts(run(json, "ab, cd!")), (std::vector<std::string>{"ab", "cd"}));
+    EXPECT_EQ(texts(runInPreTokenizer(json, "ab, cd!")), (std::vector<std::string>{"ab", "cd"}));
     const nlohmann::json merged = {{"type", "Split"}, {"pattern", {{"Regex", "\\p{L}+"}}}, {"behavior", "MergedWithPrevious"}, {"invert", true}};
-    EXPECT_EQ(texts(run(merged, "ab, cd!")), (std::vector<std::string>{"ab, ", "cd!"}));
+    EXPECT_EQ(texts(runInPreTokenizer(merged, "ab, cd!")), (std::vector<std::string>{"ab, ", "cd!"}));
     const nlohmann::json isolated = {{"type", "Split"}, {"pattern", {{"Regex", "\\s+"}}}, {"behavior", "Removed"}, {"invert", false}};
-    EXPECT_EQ(texts(run(isolated, "a  b\tc")), (std::vector<std::string>{"a", "b", "c"}));
+    EXPECT_EQ(texts(runInPreTokenizer(isolated, "a  b\tc")), (std::vector<std::string>{"a", "b", "c"}));
 }
 
 TEST(PreTokenizerTest, Llama3RegexSplitsWithOffsets) {
@@ -74,31 +74,31 @@ TEST(PreTokenizerTest, Llama3RegexSplitsWithOffsets) {
     const std::vector<Piece> expected = {
         {"It", {10, 12}}, {"'S", {12, 14}}, {" ", {14, 15}}, {"123", {15, 18}}, {"45", {18, 20}},
         {"  ", {20, 22}}, {" ok", {22, 25}}, {"!\n", {25, 27}}};
-    EXPECT_EQ(run(json, "It'S 12345   ok!\n", 10), expected);
+    EXPECT_EQ(runInPreTokenizer(json, "It'S 12345   ok!\n", 10), expected);
 }
 
 TEST(PreTokenizerTest, MetaspacePrependSchemes) {
     const auto metaspace = [](const std::string& scheme, bool split) {
         return nlohmann::json{{"type", "Metaspace"}, {"replacement", "\u2581"}, {"prepend_scheme", scheme}, {"split", split}};
     };
-    EXPECT_EQ(texts(run(metaspace("always", true), "Hey friend")), (std::vector<std::string>{"\u2581Hey", "\u2581friend"}));
-    EXPECT_EQ(texts(run(metaspace("never", true), "Hey friend")), (std::vector<std::string>{"Hey", "\u2581friend"}));
-    EXPECT_EQ(texts(run(metaspace("first", true), "Hey friend")), (std::vector<std::string>{"\u2581Hey", "\u2581friend"}));
+    EXPECT_EQ(texts(runInPreTokenizer(metaspace("always", true), "Hey friend")), (std::vector<std::string>{"\u2581Hey", "\u2581friend"}));
+    EXPECT_EQ(texts(runInPreTokenizer(metaspace("never", true), "Hey friend")), (std::vector<std::string>{"Hey", "\u2581friend"}));
+    EXPECT_EQ(texts(runInPreTokenizer(metaspace("first", true), "Hey friend")), (std::vector<std::string>{"\u2581Hey", "\u2581friend"}));
     // "first" prepends only to text that starts the input (after an added token it does not).
-    EXPECT_EQ(texts(run(metaspace("first", true), "Hey friend", 5)), (std::vector<std::string>{"Hey", "\u2581friend"}));
-    EXPECT_EQ(texts(run(metaspace("always", true), "Hey friend", 5)), (std::vector<std::string>{"\u2581Hey", "\u2581friend"}));
-    EXPECT_EQ(texts(run(metaspace("always", false), "Hey  friend")), (std::vector<std::string>{"\u2581Hey\u2581\u2581friend"}));
+    EXPECT_EQ(texts(runInPreTokenizer(metaspace("first", true), "Hey friend", 5)), (std::vector<std::string>{"Hey", "\u2581friend"}));
+    EXPECT_EQ(texts(runInPreTokenizer(metaspace("always", true), "Hey friend", 5)), (std::vector<std::string>{"\u2581Hey", "\u2581friend"}));
+    EXPECT_EQ(texts(runInPreTokenizer(metaspace("always", false), "Hey  friend")), (std::vector<std::string>{"\u2581Hey\u2581\u2581friend"}));
     // Text already starting with a space gets no second metaspace.
-    EXPECT_EQ(texts(run(metaspace("always", true), " Hey")), (std::vector<std::string>{"\u2581Hey"}));
+    EXPECT_EQ(texts(runInPreTokenizer(metaspace("always", true), " Hey")), (std::vector<std::string>{"\u2581Hey"}));
     // Offsets: the prepended metaspace belongs to the first character, replaced spaces to themselves.
     const std::vector<Piece> expected = {{"\u2581Hey", {0, 3}}, {"\u2581friend", {3, 10}}};
-    EXPECT_EQ(run(metaspace("always", true), "Hey friend"), expected);
+    EXPECT_EQ(runInPreTokenizer(metaspace("always", true), "Hey friend"), expected);
 }
 
 TEST(PreTokenizerTest, DigitsContiguousOrIndividual) {
-    EXPECT_EQ(texts(run({{"type", "Digits"}, {"individual_digits", false}}, "abc123de4")),
+    EXPECT_EQ(texts(runInPreTokenizer({{"type", "Digits"}, {"individual_digits", false}}, "abc123de4")),
               (std::vector<std::string>{"abc", "123", "de", "4"}));
-    EXPECT_EQ(texts(run({{"type", "Digits"}, {"individual_digits", true}}, "abc123de4")),
+    EXPECT_EQ(texts(runInPreTokenizer({{"type", "Digits"}, {"individual_digits", true}}, "abc123de4")),
               (std::vector<std::string>{"abc", "1", "2", "3", "de", "4"}));
 }
 
@@ -106,9 +106,9 @@ TEST(PreTokenizerTest, ByteLevelMapsBytesAndKeepsCharacterOffsets) {
     const nlohmann::json json = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}};
     // GPT-2's regex, then bytes as printable characters: space -> Ġ, é (2 bytes) -> Ã©.
     const std::vector<Piece> expected = {{"Hello", {0, 5}}, {"\u0120caf\u00c3\u00a9", {5, 11}}, {"!", {11, 12}}};
-    EXPECT_EQ(run(json, "Hello caf\u00e9!"), expected);
+    EXPECT_EQ(runInPreTokenizer(json, "Hello caf\u00e9!"), expected);
     const nlohmann::json prefixed = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"use_regex", false}};
-    EXPECT_EQ(texts(run(prefixed, "Hi you")), (std::vector<std::string>{"\u0120Hi\u0120you"}));
+    EXPECT_EQ(texts(runInPreTokenizer(prefixed, "Hi you")), (std::vector<std::string>{"\u0120Hi\u0120you"}));
 }
 
 TEST(PreTokenizerTest, SequenceAppliesInOrder) {
@@ -116,7 +116,7 @@ TEST(PreTokenizerTest, SequenceAppliesInOrder) {
                                  {"pretokenizers",
                                   {{{"type", "Split"}, {"pattern", {{"String", " "}}}, {"behavior", "Removed"}},
                                    {{"type", "Digits"}, {"individual_digits", true}}}}};
-    EXPECT_EQ(texts(run(json, "ab12 c3")), (std::vector<std::string>{"ab", "1", "2", "c", "3"}));
+    EXPECT_EQ(texts(runInPreTokenizer(json, "ab12 c3")), (std::vector<std::string>{"ab", "1", "2", "c", "3"}));
 }
 
 TEST(PreTokenizerTest, NullGivesNoPreTokenizer) { EXPECT_EQ(PreTokenizer::fromJson(nullptr), nullptr); }

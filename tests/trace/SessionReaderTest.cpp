@@ -22,7 +22,7 @@ namespace {
 
 using Bytes = std::vector<std::uint8_t>;
 
-SessionMetadata metadata() {
+SessionMetadata metadataInSessionReader() {
     SessionMetadata result;
     result.model = "gemma2";
     result.cacheKind = "quantized";
@@ -39,7 +39,7 @@ Bytes fileBytes(const std::filesystem::path& path) {
 Bytes sessionBytes(std::span<const Event> events) {
     TemporaryFolder folder;
     const auto path = folder.file("s.kvsess");
-    SessionWriter::save(path, metadata(), events);
+    SessionWriter::save(path, metadataInSessionReader(), events);
     return fileBytes(path);
 }
 
@@ -79,7 +79,7 @@ TEST(SessionReaderTest, ReplayedTimelineEqualsTheLiveOneAtEveryStep) {
     const SessionContents contents = SessionReader::read(bytes);
     ASSERT_TRUE(contents.complete) << contents.damage;
     EXPECT_EQ(contents.version, FormatVersion{});
-    EXPECT_TRUE(contents.metadata == metadata());
+    EXPECT_TRUE(contents.metadata == metadataInSessionReader());
     EXPECT_EQ(contents.skippedChunks, 0);
     ASSERT_TRUE(contents.events == events);
     const Timeline live = timelineOf(events);
@@ -284,7 +284,7 @@ TEST(SessionReaderTest, MutatedFilesNeverCrashAndNeverChangeSilently) {
                 ++identical;
                 EXPECT_TRUE(contents.complete) << what;
                 EXPECT_TRUE(contents.events == events) << what;
-                EXPECT_TRUE(contents.metadata == metadata()) << what;
+                EXPECT_TRUE(contents.metadata == metadataInSessionReader()) << what;
             } else {
                 ++damaged;
                 EXPECT_FALSE(contents.complete) << what;

@@ -559,7 +559,7 @@ std::uint32_t crc32c(const std::vector<char>& bytes, std::size_t begin, std::siz
     return ~crc;
 }
 
-std::vector<char> fileBytes(const std::filesystem::path& path) {
+std::vector<char> fileBytesInTimeline(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     return std::vector<char>(std::istreambuf_iterator<char>(in), {});
 }
@@ -619,7 +619,7 @@ void retypeFirstChunk(std::vector<char>& bytes, std::uint32_t type, std::uint32_
 
 /// How many chunks of `type` the file holds between its header and its index.
 int chunksOfType(const std::filesystem::path& path, std::uint32_t type) {
-    const auto frames = framesOf(fileBytes(path));
+    const auto frames = framesOf(fileBytesInTimeline(path));
     return static_cast<int>(std::count_if(frames.begin(), frames.end(), [type](const auto& frame) { return frame.second == type; }));
 }
 
@@ -714,7 +714,7 @@ TEST(TimelineTest, ColumnsWrittenInBlocksOpenAsTheOverviewHeldThem) {
     // Read from the overview and its blocks, not through the pass: with a Step chunk's payload scrambled
     // (checksum matching) the pass stops there, the overview opens the whole session.
     {
-        std::vector<char> bytes = fileBytes(blocked);
+        std::vector<char> bytes = fileBytesInTimeline(blocked);
         scrambleStepChunk(bytes, 10);
         const auto scrambled = folder.file("scrambled.kvsess");
         writeBytes(scrambled, bytes);
@@ -733,7 +733,7 @@ TEST(TimelineTest, ColumnsWrittenInBlocksOpenAsTheOverviewHeldThem) {
     }
     // A reader that does not know the blocks (1.6) finds the overview's columns short and opens the file
     // through the pass; the same file with its blocks' type changed to an unknown one does the same here.
-    std::vector<char> bytes = fileBytes(blocked);
+    std::vector<char> bytes = fileBytesInTimeline(blocked);
     retypeFirstChunk(bytes, 6, 99);
     const auto renamed = folder.file("renamed.kvsess");
     writeBytes(renamed, bytes);
@@ -755,7 +755,7 @@ TEST(TimelineTest, OpeningAFinishedFileReadsItsOverviewNotItsFrames) {
     TemporaryFolder folder;
     const auto path = folder.file("s.kvsess");
     SessionWriter::save(path, fileMetadata(), events);
-    std::vector<char> bytes = fileBytes(path);
+    std::vector<char> bytes = fileBytesInTimeline(path);
     scrambleStepChunk(bytes, 60); // the 60th Step chunk
     writeBytes(path, bytes);
     const SessionContents read = SessionReader::read(path);
@@ -825,7 +825,7 @@ TEST(TimelineTest, AnOverviewOfManyMegabytesIsDecodedAsItIsReadAndChecked) {
               std::vector<Event>(memory.retainedEvents().begin(), memory.retainedEvents().end()));
     EXPECT_GT(memory.retainedEvents().size(), 12000U);
 
-    const std::vector<char> bytes = fileBytes(path);
+    const std::vector<char> bytes = fileBytesInTimeline(path);
     std::size_t overviewAt = 0;
     std::vector<std::size_t> spanChunks;
     for (const auto& [at, type] : framesOf(bytes)) {
@@ -880,7 +880,7 @@ TEST(TimelineTest, SpansBlocksThatDisagreeSendTheFileThroughThePass) {
     TemporaryFolder folder;
     const auto path = folder.file("offloaded.kvsess");
     SessionWriter::save(path, fileMetadata(), events);
-    std::vector<char> bytes = fileBytes(path);
+    std::vector<char> bytes = fileBytesInTimeline(path);
     scrambleStepChunk(bytes, 9000);
     const Timeline memory = timelineOf(events, Timeline::kDefaultKeyframeInterval);
     const auto opened = [&](const std::vector<char>& variant) {
@@ -912,7 +912,7 @@ TEST(TimelineTest, A18FileOpensFromItsOverviewWithItsTransfers) {
     ASSERT_TRUE(read.complete) << read.damage;
     const Timeline memory = timelineOf(read.events, Timeline::kDefaultKeyframeInterval);
     ASSERT_GT(memory.timedSpans().size(), 500U);
-    std::vector<char> bytes = fileBytes(golden);
+    std::vector<char> bytes = fileBytesInTimeline(golden);
     for (const auto& [at, type] : framesOf(bytes)) {
         ASSERT_NE(type, 7U) << "1.8 has no Spans chunks";
     }

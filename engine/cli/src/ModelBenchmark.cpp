@@ -225,7 +225,7 @@ Timed timeEngine(model::LanguageModel& model, const runtime::ModelSource::Loaded
     return timed;
 }
 
-double median(std::vector<double> values) {
+double upperMedian(std::vector<double> values) {
     std::sort(values.begin(), values.end());
     return values[values.size() / 2];
 }
@@ -310,7 +310,7 @@ nlohmann::json ModelBenchmark::run(const ModelBenchmarkOptions& options) {
         for (const Timed& run : runs) {
             values.push_back(run.*field);
         }
-        return median(values);
+        return upperMedian(values);
     };
     // The prefill is one step: its quiet time is the fastest repeat's.
     const auto quiet = [](const std::vector<Timed>& runs) {

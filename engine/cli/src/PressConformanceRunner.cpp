@@ -53,7 +53,7 @@ void expectSame(const at::Tensor& actual, const at::Tensor& expected, const std:
     }
 }
 
-template <typename T> void expectEqual(const T& actual, const T& expected, const std::string& what) {
+template <typename T> void expectPressEqual(const T& actual, const T& expected, const std::string& what) {
     if (!(actual == expected)) {
         throw PressMismatch{what + ": engine " + json(actual).dump() + ", reference " + json(expected).dump()};
     }
@@ -186,11 +186,11 @@ void expectDetail(const at::Tensor& actual, const json& expected, double& deviat
             expectSame(actual, indicesOf(expected), what);
         }
     } else if (expected.is_number_integer() || expected.is_boolean()) {
-        expectEqual(actual.to(at::kCPU, at::kLong).item<int64_t>(),
+        expectPressEqual(actual.to(at::kCPU, at::kLong).item<int64_t>(),
                     expected.is_boolean() ? int64_t{expected.get<bool>()} : expected.get<int64_t>(), what);
     } else if (expected.is_number() && actual.scalar_type() == at::kDouble) {
         // Computed in double as kvpress does (DecodingPress's binary-searched ratio): exact.
-        expectEqual(actual.to(at::kCPU).item<double>(), expected.get<double>(), what);
+        expectPressEqual(actual.to(at::kCPU).item<double>(), expected.get<double>(), what);
     } else if (expected.is_number()) {
         // A float32 result (SimLayerKV's lazy score): the score tolerance.
         const double value = actual.to(at::kCPU, at::kDouble).item<double>();
@@ -211,7 +211,7 @@ void expectDetail(const at::Tensor& actual, const json& expected, double& deviat
             }
         };
         flatten(expected);
-        expectEqual(integers(actual), flat, what);
+        expectPressEqual(integers(actual), flat, what);
     }
 }
 
@@ -304,7 +304,7 @@ private:
             const auto scorer = PressCatalog::scorer(name, optionsOf(m_fixture.at("press_args")));
             m_inputs.randomMatrix = recordedMatrix(testCase);
             const press::PressSelection selection = scorer->select(m_inputs, ratio);
-            expectEqual(selection.keptCount, testCase.at("n_kept").get<int64_t>(), where + "n_kept");
+            expectPressEqual(selection.keptCount, testCase.at("n_kept").get<int64_t>(), where + "n_kept");
             expectScores(selection.scores, testCase.at("scores"), name == "random", m_deviation,
                          where + "scores", absoluteTolerance(name, testCase));
             // The scorer's named intermediate results (LagKV's lag_scores) against the case's fields.
@@ -359,7 +359,7 @@ private:
             options[key] = value;
         }
         const press::AdaKvMask mask = PressCatalog::adaKv(options).mask(m_inputs, ratio);
-        expectEqual(std::vector<int64_t>{mask.keptCount, mask.safeCount, mask.prunedCount},
+        expectPressEqual(std::vector<int64_t>{mask.keptCount, mask.safeCount, mask.prunedCount},
                     std::vector<int64_t>{testCase.at("n_kept").get<int64_t>(), testCase.at("n_safe").get<int64_t>(),
                                          testCase.at("n_pruned").get<int64_t>()},
                     where + "n_kept, n_safe, n_pruned");
@@ -371,7 +371,7 @@ private:
                 lists[static_cast<size_t>(batch)].push_back(integers(masked[batch][head].nonzero().view(-1)));
             }
         }
-        expectEqual(lists, testCase.at("masked_indices").get<std::vector<std::vector<std::vector<int64_t>>>>(),
+        expectPressEqual(lists, testCase.at("masked_indices").get<std::vector<std::vector<std::vector<int64_t>>>>(),
                     where + "masked indices");
     }
 
@@ -406,7 +406,7 @@ private:
             }
             std::tie(pass.cos, pass.sin) = rotaryRows(stepPositions, m_fixture.at("model"), m_device);
             const bool due = decoding.append(pass, queryLength);
-            expectEqual(due, step.at("expect_compressed").get<bool>(), where + "compressed");
+            expectPressEqual(due, step.at("expect_compressed").get<bool>(), where + "compressed");
             if (due) {
                 // Same tokens as kvpress, then kvpress's slot order (torch.topk's tie order; FORMAT.md).
                 const at::Tensor before = indicesOf(step.at("expect_positions_before")).to(m_device);
@@ -418,8 +418,8 @@ private:
                 pass.values = values = TopKSelection::gather(values, order);
                 positions = positions.gather(-1, order);
                 const press::DecodingStep result = decoding.compress(pass);
-                expectEqual(result.bufferLength, step.at("expect_buffer_len").get<int64_t>(), where + "buffer length");
-                expectEqual(result.ratio, step.at("expect_compression_ratio").get<double>(), where + "compression ratio");
+                expectPressEqual(result.bufferLength, step.at("expect_buffer_len").get<int64_t>(), where + "buffer length");
+                expectPressEqual(result.ratio, step.at("expect_compression_ratio").get<double>(), where + "compression ratio");
                 if (result.ratio > 0.0) {
                     expectScores(result.selection.scores, step.at("expect_scores"), false, m_deviation, where + "scores");
                     const at::Tensor kept = result.selection.keptIndices;
@@ -432,7 +432,7 @@ private:
                                where + "kept positions");
                 }
             }
-            expectEqual(keys.size(2), step.at("expect_cache_len").get<int64_t>(), where + "cache length");
+            expectPressEqual(keys.size(2), step.at("expect_cache_len").get<int64_t>(), where + "cache length");
         }
     }
 
@@ -472,11 +472,11 @@ private:
                         integers(masked[batch][head].nonzero().view(-1)));
                 }
             }
-            expectEqual(lists,
+            expectPressEqual(lists,
                         expected["masked_indices"].get<std::vector<std::vector<std::vector<int64_t>>>>(),
                         where + "masked indices");
         } else if (expected.contains("n_kept")) {
-            expectEqual(action.kept.defined() ? action.kept.size(2) : length,
+            expectPressEqual(action.kept.defined() ? action.kept.size(2) : length,
                         expected["n_kept"].get<int64_t>(), where + "n_kept");
         }
         if (expected.contains("stages")) {
@@ -525,7 +525,7 @@ private:
         const json& stages = expected["stages"];
         const json& first = stages.at(0);
         const at::Tensor kept0 = detail("stages.0.kept");
-        expectEqual(kept0.size(2), first.at("n_kept").get<int64_t>(), where + "stage 0 n_kept");
+        expectPressEqual(kept0.size(2), first.at("n_kept").get<int64_t>(), where + "stage 0 n_kept");
         expectScores(detail("stages.0.scores"), first.at("scores"), false, m_deviation,
                      where + "stage 0 scores");
         // The press hands stage 1 kvpress's cache order (torch.topk's); off the CPU only ties may differ.
@@ -544,7 +544,7 @@ private:
                 continue;
             }
             if (key == "n_kept") {
-                expectEqual(detail("stages.1.kept").size(2), value.get<int64_t>(), where + "stage 1 n_kept");
+                expectPressEqual(detail("stages.1.kept").size(2), value.get<int64_t>(), where + "stage 1 n_kept");
                 continue;
             }
             const at::Tensor ours = detail("stages.1." + key);
@@ -686,7 +686,7 @@ private:
                 return found != action.details.end() ? found->second : at::Tensor();
             };
             const at::Tensor compressed = detail("compressed");
-            expectEqual(compressed.defined() && compressed.item<int64_t>() != 0,
+            expectPressEqual(compressed.defined() && compressed.item<int64_t>() != 0,
                         step.at("expect_compressed").get<bool>(), where + "compressed");
             for (const auto& [field, key] : {std::pair{"expect_buffer_len", "buffer_len"},
                                              std::pair{"expect_compression_ratio", "compression_ratio"},
@@ -714,7 +714,7 @@ private:
                            std::get<0>(at::sort(indicesOf(step["expect_kept_positions"]), -1)),
                            where + "kept positions");
             }
-            expectEqual(keys.size(2), step.at("expect_cache_len").get<int64_t>(), where + "cache length");
+            expectPressEqual(keys.size(2), step.at("expect_cache_len").get<int64_t>(), where + "cache length");
         }
     }
 

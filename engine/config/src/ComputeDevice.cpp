@@ -6,17 +6,17 @@
 namespace kvscope::config {
 namespace {
 
-constexpr NameTable<ComputeDevice, 2> kNames{{{
+constexpr NameTable<ComputeDevice, 2> kComputeDeviceNames{{{
     {ComputeDevice::Cpu, "cpu"},
     {ComputeDevice::Cuda, "cuda"},
 }}};
-static_assert(kNames.entries().size() == static_cast<size_t>(ComputeDevice::Last) + 1, "one name per device");
+static_assert(kComputeDeviceNames.entries().size() == static_cast<size_t>(ComputeDevice::Last) + 1, "one name per device");
 
 } // namespace
 
-std::string_view toString(ComputeDevice device) { return kNames.name(device); }
-std::optional<ComputeDevice> computeDeviceFromString(std::string_view name) { return kNames.parse(name); }
-std::vector<std::string> computeDeviceNames() { return kNames.names(); }
-std::string allowedComputeDevices() { return kNames.allowed(); }
+std::string_view toString(ComputeDevice device) { return kComputeDeviceNames.name(device); }
+std::optional<ComputeDevice> computeDeviceFromString(std::string_view name) { return kComputeDeviceNames.parse(name); }
+std::vector<std::string> computeDeviceNames() { return kComputeDeviceNames.names(); }
+std::string allowedComputeDevices() { return kComputeDeviceNames.allowed(); }
 
 } // namespace kvscope::config

@@ -6,7 +6,7 @@
 namespace kvscope::config {
 namespace {
 
-constexpr NameTable<QuantizerBackend, 3> kNames{{{
+constexpr NameTable<QuantizerBackend, 3> kQuantizerBackendNames{{{
     {QuantizerBackend::MinMax, "min-max"},
     {QuantizerBackend::MinMax, "quanto", true},
     {QuantizerBackend::Hqq, "hqq"},
@@ -14,10 +14,10 @@ constexpr NameTable<QuantizerBackend, 3> kNames{{{
 
 } // namespace
 
-std::string_view toString(QuantizerBackend backend) { return kNames.name(backend); }
-std::optional<QuantizerBackend> quantizerBackendFromString(std::string_view name) { return kNames.parse(name); }
-std::vector<std::string> quantizerBackendNames() { return kNames.names(); }
-std::string allowedQuantizerBackends() { return kNames.allowed(); }
+std::string_view toString(QuantizerBackend backend) { return kQuantizerBackendNames.name(backend); }
+std::optional<QuantizerBackend> quantizerBackendFromString(std::string_view name) { return kQuantizerBackendNames.parse(name); }
+std::vector<std::string> quantizerBackendNames() { return kQuantizerBackendNames.names(); }
+std::string allowedQuantizerBackends() { return kQuantizerBackendNames.allowed(); }
 
 std::vector<int> allowedBitWidths(QuantizerBackend backend) {
     // quanto packs 2, 4 or 8 bits; HQQ's solver also takes 1 and 3 (the reference's backends).

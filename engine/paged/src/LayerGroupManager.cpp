@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/paged/LayerGroupManager.h"
 
+#include "CeilDiv.h"
+
 #include "kvscope/paged/BlockHash.h"
 #include "kvscope/paged/BlockPool.h"
 #include "kvscope/paged/Request.h"
@@ -10,10 +12,6 @@
 namespace kvscope::paged {
 
 namespace {
-
-std::int64_t ceilDiv(std::int64_t a, std::int64_t b) {
-    return (a + b - 1) / b;
-}
 
 const std::vector<BlockId>& emptyTable() {
     static const std::vector<BlockId> empty;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/paged/Scheduler.h"
 
+#include "CeilDiv.h"
+
 #include "kvscope/paged/PagedError.h"
 #include "kvscope/trace/Event.h"
 
@@ -13,10 +15,6 @@ namespace {
 const PagedConfig& validated(const PagedConfig& config) {
     config.validate();
     return config;
-}
-
-std::int64_t ceilDiv(std::int64_t a, std::int64_t b) {
-    return (a + b - 1) / b;
 }
 
 trace::PagedRequestPhase phaseOf(RequestState state) {

@@ -13,7 +13,7 @@ namespace kvscope::tokenizer {
 
 namespace {
 
-constexpr std::string_view kComponent = "model BPE";
+constexpr std::string_view kBpeModelComponent = "model BPE";
 // Words this long are rare and would crowd the cache (Hugging Face caches below the same length).
 constexpr std::size_t kMaxCachedWordLength = 256;
 constexpr std::size_t kCacheCapacity = 200000;
@@ -47,7 +47,7 @@ BpeModel::BpeModel(const nlohmann::json& json) {
     if (json.contains("dropout") && !json["dropout"].is_null() && json["dropout"].is_number() &&
         json["dropout"].get<double>() > 0.0) {
         // Dropout makes encoding random; a trace of a session must be reproducible.
-        ComponentJson::refuse(kComponent, "dropout", json["dropout"].dump(), "null or 0");
+        ComponentJson::refuse(kBpeModelComponent, "dropout", json["dropout"].dump(), "null or 0");
     }
     const auto vocab = json.find("vocab");
     if (vocab == json.end() || !vocab->is_object()) {
@@ -72,12 +72,12 @@ BpeModel::BpeModel(const nlohmann::json& json) {
         m_tokens[value] = token;
         m_present[value] = true;
     }
-    m_continuingSubwordPrefix = ComponentJson::string(json, "continuing_subword_prefix", kComponent);
-    m_endOfWordSuffix = ComponentJson::string(json, "end_of_word_suffix", kComponent);
-    m_byteFallback = ComponentJson::boolean(json, "byte_fallback", kComponent, false);
-    m_fuseUnk = ComponentJson::boolean(json, "fuse_unk", kComponent, false);
-    m_ignoreMerges = ComponentJson::boolean(json, "ignore_merges", kComponent, false);
-    const std::string unk = ComponentJson::string(json, "unk_token", kComponent);
+    m_continuingSubwordPrefix = ComponentJson::string(json, "continuing_subword_prefix", kBpeModelComponent);
+    m_endOfWordSuffix = ComponentJson::string(json, "end_of_word_suffix", kBpeModelComponent);
+    m_byteFallback = ComponentJson::boolean(json, "byte_fallback", kBpeModelComponent, false);
+    m_fuseUnk = ComponentJson::boolean(json, "fuse_unk", kBpeModelComponent, false);
+    m_ignoreMerges = ComponentJson::boolean(json, "ignore_merges", kBpeModelComponent, false);
+    const std::string unk = ComponentJson::string(json, "unk_token", kBpeModelComponent);
     if (!unk.empty()) {
         const auto it = m_vocab.find(unk);
         if (it == m_vocab.end()) {
@@ -93,7 +93,7 @@ BpeModel::BpeModel(const nlohmann::json& json) {
         }
     }
 
-    const auto& merges = ComponentJson::array(json, "merges", kComponent);
+    const auto& merges = ComponentJson::array(json, "merges", kBpeModelComponent);
     m_merges.reserve(merges.size());
     std::uint32_t rank = 0;
     for (const auto& merge : merges) {

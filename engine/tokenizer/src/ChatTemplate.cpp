@@ -395,14 +395,14 @@ struct RaiseException : Expr {
 
 // ---- lexing the template into text and tags ----------------------------------------------------------------
 
-struct Segment {
+struct TemplateSegment {
     enum class Kind { Text, Output, Statement } kind;
     std::string body;
     size_t offset;
 };
 
-std::vector<Segment> segments(const std::string& source) {
-    std::vector<Segment> out;
+std::vector<TemplateSegment> segments(const std::string& source) {
+    std::vector<TemplateSegment> out;
     size_t position = 0;
     bool lineStarting = true;
     bool stripNext = false; // a `-` closing the previous tag
@@ -415,7 +415,7 @@ std::vector<Segment> segments(const std::string& source) {
         if (open == std::string::npos || open + 1 >= source.size()) {
             std::string text = source.substr(position);
             if (stripNext) text = trimmed(text, true, false);
-            if (!text.empty()) out.push_back({Segment::Kind::Text, text, position});
+            if (!text.empty()) out.push_back({TemplateSegment::Kind::Text, text, position});
             break;
         }
         std::string text = source.substr(position, open - position);
@@ -433,7 +433,7 @@ std::vector<Segment> segments(const std::string& source) {
                 }
             }
         }
-        if (!text.empty()) out.push_back({Segment::Kind::Text, text, position});
+        if (!text.empty()) out.push_back({TemplateSegment::Kind::Text, text, position});
         const std::string close = kind == '{' ? "}}" : (kind == '%' ? "%}" : "#}");
         const size_t bodyStart = open + 2 + (sign == '-' || sign == '+' ? 1 : 0);
         const size_t end = source.find(close, bodyStart);
@@ -449,7 +449,7 @@ std::vector<Segment> segments(const std::string& source) {
         }
         lineStarting = position > 0 && source[position - 1] == '\n';
         if (kind == '#') continue;
-        out.push_back({kind == '{' ? Segment::Kind::Output : Segment::Kind::Statement,
+        out.push_back({kind == '{' ? TemplateSegment::Kind::Output : TemplateSegment::Kind::Statement,
                        source.substr(bodyStart, bodyEnd - bodyStart), open});
     }
     return out;
@@ -842,7 +842,7 @@ namespace {
 
 class StatementParser {
 public:
-    explicit StatementParser(std::vector<Segment> segments) : m_segments(std::move(segments)) {}
+    explicit StatementParser(std::vector<TemplateSegment> segments) : m_segments(std::move(segments)) {}
 
     /// Parses until one of `ends` (returned in `end`) or the template's end (only where `ends` is empty).
     Node sequence(const std::vector<std::string>& ends, std::string& end, std::string& endRest) {
@@ -853,15 +853,15 @@ public:
         } leave{m_depth};
         auto node = std::make_unique<ChatTemplate::Node>();
         while (m_index < m_segments.size()) {
-            const Segment& segment = m_segments[m_index++];
-            if (segment.kind == Segment::Kind::Text) {
+            const TemplateSegment& segment = m_segments[m_index++];
+            if (segment.kind == TemplateSegment::Kind::Text) {
                 auto text = std::make_unique<ChatTemplate::Node>();
                 text->kind = ChatTemplate::Node::Kind::Text;
                 text->text = segment.body;
                 node->children.push_back(std::move(text));
                 continue;
             }
-            if (segment.kind == Segment::Kind::Output) {
+            if (segment.kind == TemplateSegment::Kind::Output) {
                 auto output = std::make_unique<ChatTemplate::Node>();
                 output->kind = ChatTemplate::Node::Kind::Output;
                 output->value = expression(segment.body);
@@ -933,7 +933,7 @@ private:
         }
     }
 
-    std::vector<Segment> m_segments;
+    std::vector<TemplateSegment> m_segments;
     size_t m_index = 0;
     int m_depth = 0;
 };

@@ -12,8 +12,8 @@ namespace kvscope::tokenizer {
 
 namespace {
 
-constexpr std::string_view kComponent = "decoder";
-constexpr std::string_view kSupported = "ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace, Sequence";
+constexpr std::string_view kDecoderComponent = "decoder";
+constexpr std::string_view kDecoderSupported = "ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace, Sequence";
 
 class ByteLevelDecoder : public Decoder {
 public:
@@ -247,7 +247,7 @@ std::unique_ptr<Decoder> Decoder::fromJson(const nlohmann::json& json, const std
     if (json.is_null()) {
         return nullptr;
     }
-    const std::string type = ComponentJson::type(json, kComponent);
+    const std::string type = ComponentJson::type(json, kDecoderComponent);
     if (type == "ByteLevel") {
         return std::make_unique<ByteLevelDecoder>(added);
     }
@@ -283,7 +283,7 @@ std::unique_ptr<Decoder> Decoder::fromJson(const nlohmann::json& json, const std
         }
         return std::make_unique<SequenceDecoder>(std::move(steps));
     }
-    ComponentJson::refuse(kComponent, "type", type, kSupported);
+    ComponentJson::refuse(kDecoderComponent, "type", type, kDecoderSupported);
 }
 
 } // namespace kvscope::tokenizer

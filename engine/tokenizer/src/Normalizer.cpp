@@ -17,8 +17,8 @@ namespace kvscope::tokenizer {
 
 namespace {
 
-constexpr std::string_view kComponent = "normalizer";
-constexpr std::string_view kSupported = "NFC, NFD, NFKC, NFKD, Lowercase, Strip, Replace, Prepend, Sequence";
+constexpr std::string_view kNormalizerComponent = "normalizer";
+constexpr std::string_view kNormalizerSupported = "NFC, NFD, NFKC, NFKD, Lowercase, Strip, Replace, Prepend, Sequence";
 
 // Rebuilds the alignment of an ICU transformation from its edit list: unchanged bytes keep their
 // own origin, each changed stretch maps onto the original span of what it replaced.
@@ -202,7 +202,7 @@ std::unique_ptr<Normalizer> Normalizer::fromJson(const nlohmann::json& json) {
     if (json.is_null()) {
         return nullptr;
     }
-    const std::string type = ComponentJson::type(json, kComponent);
+    const std::string type = ComponentJson::type(json, kNormalizerComponent);
     if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
         return std::make_unique<UnicodeNormalizer>(type);
     }
@@ -231,7 +231,7 @@ std::unique_ptr<Normalizer> Normalizer::fromJson(const nlohmann::json& json) {
         }
         return std::make_unique<SequenceNormalizer>(std::move(normalizers));
     }
-    ComponentJson::refuse(kComponent, "type", type, kSupported);
+    ComponentJson::refuse(kNormalizerComponent, "type", type, kNormalizerSupported);
 }
 
 } // namespace kvscope::tokenizer

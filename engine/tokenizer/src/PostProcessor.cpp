@@ -13,8 +13,8 @@ namespace kvscope::tokenizer {
 
 namespace {
 
-constexpr std::string_view kComponent = "post_processor";
-constexpr std::string_view kSupported = "TemplateProcessing, ByteLevel, Sequence";
+constexpr std::string_view kPostProcessorComponent = "post_processor";
+constexpr std::string_view kPostProcessorSupported = "TemplateProcessing, ByteLevel, Sequence";
 
 class TemplatePostProcessor : public PostProcessor {
 public:
@@ -149,7 +149,7 @@ std::unique_ptr<PostProcessor> PostProcessor::fromJson(const nlohmann::json& jso
     if (json.is_null()) {
         return nullptr;
     }
-    const std::string type = ComponentJson::type(json, kComponent);
+    const std::string type = ComponentJson::type(json, kPostProcessorComponent);
     if (type == "TemplateProcessing") {
         return templateFromJson(json);
     }
@@ -167,7 +167,7 @@ std::unique_ptr<PostProcessor> PostProcessor::fromJson(const nlohmann::json& jso
         }
         return std::make_unique<SequencePostProcessor>(std::move(steps));
     }
-    ComponentJson::refuse(kComponent, "type", type, kSupported);
+    ComponentJson::refuse(kPostProcessorComponent, "type", type, kPostProcessorSupported);
 }
 
 std::unique_ptr<PostProcessor> PostProcessor::bosEosTemplate(const std::vector<EncodedToken>& prefix,

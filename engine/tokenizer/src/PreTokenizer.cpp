@@ -16,8 +16,8 @@ namespace kvscope::tokenizer {
 
 namespace {
 
-constexpr std::string_view kComponent = "pre_tokenizer";
-constexpr std::string_view kSupported = "ByteLevel, Split, Metaspace, Digits, Sequence";
+constexpr std::string_view kPreTokenizerComponent = "pre_tokenizer";
+constexpr std::string_view kPreTokenizerSupported = "ByteLevel, Split, Metaspace, Digits, Sequence";
 constexpr std::string_view kBehaviours = "Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous";
 
 enum class Behaviour { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
@@ -41,7 +41,7 @@ Behaviour parseBehaviour(const std::string& name, std::string_view component) {
     ComponentJson::refuse(component, "behavior", name, kBehaviours);
 }
 
-struct Segment {
+struct SplitSegment {
     std::size_t begin;
     std::size_t end;
     bool isMatch;
@@ -49,7 +49,7 @@ struct Segment {
 
 // Hugging Face's NormalizedString::split: the text as alternating match / non-match segments,
 // folded according to the behaviour, then sliced; empty pieces are dropped by the caller.
-void splitSegments(const NormalizedString& piece, const std::vector<Segment>& segments, Behaviour behaviour,
+void splitSegments(const NormalizedString& piece, const std::vector<SplitSegment>& segments, Behaviour behaviour,
                    std::vector<NormalizedString>& out) {
     struct Kept {
         std::size_t begin;
@@ -59,20 +59,20 @@ void splitSegments(const NormalizedString& piece, const std::vector<Segment>& se
     kept.reserve(segments.size());
     switch (behaviour) {
     case Behaviour::Removed:
-        for (const Segment& s : segments) {
+        for (const SplitSegment& s : segments) {
             if (!s.isMatch) {
                 kept.push_back({s.begin, s.end});
             }
         }
         break;
     case Behaviour::Isolated:
-        for (const Segment& s : segments) {
+        for (const SplitSegment& s : segments) {
             kept.push_back({s.begin, s.end});
         }
         break;
     case Behaviour::Contiguous: {
         bool previousMatch = false;
-        for (const Segment& s : segments) {
+        for (const SplitSegment& s : segments) {
             if (s.isMatch == previousMatch && !kept.empty()) {
                 kept.back().end = s.end;
             } else {
@@ -84,7 +84,7 @@ void splitSegments(const NormalizedString& piece, const std::vector<Segment>& se
     }
     case Behaviour::MergedWithPrevious: {
         bool previousMatch = false;
-        for (const Segment& s : segments) {
+        for (const SplitSegment& s : segments) {
             if (s.isMatch && !previousMatch && !kept.empty()) {
                 kept.back().end = s.end;
             } else {
@@ -117,7 +117,7 @@ void splitSegments(const NormalizedString& piece, const std::vector<Segment>& se
 
 // Match ranges -> alternating segments (Hugging Face's Pattern::find_matches), optionally inverted.
 void toSegments(std::size_t length, const std::vector<std::pair<std::size_t, std::size_t>>& matches, bool invert,
-                std::vector<Segment>& segments) {
+                std::vector<SplitSegment>& segments) {
     segments.clear();
     std::size_t previous = 0;
     for (const auto& [begin, end] : matches) {
@@ -158,7 +158,7 @@ public:
         std::vector<NormalizedString> out;
         out.reserve(pieces.size() * 4);
         std::vector<std::pair<std::size_t, std::size_t>> matches;
-        std::vector<Segment> segments;
+        std::vector<SplitSegment> segments;
         for (const NormalizedString& piece : pieces) {
             if (m_regex) {
                 m_regex->findAll(piece.text(), matches);
@@ -192,7 +192,7 @@ public:
         std::vector<NormalizedString> split;
         split.reserve(pieces.size());
         std::vector<std::pair<std::size_t, std::size_t>> matches;
-        std::vector<Segment> segments;
+        std::vector<SplitSegment> segments;
         for (NormalizedString& piece : pieces) {
             if (m_addPrefixSpace && (piece.empty() || piece.text()[0] != ' ')) {
                 piece = piece.prepend(" ");
@@ -227,7 +227,7 @@ public:
         std::vector<NormalizedString> out;
         out.reserve(pieces.size() * 4);
         std::vector<std::pair<std::size_t, std::size_t>> matches;
-        std::vector<Segment> segments;
+        std::vector<SplitSegment> segments;
         for (const NormalizedString& piece : pieces) {
             NormalizedString replaced = piece.replaceLiteral(" ", m_replacement);
             const bool startsWithReplacement = replaced.text().starts_with(m_replacement);
@@ -260,7 +260,7 @@ public:
     void preTokenize(std::vector<NormalizedString>& pieces) const override {
         std::vector<NormalizedString> out;
         out.reserve(pieces.size() * 2);
-        std::vector<Segment> segments;
+        std::vector<SplitSegment> segments;
         for (const NormalizedString& piece : pieces) {
             segments.clear();
             const std::string& s = piece.text();
@@ -309,7 +309,7 @@ std::unique_ptr<PreTokenizer> PreTokenizer::fromJson(const nlohmann::json& json)
     if (json.is_null()) {
         return nullptr;
     }
-    const std::string type = ComponentJson::type(json, kComponent);
+    const std::string type = ComponentJson::type(json, kPreTokenizerComponent);
     if (type == "Split") {
         bool isRegex = false;
         const std::string pattern = ComponentJson::pattern(json, "pre_tokenizer Split", isRegex);
@@ -357,7 +357,7 @@ std::unique_ptr<PreTokenizer> PreTokenizer::fromJson(const nlohmann::json& json)
         }
         return std::make_unique<SequencePreTokenizer>(std::move(steps));
     }
-    ComponentJson::refuse(kComponent, "type", type, kSupported);
+    ComponentJson::refuse(kPreTokenizerComponent, "type", type, kPreTokenizerSupported);
 }
 
 } // namespace kvscope::tokenizer

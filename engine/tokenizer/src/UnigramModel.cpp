@@ -13,13 +13,13 @@
 namespace kvscope::tokenizer {
 
 namespace {
-constexpr std::string_view kComponent = "model Unigram";
+constexpr std::string_view kUnigramModelComponent = "model Unigram";
 // Hugging Face scores an unknown character this far below the rarest piece.
 constexpr double kUnkPenalty = 10.0;
 } // namespace
 
 UnigramModel::UnigramModel(const nlohmann::json& json) {
-    const auto& vocab = ComponentJson::array(json, "vocab", kComponent);
+    const auto& vocab = ComponentJson::array(json, "vocab", kUnigramModelComponent);
     m_tokens.reserve(vocab.size());
     m_scores.reserve(vocab.size());
     double minScore = std::numeric_limits<double>::infinity();
@@ -41,7 +41,7 @@ UnigramModel::UnigramModel(const nlohmann::json& json) {
         m_unkId = it->get<std::uint32_t>();
     }
     m_unkScore = minScore - kUnkPenalty;
-    m_byteFallback = ComponentJson::boolean(json, "byte_fallback", kComponent, false);
+    m_byteFallback = ComponentJson::boolean(json, "byte_fallback", kUnigramModelComponent, false);
     for (int b = 0; b < 256; ++b) {
         char name[8];
         std::snprintf(name, sizeof name, "<0x%02X>", b);

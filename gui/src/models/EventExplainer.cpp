@@ -15,17 +15,17 @@
 namespace kvscope::gui {
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("EventExplainer", text); }
+QString eventTr(const char* text) { return QCoreApplication::translate("EventExplainer", text); }
 
 QString layerName(const trace::Event& event) {
-    return event.layer >= 0 ? tr("Layer %1").arg(event.layer) : tr("Every layer");
+    return event.layer >= 0 ? eventTr("Layer %1").arg(event.layer) : eventTr("Every layer");
 }
 
 QString kindName(const trace::Event& event, const trace::StepState& state) {
     if (event.layer >= 0 && static_cast<std::size_t>(event.layer) < state.layers.size()) {
         return QString::fromUtf8(trace::toString(state.layers[static_cast<std::size_t>(event.layer)].kind));
     }
-    return tr("cache");
+    return eventTr("cache");
 }
 
 QString idList(const std::vector<std::int64_t>& ids) {
@@ -50,7 +50,7 @@ QString quoted(const std::string& text) {
 
 QString tokenLabel(std::int64_t id, const std::string& text) {
     if (id < 0) {
-        return tr("(prompt)");
+        return eventTr("(prompt)");
     }
     return QStringLiteral("%1 %2").arg(id).arg(quoted(text));
 }
@@ -105,7 +105,7 @@ QString EventExplainer::summary(const trace::Event& event) {
         [&](const auto& payload) -> QString {
             using T = std::decay_t<decltype(payload)>;
             if constexpr (std::is_same_v<T, UpdateEvent>) {
-                return tr("+%1 tokens → seq %2, stored %3%4, returned %5, %6")
+                return eventTr("+%1 tokens → seq %2, stored %3%4, returned %5, %6")
                     .arg(payload.tokensIn)
                     .arg(payload.seqLength)
                     .arg(payload.storedTokens)
@@ -113,18 +113,18 @@ QString EventExplainer::summary(const trace::Event& event) {
                     .arg(payload.returnedTokens)
                     .arg(formatBytes(static_cast<double>(payload.bytes)));
             } else if constexpr (std::is_same_v<T, MaskSizesEvent>) {
-                return tr("query %1 × kv %2, kv_offset %3")
+                return eventTr("query %1 × kv %2, kv_offset %3")
                     .arg(payload.queryLength)
                     .arg(payload.kvLength)
                     .arg(payload.kvOffset);
             } else if constexpr (std::is_same_v<T, WindowSlideEvent>) {
-                return tr("evicted %1, window [%2, %3) of %4")
+                return eventTr("evicted %1, window [%2, %3) of %4")
                     .arg(payload.positionsEvicted)
                     .arg(payload.windowStart)
                     .arg(payload.windowEnd)
                     .arg(payload.windowSize);
             } else if constexpr (std::is_same_v<T, QuantizeFlushEvent>) {
-                return tr("moved %1 tokens, residual %2 → %3, quantized %4, %5 → %6, rel. error %7%")
+                return eventTr("moved %1 tokens, residual %2 → %3, quantized %4, %5 → %6, rel. error %7%")
                     .arg(payload.tokensMoved)
                     .arg(payload.residualBefore)
                     .arg(payload.residualAfter)
@@ -133,62 +133,62 @@ QString EventExplainer::summary(const trace::Event& event) {
                     .arg(formatBytes(static_cast<double>(payload.bytesAfter)))
                     .arg(payload.relativeError * 100.0, 0, 'f', 2);
             } else if constexpr (std::is_same_v<T, TransferEvent>) {
-                return tr("%1 on %2 stream, %3 in %4 (%5)")
+                return eventTr("%1 on %2 stream, %3 in %4 (%5)")
                     .arg(QString::fromUtf8(toString(payload.direction)))
                     .arg(QString::fromUtf8(toString(payload.lane)))
                     .arg(formatBytes(static_cast<double>(payload.bytes)))
                     .arg(microseconds(payload.endNs - payload.beginNs))
                     .arg(QString::fromUtf8(toString(payload.timing)));
             } else if constexpr (std::is_same_v<T, CropEvent>) {
-                return tr("max_length %1, seq %2 → %3")
+                return eventTr("max_length %1, seq %2 → %3")
                     .arg(payload.maxLength)
                     .arg(payload.seqLengthBefore)
                     .arg(payload.seqLengthAfter);
             } else if constexpr (std::is_same_v<T, ReorderEvent>) {
-                return tr("beam rows ← [%1]").arg(idList(payload.beamIndices));
+                return eventTr("beam rows ← [%1]").arg(idList(payload.beamIndices));
             } else if constexpr (std::is_same_v<T, BatchRepeatEvent>) {
-                return tr("×%1, batch %2 → %3").arg(payload.repeats).arg(payload.batchBefore).arg(payload.batchAfter);
+                return eventTr("×%1, batch %2 → %3").arg(payload.repeats).arg(payload.batchBefore).arg(payload.batchAfter);
             } else if constexpr (std::is_same_v<T, BatchSelectEvent>) {
-                return tr("rows [%1], batch %2 → %3")
+                return eventTr("rows [%1], batch %2 → %3")
                     .arg(idList(payload.indices))
                     .arg(payload.batchBefore)
                     .arg(payload.batchAfter);
             } else if constexpr (std::is_same_v<T, ResetEvent>) {
-                return tr("all token counts to 0");
+                return eventTr("all token counts to 0");
             } else if constexpr (std::is_same_v<T, MemoryEvent>) {
-                return tr("device full precision %1, device quantized %2, host %3")
+                return eventTr("device full precision %1, device quantized %2, host %3")
                     .arg(formatBytes(static_cast<double>(payload.deviceFullPrecision)))
                     .arg(formatBytes(static_cast<double>(payload.deviceQuantized)))
                     .arg(formatBytes(static_cast<double>(payload.host)));
             } else if constexpr (std::is_same_v<T, StepBeginEvent>) {
-                return tr("input %1").arg(tokenLabel(payload.tokenId, payload.text));
+                return eventTr("input %1").arg(tokenLabel(payload.tokenId, payload.text));
             } else if constexpr (std::is_same_v<T, StepEndEvent>) {
-                return tr("produced %1 in %2")
+                return eventTr("produced %1 in %2")
                     .arg(tokenLabel(payload.tokenId, payload.text), microseconds(payload.wallNs));
             } else if constexpr (std::is_same_v<T, ComputeEvent>) {
-                return tr("attention update for %1 (%2)")
+                return eventTr("attention update for %1 (%2)")
                     .arg(microseconds(payload.endNs - payload.beginNs))
                     .arg(QString::fromUtf8(toString(payload.timing)));
             } else if constexpr (std::is_same_v<T, ChannelErrorEvent>) {
-                return tr("channel error over %1 tokens: keys %2, values %3 (RMS)")
+                return eventTr("channel error over %1 tokens: keys %2, values %3 (RMS)")
                     .arg(payload.tokens)
                     .arg(ChannelErrorHistory::overall(payload.keyError), 0, 'g', 3)
                     .arg(ChannelErrorHistory::overall(payload.valueError), 0, 'g', 3);
             } else if constexpr (std::is_same_v<T, LogitsEvent>) {
-                return tr("%1 log-probabilities%2")
+                return eventTr("%1 log-probabilities%2")
                     .arg(payload.logProbs.size())
-                    .arg(payload.complete ? tr(" (whole vocabulary)") : tr(" (top tokens)"));
+                    .arg(payload.complete ? eventTr(" (whole vocabulary)") : eventTr(" (top tokens)"));
             } else if constexpr (std::is_same_v<T, CompressionEvent>) {
                 if (!payload.keptPerHead.empty()) {
                     // Heads keeping different numbers (AdaKV): the range.
                     const auto [fewest, most] = std::minmax_element(payload.keptPerHead.begin(), payload.keptPerHead.end());
-                    return tr("press kept %1 to %2 of %3 tokens per head (%4 heads)")
+                    return eventTr("press kept %1 to %2 of %3 tokens per head (%4 heads)")
                         .arg(*fewest)
                         .arg(*most)
                         .arg(payload.lengthBefore)
                         .arg(payload.heads);
                 }
-                return tr("press kept %1 of %2 tokens per head (%3 heads)")
+                return eventTr("press kept %1 of %2 tokens per head (%3 heads)")
                     .arg(payload.lengthAfter)
                     .arg(payload.lengthBefore)
                     .arg(payload.heads);
@@ -233,29 +233,29 @@ QString EventExplainer::why(const trace::Event& event, const trace::StepState& s
                 const QString stored =
                     inParentheses(quoteTokens(tokens, payload.seqLength - payload.tokensIn, payload.seqLength));
                 if (event.step == 0) {
-                    return tr("%1 (%2) stored the prompt's keys and values%3 during prefill, so later tokens "
+                    return eventTr("%1 (%2) stored the prompt's keys and values%3 during prefill, so later tokens "
                               "need not recompute them.")
                         .arg(layer, kindName(event, state), stored);
                 }
-                return tr("%1 (%2) appended the new token's key and value%3: attention over the context "
+                return eventTr("%1 (%2) appended the new token's key and value%3: attention over the context "
                           "reads the cache instead of recomputing past tokens.")
                     .arg(layer, kindName(event, state), stored);
             } else if constexpr (std::is_same_v<T, MaskSizesEvent>) {
-                return tr("The model asked %1 how many keys its mask spans: %2 columns starting at position "
+                return eventTr("The model asked %1 how many keys its mask spans: %2 columns starting at position "
                           "%3, because %4.")
                     .arg(layer.toLower())
                     .arg(payload.kvLength)
                     .arg(payload.kvOffset)
-                    .arg(payload.kvOffset > 0 ? tr("positions before %1 are no longer held").arg(payload.kvOffset)
-                                              : tr("every position since the start is still held"));
+                    .arg(payload.kvOffset > 0 ? eventTr("positions before %1 are no longer held").arg(payload.kvOffset)
+                                              : eventTr("every position since the start is still held"));
             } else if constexpr (std::is_same_v<T, WindowSlideEvent>) {
                 // The evicted tokens are the ones just before the window's new start.
                 const QString left = quoteTokens(tokens, payload.windowStart - payload.positionsEvicted,
                                                  payload.windowStart);
-                return tr("%1 keeps only the last %2 tokens (its sliding window); the new token pushed the "
+                return eventTr("%1 keeps only the last %2 tokens (its sliding window); the new token pushed the "
                           "oldest %3 out%4, so attention now starts at position %5.")
                     .arg(layer, QString::number(payload.windowSize), QString::number(payload.positionsEvicted),
-                         left.isEmpty() ? QString() : tr(": the window slid past %1").arg(left),
+                         left.isEmpty() ? QString() : eventTr(": the window slid past %1").arg(left),
                          QString::number(payload.windowStart));
             } else if constexpr (std::is_same_v<T, QuantizeFlushEvent>) {
                 if (event.layer >= 0 && static_cast<std::size_t>(event.layer) < state.layers.size() &&
@@ -263,7 +263,7 @@ QString EventExplainer::why(const trace::Event& event, const trace::StepState& s
                     // llama.cpp's cache: no residual, each update's tokens are quantised as they are stored.
                     const QString stored = inParentheses(quoteTokens(
                         tokens, payload.quantizedTokensAfter - payload.tokensMoved, payload.quantizedTokensAfter));
-                    return tr("%1 quantised the %2 new tokens%3 as it stored them, as llama.cpp's cache does (no "
+                    return eventTr("%1 quantised the %2 new tokens%3 as it stored them, as llama.cpp's cache does (no "
                               "full-precision residual): %4 → %5, at a relative error of %6%.")
                         .arg(layer, QString::number(payload.tokensMoved), stored,
                              formatBytes(static_cast<double>(payload.bytesBefore)),
@@ -273,7 +273,7 @@ QString EventExplainer::why(const trace::Event& event, const trace::StepState& s
                 // The store holds the oldest tokens from position 0: the moved ones end it.
                 const QString moved = inParentheses(quoteTokens(
                     tokens, payload.quantizedTokensAfter - payload.tokensMoved, payload.quantizedTokensAfter));
-                return tr("%1's full-precision residual had grown to %2 tokens, past the residual length, so "
+                return eventTr("%1's full-precision residual had grown to %2 tokens, past the residual length, so "
                           "they were quantized%3 into the compact store (%4 → %5), at a relative error of %6%.")
                     .arg(layer, QString::number(payload.residualBefore), moved,
                          formatBytes(static_cast<double>(payload.bytesBefore)),
@@ -281,45 +281,45 @@ QString EventExplainer::why(const trace::Event& event, const trace::StepState& s
                          QString::number(payload.relativeError * 100.0, 'f', 2));
             } else if constexpr (std::is_same_v<T, TransferEvent>) {
                 if (payload.direction == TransferDirection::Offload) {
-                    return tr("%1 is done for this step, so the offloading cache moved its keys and values to "
+                    return eventTr("%1 is done for this step, so the offloading cache moved its keys and values to "
                               "host memory on the compute stream, freeing device memory until it is needed "
                               "again. Times are %2.")
                         .arg(layer, QString::fromUtf8(toString(payload.timing)));
                 }
-                return tr("%1 runs next, so its keys and values were copied back to the device on the side "
+                return eventTr("%1 runs next, so its keys and values were copied back to the device on the side "
                           "stream while the previous layer computed, hiding the copy. Times are %2.")
                     .arg(layer, QString::fromUtf8(toString(payload.timing)));
             } else if constexpr (std::is_same_v<T, CropEvent>) {
-                return tr("The generator rewound: cropping drops the tail tokens%1 so generation resumes from "
+                return eventTr("The generator rewound: cropping drops the tail tokens%1 so generation resumes from "
                           "position %2.")
                     .arg(inParentheses(quoteTokens(tokens, payload.seqLengthAfter, payload.seqLengthBefore)),
                          QString::number(payload.seqLengthAfter));
             } else if constexpr (std::is_same_v<T, ReorderEvent>) {
-                return tr("Beam search kept the best beams: each cache row now holds the history of the beam "
+                return eventTr("Beam search kept the best beams: each cache row now holds the history of the beam "
                           "it continues.");
             } else if constexpr (std::is_same_v<T, BatchRepeatEvent>) {
-                return tr("Each batch row was repeated %1 times so every beam or sample starts from the same "
+                return eventTr("Each batch row was repeated %1 times so every beam or sample starts from the same "
                           "cached prompt.")
                     .arg(payload.repeats);
             } else if constexpr (std::is_same_v<T, BatchSelectEvent>) {
-                return tr("Only the selected batch rows continue; the cache dropped the others' history.");
+                return eventTr("Only the selected batch rows continue; the cache dropped the others' history.");
             } else if constexpr (std::is_same_v<T, ResetEvent>) {
-                return tr("The cache was reset for a new generation; its buffers are zeroed in place and "
+                return eventTr("The cache was reset for a new generation; its buffers are zeroed in place and "
                           "keep their memory.");
             } else if constexpr (std::is_same_v<T, MemoryEvent>) {
-                return tr("Bytes per memory tier at the end of the step, for the memory view and the status "
+                return eventTr("Bytes per memory tier at the end of the step, for the memory view and the status "
                           "bar.");
             } else if constexpr (std::is_same_v<T, StepBeginEvent>) {
-                return event.step == 0 ? tr("Prefill: the whole prompt runs through the model at once.")
-                                       : tr("Decoding: the token picked last step is fed back as the only "
+                return event.step == 0 ? eventTr("Prefill: the whole prompt runs through the model at once.")
+                                       : eventTr("Decoding: the token picked last step is fed back as the only "
                                             "new query.");
             } else if constexpr (std::is_same_v<T, StepEndEvent>) {
-                return tr("The model picked the next token from the last position's logits.");
+                return eventTr("The model picked the next token from the last position's logits.");
             } else if constexpr (std::is_same_v<T, ComputeEvent>) {
-                return tr("%1's attention occupied the compute stream; transfers are scheduled around it.")
+                return eventTr("%1's attention occupied the compute stream; transfers are scheduled around it.")
                     .arg(layer);
             } else if constexpr (std::is_same_v<T, ChannelErrorEvent>) {
-                QString text = tr("%1 has quantised %2 tokens so far; over them its keys' error is %3 and its "
+                QString text = eventTr("%1 has quantised %2 tokens so far; over them its keys' error is %3 and its "
                                   "values' %4 (root mean square over every channel).")
                                    .arg(layer)
                                    .arg(payload.tokens)
@@ -327,21 +327,21 @@ QString EventExplainer::why(const trace::Event& event, const trace::StepState& s
                                    .arg(ChannelErrorHistory::overall(payload.valueError), 0, 'g', 3);
                 if (const auto worst = ChannelErrorHistory::worst(payload.keyError, payload.keySize, payload.heads)) {
                     const double median = ChannelErrorHistory::headMedian(payload.keySize, payload.heads, worst->head);
-                    text += tr(" The worst key channel is head %1's channel %2 (error %3)")
+                    text += eventTr(" The worst key channel is head %1's channel %2 (error %3)")
                                 .arg(worst->head)
                                 .arg(worst->channel)
                                 .arg(worst->error, 0, 'g', 3);
                     if (median > 0.0) {
-                        text += tr(", whose keys are %1× the head's median channel: a block of 32 values shares "
+                        text += eventTr(", whose keys are %1× the head's median channel: a block of 32 values shares "
                                    "one scale, so a large channel coarsens its whole block unless the rotation "
                                    "spreads it over the head")
                                     .arg(worst->size / median, 0, 'g', 3);
                     }
                     text += QLatin1Char('.');
                 }
-                return text + tr(" The Channel errors dock maps every layer's channels.");
+                return text + eventTr(" The Channel errors dock maps every layer's channels.");
             } else if constexpr (std::is_same_v<T, LogitsEvent>) {
-                return tr("Kept so that compare mode can measure how far two caches' predictions drift.");
+                return eventTr("Kept so that compare mode can measure how far two caches' predictions drift.");
             } else if constexpr (std::is_same_v<T, CompressionEvent>) {
                 return PressExplainer::sentence(event, press, tokens) + slidingLayersLeftAlone(state);
             }

@@ -14,7 +14,7 @@
 namespace kvscope::gui {
 namespace {
 
-QString tr(const char* text) {
+QString pagedTr(const char* text) {
     return QCoreApplication::translate("PagedExplainer", text);
 }
 
@@ -27,7 +27,7 @@ QString hashText(std::uint64_t hash) {
 }
 
 QString plural(std::int64_t count, const char* one, const char* many) {
-    return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? tr(one) : tr(many));
+    return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? pagedTr(one) : pagedTr(many));
 }
 
 /// " in group 1" where the pool has more than one layer group.
@@ -35,7 +35,7 @@ QString groupSuffix(const PagedHistory* history, std::int32_t group) {
     if (history == nullptr || !history->active() || history->pool().groupWindows.size() < 2) {
         return {};
     }
-    return tr(" in group %1").arg(group);
+    return pagedTr(" in group %1").arg(group);
 }
 
 /// 'text' of a request's tokens [begin, end), shortened; empty when unknown.
@@ -52,12 +52,12 @@ QString quotedText(const PagedHistory* history, const std::string& request, std:
 }
 
 /// " ('text')" or nothing.
-QString inParentheses(const QString& quoted) {
+QString pagedInParentheses(const QString& quoted) {
     return quoted.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(quoted);
 }
 
 QString tokenRange(std::int64_t begin, std::int64_t end) {
-    return end - begin == 1 ? tr("token %1").arg(begin) : tr("tokens %1 to %2").arg(begin).arg(end - 1);
+    return end - begin == 1 ? pagedTr("token %1").arg(begin) : pagedTr("tokens %1 to %2").arg(begin).arg(end - 1);
 }
 
 } // namespace
@@ -89,7 +89,7 @@ QString PagedExplainer::andList(const std::vector<std::int32_t>& ids) {
     if (ids.size() <= 1) {
         return commaList(ids);
     }
-    return commaList({ids.begin(), ids.end() - 1}) + tr(" and ") + QString::number(ids.back());
+    return commaList({ids.begin(), ids.end() - 1}) + pagedTr(" and ") + QString::number(ids.back());
 }
 
 QString PagedExplainer::summary(const trace::Event& event) {
@@ -98,74 +98,74 @@ QString PagedExplainer::summary(const trace::Event& event) {
         [&](const auto& e) -> QString {
             using T = std::decay_t<decltype(e)>;
             if constexpr (std::is_same_v<T, PagedPoolEvent>) {
-                return tr("%1 blocks of %2 tokens, %3, prefix caching %4, free policy %5, budget %6 tokens, "
+                return pagedTr("%1 blocks of %2 tokens, %3, prefix caching %4, free policy %5, budget %6 tokens, "
                           "%7 "
                           "sequences")
                     .arg(e.numBlocks)
                     .arg(e.blockSize)
                     .arg(plural(static_cast<std::int64_t>(e.groupWindows.size()), "layer group",
                                 "layer groups"))
-                    .arg(e.prefixCaching ? tr("on") : tr("off"))
-                    .arg(e.freePolicy == 0 ? tr("document") : tr("current"))
+                    .arg(e.prefixCaching ? pagedTr("on") : pagedTr("off"))
+                    .arg(e.freePolicy == 0 ? pagedTr("document") : pagedTr("current"))
                     .arg(e.maxNumBatchedTokens)
                     .arg(e.maxNumSeqs);
             } else if constexpr (std::is_same_v<T, RequestArrivedEvent>) {
-                return tr("%1: %2, up to %3")
+                return pagedTr("%1: %2, up to %3")
                     .arg(id(e.requestId), plural(e.promptTokens, "prompt token", "prompt tokens"),
                          plural(e.maxTokens, "output", "outputs"));
             } else if constexpr (std::is_same_v<T, RequestAdmittedEvent>) {
-                return tr("%1: %2 tokens, %3 cached%4")
+                return pagedTr("%1: %2 tokens, %3 cached%4")
                     .arg(id(e.requestId))
                     .arg(e.numTokens)
                     .arg(e.cachedTokens)
-                    .arg(e.resumed ? tr(", resumed") : QString());
+                    .arg(e.resumed ? pagedTr(", resumed") : QString());
             } else if constexpr (std::is_same_v<T, RequestScheduledEvent>) {
-                return tr("%1: %2 (%3)%4")
+                return pagedTr("%1: %2 (%3)%4")
                     .arg(id(e.requestId), tokenRange(e.firstPosition, e.firstPosition + e.numTokens))
                     .arg(e.numTokens)
-                    .arg(e.samples ? tr(", samples") : QString());
+                    .arg(e.samples ? pagedTr(", samples") : QString());
             } else if constexpr (std::is_same_v<T, RequestPreemptedEvent>) {
-                return tr("%1: %2 computed tokens to recompute")
+                return pagedTr("%1: %2 computed tokens to recompute")
                     .arg(id(e.requestId))
                     .arg(e.numComputedTokens);
             } else if constexpr (std::is_same_v<T, RequestFinishedEvent>) {
-                return tr("%1: %2, %3")
+                return pagedTr("%1: %2, %3")
                     .arg(id(e.requestId), QString::fromUtf8(toString(e.reason)),
                          plural(e.outputTokens, "output", "outputs"));
             } else if constexpr (std::is_same_v<T, BlockAllocatedEvent>) {
-                return tr("%1 ← block %2 (slot %3, group %4)")
+                return pagedTr("%1 ← block %2 (slot %3, group %4)")
                     .arg(id(e.requestId))
                     .arg(e.block)
                     .arg(e.tableIndex)
                     .arg(e.group);
             } else if constexpr (std::is_same_v<T, BlockTouchedEvent>) {
-                return tr("%1 reuses block %2 (slot %3, group %4), ref %5")
+                return pagedTr("%1 reuses block %2 (slot %3, group %4), ref %5")
                     .arg(id(e.requestId))
                     .arg(e.block)
                     .arg(e.tableIndex)
                     .arg(e.group)
                     .arg(e.refCnt);
             } else if constexpr (std::is_same_v<T, BlockCachedEvent>) {
-                return tr("block %1 ← hash %2, %3 of %4")
+                return pagedTr("block %1 ← hash %2, %3 of %4")
                     .arg(e.block)
                     .arg(hashText(e.hash), tokenRange(e.tokenBegin, e.tokenEnd), id(e.requestId));
             } else if constexpr (std::is_same_v<T, BlockFreedEvent>) {
-                return tr("%1 → block %2 (slot %3, group %4), ref %5%6%7")
+                return pagedTr("%1 → block %2 (slot %3, group %4), ref %5%6%7")
                     .arg(id(e.requestId))
                     .arg(e.block)
                     .arg(e.tableIndex)
                     .arg(e.group)
                     .arg(e.refCnt)
-                    .arg(e.queuePosition >= 0 ? tr(", free queue position %1").arg(e.queuePosition)
+                    .arg(e.queuePosition >= 0 ? pagedTr(", free queue position %1").arg(e.queuePosition)
                                               : QString())
-                    .arg(e.windowed ? tr(", out of the window") : QString());
+                    .arg(e.windowed ? pagedTr(", out of the window") : QString());
             } else if constexpr (std::is_same_v<T, BlockEvictedEvent>) {
-                return tr("block %1 (group %2) forgets hash %3")
+                return pagedTr("block %1 (group %2) forgets hash %3")
                     .arg(e.block)
                     .arg(e.group)
                     .arg(hashText(e.hash));
             } else if constexpr (std::is_same_v<T, RequestTokensEvent>) {
-                return tr("%1: %2 from position %3")
+                return pagedTr("%1: %2 from position %3")
                     .arg(id(e.requestId),
                          plural(static_cast<std::int64_t>(e.tokenIds.size()), "token", "tokens"))
                     .arg(e.firstPosition);
@@ -182,7 +182,7 @@ QString PagedExplainer::sentence(const trace::Event& event, const PagedHistory* 
         [&](const auto& e) -> QString {
             using T = std::decay_t<decltype(e)>;
             if constexpr (std::is_same_v<T, PagedPoolEvent>) {
-                return tr("The serving pool: %1 blocks of %2 token slots shared by every request. A "
+                return pagedTr("The serving pool: %1 blocks of %2 token slots shared by every request. A "
                           "request's keys "
                           "and values live in the blocks its block table lists, so memory is handed out a "
                           "block at "
@@ -190,21 +190,21 @@ QString PagedExplainer::sentence(const trace::Event& event, const PagedHistory* 
                     .arg(e.numBlocks)
                     .arg(e.blockSize);
             } else if constexpr (std::is_same_v<T, RequestArrivedEvent>) {
-                return tr("%1 arrived with %2%3 and joins the back of the waiting queue.")
+                return pagedTr("%1 arrived with %2%3 and joins the back of the waiting queue.")
                     .arg(id(e.requestId), plural(e.promptTokens, "prompt token", "prompt tokens"),
-                         inParentheses(quotedText(history, e.requestId, 0, e.promptTokens)));
+                         pagedInParentheses(quotedText(history, e.requestId, 0, e.promptTokens)));
             } else if constexpr (std::is_same_v<T, RequestAdmittedEvent>) {
                 const QString who = id(e.requestId);
-                const QString resumed = e.resumed ? tr(" (resumed after its preemption)") : QString();
+                const QString resumed = e.resumed ? pagedTr(" (resumed after its preemption)") : QString();
                 if (e.cachedTokens <= 0) {
                     const bool caching =
                         history == nullptr || !history->active() || history->pool().prefixCaching;
                     return caching
-                               ? tr("%1 was admitted%2 with none of its %3 tokens in the prefix cache: it "
+                               ? pagedTr("%1 was admitted%2 with none of its %3 tokens in the prefix cache: it "
                                     "computes them all.")
                                      .arg(who, resumed)
                                      .arg(e.numTokens)
-                               : tr("%1 was admitted%2; prefix caching is off, so it computes all %3 of its "
+                               : pagedTr("%1 was admitted%2; prefix caching is off, so it computes all %3 of its "
                                     "tokens.")
                                      .arg(who, resumed)
                                      .arg(e.numTokens);
@@ -225,12 +225,12 @@ QString PagedExplainer::sentence(const trace::Event& event, const PagedHistory* 
                 }
                 const QString quoted = quotedText(history, e.requestId, 0, e.cachedTokens);
                 QString sentence =
-                    hits.empty() ? tr("%1%2 reused %3 of its %4 tokens from the prefix cache")
+                    hits.empty() ? pagedTr("%1%2 reused %3 of its %4 tokens from the prefix cache")
                                        .arg(who, resumed)
                                        .arg(e.cachedTokens)
                                        .arg(e.numTokens)
-                                 : tr("%1 reused %2 %3 (%4%5)")
-                                       .arg(who, hits.size() == 1 ? tr("block") : tr("blocks"),
+                                 : pagedTr("%1 reused %2 %3 (%4%5)")
+                                       .arg(who, hits.size() == 1 ? pagedTr("block") : pagedTr("blocks"),
                                             commaList(hits), plural(e.cachedTokens, "token", "tokens"),
                                             quoted.isEmpty() ? QString() : QStringLiteral(": ") + quoted);
                 if (!cachers.isEmpty()) {
@@ -238,31 +238,31 @@ QString PagedExplainer::sentence(const trace::Event& event, const PagedHistory* 
                     QString names = cachers.size() == 1
                                         ? cachers.front()
                                         : cachers.mid(0, cachers.size() - 1).join(QStringLiteral(", ")) +
-                                              tr(" and ") + cachers.back();
-                    sentence += tr(" cached by %1").arg(names);
+                                              pagedTr(" and ") + cachers.back();
+                    sentence += pagedTr(" cached by %1").arg(names);
                 }
-                return sentence + tr("%1; it computes the other %2.")
+                return sentence + pagedTr("%1; it computes the other %2.")
                                       .arg(hits.empty() ? QString() : resumed)
                                       .arg(e.numTokens - e.cachedTokens);
             } else if constexpr (std::is_same_v<T, RequestScheduledEvent>) {
                 const QString who = id(e.requestId);
                 const std::int64_t prompt = history != nullptr ? history->promptTokens(e.requestId) : 0;
                 const std::int64_t end = e.firstPosition + e.numTokens;
-                const QString quoted = inParentheses(quotedText(history, e.requestId, e.firstPosition, end));
+                const QString quoted = pagedInParentheses(quotedText(history, e.requestId, e.firstPosition, end));
                 if (e.numTokens == 1 && e.firstPosition >= prompt && prompt > 0) {
-                    return tr("%1 decodes: it computes the key and value of its last sampled token (position "
+                    return pagedTr("%1 decodes: it computes the key and value of its last sampled token (position "
                               "%2%3)%4.")
                         .arg(who)
                         .arg(e.firstPosition)
                         .arg(quoted.isEmpty() ? QString()
                                               : QStringLiteral(", ") + quoted.mid(2, quoted.size() - 3))
-                        .arg(e.samples ? tr(" and samples the next") : QString());
+                        .arg(e.samples ? pagedTr(" and samples the next") : QString());
                 }
-                return tr("%1 computes %2%3 in this step's batch%4.")
+                return pagedTr("%1 computes %2%3 in this step's batch%4.")
                     .arg(who, tokenRange(e.firstPosition, end), quoted,
                          e.samples
-                             ? tr(", then samples its next token")
-                             : tr("; the rest of its prompt waits for the next step (chunked prefill)"));
+                             ? pagedTr(", then samples its next token")
+                             : pagedTr("; the rest of its prompt waits for the next step (chunked prefill)"));
             } else if constexpr (std::is_same_v<T, RequestPreemptedEvent>) {
                 const QString who = id(e.requestId);
                 std::set<std::int32_t> blocks;
@@ -275,13 +275,13 @@ QString PagedExplainer::sentence(const trace::Event& event, const PagedHistory* 
                 }
                 const QString need =
                     forWhom.empty()
-                        ? tr("no free block for its next token")
-                        : tr("no free block for %1's next token, and %2 was the last of the running "
+                        ? pagedTr("no free block for its next token")
+                        : pagedTr("no free block for %1's next token, and %2 was the last of the running "
                              "list")
                               .arg(id(forWhom), who);
-                return tr("%1 preempted: %2; its %3 freed and it will be recomputed.")
+                return pagedTr("%1 preempted: %2; its %3 freed and it will be recomputed.")
                     .arg(who, need,
-                         blocks.size() == 1 ? tr("block was") : tr("%1 blocks were").arg(blocks.size()));
+                         blocks.size() == 1 ? pagedTr("block was") : pagedTr("%1 blocks were").arg(blocks.size()));
             } else if constexpr (std::is_same_v<T, RequestFinishedEvent>) {
                 const QString who = id(e.requestId);
                 std::vector<std::int32_t> tail;
@@ -302,27 +302,27 @@ QString PagedExplainer::sentence(const trace::Event& event, const PagedHistory* 
                 }
                 QStringList parts;
                 if (!tail.empty()) {
-                    parts << tr("%1 the free queue's tail (newest last)")
-                                 .arg(tail.size() == 1 ? tr("block %1 goes to").arg(tail.front())
-                                                       : tr("blocks %1 go to").arg(commaList(tail)));
+                    parts << pagedTr("%1 the free queue's tail (newest last)")
+                                 .arg(tail.size() == 1 ? pagedTr("block %1 goes to").arg(tail.front())
+                                                       : pagedTr("blocks %1 go to").arg(commaList(tail)));
                 }
                 if (!head.empty()) {
-                    parts << tr("%1 the free queue's head, reused first: %2")
-                                 .arg(head.size() == 1 ? tr("block %1 goes to").arg(head.front())
-                                                       : tr("blocks %1 go to").arg(commaList(head)),
-                                      head.size() == 1 ? tr("it holds no hash") : tr("they hold no hash"));
+                    parts << pagedTr("%1 the free queue's head, reused first: %2")
+                                 .arg(head.size() == 1 ? pagedTr("block %1 goes to").arg(head.front())
+                                                       : pagedTr("blocks %1 go to").arg(commaList(head)),
+                                      head.size() == 1 ? pagedTr("it holds no hash") : pagedTr("they hold no hash"));
                 }
                 if (!shared.empty()) {
-                    parts << (shared.size() == 1 ? tr("%1 stays shared") : tr("%1 stay shared"))
+                    parts << (shared.size() == 1 ? pagedTr("%1 stays shared") : pagedTr("%1 stay shared"))
                                  .arg(andList(shared));
                 }
                 const std::int64_t prompt = history != nullptr ? history->promptTokens(e.requestId) : 0;
                 const QString output = quotedText(history, e.requestId, prompt, prompt + e.outputTokens, 24);
                 const QString reason =
-                    e.reason == FinishReason::Eos         ? tr("it sampled its end-of-sequence token")
-                    : e.reason == FinishReason::MaxTokens ? tr("it reached its max_tokens")
-                                                          : tr("it reached the model's maximum length");
-                return tr("%1 finished%2. %3 after %4%5.")
+                    e.reason == FinishReason::Eos         ? pagedTr("it sampled its end-of-sequence token")
+                    : e.reason == FinishReason::MaxTokens ? pagedTr("it reached its max_tokens")
+                                                          : pagedTr("it reached the model's maximum length");
+                return pagedTr("%1 finished%2. %3 after %4%5.")
                     .arg(who, parts.isEmpty() ? QString()
                                               : QStringLiteral(": ") + parts.join(QStringLiteral(", ")))
                     .arg(reason.left(1).toUpper() + reason.mid(1),
@@ -330,10 +330,10 @@ QString PagedExplainer::sentence(const trace::Event& event, const PagedHistory* 
                          output.isEmpty() ? QString() : QStringLiteral(": ") + output);
             } else if constexpr (std::is_same_v<T, BlockAllocatedEvent>) {
                 const QString range = blockSize > 0
-                                          ? tr(" for %1").arg(tokenRange(e.tableIndex * blockSize,
+                                          ? pagedTr(" for %1").arg(tokenRange(e.tableIndex * blockSize,
                                                                          (e.tableIndex + 1) * blockSize))
                                           : QString();
-                return tr("%1 needed a new block%2: it took block %3 from the head of the free queue (free "
+                return pagedTr("%1 needed a new block%2: it took block %3 from the head of the free queue (free "
                           "the "
                           "longest) as slot %4 of its table%5.")
                     .arg(id(e.requestId), range)
@@ -345,56 +345,56 @@ QString PagedExplainer::sentence(const trace::Event& event, const PagedHistory* 
                     history != nullptr ? history->cachedBy(e.block, event.sequence) : nullptr;
                 QString what;
                 if (record != nullptr) {
-                    what = tr(": %1%2 were cached by %3")
+                    what = pagedTr(": %1%2 were cached by %3")
                                .arg(tokenRange(record->tokenBegin, record->tokenEnd),
-                                    inParentheses(quotedText(history, record->requestId, record->tokenBegin,
+                                    pagedInParentheses(quotedText(history, record->requestId, record->tokenBegin,
                                                              record->tokenEnd)),
                                     id(record->requestId));
                 }
-                return tr("%1 reuses block %2%3%4, so it skips computing them; the block's reference count "
+                return pagedTr("%1 reuses block %2%3%4, so it skips computing them; the block's reference count "
                           "is now "
                           "%5%6.")
                     .arg(id(e.requestId))
                     .arg(e.block)
                     .arg(groupSuffix(history, e.group), what)
                     .arg(e.refCnt)
-                    .arg(e.refCnt == 1 ? tr(" and it leaves the free queue") : QString());
+                    .arg(e.refCnt == 1 ? pagedTr(" and it leaves the free queue") : QString());
             } else if constexpr (std::is_same_v<T, BlockCachedEvent>) {
-                return tr("Block %1 is full: %2's %3%4 are cached under hash %5 (chained to the blocks "
+                return pagedTr("Block %1 is full: %2's %3%4 are cached under hash %5 (chained to the blocks "
                           "before "
                           "it), so a later request with the same first %6 tokens can reuse it.")
                     .arg(e.block)
                     .arg(id(e.requestId), tokenRange(e.tokenBegin, e.tokenEnd),
-                         inParentheses(quotedText(history, e.requestId, e.tokenBegin, e.tokenEnd)),
+                         pagedInParentheses(quotedText(history, e.requestId, e.tokenBegin, e.tokenEnd)),
                          hashText(e.hash).left(8) + QStringLiteral("…"))
                     .arg(e.tokenEnd);
             } else if constexpr (std::is_same_v<T, BlockFreedEvent>) {
                 const QString who = id(e.requestId);
                 if (e.windowed) {
-                    return tr("Block %1 fell wholly out of %2's sliding window%3: %2 releases it and slot %4 "
+                    return pagedTr("Block %1 fell wholly out of %2's sliding window%3: %2 releases it and slot %4 "
                               "of "
                               "its table becomes a hole%5.")
                         .arg(e.block)
                         .arg(who, groupSuffix(history, e.group))
                         .arg(e.tableIndex)
                         .arg(e.queuePosition >= 0
-                                 ? tr("; the block joins the free queue at position %1").arg(e.queuePosition)
+                                 ? pagedTr("; the block joins the free queue at position %1").arg(e.queuePosition)
                                  : QString());
                 }
                 if (e.refCnt > 0) {
-                    return tr("%1 released block %2; %3 still %4 it, so it stays out of the free queue.")
+                    return pagedTr("%1 released block %2; %3 still %4 it, so it stays out of the free queue.")
                         .arg(who)
                         .arg(e.block)
                         .arg(plural(e.refCnt, "other request", "other requests"),
-                             e.refCnt == 1 ? tr("holds") : tr("hold"));
+                             e.refCnt == 1 ? pagedTr("holds") : pagedTr("hold"));
                 }
                 const bool cached = history != nullptr && history->cachedAt(e.block, event.sequence);
-                return tr("%1 released block %2; no one else holds it, so it joins the free queue at "
+                return pagedTr("%1 released block %2; no one else holds it, so it joins the free queue at "
                           "position %3%4.")
                     .arg(who)
                     .arg(e.block)
                     .arg(e.queuePosition)
-                    .arg(cached ? tr(", still cached: a later request can reuse it until it reaches the head "
+                    .arg(cached ? pagedTr(", still cached: a later request can reuse it until it reaches the head "
                                      "and is "
                                      "evicted")
                                 : QString());
@@ -404,23 +404,23 @@ QString PagedExplainer::sentence(const trace::Event& event, const PagedHistory* 
                 const QString held = record != nullptr ? quotedText(history, record->requestId,
                                                                     record->tokenBegin, record->tokenEnd, 24)
                                                        : QString();
-                return tr("block %1 evicted: least recently freed%2; its hash is forgotten, so no request "
+                return pagedTr("block %1 evicted: least recently freed%2; its hash is forgotten, so no request "
                           "can reuse "
                           "those tokens any more.")
                     .arg(e.block)
-                    .arg(held.isEmpty() ? QString() : tr(", cached %1").arg(held));
+                    .arg(held.isEmpty() ? QString() : pagedTr(", cached %1").arg(held));
             } else if constexpr (std::is_same_v<T, RequestTokensEvent>) {
                 const QString who = id(e.requestId);
                 const std::int64_t end = e.firstPosition + static_cast<std::int64_t>(e.tokenIds.size());
                 const QString text = e.pieceEnds.size() == e.tokenIds.size() && !e.tokenIds.empty()
                                          ? QStringLiteral("'%1'").arg(preview(e.text, 40))
-                                         : tr("%1 (no text recorded)")
+                                         : pagedTr("%1 (no text recorded)")
                                                .arg(plural(end - e.firstPosition, "token id", "token ids"));
                 const std::int64_t prompt = history != nullptr ? history->promptTokens(e.requestId) : 0;
                 if (e.firstPosition == 0 && (prompt == 0 || end == prompt)) {
-                    return tr("%1's prompt: %2.").arg(who, text);
+                    return pagedTr("%1's prompt: %2.").arg(who, text);
                 }
-                return tr("%1 sampled %2 (position %3).").arg(who, text).arg(e.firstPosition);
+                return pagedTr("%1 sampled %2 (position %3).").arg(who, text).arg(e.firstPosition);
             }
             return {};
         },

@@ -11,7 +11,7 @@
 namespace kvscope::gui {
 namespace {
 
-QString tr(const char* text) {
+QString pressTr(const char* text) {
     return QCoreApplication::translate("PressExplainer", text);
 }
 
@@ -73,7 +73,7 @@ QString PressExplainer::channelList(const trace::CompressionLayout& layout) {
         for (const std::int32_t channel : layout.prunedChannels(head)) {
             channels << QString::number(channel);
         }
-        heads << tr("head %1: %2").arg(head).arg(channels.join(QStringLiteral(", ")));
+        heads << pressTr("head %1: %2").arg(head).arg(channels.join(QStringLiteral(", ")));
     }
     return heads.join(QStringLiteral("; "));
 }
@@ -81,7 +81,7 @@ QString PressExplainer::channelList(const trace::CompressionLayout& layout) {
 QString PressExplainer::channelSentence(const trace::Event& event, const QString& who,
                                         const trace::CompressionLayout& layout) {
     // "ThinK zeroed 2 key channels per head in layer 0 (head 0: 3, 9; head 1: 1, 14); ...".
-    return tr("%1 zeroed %2 key channels per head in layer %3 (%4); all %5 tokens stay, and the cache keeps "
+    return pressTr("%1 zeroed %2 key channels per head in layer %3 (%4); all %5 tokens stay, and the cache keeps "
               "its "
               "size: zeroed channels save no memory.")
         .arg(who)
@@ -123,19 +123,19 @@ QString PressExplainer::rotationSentence(const trace::CompressionLayout& layout)
         alike = alike && movesOf(head) == first;
     }
     const auto clause = [&](const std::vector<std::pair<std::int64_t, std::int64_t>>& moves) {
-        return tr("positions %1 now sit at %2").arg(listOf(moves, true), listOf(moves, false));
+        return pressTr("positions %1 now sit at %2").arg(listOf(moves, true), listOf(moves, false));
     };
-    QString sentence = tr(" Re-rotated keys: ");
+    QString sentence = pressTr(" Re-rotated keys: ");
     if (alike) {
-        sentence += clause(first) + (layout.heads() > 1 ? tr(" in every head") : QString());
+        sentence += clause(first) + (layout.heads() > 1 ? pressTr(" in every head") : QString());
     } else {
         QStringList heads;
         for (std::int32_t head = 0; head < layout.heads(); ++head) {
-            heads << tr("head %1: %2").arg(head).arg(clause(movesOf(head)));
+            heads << pressTr("head %1: %2").arg(head).arg(clause(movesOf(head)));
         }
         sentence += heads.join(QStringLiteral("; "));
     }
-    return sentence + tr("; tokens generated later keep their own positions.");
+    return sentence + pressTr("; tokens generated later keep their own positions.");
 }
 
 QString PressExplainer::sentence(const trace::Event& event, const std::optional<config::PressSettings>& press,
@@ -145,25 +145,25 @@ QString PressExplainer::sentence(const trace::Event& event, const std::optional<
         return {};
     }
     const trace::CompressionLayout layout(*compression);
-    const QString who = press ? displayName(press->name) : tr("A cache press");
+    const QString who = press ? displayName(press->name) : pressTr("A cache press");
     const bool evicted = compression->lengthAfter < compression->lengthBefore;
     if (!compression->prunedChannels.empty() && !evicted) {
         return channelSentence(event, who, layout);
     }
-    const QString what = event.step == 0 ? tr("prompt tokens") : tr("tokens");
+    const QString what = event.step == 0 ? pressTr("prompt tokens") : pressTr("tokens");
     QString kept = QString::number(compression->lengthAfter);
     if (!compression->keptPerHead.empty() && layout.consistent()) {
         const auto [fewest, most] =
             std::minmax_element(compression->keptPerHead.begin(), compression->keptPerHead.end());
-        kept = *fewest == *most ? QString::number(*fewest) : tr("%1 to %2").arg(*fewest).arg(*most);
+        kept = *fewest == *most ? QString::number(*fewest) : pressTr("%1 to %2").arg(*fewest).arg(*most);
     }
-    QString sentence = tr("%1 kept %2 of %3 %4 in layer %5")
+    QString sentence = pressTr("%1 kept %2 of %3 %4 in layer %5")
                            .arg(who, kept)
                            .arg(compression->lengthBefore)
                            .arg(what)
                            .arg(event.layer);
     if (layout.heads() > 1 && !compression->keptPerHead.empty()) {
-        sentence += tr(" per head");
+        sentence += pressTr(" per head");
     }
     const std::int64_t dropped = layout.consistent() && layout.heads() > 0 && compression->keptPerHead.empty()
                                      ? layout.droppedCount(0)
@@ -178,7 +178,7 @@ QString PressExplainer::sentence(const trace::Event& event, const std::optional<
             }
         }
         if (!quotes.isEmpty()) {
-            sentence += tr(", among them %1").arg(quotes.join(QStringLiteral(", ")));
+            sentence += pressTr(", among them %1").arg(quotes.join(QStringLiteral(", ")));
         }
     }
     sentence += QLatin1Char('.');
@@ -186,7 +186,7 @@ QString PressExplainer::sentence(const trace::Event& event, const std::optional<
     // stage's as much as a press's own).
     sentence += rotationSentence(layout);
     if (!compression->prunedChannels.empty()) {
-        sentence += tr(" It also zeroed %1 key channels per head (%2), which saves no memory.")
+        sentence += pressTr(" It also zeroed %1 key channels per head (%2), which saves no memory.")
                         .arg(layout.prunedChannelCount())
                         .arg(channelList(layout));
     }
@@ -195,16 +195,16 @@ QString PressExplainer::sentence(const trace::Event& event, const std::optional<
             press ? config::PressDescriptions::find(press->name) : nullptr) {
         if (!described->policy.savesMemory()) {
             sentence += described->policy.rewritesKeys()
-                            ? tr(" The cache keeps every slot: rewriting keys saves no memory.")
-                            : tr(" The cache keeps every slot: masking saves no memory.");
+                            ? pressTr(" The cache keeps every slot: rewriting keys saves no memory.")
+                            : pressTr(" The cache keeps every slot: masking saves no memory.");
         }
         if (described->policy.rewritesKeys() && !layout.rerotated()) {
-            sentence += tr(" The kept keys were rewritten, so they differ from what the model computed.");
+            sentence += pressTr(" The kept keys were rewritten, so they differ from what the model computed.");
         }
     }
     // Defaults the inspector fitted to a short prompt (kvscope-cli run keeps them and refuses instead).
     for (const auto& [option, original] : press ? press->fitted : std::map<std::string, std::string>{}) {
-        sentence += tr(" The inspector set %1 to %2 (default %3) to fit the short prompt.")
+        sentence += pressTr(" The inspector set %1 to %2 (default %3) to fit the short prompt.")
                         .arg(text(option), text(optionValue(*press, option)), text(original));
     }
     return sentence;

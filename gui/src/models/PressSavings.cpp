@@ -10,7 +10,7 @@
 namespace kvscope::gui {
 namespace {
 
-QString tr(const char* text) {
+QString savingsTr(const char* text) {
     return QCoreApplication::translate("PressSavings", text);
 }
 
@@ -60,19 +60,19 @@ QString PressSavings::note(const QString& press, const Figures& figures) {
         return {};
     }
     if (figures.evictedSlots == 0) {
-        const QString how = figures.masked ? tr("%1 masks slots per head: the cache keeps every token")
+        const QString how = figures.masked ? savingsTr("%1 masks slots per head: the cache keeps every token")
                             : figures.rerotated
-                                ? tr("%1 re-rotates keys in place: every token and byte stays")
-                                : tr("%1 rewrites keys in place: every token and byte stays");
-        return how.arg(press) + tr(", this press saves no memory (0 B saved)");
+                                ? savingsTr("%1 re-rotates keys in place: every token and byte stays")
+                                : savingsTr("%1 rewrites keys in place: every token and byte stays");
+        return how.arg(press) + savingsTr(", this press saves no memory (0 B saved)");
     }
-    QString note = tr("%1 evicted %2 token slots per KV head in %3 layers: %4 saved")
+    QString note = savingsTr("%1 evicted %2 token slots per KV head in %3 layers: %4 saved")
                        .arg(press)
                        .arg(figures.evictedSlots)
                        .arg(figures.layers)
                        .arg(EventExplainer::formatBytes(figures.bytes));
     if (figures.zeroedChannels) {
-        note += tr("; its zeroed key channels save nothing");
+        note += savingsTr("; its zeroed key channels save nothing");
     }
     return note;
 }

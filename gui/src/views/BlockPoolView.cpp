@@ -21,7 +21,7 @@ namespace kvscope::gui {
 namespace {
 
 constexpr int kTopBar = 28;
-constexpr int kMargin = 6;
+constexpr int kPoolMargin = 6;
 constexpr int kSwatch = 12;
 
 const QColor kCachedFree(186, 189, 194);
@@ -72,7 +72,7 @@ BlockPoolView::BlockPoolView(SessionController& session, ViewSelection& selectio
     bar->addWidget(m_headline, 1);
     bar->addWidget(m_groups);
     auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(kMargin, 2, kMargin, 0);
+    layout->setContentsMargins(kPoolMargin, 2, kPoolMargin, 0);
     layout->addLayout(bar);
     layout->addStretch(1);
     m_groups->setToolTip(tr("Layer group whose block tables colour the pool"));
@@ -186,7 +186,7 @@ int BlockPoolView::legendHeight() const {
         return 0;
     }
     const QFontMetrics metrics(font());
-    const int available = std::max(1, width() - 2 * kMargin);
+    const int available = std::max(1, width() - 2 * kPoolMargin);
     int lines = 1;
     int x = 0;
     for (const QString& entry : legendEntries()) {
@@ -201,7 +201,7 @@ int BlockPoolView::legendHeight() const {
 }
 
 QRect BlockPoolView::gridRect() const {
-    return QRect(kMargin, kTopBar + 2, std::max(1, width() - 2 * kMargin),
+    return QRect(kPoolMargin, kTopBar + 2, std::max(1, width() - 2 * kPoolMargin),
                  std::max(1, height() - kTopBar - 4 - legendHeight()));
 }
 
@@ -409,7 +409,7 @@ void BlockPoolView::paintEvent(QPaintEvent*) {
     // The legend: requests by colour, then what the cell kinds and marks mean.
     const QFontMetrics metrics(font());
     painter.setFont(font());
-    const int available = std::max(1, width() - 2 * kMargin);
+    const int available = std::max(1, width() - 2 * kPoolMargin);
     int x = 0;
     int y = height() - legendHeight() + 2;
     const QStringList entries = legendEntries();
@@ -420,7 +420,7 @@ void BlockPoolView::paintEvent(QPaintEvent*) {
             x = 0;
             y += metrics.height() + 4;
         }
-        const QRect swatch(kMargin + x, y + (metrics.height() - kSwatch) / 2, kSwatch, kSwatch);
+        const QRect swatch(kPoolMargin + x, y + (metrics.height() - kSwatch) / 2, kSwatch, kSwatch);
         painter.setPen(QColor(150, 155, 165));
         if (index < requests) {
             painter.fillRect(swatch, PlotStyle::requestColour(index));
@@ -460,7 +460,7 @@ void BlockPoolView::paintEvent(QPaintEvent*) {
         }
         painter.drawRect(swatch.adjusted(0, 0, -1, -1));
         painter.setPen(palette().color(QPalette::WindowText));
-        painter.drawText(QRect(kMargin + x + kSwatch + 4, y, entryWidth, metrics.height()),
+        painter.drawText(QRect(kPoolMargin + x + kSwatch + 4, y, entryWidth, metrics.height()),
                          Qt::AlignLeft | Qt::AlignVCenter, entries[index]);
         x += entryWidth;
     }

@@ -17,7 +17,7 @@
 namespace kvscope::gui {
 namespace {
 
-constexpr int kMargin = 6;
+constexpr int kTableMargin = 6;
 constexpr int kHeadline = 20;
 constexpr int kGroupLabel = 56;
 constexpr int kRow = 44;
@@ -115,14 +115,14 @@ std::int64_t BlockTableView::positionExtent() const {
 }
 
 double BlockTableView::positionWidth(std::int64_t positions) const {
-    const double available = std::max(1, width() - 2 * kMargin - kGroupLabel);
+    const double available = std::max(1, width() - 2 * kTableMargin - kGroupLabel);
     return positions <= 0 ? available : std::min(64.0, available / static_cast<double>(positions));
 }
 
 std::int64_t BlockTableView::positionAt(int x) const {
     const std::int64_t extent = positionExtent();
     const double each = positionWidth(extent);
-    const double left = kMargin + kGroupLabel;
+    const double left = kTableMargin + kGroupLabel;
     if (extent <= 0 || x < left) {
         return -1;
     }
@@ -173,7 +173,7 @@ void BlockTableView::paintEvent(QPaintEvent*) {
     QPainter painter(this);
     painter.fillRect(rect(), PlotStyle::backgroundColour());
     painter.setPen(palette().color(QPalette::WindowText));
-    painter.drawText(QRect(kMargin, 0, width() - 2 * kMargin, kHeadline), Qt::AlignVCenter | Qt::AlignLeft,
+    painter.drawText(QRect(kTableMargin, 0, width() - 2 * kTableMargin, kHeadline), Qt::AlignVCenter | Qt::AlignLeft,
                      headline());
     const trace::PagedState& paged = m_session.state()->paged;
     const trace::PagedRequestState* request = findRequest(paged, shownRequest());
@@ -187,7 +187,7 @@ void BlockTableView::paintEvent(QPaintEvent*) {
                                          colour.blueF() * 0.35 + 0.65);
     const std::int64_t extent = positionExtent();
     const double each = positionWidth(extent);
-    const double left = kMargin + kGroupLabel;
+    const double left = kTableMargin + kGroupLabel;
     QFont small = font();
     small.setPointSizeF(std::max(6.0, font().pointSizeF() * 0.8));
     for (std::size_t group = 0; group < request->blockTables.size(); ++group) {
@@ -195,7 +195,7 @@ void BlockTableView::paintEvent(QPaintEvent*) {
         painter.setFont(small);
         painter.setPen(palette().color(QPalette::WindowText));
         const std::int64_t window = group < paged.groupWindows.size() ? paged.groupWindows[group] : 0;
-        painter.drawText(QRect(kMargin, top, kGroupLabel - 4, kRow - 8), Qt::AlignVCenter | Qt::AlignLeft,
+        painter.drawText(QRect(kTableMargin, top, kGroupLabel - 4, kRow - 8), Qt::AlignVCenter | Qt::AlignLeft,
                          request->blockTables.size() > 1
                              ? (window == 0 ? tr("group %1\nfull").arg(group)
                                             : tr("group %1\nwindow %2").arg(group).arg(window))

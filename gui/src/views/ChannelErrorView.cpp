@@ -20,13 +20,13 @@
 namespace kvscope::gui {
 namespace {
 
-constexpr int kLabelWidth = 44;
+constexpr int kChannelLabelWidth = 44;
 constexpr int kPanelGap = 28;
 constexpr int kRightMargin = 10;
 constexpr int kTitleHeight = 16;
 /// Under each panel: the heads' names, then the colour scale.
 constexpr int kFooterHeight = 40;
-constexpr double kMaximumRowHeight = 16.0;
+constexpr double kChannelMaximumRowHeight = 16.0;
 /// Rows closer than this share a layer label (every k-th row is labelled).
 constexpr double kLabelPixels = 13.0;
 
@@ -215,14 +215,14 @@ ChannelErrorView::Layout ChannelErrorView::layoutOf() const {
     layout.valueDim = static_cast<int>(shape->event.valueError.size()) / layout.heads;
     const int top = m_headline->geometry().bottom() + 6 + kTitleHeight;
     const int height = std::max(1, this->height() - top - kFooterHeight - 4);
-    layout.rowHeight = std::min(kMaximumRowHeight, static_cast<double>(height) / std::max(layout.layers, 1));
+    layout.rowHeight = std::min(kChannelMaximumRowHeight, static_cast<double>(height) / std::max(layout.layers, 1));
     const int rows = std::max(1, static_cast<int>(layout.rowHeight * layout.layers));
-    const int width = std::max(2, this->width() - kLabelWidth - kPanelGap - kRightMargin);
+    const int width = std::max(2, this->width() - kChannelLabelWidth - kPanelGap - kRightMargin);
     const int keyColumns = layout.heads * layout.keyDim;
     const int valueColumns = layout.heads * layout.valueDim;
     const int keyWidth = std::max(1, width * keyColumns / std::max(keyColumns + valueColumns, 1));
-    layout.keys = QRect(kLabelWidth, top, keyWidth, rows);
-    layout.values = QRect(kLabelWidth + keyWidth + kPanelGap, top, std::max(1, width - keyWidth), rows);
+    layout.keys = QRect(kChannelLabelWidth, top, keyWidth, rows);
+    layout.values = QRect(kChannelLabelWidth + keyWidth + kPanelGap, top, std::max(1, width - keyWidth), rows);
     return layout;
 }
 
@@ -315,7 +315,7 @@ void ChannelErrorView::paintEvent(QPaintEvent*) {
     for (int layer = 0; layer < layout.layers; layer += every) {
         // Centred on its row, so that the label and the selected row's outline line up.
         const double middle = layout.keys.top() + (layer + 0.5) * layout.rowHeight;
-        painter.drawText(QRectF(0, middle - kLabelPixels / 2, kLabelWidth - 6, kLabelPixels),
+        painter.drawText(QRectF(0, middle - kLabelPixels / 2, kChannelLabelWidth - 6, kLabelPixels),
                          Qt::AlignRight | Qt::AlignVCenter, tr("L%1").arg(layer));
     }
 }

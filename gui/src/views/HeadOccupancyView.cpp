@@ -16,16 +16,16 @@ namespace kvscope::gui {
 namespace {
 
 /// The occupancy map's label column, so that both views start their positions at the same x.
-constexpr int kLabelWidth = 112;
+constexpr int kHeadsLabelWidth = 112;
 constexpr int kHeaderHeight = 40;
-constexpr double kMaximumRowHeight = 18.0;
+constexpr double kHeadsMaximumRowHeight = 18.0;
 /// Lines a head's position map draws at most (every k-th kept key beyond).
 constexpr std::size_t kMaximumLinks = 48;
 /// Below this row height a re-rotated head's three rows share one label.
 constexpr double kLabelledRowHeight = 11.0;
 
 /// "3, 7, 8" of a list of channels or positions.
-template <typename List> QString joined(const List& list) {
+template <typename List> QString headsJoined(const List& list) {
     QStringList items;
     for (const auto item : list) {
         items << QString::number(item);
@@ -149,9 +149,9 @@ HeadOccupancyView::Layout HeadOccupancyView::layoutOf(const HeadDecision& decide
     layout.span = PositionSpan{0, std::max<std::int64_t>({positions(), last, 1})};
     layout.heads = static_cast<int>(decided.kept.size());
     layout.rowsPerHead = decided.rerotated() ? 3 : 1; // token row, map strip, rotated row
-    layout.area = QRect(kLabelWidth, kHeaderHeight, std::max(1, width() - kLabelWidth - 10),
+    layout.area = QRect(kHeadsLabelWidth, kHeaderHeight, std::max(1, width() - kHeadsLabelWidth - 10),
                         std::max(1, height() - kHeaderHeight - 6));
-    layout.rowHeight = std::min(kMaximumRowHeight, static_cast<double>(layout.area.height()) /
+    layout.rowHeight = std::min(kHeadsMaximumRowHeight, static_cast<double>(layout.area.height()) /
                                                        std::max(layout.heads * layout.rowsPerHead, 1));
     return layout;
 }
@@ -218,7 +218,7 @@ QString HeadOccupancyView::toolTipAt(const QPoint& point) const {
         text += tr("; its key was re-rotated from %1 to %2").arg(position).arg(*to);
     }
     if (head < decided->prunedChannels.size()) {
-        text += tr("; key channels %1 zeroed").arg(joined(decided->prunedChannels[head]));
+        text += tr("; key channels %1 zeroed").arg(headsJoined(decided->prunedChannels[head]));
     }
     return text;
 }
@@ -322,14 +322,14 @@ void HeadOccupancyView::paintEvent(QPaintEvent*) {
         }
         // Sub-rows too thin for labels of their own: the head's label spans its band.
         const bool labelled = !decided->rerotated() || rowHeight >= kLabelledRowHeight;
-        m_texts.draw(painter, QRectF(4, y, kLabelWidth - 10, labelled ? rowHeight : rowHeight * 3),
+        m_texts.draw(painter, QRectF(4, y, kHeadsLabelWidth - 10, labelled ? rowHeight : rowHeight * 3),
                      Qt::AlignRight, label);
         drawRuns(headRows[index], y);
         if (channels) {
             // Which channels, written over the head's row: ThinK changes keys, not the positions held.
             painter.setPen(QColor(30, 30, 40));
             m_texts.draw(painter, QRectF(area.left() + 4, y, area.width() - 8, rowHeight), Qt::AlignLeft,
-                         tr("zeroed key channels %1").arg(joined(decided->prunedChannels[index])));
+                         tr("zeroed key channels %1").arg(headsJoined(decided->prunedChannels[index])));
         }
         if (!decided->rerotated()) {
             continue;
@@ -346,9 +346,9 @@ void HeadOccupancyView::paintEvent(QPaintEvent*) {
         painter.setRenderHint(QPainter::Antialiasing, false);
         if (labelled) {
             painter.setPen(QColor(90, 90, 100));
-            m_texts.draw(painter, QRectF(4, stripTop, kLabelWidth - 10, rowHeight), Qt::AlignRight,
+            m_texts.draw(painter, QRectF(4, stripTop, kHeadsLabelWidth - 10, rowHeight), Qt::AlignRight,
                          tr("re-rotated ↓"));
-            m_texts.draw(painter, QRectF(4, rotatedTop, kLabelWidth - 10, rowHeight), Qt::AlignRight,
+            m_texts.draw(painter, QRectF(4, rotatedTop, kHeadsLabelWidth - 10, rowHeight), Qt::AlignRight,
                          tr("keys now at"));
         }
         drawRuns(turnedRows[index], rotatedTop);

@@ -22,7 +22,7 @@
 namespace kvscope::gui {
 namespace {
 
-constexpr int kLabelWidth = 112;
+constexpr int kMapLabelWidth = 112;
 constexpr int kLegendLineHeight = 18;
 constexpr int kAxisHeight = 20;
 constexpr int kTokenStripHeight = 20;
@@ -157,13 +157,13 @@ std::vector<ColumnLabel> OccupancyMapView::columnLabels() const {
     return OccupancyGeometry::columnLabels(span(), mapWidth(), QFontMetrics(mapFont(font())).height());
 }
 
-int OccupancyMapView::mapWidth() const { return std::max(1, width() - kLabelWidth - 10); }
+int OccupancyMapView::mapWidth() const { return std::max(1, width() - kMapLabelWidth - 10); }
 
 QRect OccupancyMapView::columnLabelRect() const {
     if (columnLabels().empty()) {
         return {};
     }
-    return QRect(kLabelWidth, legendHeight() + 4, mapWidth(), kColumnLabelHeight - 4);
+    return QRect(kMapLabelWidth, legendHeight() + 4, mapWidth(), kColumnLabelHeight - 4);
 }
 
 int OccupancyMapView::legendHeight() const { return m_press.empty() ? kLegendLineHeight + 4 : 2 * kLegendLineHeight + 4; }
@@ -171,7 +171,7 @@ int OccupancyMapView::legendHeight() const { return m_press.empty() ? kLegendLin
 QRect OccupancyMapView::mapRect() const {
     const QRect labels = columnLabelRect();
     const int top = labels.isEmpty() ? legendHeight() + 4 : labels.bottom() + 5;
-    return QRect(kLabelWidth, top, mapWidth(),
+    return QRect(kMapLabelWidth, top, mapWidth(),
                  std::max(1, height() - top - kAxisHeight - kTokenStripHeight - 4));
 }
 
@@ -344,7 +344,7 @@ void OccupancyMapView::paintTokenStrip(QPainter& painter, const PositionSpan& sp
     const int layer = stripLayer();
     const trace::SessionMetadata& metadata = m_session.metadata();
     painter.setPen(QColor(60, 60, 70));
-    m_texts.draw(painter, QRectF(4, strip.top() - 2, kLabelWidth - 8, strip.height() + 4),
+    m_texts.draw(painter, QRectF(4, strip.top() - 2, kMapLabelWidth - 8, strip.height() + 4),
                  Qt::AlignVCenter | Qt::AlignRight, layer >= 0 ? tr("tokens, L%1").arg(layer) : tr("tokens"));
     if (metadata.promptPieces.empty()) {
         painter.setPen(QColor(120, 120, 130));
@@ -509,7 +509,7 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
             painter.setPen(layer == m_selection.selectedLayer() ? PlotStyle::cursorColour() : QColor(60, 60, 70));
             const QString label = labelRows ? QStringLiteral("L%1 %2").arg(layer).arg(shortKind(layerState.kind))
                                             : QStringLiteral("L%1").arg(layer);
-            m_texts.draw(painter, QRectF(4, row.top() - 4, kLabelWidth - 8, row.height() + 8),
+            m_texts.draw(painter, QRectF(4, row.top() - 4, kMapLabelWidth - 8, row.height() + 8),
                          Qt::AlignVCenter | Qt::AlignRight, label);
         }
     }
@@ -533,7 +533,7 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
         painter.drawLine(QPointF(px, axisY), QPointF(px, axisY + 4));
         m_texts.draw(painter, QRectF(px - 40, axisY + 4, 80, 14), Qt::AlignHCenter | Qt::AlignTop, QString::number(position));
     }
-    m_texts.draw(painter, QRectF(4, axisY + 2, kLabelWidth - 8, 16), Qt::AlignRight | Qt::AlignTop, tr("token position"));
+    m_texts.draw(painter, QRectF(4, axisY + 2, kMapLabelWidth - 8, 16), Qt::AlignRight | Qt::AlignTop, tr("token position"));
 }
 
 void OccupancyMapView::mousePressEvent(QMouseEvent* event) {

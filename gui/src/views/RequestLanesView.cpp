@@ -18,10 +18,10 @@
 namespace kvscope::gui {
 namespace {
 
-constexpr int kLabelWidth = 56;
+constexpr int kLanesLabelWidth = 56;
 constexpr int kLegendHeight = 20;
 constexpr int kRowHeight = 20;
-constexpr int kMargin = 6;
+constexpr int kLanesMargin = 6;
 
 using Phase = PagedHistory::Phase;
 
@@ -47,7 +47,7 @@ RequestLanesView::RequestLanesView(SessionController& session, ViewSelection& se
 
 QRect RequestLanesView::lanesRect() const {
     const int lanes = static_cast<int>(m_session.paged().requestIds().size());
-    return QRect(kMargin + kLabelWidth, kLegendHeight + 2, std::max(1, width() - 2 * kMargin - kLabelWidth),
+    return QRect(kLanesMargin + kLanesLabelWidth, kLegendHeight + 2, std::max(1, width() - 2 * kLanesMargin - kLanesLabelWidth),
                  lanes * kRowHeight);
 }
 
@@ -146,7 +146,7 @@ void RequestLanesView::paintEvent(QPaintEvent*) {
     }
     // Legend: what the cells mean.
     const QFontMetrics metrics(font());
-    int x = kMargin;
+    int x = kLanesMargin;
     const auto legend = [&](const QColor& fill, const QColor& outline, const QString& label) {
         const QRect swatch(x, 4, 12, 12);
         painter.fillRect(swatch, fill);
@@ -173,9 +173,9 @@ void RequestLanesView::paintEvent(QPaintEvent*) {
         const std::string& id = history.requestIds()[lane];
         const QColor colour = PlotStyle::requestColour(static_cast<int>(lane));
         const int top = lanes.top() + static_cast<int>(lane) * kRowHeight;
-        const QRect label(kMargin, top, kLabelWidth - 4, kRowHeight - 2);
+        const QRect label(kLanesMargin, top, kLanesLabelWidth - 4, kRowHeight - 2);
         if (QString::fromStdString(id) == selected) {
-            painter.fillRect(QRect(kMargin, top, width() - 2 * kMargin, kRowHeight - 1),
+            painter.fillRect(QRect(kLanesMargin, top, width() - 2 * kLanesMargin, kRowHeight - 1),
                              QColor(255, 244, 200));
         }
         painter.fillRect(QRect(label.left(), label.top() + 4, 10, 10), colour);

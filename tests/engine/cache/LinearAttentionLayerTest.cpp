@@ -14,7 +14,7 @@ using test::values;
 using test::Values;
 
 /// Conv states `[1, 1, n]` (batch 1, one channel) holding `values`.
-at::Tensor conv(const Values& v) {
+at::Tensor convInLinearAttentionLayer(const Values& v) {
     return at::tensor(v, at::TensorOptions().dtype(at::kFloat)).view({1, 1, -1});
 }
 
@@ -34,21 +34,21 @@ TEST(LinearAttentionLayerTest, DescribesItself) {
 
 TEST(LinearAttentionLayerTest, ConvStateRollingTable) { // hf-cache.md 1.3.9, kernel 4
     LinearAttentionLayer layer;
-    EXPECT_EQ(values(layer.updateConvState(conv({1, 2, 3, 4}))), (Values{1, 2, 3, 4}));
+    EXPECT_EQ(values(layer.updateConvState(convInLinearAttentionLayer({1, 2, 3, 4}))), (Values{1, 2, 3, 4}));
     EXPECT_TRUE(layer.hasPreviousState());
-    EXPECT_EQ(values(layer.updateConvState(conv({5}))), (Values{2, 3, 4, 5}));
-    EXPECT_EQ(values(layer.updateConvState(conv({6, 7}))), (Values{4, 5, 6, 7}));
-    EXPECT_EQ(values(layer.updateConvState(conv({8, 9, 10, 11, 12}))), (Values{9, 10, 11, 12}));
-    EXPECT_EQ(values(layer.updateConvState(conv({13, 14, 15, 16}))), (Values{13, 14, 15, 16}));
+    EXPECT_EQ(values(layer.updateConvState(convInLinearAttentionLayer({5}))), (Values{2, 3, 4, 5}));
+    EXPECT_EQ(values(layer.updateConvState(convInLinearAttentionLayer({6, 7}))), (Values{4, 5, 6, 7}));
+    EXPECT_EQ(values(layer.updateConvState(convInLinearAttentionLayer({8, 9, 10, 11, 12}))), (Values{9, 10, 11, 12}));
+    EXPECT_EQ(values(layer.updateConvState(convInLinearAttentionLayer({13, 14, 15, 16}))), (Values{13, 14, 15, 16}));
     EXPECT_EQ(values(layer.convStates()), (Values{13, 14, 15, 16}));
     EXPECT_EQ(layer.convBatchSize(), 1);
 }
 
 TEST(LinearAttentionLayerTest, ConvStateKeepsItsAddress) {
     LinearAttentionLayer layer;
-    const void* address = layer.updateConvState(conv({1, 2, 3, 4})).data_ptr();
-    EXPECT_EQ(layer.updateConvState(conv({5})).data_ptr(), address);
-    EXPECT_EQ(layer.updateConvState(conv({6, 7, 8, 9, 10})).data_ptr(), address);
+    const void* address = layer.updateConvState(convInLinearAttentionLayer({1, 2, 3, 4})).data_ptr();
+    EXPECT_EQ(layer.updateConvState(convInLinearAttentionLayer({5})).data_ptr(), address);
+    EXPECT_EQ(layer.updateConvState(convInLinearAttentionLayer({6, 7, 8, 9, 10})).data_ptr(), address);
 }
 
 TEST(LinearAttentionLayerTest, ConvStateRollsEachChannelAndBatchRow) {
@@ -63,7 +63,7 @@ TEST(LinearAttentionLayerTest, ConvStateRollsEachChannelAndBatchRow) {
 
 TEST(LinearAttentionLayerTest, RecurrentStateIsCopiedIn) {
     LinearAttentionLayer layer;
-    layer.updateConvState(conv({1, 2, 3, 4}));
+    layer.updateConvState(convInLinearAttentionLayer({1, 2, 3, 4}));
     at::Tensor recurrent = at::tensor({1.f, 2.f, 3.f, 4.f, 5.f, 6.f}).view({1, 2, 3});
     at::Tensor stored = layer.updateRecurrentState(recurrent);
     EXPECT_EQ(values(stored), (Values{1, 2, 3, 4, 5, 6}));
@@ -79,21 +79,21 @@ TEST(LinearAttentionLayerTest, RecurrentStateIsCopiedIn) {
 
 TEST(LinearAttentionLayerTest, ResetZeroesBothStatesAndForgetsThePreviousState) {
     LinearAttentionLayer layer;
-    layer.updateConvState(conv({1, 2, 3, 4}));
-    layer.updateConvState(conv({5}));
+    layer.updateConvState(convInLinearAttentionLayer({1, 2, 3, 4}));
+    layer.updateConvState(convInLinearAttentionLayer({5}));
     layer.updateRecurrentState(at::ones({1, 2}));
     layer.reset();
     EXPECT_FALSE(layer.hasPreviousState());
     EXPECT_EQ(values(layer.convStates()), (Values{0, 0, 0, 0}));
     EXPECT_EQ(values(layer.recurrentStates()), (Values{0, 0}));
     // Without a previous state the next update is copied in whole (broadcast), as in the reference.
-    EXPECT_EQ(values(layer.updateConvState(conv({6}))), (Values{6, 6, 6, 6}));
+    EXPECT_EQ(values(layer.updateConvState(convInLinearAttentionLayer({6}))), (Values{6, 6, 6, 6}));
     EXPECT_TRUE(layer.hasPreviousState());
 }
 
 TEST(LinearAttentionLayerTest, CropDoesNothing) {
     LinearAttentionLayer layer;
-    layer.updateConvState(conv({1, 2, 3, 4}));
+    layer.updateConvState(convInLinearAttentionLayer({1, 2, 3, 4}));
     layer.crop(1);
     layer.crop(-3);
     EXPECT_EQ(values(layer.convStates()), (Values{1, 2, 3, 4}));
@@ -102,7 +102,7 @@ TEST(LinearAttentionLayerTest, CropDoesNothing) {
 
 TEST(LinearAttentionLayerTest, BatchResizingIsRefused) {
     LinearAttentionLayer layer;
-    layer.updateConvState(conv({1, 2, 3, 4}));
+    layer.updateConvState(convInLinearAttentionLayer({1, 2, 3, 4}));
     EXPECT_TRUE(refuses([&] { layer.batchRepeatInterleave(2); }, ErrorKind::Attribute,
                         {"'LinearAttentionLayer'", "batch_repeat_interleave"}));
     EXPECT_TRUE(refuses([&] { layer.batchSelectIndices(at::tensor({int64_t{0}})); }, ErrorKind::Attribute,
@@ -123,7 +123,7 @@ TEST(LinearAttentionLayerTest, ReorderSelectsBatchRowsOfBothStates) {
 
 TEST(LinearAttentionLayerTest, ConvStatesOfAnotherShapeAreRefusedAndChangeNothing) {
     LinearAttentionLayer layer;
-    layer.updateConvState(conv({1, 2, 3, 4}));
+    layer.updateConvState(convInLinearAttentionLayer({1, 2, 3, 4}));
     EXPECT_TRUE(refuses(
         [&] {
             layer.updateConvState(at::ones({1, 2, 1}));
@@ -131,7 +131,7 @@ TEST(LinearAttentionLayerTest, ConvStatesOfAnotherShapeAreRefusedAndChangeNothin
         ErrorKind::Runtime, {"conv_states"}));
     EXPECT_TRUE(refuses([&] { layer.updateConvState(at::ones({4})); }, ErrorKind::Value, {"conv_states"}));
     EXPECT_EQ(values(layer.convStates()), (Values{1, 2, 3, 4}));
-    EXPECT_EQ(values(layer.updateConvState(conv({5}))), (Values{2, 3, 4, 5}));
+    EXPECT_EQ(values(layer.updateConvState(convInLinearAttentionLayer({5}))), (Values{2, 3, 4, 5}));
 }
 
 TEST(LinearAttentionLayerTest, LazyInitializationTakesShapesFromTheStates) {
@@ -148,12 +148,12 @@ TEST(LinearAttentionLayerTest, LazyInitializationTakesShapesFromTheStates) {
 
 TEST(LinearAttentionLayerTest, OffloadAndPrefetchOnTheHostKeepTheStates) {
     LinearAttentionLayer layer;
-    layer.updateConvState(conv({1, 2, 3, 4}));
+    layer.updateConvState(convInLinearAttentionLayer({1, 2, 3, 4}));
     layer.offload();
     layer.prefetch();
     EXPECT_EQ(layer.homeDevice(), at::Device(at::kCPU));
     EXPECT_EQ(layer.currentDevice(), at::Device(at::kCPU));
-    EXPECT_EQ(values(layer.updateConvState(conv({5}))), (Values{2, 3, 4, 5}));
+    EXPECT_EQ(values(layer.updateConvState(convInLinearAttentionLayer({5}))), (Values{2, 3, 4, 5}));
 }
 
 } // namespace

@@ -19,7 +19,7 @@ using test::values;
 using test::Values;
 using test::workedTensor;
 
-struct Worked {
+struct WorkedInMinMaxQuantizer {
     int nbits;
     int64_t axis;
     int64_t groupSize;
@@ -32,7 +32,7 @@ struct Worked {
 };
 
 // Values from running reference_quantizer.MinMaxQuantizedLayer on the worked tensor (CPU, fp32).
-const Worked kInt4Axis0{4,
+const WorkedInMinMaxQuantizer kInt4Axis0{4,
                         0,
                         4,
                         {4, 4},
@@ -43,7 +43,7 @@ const Worked kInt4Axis0{4,
                          0.10000000149011612, 0.20000001788139343, 0.30000001192092896, 0.4000000059604645,
                          0.8999999761581421, 0.800000011920929, 0.699999988079071, 0.6000000238418579},
                         0.0666666030883789};
-const Worked kInt2Axis0{2,
+const WorkedInMinMaxQuantizer kInt2Axis0{2,
                         0,
                         4,
                         {4, 4},
@@ -54,7 +54,7 @@ const Worked kInt2Axis0{2,
                          0.20000000298023224, 0.30000001192092896, 0.4000000059604645, 0.8999999761581421,
                          0.800000011920929, 0.699999988079071, 0.6000000238418579},
                         0.5};
-const Worked kInt4AxisMinus1{
+const WorkedInMinMaxQuantizer kInt4AxisMinus1{
     4,
     -1,
     2,
@@ -67,7 +67,7 @@ const Worked kInt4AxisMinus1{
     {0.0, 0.5, 1.0, 1.5, -1.0, -0.5, 2.0, 3.0, 0.10000000149011612, 0.20000000298023224, 0.30000001192092896,
      0.4000000059604645, 0.8999999761581421, 0.7999999523162842, 0.699999988079071, 0.6000000238418579},
     5.960464477539063e-08};
-const Worked kInt2AxisMinus1{
+const WorkedInMinMaxQuantizer kInt2AxisMinus1{
     2,
     -1,
     2,
@@ -80,7 +80,7 @@ const Worked kInt2AxisMinus1{
     {0.0, 0.5, 1.0, 1.5, -1.0, -0.5, 2.0, 3.0, 0.10000000894069672, 0.20000000298023224, 0.30000001192092896,
      0.4000000059604645, 0.8999999761581421, 0.7999999523162842, 0.699999988079071, 0.6000000238418579},
     5.960464477539063e-08};
-const Worked kInt8Axis0{
+const WorkedInMinMaxQuantizer kInt8Axis0{
     8,
     0,
     4,
@@ -93,7 +93,7 @@ const Worked kInt8Axis0{
      0.699999988079071, 0.6000000238418579},
     0.0039215087890625};
 
-void checkWorked(const Worked& worked) {
+void checkWorkedInMinMaxQuantizer(const WorkedInMinMaxQuantizer& worked) {
     SCOPED_TRACE("int" + std::to_string(worked.nbits) + " axis " + std::to_string(worked.axis) + " gs " +
                  std::to_string(worked.groupSize));
     const MinMaxQuantizer quantizer(worked.nbits, worked.groupSize);
@@ -113,19 +113,19 @@ void checkWorked(const Worked& worked) {
 }
 
 TEST(MinMaxQuantizerTest, WorkedExampleInt4Axis0) {
-    checkWorked(kInt4Axis0);
+    checkWorkedInMinMaxQuantizer(kInt4Axis0);
 }
 TEST(MinMaxQuantizerTest, WorkedExampleInt2Axis0) {
-    checkWorked(kInt2Axis0);
+    checkWorkedInMinMaxQuantizer(kInt2Axis0);
 }
 TEST(MinMaxQuantizerTest, WorkedExampleInt4AxisMinus1) {
-    checkWorked(kInt4AxisMinus1);
+    checkWorkedInMinMaxQuantizer(kInt4AxisMinus1);
 }
 TEST(MinMaxQuantizerTest, WorkedExampleInt2AxisMinus1) {
-    checkWorked(kInt2AxisMinus1);
+    checkWorkedInMinMaxQuantizer(kInt2AxisMinus1);
 }
 TEST(MinMaxQuantizerTest, WorkedExampleInt8Axis0) {
-    checkWorked(kInt8Axis0);
+    checkWorkedInMinMaxQuantizer(kInt8Axis0);
 }
 
 TEST(MinMaxQuantizerTest, RoundsHalfToEven) {

@@ -19,12 +19,12 @@ using test::values;
 using test::Values;
 
 /// Groups of one element: quantization is exact, so positions can be followed by value.
-std::shared_ptr<const Quantizer> exactQuantizer() {
+std::shared_ptr<const Quantizer> exactQuantizerInQuantizedSequence() {
     return std::make_shared<MinMaxQuantizer>(8, 1);
 }
 
 TEST(QuantizedSequenceTest, InitializeQuantizesEverything) {
-    QuantizedSequence sequence(exactQuantizer(), 0);
+    QuantizedSequence sequence(exactQuantizerInQuantizedSequence(), 0);
     EXPECT_FALSE(sequence.hasShape());
     sequence.initialize(rangeStates(1, 3));
     EXPECT_TRUE(sequence.hasShape());
@@ -39,7 +39,7 @@ TEST(QuantizedSequenceTest, InitializeQuantizesEverything) {
 }
 
 TEST(QuantizedSequenceTest, InitializeKeepsItsOwnCopy) {
-    QuantizedSequence sequence(exactQuantizer(), 0);
+    QuantizedSequence sequence(exactQuantizerInQuantizedSequence(), 0);
     at::Tensor input = rangeStates(1, 3);
     sequence.initialize(input);
     input.fill_(0);
@@ -47,7 +47,7 @@ TEST(QuantizedSequenceTest, InitializeKeepsItsOwnCopy) {
 }
 
 TEST(QuantizedSequenceTest, AppendReturnsStorePlusResidualPlusNew) {
-    QuantizedSequence sequence(exactQuantizer(), 0);
+    QuantizedSequence sequence(exactQuantizerInQuantizedSequence(), 0);
     sequence.initialize(rangeStates(1, 3));
     EXPECT_EQ(values(sequence.append(states({4}))), (Values{1, 2, 3, 4}));
     EXPECT_EQ(values(sequence.append(states({5, 6}))), (Values{1, 2, 3, 4, 5, 6}));
@@ -57,7 +57,7 @@ TEST(QuantizedSequenceTest, AppendReturnsStorePlusResidualPlusNew) {
 }
 
 TEST(QuantizedSequenceTest, FlushMovesTheResidualIntoTheStore) {
-    QuantizedSequence sequence(exactQuantizer(), 0);
+    QuantizedSequence sequence(exactQuantizerInQuantizedSequence(), 0);
     sequence.initialize(rangeStates(1, 2));
     sequence.append(states({3}));
     sequence.append(states({4}));
@@ -99,7 +99,7 @@ TEST(QuantizedSequenceTest, TokenLocalityFollowsTheQuantizer) {
 }
 
 TEST(QuantizedSequenceTest, CropAndRequantizeKeepsTheFirstTokensAllQuantized) {
-    QuantizedSequence sequence(exactQuantizer(), 0);
+    QuantizedSequence sequence(exactQuantizerInQuantizedSequence(), 0);
     sequence.initialize(rangeStates(1, 3));
     sequence.append(rangeStates(4, 5));
     sequence.cropAndRequantize(4);
@@ -111,7 +111,7 @@ TEST(QuantizedSequenceTest, CropAndRequantizeKeepsTheFirstTokensAllQuantized) {
 }
 
 TEST(QuantizedSequenceTest, MapBatchAppliesToStoreAndOptionallyResidual) {
-    QuantizedSequence sequence(exactQuantizer(), 0);
+    QuantizedSequence sequence(exactQuantizerInQuantizedSequence(), 0);
     sequence.initialize(at::tensor({1.f, 2.f, 10.f, 20.f}).view({2, 1, 2, 1}));
     sequence.append(at::tensor({3.f, 30.f}).view({2, 1, 1, 1}));
     auto swap = [](const at::Tensor& t) { return t.index_select(0, at::tensor({int64_t{1}, int64_t{0}})); };
@@ -124,7 +124,7 @@ TEST(QuantizedSequenceTest, MapBatchAppliesToStoreAndOptionallyResidual) {
 }
 
 TEST(QuantizedSequenceTest, MapBatchRefusesABatchMismatchWithTheResidual) {
-    QuantizedSequence sequence(exactQuantizer(), 0);
+    QuantizedSequence sequence(exactQuantizerInQuantizedSequence(), 0);
     sequence.initialize(at::tensor({1.f, 2.f, 10.f, 20.f}).view({2, 1, 2, 1}));
     sequence.append(at::tensor({3.f, 30.f}).view({2, 1, 1, 1}));
     auto first = [](const at::Tensor& t) { return t.narrow(0, 0, 1); };
@@ -133,7 +133,7 @@ TEST(QuantizedSequenceTest, MapBatchRefusesABatchMismatchWithTheResidual) {
 }
 
 TEST(QuantizedSequenceTest, ZeroResidualKeepsTheStore) {
-    QuantizedSequence sequence(exactQuantizer(), 0);
+    QuantizedSequence sequence(exactQuantizerInQuantizedSequence(), 0);
     sequence.initialize(rangeStates(1, 2));
     sequence.append(rangeStates(3, 4));
     sequence.zeroResidual();

@@ -28,7 +28,7 @@ using testing::tokens;
 constexpr int64_t kHeads = 2;
 constexpr int64_t kHeadDim = 8;
 constexpr int64_t kPrefill = 5;
-constexpr int64_t kSteps = 12; // step 0 is the prefill: 16 tokens in all
+constexpr int64_t kStepsInCacheTimeline = 12; // step 0 is the prefill: 16 tokens in all
 
 config::ModelConfig configOf(const std::string& style) {
     config::ModelConfig config;
@@ -102,10 +102,10 @@ Own traceState(const trace::LayerState& layer) {
 void checkAgainstTimeline(Cache& cache) {
     trace::Timeline timeline;
     cache.setEventSink(&timeline);
-    std::vector<std::vector<MaskSizes>> masks(kSteps, std::vector<MaskSizes>(cache.size()));
-    std::vector<std::vector<Own>> own(kSteps, std::vector<Own>(cache.size()));
+    std::vector<std::vector<MaskSizes>> masks(kStepsInCacheTimeline, std::vector<MaskSizes>(cache.size()));
+    std::vector<std::vector<Own>> own(kStepsInCacheTimeline, std::vector<Own>(cache.size()));
     float next = 1.0f;
-    for (int64_t step = 0; step < kSteps; ++step) {
+    for (int64_t step = 0; step < kStepsInCacheTimeline; ++step) {
         cache.setStep(step);
         cache.eventEmitter().emit(-1, trace::StepBeginEvent{step == 0 ? -1 : step, step == 0 ? "<prompt>" : "t"});
         const int64_t count = step == 0 ? kPrefill : 1;
@@ -123,8 +123,8 @@ void checkAgainstTimeline(Cache& cache) {
     }
     cache.setEventSink(nullptr);
 
-    ASSERT_EQ(timeline.stepCount(), kSteps);
-    for (int64_t step = 0; step < kSteps; ++step) {
+    ASSERT_EQ(timeline.stepCount(), kStepsInCacheTimeline);
+    for (int64_t step = 0; step < kStepsInCacheTimeline; ++step) {
         const trace::StepState state = timeline.stateAt(step);
         ASSERT_EQ(state.layers.size(), cache.size());
         EXPECT_EQ(state.step, step);

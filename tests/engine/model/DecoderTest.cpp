@@ -26,6 +26,10 @@ using kvscope::testing::presetConfig;
 namespace {
 
 constexpr double kTolerance = 1e-4;
+// Qwen3-Next's linear attention carries a recurrent state: fed in steps it sums its updates in another order
+// than the whole prompt does, and how far apart the two land depends on the BLAS kernel (OpenBLAS's Haswell
+// kernels, which the test presets pin: 1.6e-4; its SkylakeX ones: under 1e-4).
+constexpr double kRecurrentTolerance = 3e-4;
 
 at::Tensor randomIds(int64_t batch, int64_t length, uint64_t seed) {
     auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
@@ -75,7 +79,9 @@ TEST(DecoderTest, CachedDecodingEqualsRecomputeForEveryDecoderPreset) {
         const at::Tensor reference = model->forward(ids, nullptr);
         for (int64_t chunk : {1, 3}) {
             auto cache = dynamicCache(config);
-            EXPECT_LE(maxAbsDifference(cachedLogits(*model, *cache, ids, 5, chunk), reference), kTolerance) << chunk;
+            EXPECT_LE(maxAbsDifference(cachedLogits(*model, *cache, ids, 5, chunk), reference),
+                      name == "qwen3-next" ? kRecurrentTolerance : kTolerance)
+                << chunk;
         }
         if (name != "qwen3-next") {
             auto cache = staticCache(config, 24);

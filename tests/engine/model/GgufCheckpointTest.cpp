@@ -58,7 +58,7 @@ std::map<std::string, Value> gemma(const std::string& arch, uint32_t layers, std
     return metadata;
 }
 
-std::string refusal(const std::map<std::string, Value>& metadata) {
+std::string refusalInGgufCheckpoint(const std::map<std::string, Value>& metadata) {
     const kvscope::testing::TemporaryDirectory directory("kvscope-gguf-checkpoint");
     try {
         GgufCheckpoint checkpoint(metadataFile(directory, metadata));
@@ -108,12 +108,12 @@ TEST(GgufCheckpointTest, GemmaTakesWhatItsMetadataLeavesOutFromLlamaCpp) {
 TEST(GgufCheckpointTest, RefusesArchitecturesItDoesNotReadAndImpossibleLayerCounts) {
     std::map<std::string, Value> mamba = gemma("gemma2", 4);
     mamba["general.architecture"] = std::string("mamba");
-    EXPECT_NE(refusal(mamba).find("kvscope reads GGUF models of these architectures: llama, qwen2, qwen3, phi3, "
+    EXPECT_NE(refusalInGgufCheckpoint(mamba).find("kvscope reads GGUF models of these architectures: llama, qwen2, qwen3, phi3, "
                                   "gemma2, gemma3"),
               std::string::npos)
-        << refusal(mamba);
-    EXPECT_NE(refusal(gemma("gemma2", 1000000000)).find("`gemma2.block_count` is 1000000000; a model has 1 to 65536"),
+        << refusalInGgufCheckpoint(mamba);
+    EXPECT_NE(refusalInGgufCheckpoint(gemma("gemma2", 1000000000)).find("`gemma2.block_count` is 1000000000; a model has 1 to 65536"),
               std::string::npos)
-        << refusal(gemma("gemma2", 1000000000));
-    EXPECT_NE(refusal(gemma("gemma2", 0)).find("block_count` is 0"), std::string::npos);
+        << refusalInGgufCheckpoint(gemma("gemma2", 1000000000));
+    EXPECT_NE(refusalInGgufCheckpoint(gemma("gemma2", 0)).find("block_count` is 0"), std::string::npos);
 }

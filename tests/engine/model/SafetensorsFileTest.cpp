@@ -32,7 +32,7 @@ void writeRaw(const std::filesystem::path& path, uint64_t headerLength, const st
     out << header << data;
 }
 
-std::string refusal(const std::filesystem::path& path) {
+std::string refusalInSafetensorsFile(const std::filesystem::path& path) {
     try {
         SafetensorsFile file(path);
     } catch (const ModelError& error) {
@@ -77,24 +77,24 @@ TEST(SafetensorsFileTest, RefusesDamagedFiles) {
     TemporaryDirectory directory("kvscope-safetensors");
     const auto path = directory.path() / "bad.safetensors";
     std::ofstream(path, std::ios::binary) << "abc";
-    EXPECT_NE(refusal(path).find("too short"), std::string::npos) << refusal(path);
+    EXPECT_NE(refusalInSafetensorsFile(path).find("too short"), std::string::npos) << refusalInSafetensorsFile(path);
     writeRaw(path, 1000, "{}", "");
-    EXPECT_NE(refusal(path).find("1000-byte header"), std::string::npos) << refusal(path);
+    EXPECT_NE(refusalInSafetensorsFile(path).find("1000-byte header"), std::string::npos) << refusalInSafetensorsFile(path);
     writeRaw(path, 5, "{nope", "");
-    EXPECT_NE(refusal(path).find("not valid JSON"), std::string::npos) << refusal(path);
+    EXPECT_NE(refusalInSafetensorsFile(path).find("not valid JSON"), std::string::npos) << refusalInSafetensorsFile(path);
     std::string header = R"({"x": {"dtype": "I64", "shape": [1], "data_offsets": [0, 8]}})";
     writeRaw(path, header.size(), header, std::string(8, '\0'));
-    EXPECT_NE(refusal(path).find("allowed: F32, F16, BF16"), std::string::npos) << refusal(path);
+    EXPECT_NE(refusalInSafetensorsFile(path).find("allowed: F32, F16, BF16"), std::string::npos) << refusalInSafetensorsFile(path);
     header = R"({"x": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})";
     writeRaw(path, header.size(), header, std::string(8, '\0'));
-    EXPECT_NE(refusal(path).find("truncated"), std::string::npos) << refusal(path);
+    EXPECT_NE(refusalInSafetensorsFile(path).find("truncated"), std::string::npos) << refusalInSafetensorsFile(path);
     header = R"({"x": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})";
     writeRaw(path, header.size(), header, std::string(8, '\0'));
-    EXPECT_NE(refusal(path).find("need 12"), std::string::npos) << refusal(path);
+    EXPECT_NE(refusalInSafetensorsFile(path).find("need 12"), std::string::npos) << refusalInSafetensorsFile(path);
     header = R"({"x": {"dtype": "F32", "shape": [2]}})";
     writeRaw(path, header.size(), header, std::string(8, '\0'));
-    EXPECT_NE(refusal(path).find("data_offsets"), std::string::npos) << refusal(path);
-    EXPECT_NE(refusal(directory.path() / "missing.safetensors").find("cannot open"), std::string::npos);
+    EXPECT_NE(refusalInSafetensorsFile(path).find("data_offsets"), std::string::npos) << refusalInSafetensorsFile(path);
+    EXPECT_NE(refusalInSafetensorsFile(directory.path() / "missing.safetensors").find("cannot open"), std::string::npos);
 }
 
 TEST(SafetensorsFileTest, CheckpointReadsShardsThroughTheIndex) {

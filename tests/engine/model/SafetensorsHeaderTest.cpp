@@ -30,7 +30,7 @@ std::vector<std::uint8_t> file(const std::string& header, std::size_t dataBytes,
     return bytes;
 }
 
-std::string refusal(const std::vector<std::uint8_t>& bytes) {
+std::string refusalInSafetensorsHeader(const std::vector<std::uint8_t>& bytes) {
     try {
         (void)SafetensorsHeader::parse(bytes, "file `x`");
     } catch (const ModelError& error) {
@@ -100,16 +100,16 @@ TEST(SafetensorsHeaderTest, RefusesWhatNoWriterProduces) {
     for (const Refused& entry : cases) {
         const auto bytes = std::string(entry.name) == "no length" ? std::vector<std::uint8_t>{}
                                                                   : file(entry.header, entry.dataBytes);
-        const std::string message = refusal(bytes);
+        const std::string message = refusalInSafetensorsHeader(bytes);
         EXPECT_NE(message.find(entry.says), std::string::npos) << entry.name << ": " << message;
         EXPECT_EQ(message.rfind("file `x`", 0), 0u) << entry.name << ": " << message;
     }
-    EXPECT_NE(refusal(file("{}", 0, 1000)).find("declares a 1000-byte header but holds only 2"),
+    EXPECT_NE(refusalInSafetensorsHeader(file("{}", 0, 1000)).find("declares a 1000-byte header but holds only 2"),
               std::string::npos);
     // A length past the limit is refused before anything is parsed.
     const auto huge = file("{}", 0, SafetensorsHeader::kMaxHeaderBytes + 1);
-    EXPECT_NE(refusal(huge).find("declares a 104857601-byte header; at most 104857600"), std::string::npos)
-        << refusal(huge);
+    EXPECT_NE(refusalInSafetensorsHeader(huge).find("declares a 104857601-byte header; at most 104857600"), std::string::npos)
+        << refusalInSafetensorsHeader(huge);
 }
 
 TEST(SafetensorsHeaderTest, EveryFuzzerSeedAndRegressionIsRefusedOrSafe) {

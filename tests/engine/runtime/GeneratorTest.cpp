@@ -24,9 +24,9 @@ using kvscope::runtime::Generator;
 
 namespace {
 
-const std::vector<int64_t> kPrompt = ByteTokenizer::encode("Hello, cache");
+const std::vector<int64_t> kPromptInGenerator = ByteTokenizer::encode("Hello, cache");
 
-GenerationOptions tokens(int64_t count) {
+GenerationOptions tokensInGenerator(int64_t count) {
     GenerationOptions options;
     options.maxNewTokens = count;
     options.stopAtEos = false;
@@ -39,7 +39,7 @@ CacheOptions cacheKind(const std::string& kind) {
     return options;
 }
 
-std::vector<int64_t> generate(Generator& generator, const std::vector<int64_t>& prompt = kPrompt) {
+std::vector<int64_t> generate(Generator& generator, const std::vector<int64_t>& prompt = kPromptInGenerator) {
     generator.prefill(prompt);
     while (!generator.finished()) {
         generator.step();
@@ -65,10 +65,10 @@ using kvscope::testing::refusal;
 
 TEST(GeneratorTest, GreedyPicksTheArgmaxOfRecomputedLogits) {
     auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
-    Generator generator(*model, cacheKind("dynamic"), tokens(8));
+    Generator generator(*model, cacheKind("dynamic"), tokensInGenerator(8));
     const std::vector<int64_t> generated = generate(generator);
     ASSERT_EQ(generated.size(), 8u);
-    std::vector<int64_t> sequence = kPrompt;
+    std::vector<int64_t> sequence = kPromptInGenerator;
     for (int64_t token : generated) {
         const at::Tensor logits = model->forward(at::tensor(sequence, at::kLong).unsqueeze(0), nullptr);
         EXPECT_EQ(logits[0][-1].argmax().item<int64_t>(), token);
@@ -82,7 +82,7 @@ TEST(GeneratorTest, GreedyPicksTheArgmaxOfRecomputedLogits) {
 
 TEST(GeneratorTest, SamplingIsSeededAndTopOneIsGreedy) {
     auto model = ModelLoader::builtin(kvscope::testing::presetConfig("gemma2"), 2);
-    GenerationOptions sampling = tokens(12);
+    GenerationOptions sampling = tokensInGenerator(12);
     sampling.temperature = 1.5;
     sampling.seed = 42;
     Generator first(*model, cacheKind("dynamic"), sampling);
@@ -94,11 +94,11 @@ TEST(GeneratorTest, SamplingIsSeededAndTopOneIsGreedy) {
     Generator other(*model, cacheKind("dynamic"), sampling);
     EXPECT_NE(a, generate(other));
 
-    GenerationOptions topOne = tokens(12);
+    GenerationOptions topOne = tokensInGenerator(12);
     topOne.temperature = 0.7;
     topOne.topK = 1;
     Generator top(*model, cacheKind("dynamic"), topOne);
-    Generator greedy(*model, cacheKind("dynamic"), tokens(12));
+    Generator greedy(*model, cacheKind("dynamic"), tokensInGenerator(12));
     EXPECT_EQ(generate(top), generate(greedy));
 }
 
@@ -111,10 +111,10 @@ TEST(GeneratorTest, BeamScoresEqualRecomputedLogProbabilities) {
     for (const auto& [preset, kind] : runs) {
         SCOPED_TRACE(preset + " " + kind);
         auto model = ModelLoader::builtin(kvscope::testing::presetConfig(preset), 3);
-        GenerationOptions options = tokens(10);
+        GenerationOptions options = tokensInGenerator(10);
         options.beams = 3;
         Generator generator(*model, cacheKind(kind), options);
-        generator.prefill(kPrompt);
+        generator.prefill(kPromptInGenerator);
         EXPECT_EQ(generator.rows(), 3);
         while (!generator.finished()) {
             generator.step();
@@ -127,7 +127,7 @@ TEST(GeneratorTest, BeamScoresEqualRecomputedLogProbabilities) {
         const std::vector<double> scores = generator.beamScores();
         ASSERT_EQ(scores.size(), 3u);
         for (int64_t row = 0; row < 3; ++row) {
-            EXPECT_NEAR(sequenceLogProbability(*model, generator.sequence(row), kPrompt.size()),
+            EXPECT_NEAR(sequenceLogProbability(*model, generator.sequence(row), kPromptInGenerator.size()),
                         scores[static_cast<size_t>(row)], 1e-3)
                 << "beam " << row;
         }
@@ -144,11 +144,11 @@ TEST(GeneratorTest, RewindContinuesAsIfTheTokensWereNeverGenerated) {
         CacheOptions cache = cacheKind(kind);
         cache.residualLength = 4;
         const bool exact = cache.kind != kvscope::config::CacheKind::Quantized;
-        Generator generator(*model, cache, tokens(12));
+        Generator generator(*model, cache, tokensInGenerator(12));
         const std::vector<int64_t> straight = generate(generator);
         generator.rewind(5);
         EXPECT_EQ(generator.generatedCount(), 7);
-        EXPECT_EQ(generator.cache().seqLength(), static_cast<int64_t>(kPrompt.size()) + 6);
+        EXPECT_EQ(generator.cache().seqLength(), static_cast<int64_t>(kPromptInGenerator.size()) + 6);
         EXPECT_FALSE(generator.finished());
         while (!generator.finished()) {
             generator.step();
@@ -161,8 +161,8 @@ TEST(GeneratorTest, RewindContinuesAsIfTheTokensWereNeverGenerated) {
         }
         // Rewinding every generated token goes back to the prompt.
         generator.rewind(generator.generatedCount());
-        EXPECT_EQ(generator.sequence(), kPrompt);
-        EXPECT_EQ(generator.cache().seqLength(), static_cast<int64_t>(kPrompt.size()) - 1);
+        EXPECT_EQ(generator.sequence(), kPromptInGenerator);
+        EXPECT_EQ(generator.cache().seqLength(), static_cast<int64_t>(kPromptInGenerator.size()) - 1);
         generator.step();
         EXPECT_EQ(generator.generatedCount(), 1);
     }
@@ -170,22 +170,22 @@ TEST(GeneratorTest, RewindContinuesAsIfTheTokensWereNeverGenerated) {
 
 TEST(GeneratorTest, RewindRefusalsSayWhy) {
     auto llama = ModelLoader::builtin(kvscope::testing::presetConfig("llama"));
-    Generator fixed(*llama, cacheKind("static"), tokens(4));
+    Generator fixed(*llama, cacheKind("static"), tokensInGenerator(4));
     generate(fixed);
     EXPECT_NE(refusal([&] { fixed.rewind(1); }).find("static caches cannot crop"), std::string::npos);
     EXPECT_NE(refusal([&] { fixed.rewind(9); }).find("between 0 and 4"), std::string::npos);
 
     auto mistral = ModelLoader::builtin(kvscope::testing::presetConfig("mistral")); // window 8
-    Generator sliding(*mistral, cacheKind("dynamic"), tokens(4));
+    Generator sliding(*mistral, cacheKind("dynamic"), tokensInGenerator(4));
     generate(sliding); // prompt of 13 tokens: past the window
     EXPECT_NE(refusal([&] { sliding.rewind(1); }).find("evicted"), std::string::npos);
 
     auto qwen = ModelLoader::builtin(kvscope::testing::presetConfig("qwen3-next"));
-    Generator linear(*qwen, cacheKind("dynamic"), tokens(3));
+    Generator linear(*qwen, cacheKind("dynamic"), tokensInGenerator(3));
     generate(linear);
     EXPECT_NE(refusal([&] { linear.rewind(1); }).find("linear-attention state"), std::string::npos);
 
-    GenerationOptions beams = tokens(3);
+    GenerationOptions beams = tokensInGenerator(3);
     beams.beams = 2;
     Generator beam(*llama, cacheKind("dynamic"), beams);
     generate(beam);
@@ -194,29 +194,29 @@ TEST(GeneratorTest, RewindRefusalsSayWhy) {
 
 TEST(GeneratorTest, OptionsAreCheckedWithTheAllowedValues) {
     auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"));
-    GenerationOptions options = tokens(4);
+    GenerationOptions options = tokensInGenerator(4);
     options.beams = 2;
     options.temperature = 1.0;
     EXPECT_NE(refusal([&] { Generator{*model, cacheKind("dynamic"), options}; }).find("temperature 0"), std::string::npos);
-    EXPECT_NE(refusal([&] { Generator{*model, cacheKind("dynamic"), tokens(0)}; }).find(">= 1"), std::string::npos);
+    EXPECT_NE(refusal([&] { Generator{*model, cacheKind("dynamic"), tokensInGenerator(0)}; }).find(">= 1"), std::string::npos);
     CacheOptions shortStatic = cacheKind("static");
     shortStatic.maxCacheLen = 5;
-    Generator tooShort(*model, shortStatic, tokens(2));
-    EXPECT_NE(refusal([&] { tooShort.prefill(kPrompt); }).find("--max-cache-len 5"), std::string::npos);
+    Generator tooShort(*model, shortStatic, tokensInGenerator(2));
+    EXPECT_NE(refusal([&] { tooShort.prefill(kPromptInGenerator); }).find("--max-cache-len 5"), std::string::npos);
     CacheOptions badBits = cacheKind("quantized");
     badBits.nbits = 5;
-    Generator bits(*model, badBits, tokens(2));
-    EXPECT_THROW(bits.prefill(kPrompt), kvscope::cache::CacheError);
-    EXPECT_NE(refusal([&] { Generator{*model, cacheKind("dynamic"), tokens(2)}.prefill({}); }).find("empty"),
+    Generator bits(*model, badBits, tokensInGenerator(2));
+    EXPECT_THROW(bits.prefill(kPromptInGenerator), kvscope::cache::CacheError);
+    EXPECT_NE(refusal([&] { Generator{*model, cacheKind("dynamic"), tokensInGenerator(2)}.prefill({}); }).find("empty"),
               std::string::npos);
-    Generator notStarted(*model, cacheKind("dynamic"), tokens(2));
+    Generator notStarted(*model, cacheKind("dynamic"), tokensInGenerator(2));
     EXPECT_THROW(notStarted.step(), GenerationError);
 }
 
 TEST(GeneratorTest, EventsBracketEveryStep) {
     auto model = ModelLoader::builtin(kvscope::testing::presetConfig("gemma3"));
     kvscope::trace::RecordingSink sink;
-    Generator generator(*model, cacheKind("dynamic"), tokens(4), &sink);
+    Generator generator(*model, cacheKind("dynamic"), tokensInGenerator(4), &sink);
     generate(generator);
     std::vector<int64_t> beginSteps;
     int64_t ends = 0;
@@ -252,10 +252,10 @@ TEST(GeneratorTest, EventsBracketEveryStep) {
 
 TEST(GeneratorTest, StopsAtEos) {
     auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
-    Generator probe(*model, cacheKind("dynamic"), tokens(3));
+    Generator probe(*model, cacheKind("dynamic"), tokensInGenerator(3));
     const auto generated = generate(probe);
     // Declare the second generated token the eos: generation stops right after it.
-    GenerationOptions options = tokens(10);
+    GenerationOptions options = tokensInGenerator(10);
     options.stopAtEos = true;
     options.eosTokenId = generated[1];
     Generator generator(*model, cacheKind("dynamic"), options);

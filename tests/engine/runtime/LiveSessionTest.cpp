@@ -20,7 +20,7 @@
 namespace kvscope::runtime {
 namespace {
 
-std::string refusal(const config::RunSettings& settings) {
+std::string refusalInLiveSession(const config::RunSettings& settings) {
     return testing::refusal([&] { LiveSession session(settings); });
 }
 
@@ -46,7 +46,7 @@ TEST(LiveSessionTest, DescribesTheTokenizerAFolderOrFileBrings) {
     config::RunSettings settings;
     settings.preset = "llama";
     settings.tokenizerPath = directory.path().string();
-    EXPECT_NE(refusal(settings).find("1001 ids but the model's vocabulary has 259"), std::string::npos);
+    EXPECT_NE(refusalInLiveSession(settings).find("1001 ids but the model's vocabulary has 259"), std::string::npos);
 }
 
 TEST(LiveSessionTest, ComputesOnTheThreadsItIsGivenOnTheThreadThatBuildsIt) {
@@ -268,28 +268,28 @@ TEST(LiveSessionTest, RefusesBadSettingsNamingWhatIsAllowed) {
     config::RunSettings bits;
     bits.cache.kind = config::CacheKind::Quantized;
     bits.cache.nbits = 3;
-    EXPECT_NE(refusal(bits).find("allowed: 2, 4, 8"), std::string::npos) << refusal(bits);
+    EXPECT_NE(refusalInLiveSession(bits).find("allowed: 2, 4, 8"), std::string::npos) << refusalInLiveSession(bits);
     config::RunSettings two;
     two.preset = "llama";
     two.configPath = "config.json";
-    EXPECT_NE(refusal(two).find("one model source"), std::string::npos);
+    EXPECT_NE(refusalInLiveSession(two).find("one model source"), std::string::npos);
     config::RunSettings tokens;
     tokens.tokens = 0;
-    EXPECT_NE(refusal(tokens).find("at least 1"), std::string::npos);
+    EXPECT_NE(refusalInLiveSession(tokens).find("at least 1"), std::string::npos);
     config::RunSettings press;
     press.press.name = "snapkv";
     press.press.options = {{"window", "4"}};
-    EXPECT_NE(refusal(press).find("allowed: window_size, kernel_size"), std::string::npos) << refusal(press);
+    EXPECT_NE(refusalInLiveSession(press).find("allowed: window_size, kernel_size"), std::string::npos) << refusalInLiveSession(press);
     press.press = {"h2o", 0.0, {}};
     press.beams = 2;
-    EXPECT_NE(refusal(press).find("use beams 1 with --press"), std::string::npos) << refusal(press);
+    EXPECT_NE(refusalInLiveSession(press).find("use beams 1 with --press"), std::string::npos) << refusalInLiveSession(press);
     config::RunSettings preset;
     preset.preset = "gpt9";
-    EXPECT_NE(refusal(preset).find("llama"), std::string::npos) << refusal(preset);
+    EXPECT_NE(refusalInLiveSession(preset).find("llama"), std::string::npos) << refusalInLiveSession(preset);
     if (!LiveSession::cudaAvailable()) {
         config::RunSettings cuda;
         cuda.device = config::ComputeDevice::Cuda;
-        EXPECT_NE(refusal(cuda).find("not available"), std::string::npos) << refusal(cuda);
+        EXPECT_NE(refusalInLiveSession(cuda).find("not available"), std::string::npos) << refusalInLiveSession(cuda);
     }
 }
 

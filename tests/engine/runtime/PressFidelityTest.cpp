@@ -19,7 +19,7 @@ using kvscope::runtime::FidelityResult;
 using kvscope::runtime::PressFidelity;
 using kvscope::config::PressSettings;
 
-const std::vector<int64_t> kPrompt = kvscope::model::ByteTokenizer::encode(
+const std::vector<int64_t> kPromptInPressFidelity = kvscope::model::ByteTokenizer::encode(
     "The key-value cache holds the keys and values of every token the model has read so far", true);
 
 kvscope::config::CacheSettings dynamicCache() { return {}; }
@@ -27,12 +27,12 @@ kvscope::config::CacheSettings dynamicCache() { return {}; }
 TEST(PressFidelityTest, ReferenceIsTheUncompressedGreedyRun) {
     auto model = kvscope::model::ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
     const FidelityResult result =
-        PressFidelity::measure(*model, dynamicCache(), kPrompt, 12, PressSettings{"knorm", 0.5, {}});
+        PressFidelity::measure(*model, dynamicCache(), kPromptInPressFidelity, 12, PressSettings{"knorm", 0.5, {}});
     kvscope::runtime::GenerationOptions options;
     options.maxNewTokens = 12;
     options.stopAtEos = false;
     kvscope::runtime::Generator greedy(*model, dynamicCache(), options);
-    greedy.prefill(kPrompt);
+    greedy.prefill(kPromptInPressFidelity);
     while (!greedy.finished()) {
         greedy.step();
     }
@@ -42,7 +42,7 @@ TEST(PressFidelityTest, ReferenceIsTheUncompressedGreedyRun) {
 TEST(PressFidelityTest, NoCompressionMeansNoDivergence) {
     auto model = kvscope::model::ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
     const FidelityResult result =
-        PressFidelity::measure(*model, dynamicCache(), kPrompt, 10, PressSettings{"snapkv", 0.0, {{"window_size", "8"}}});
+        PressFidelity::measure(*model, dynamicCache(), kPromptInPressFidelity, 10, PressSettings{"snapkv", 0.0, {{"window_size", "8"}}});
     ASSERT_EQ(result.divergences.size(), 10u);
     for (const double divergence : result.divergences) {
         EXPECT_NEAR(divergence, 0.0, 1e-9);
@@ -54,7 +54,7 @@ TEST(PressFidelityTest, NoCompressionMeansNoDivergence) {
 TEST(PressFidelityTest, APressMovesTheDistributionsAfterThePrefillOnly) {
     auto model = kvscope::model::ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
     const FidelityResult result =
-        PressFidelity::measure(*model, dynamicCache(), kPrompt, 16, PressSettings{"snapkv", 0.75, {{"window_size", "8"}}});
+        PressFidelity::measure(*model, dynamicCache(), kPromptInPressFidelity, 16, PressSettings{"snapkv", 0.75, {{"window_size", "8"}}});
     ASSERT_EQ(result.divergences.size(), 16u);
     ASSERT_EQ(result.topAgrees.size(), 16u);
     // kvpress compresses each layer after its forward pass: the prefill's own prediction is full attention's.
@@ -77,22 +77,22 @@ TEST(PressFidelityTest, RefusesWhatThePressRefuses) {
     auto model = kvscope::model::ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
     kvscope::config::CacheSettings fixed;
     fixed.kind = kvscope::config::CacheKind::Static;
-    EXPECT_THROW(PressFidelity::measure(*model, fixed, kPrompt, 4, PressSettings{"knorm", 0.5, {}}),
+    EXPECT_THROW(PressFidelity::measure(*model, fixed, kPromptInPressFidelity, 4, PressSettings{"knorm", 0.5, {}}),
                  kvscope::runtime::GenerationError);
-    EXPECT_THROW(PressFidelity::measure(*model, dynamicCache(), kPrompt, 4, PressSettings{"squeeze", 0.5, {}}),
+    EXPECT_THROW(PressFidelity::measure(*model, dynamicCache(), kPromptInPressFidelity, 4, PressSettings{"squeeze", 0.5, {}}),
                  kvscope::runtime::GenerationError);
 }
 
 TEST(PressFidelityTest, AReferenceMadeOnceGivesEachPressTheSameResult) {
     auto model = kvscope::model::ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
     const kvscope::runtime::FidelityReference reference =
-        PressFidelity::reference(*model, dynamicCache(), kPrompt, 10);
+        PressFidelity::reference(*model, dynamicCache(), kPromptInPressFidelity, 10);
     ASSERT_EQ(reference.tokens.size(), 10u);
-    EXPECT_EQ(reference.prompt, kPrompt);
+    EXPECT_EQ(reference.prompt, kPromptInPressFidelity);
     EXPECT_EQ(reference.logProbabilities.size(), 10u * static_cast<size_t>(reference.vocab));
     for (const PressSettings& press :
          {PressSettings{"knorm", 0.5, {}}, PressSettings{"snapkv", 0.75, {{"window_size", "8"}}}}) {
-        const FidelityResult alone = PressFidelity::measure(*model, dynamicCache(), kPrompt, 10, press);
+        const FidelityResult alone = PressFidelity::measure(*model, dynamicCache(), kPromptInPressFidelity, 10, press);
         const FidelityResult shared = PressFidelity::measure(*model, dynamicCache(), reference, press);
         EXPECT_EQ(shared.tokens, alone.tokens);
         EXPECT_EQ(shared.divergences, alone.divergences) << press.name << ": not bit for bit";

@@ -27,7 +27,7 @@ namespace trace = kvscope::trace;
 
 namespace {
 
-CacheOptions cache(const std::string& kind, const std::string& backend = "min-max", int nbits = 4) {
+CacheOptions cacheInSessionReplay(const std::string& kind, const std::string& backend = "min-max", int nbits = 4) {
     CacheOptions options;
     options.kind = kvscope::config::cacheKindFromString(kind).value();
     options.backend = kvscope::config::quantizerBackendFromString(backend).value();
@@ -37,11 +37,11 @@ CacheOptions cache(const std::string& kind, const std::string& backend = "min-ma
 }
 
 const std::map<std::string, CacheOptions>& cacheKinds() {
-    static const std::map<std::string, CacheOptions> kinds{{"dynamic", cache("dynamic")},
-                                                           {"static", cache("static")},
-                                                           {"offloaded", cache("offloaded")},
-                                                           {"minmax2", cache("quantized", "min-max", 2)},
-                                                           {"hqq4", cache("quantized", "hqq", 4)}};
+    static const std::map<std::string, CacheOptions> kinds{{"dynamic", cacheInSessionReplay("dynamic")},
+                                                           {"static", cacheInSessionReplay("static")},
+                                                           {"offloaded", cacheInSessionReplay("offloaded")},
+                                                           {"minmax2", cacheInSessionReplay("quantized", "min-max", 2)},
+                                                           {"hqq4", cacheInSessionReplay("quantized", "hqq", 4)}};
     return kinds;
 }
 
@@ -53,9 +53,9 @@ std::vector<std::string> cacheKindNames() {
     return names;
 }
 
-using Case = std::tuple<std::string, std::string>;
+using CaseInSessionReplay = std::tuple<std::string, std::string>;
 
-class SessionReplayTest : public ::testing::TestWithParam<Case> {};
+class SessionReplayTest : public ::testing::TestWithParam<CaseInSessionReplay> {};
 
 } // namespace
 
@@ -115,7 +115,7 @@ TEST_P(SessionReplayTest, ReplayedTimelineEqualsTheLiveOneAtEveryStep) {
 INSTANTIATE_TEST_SUITE_P(EveryPresetAndCache, SessionReplayTest,
                          ::testing::Combine(::testing::ValuesIn(kvscope::testing::presetNames()),
                                             ::testing::ValuesIn(cacheKindNames())),
-                         [](const ::testing::TestParamInfo<Case>& info) {
+                         [](const ::testing::TestParamInfo<CaseInSessionReplay>& info) {
                              std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param);
                              for (char& c : name) {
                                  if (!std::isalnum(static_cast<unsigned char>(c))) {

@@ -78,7 +78,7 @@ std::vector<std::string> wordsOf(const std::string& text) {
 }
 
 /// 200 tokens after the default prompt, greedy (temperature 0) or sampled.
-std::string generate(kvscope::model::LanguageModel& model, double temperature, int64_t topK = 0, uint64_t seed = 0) {
+std::string generateInTrainedPresets(kvscope::model::LanguageModel& model, double temperature, int64_t topK = 0, uint64_t seed = 0) {
     const kvscope::config::RunSettings defaults;
     kvscope::runtime::GenerationOptions options;
     options.maxNewTokens = 200;
@@ -169,12 +169,12 @@ TEST(TrainedPresetsTest, GreedyAndSampledTextIsMostlyEnglishWords) {
             EXPECT_GE(words.size(), 20u) << name << " " << what << " wrote: " << text;
             return words.empty() ? 0.0 : static_cast<double>(known) / static_cast<double>(words.size());
         };
-        const std::string greedy = generate(*loaded.model, 0.0);
+        const std::string greedy = generateInTrainedPresets(*loaded.model, 0.0);
         const double greedyShare = shareOf(greedy, "greedy");
         double sampledShare = 0.0;
         std::string sampled;
         for (int seed = 0; seed < kSampledSeeds; ++seed) {
-            sampled = generate(*loaded.model, 0.8, 40, static_cast<uint64_t>(seed));
+            sampled = generateInTrainedPresets(*loaded.model, 0.8, 40, static_cast<uint64_t>(seed));
             sampledShare += shareOf(sampled, "sampled, seed " + std::to_string(seed)) / kSampledSeeds;
         }
         std::cout << name << ": greedy " << static_cast<int>(100.0 * greedyShare + 0.5) << "%, sampled (T=0.8, top-k 40, "

@@ -20,9 +20,9 @@ using namespace kvscope;
 
 namespace {
 
-constexpr double kTolerance = 1e-4;
+constexpr double kToleranceInServingLoop = 1e-4;
 
-std::vector<std::string> decoderPresets() {
+std::vector<std::string> decoderPresetsInServingLoop() {
     return {"gemma2", "gemma3", "gemma3n", "llama", "llama4", "mistral", "qwen3-next"};
 }
 
@@ -123,7 +123,7 @@ Observed expectSoloEquivalence(model::LanguageModel& model, const SoloRuns& solo
             continue;
         }
         for (size_t i = 0; i < logits.size(); ++i) {
-            EXPECT_LT(kvscope::testing::maxAbsDifference(logits[i], expected.logits[i]), kTolerance)
+            EXPECT_LT(kvscope::testing::maxAbsDifference(logits[i], expected.logits[i]), kToleranceInServingLoop)
                 << what << " " << described.id << " token " << i;
         }
     }
@@ -133,7 +133,7 @@ Observed expectSoloEquivalence(model::LanguageModel& model, const SoloRuns& solo
 } // namespace
 
 TEST(ServingLoopTest, EveryRequestMatchesItsSoloRunOnEveryDecoderPreset) {
-    for (const std::string& preset : decoderPresets()) {
+    for (const std::string& preset : decoderPresetsInServingLoop()) {
         auto loaded =
             runtime::ModelSource::load(kvscope::testing::presetSettings(preset, std::nullopt), at::kCPU);
         const bool linear = serving::LayerGroups(loaded.model->architecture()).hasLinearAttention();
