@@ -10,19 +10,27 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-dev}"
+# Each phase says how long it took (docs/testing.md: where a cold run's time goes).
+started=$SECONDS
+phase_started=$SECONDS
+phase_done() { echo "kvscope: $1 took $((SECONDS - phase_started)) s ($((SECONDS - started)) s in all)" >&2; phase_started=$SECONDS; }
 scripts/install-dependencies.sh
+phase_done "installing the Debian packages"
 if [ "$preset" = libtorch2 ] && [ -z "${KVSCOPE_TORCH_CMAKE_PREFIX:-}" ]; then
     peers_python=$(scripts/peers-env.sh)
     KVSCOPE_TORCH_CMAKE_PREFIX=$("$peers_python" -c 'import torch; print(torch.utils.cmake_prefix_path)')
     export KVSCOPE_TORCH_CMAKE_PREFIX
 fi
 # The peers' environment builds llama.cpp while kvscope builds: its downloads overlap the compiling.
-scripts/peers-env.sh >/dev/null &
+{ scripts/peers-env.sh >/dev/null && echo "kvscope: the peers' environment took $((SECONDS - started)) s from the start" >&2; } &
 peers=$!
 cmake --preset "$preset"
 cmake --build --preset "$preset"
+phase_done "building $preset"
 wait "$peers" || { echo "kvscope: the peers' environment could not be made (scripts/peers-env.sh, above)" >&2; exit 1; }
+phase_done "waiting for the peers' environment"
 ctest --preset "$preset"
+phase_done "ctest ($preset)"
 # LibTorch 2 as well (what a user with their own PyTorch, a CUDA one included, builds against): the engine, the
 # CLI and their tests again, against the peers' PyTorch 2.13 (CPU).
 if [ "$preset" = dev ]; then
@@ -31,5 +39,7 @@ if [ "$preset" = dev ]; then
     export KVSCOPE_TORCH_CMAKE_PREFIX
     cmake --preset libtorch2
     cmake --build --preset libtorch2 --target kvscope_engine_cli_tests
+    phase_done "building libtorch2"
     ctest --preset libtorch2 -L '^(engine/.*|cli|conformance)$'
+    phase_done "ctest (libtorch2)"
 fi
