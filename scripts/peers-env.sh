@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${KVSCOPE_PEERS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/kvscope/peers}"
 # llama-cpp-python's llama.cpp: the fixed instruction set, and only the libraries the Python binding loads (no
-# multimodal library, tests, examples, tools or server: 11 minutes of two cores instead of about 25).
+# multimodal library, tests, examples, tools or server: some 14 minutes of two cores instead of about 30).
 portable_llama_flags="-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=OFF \
 -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF \
 -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DGGML_BACKEND_DL=OFF -DGGML_CPU_ALL_VARIANTS=OFF \

@@ -8,8 +8,9 @@ import llama_cpp
 
 info = llama_cpp.llama_print_system_info().decode()
 print(f"llama-cpp-python {llama_cpp.__version__}: {info}")
-features = {item.split("=")[0].strip() for part in info.split("|") for item in [part.split(":")[-1]]
-            if item.strip().endswith("= 1")}
+# "CPU : SSE3 = 1 | AVX = 1 | ...": the names set to 1.
+features = {name.strip() for name, _, value in (part.split(":")[-1].partition("=") for part in info.split("|"))
+            if value.strip() == "1"}
 required = {"AVX", "AVX2", "FMA", "F16C"}
 forbidden = {"AVX512", "AVX512_VBMI", "AVX512_VNNI", "AVX512_BF16", "AVX_VNNI", "AMX_INT8", "AMX_BF16", "BMI2"}
 missing = required - features
