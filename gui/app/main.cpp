@@ -9,6 +9,7 @@
 #include "kvscope/gui/tours/TourCatalog.h"
 
 #include "kvscope/config/BuildInfo.h"
+#include "kvscope/config/OpenMpWaitPolicy.h"
 
 #include <QApplication>
 #include <QTextStream>
@@ -19,6 +20,7 @@
 
 int main(int argc, char* argv[]) {
     using namespace kvscope;
+    config::OpenMpWaitPolicy::makePassive(argv);
     for (int i = 1; i < argc; ++i) {
         // Answered before anything loads, so that it works without a display or an engine.
         if (std::string_view(argv[i]) == "--version") {

@@ -2,8 +2,10 @@
 // A GGUF model's products on CPU, one thread, SmolLM2-135M's shapes: its MLP's Q4_1 up projection (1536 x 576)
 // and its Q8_0 embedding as the output head (49152 x 576). Each kept as the file's blocks (PackedMatrix:
 // the block kernels for a decode step's row, widened slices for a prefill's 128) against the same matrix
-// widened to float32 at load (LibTorch's product, 4 bytes a weight resident). README.md, "A real model beside
-// llama.cpp and Transformers", records the numbers.
+// widened to float32 at load (LibTorch's product, 4 bytes a weight resident). Then every block type at Gemma 3
+// 270M's MLP down projection (640 x 2048), one decode row, with each kernel level the processor runs
+// (BlockType::useKernelLevel: "portable" is what a processor without AVX2 gets). README.md, "A real model
+// beside llama.cpp and Transformers", records the numbers.
 #include "kvscope/gguf/BlockType.h"
 #include "kvscope/gguf/GgufFile.h"
 #include "kvscope/model/PackedMatrix.h"
@@ -12,6 +14,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
+#include <random>
 
 namespace {
 
@@ -55,7 +58,56 @@ void widenedProduct(benchmark::State& state, int64_t rows, int64_t cols, const c
     state.counters["weight_MB"] = static_cast<double>(w.numel() * 4) / 1e6;
 }
 
+/// A [rows, cols] matrix of `typeName` from bytes masked to 0x3b: every fp16 scale finite and below 1, so the
+/// kernels run on ordinary numbers (the types without a quantiser in kvscope, K-quants among them, included).
+PackedMatrix maskedBytes(int64_t rows, int64_t cols, const char* typeName) {
+    const auto* type = kvscope::gguf::BlockType::find(typeName);
+    std::vector<uint8_t> data(static_cast<size_t>(rows * cols / type->blockSize() * type->typeSize()));
+    std::mt19937 random(7);
+    for (uint8_t& byte : data) {
+        byte = static_cast<uint8_t>(random() & 0x3b);
+    }
+    kvscope::testing::GgufTestWriter writer;
+    writer.header(3, 1, 0)
+        .tensor("w", {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)}, type->id(), 0)
+        .padTo(32)
+        .append(data);
+    auto file = std::make_shared<const kvscope::gguf::GgufFile>(kvscope::gguf::GgufFile::fromBytes(writer.bytes));
+    return PackedMatrix(file, file->tensor("w"));
+}
+
+void kernelProduct(benchmark::State& state, const char* typeName) {
+    at::set_num_threads(1);
+    const auto level = static_cast<kvscope::gguf::KernelLevel>(state.range(0));
+    if (kvscope::gguf::BlockType::useKernelLevel(level) != level) {
+        state.SkipWithError("this processor does not run that kernel level");
+        return;
+    }
+    state.SetLabel(kvscope::gguf::BlockType::kernelLevelName(level));
+    const PackedMatrix matrix = maskedBytes(640, 2048, typeName);
+    const at::Tensor x = at::randn({1, 2048});
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(matrix.multiply(x));
+    }
+    kvscope::gguf::BlockType::useKernelLevel(kvscope::gguf::BlockType::supportedKernelLevel());
+    state.SetBytesProcessed(state.iterations() * matrix.bytes());
+}
+
 } // namespace
+
+#define KVSCOPE_KERNEL_BENCHMARK(type) BENCHMARK_CAPTURE(kernelProduct, type, #type)->Arg(0)->Arg(1)->Arg(2)
+KVSCOPE_KERNEL_BENCHMARK(q8_0);
+KVSCOPE_KERNEL_BENCHMARK(q4_0);
+KVSCOPE_KERNEL_BENCHMARK(q4_1);
+KVSCOPE_KERNEL_BENCHMARK(q5_0);
+KVSCOPE_KERNEL_BENCHMARK(q5_1);
+KVSCOPE_KERNEL_BENCHMARK(iq4_nl);
+KVSCOPE_KERNEL_BENCHMARK(q2_k);
+KVSCOPE_KERNEL_BENCHMARK(q3_k);
+KVSCOPE_KERNEL_BENCHMARK(q4_k);
+KVSCOPE_KERNEL_BENCHMARK(q5_k);
+KVSCOPE_KERNEL_BENCHMARK(q6_k);
+KVSCOPE_KERNEL_BENCHMARK(iq4_xs);
 
 BENCHMARK_CAPTURE(packedProduct, up_q4_1, 1536, 576, "q4_1")->Arg(1)->Arg(128);
 BENCHMARK_CAPTURE(widenedProduct, up_q4_1, 1536, 576, "q4_1")->Arg(1)->Arg(128);

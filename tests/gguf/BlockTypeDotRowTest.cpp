@@ -5,11 +5,13 @@
 #include "kvscope/gguf/BlockType.h"
 
 #include <cmath>
+#include <cstring>
 #include <gtest/gtest.h>
 #include <random>
 #include <vector>
 
 using kvscope::gguf::BlockType;
+using kvscope::gguf::KernelLevel;
 
 namespace {
 
@@ -37,12 +39,16 @@ std::vector<uint8_t> randomBlocks(const BlockType& type, size_t count, std::mt19
 TEST(BlockTypeDotRowTest, EveryTypeDotsItsDequantisedRow) {
     std::mt19937 random(20261203);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    for (const BlockType* type : BlockType::all()) {
+    const KernelLevel best = BlockType::supportedKernelLevel();
+    for (const BlockType* type : BlockType::all())
+    for (int level = 0; level <= static_cast<int>(best); ++level) {
+        // The row's values from the portable loops; the kernel of each level this processor runs dots them.
+        BlockType::useKernelLevel(static_cast<KernelLevel>(level));
         for (const size_t blocksPerRow : {size_t{1}, size_t{3}, size_t{18}}) {
-            // Inputs 1 to 5: the kernels take them two at a time, so odd counts leave one alone.
-            for (const size_t inputs : {size_t{1}, size_t{2}, size_t{3}, size_t{5}}) {
-                SCOPED_TRACE(std::string(type->name()) + ", " + std::to_string(blocksPerRow) + " blocks, " +
-                             std::to_string(inputs) + " inputs");
+            // Inputs 1 to 8: the kernels take them two or four at a time, so some counts leave a few alone.
+            for (const size_t inputs : {size_t{1}, size_t{2}, size_t{3}, size_t{5}, size_t{8}}) {
+                SCOPED_TRACE(std::string(type->name()) + ", " + BlockType::kernelLevelName(BlockType::kernelLevel()) +
+                             ", " + std::to_string(blocksPerRow) + " blocks, " + std::to_string(inputs) + " inputs");
                 const size_t width = blocksPerRow * type->blockSize();
                 const size_t stride = width + 7; // inputs apart by more than a row: the stride is honoured
                 const std::vector<uint8_t> row = randomBlocks(*type, blocksPerRow, random);
@@ -51,7 +57,14 @@ TEST(BlockTypeDotRowTest, EveryTypeDotsItsDequantisedRow) {
                     v = normal(random);
                 }
                 std::vector<float> values(width);
+                const KernelLevel used = BlockType::kernelLevel();
+                BlockType::useKernelLevel(KernelLevel::Portable);
                 type->dequantize(row.data(), blocksPerRow, values.data());
+                std::vector<float> widened(width);
+                BlockType::useKernelLevel(used);
+                type->dequantize(row.data(), blocksPerRow, widened.data());
+                EXPECT_EQ(std::memcmp(values.data(), widened.data(), width * sizeof(float)), 0)
+                    << "dequantize() differs from the portable loops' values";
                 std::vector<float> got(inputs, std::nanf(""));
                 type->dotRow(row.data(), blocksPerRow, x.data(), inputs, stride, got.data());
                 for (size_t t = 0; t < inputs; ++t) {
@@ -66,6 +79,7 @@ TEST(BlockTypeDotRowTest, EveryTypeDotsItsDequantisedRow) {
             }
         }
     }
+    BlockType::useKernelLevel(best);
 }
 
 TEST(BlockTypeDotRowTest, AWrongValueShows) {

@@ -117,26 +117,27 @@ TEST(GgufFileTest, TruncationAnywhereIsRefusedNotRead) {
 
 TEST(GgufFileTest, ATypeKvscopeDoesNotReadIsRefusedByNameWithTheList) {
     Builder b;
-    b.header(3, 1, 0).tensor("blk.0.ffn_down.weight", {256}, 10, 0).padTo(32); // Q2_K: 84 bytes per 256
-    b.bytes.resize(b.bytes.size() + 84);
+    // IQ2_XXS (66 bytes per 256 values): llama.cpp writes it only with an importance matrix.
+    b.header(3, 1, 0).tensor("blk.0.ffn_down.weight", {256}, 16, 0).padTo(32);
+    b.bytes.resize(b.bytes.size() + 66);
     const GgufFile file = GgufFile::fromBytes(b.bytes, "test.gguf");
     try {
         file.dequantize("blk.0.ffn_down.weight");
         FAIL();
     } catch (const GgufError& error) {
         const std::string message = error.what();
-        EXPECT_NE(message.find("as Q2_K, which kvscope does not read"), std::string::npos) << message;
+        EXPECT_NE(message.find("as IQ2_XXS, which kvscope does not read"), std::string::npos) << message;
         EXPECT_NE(message.find(BlockType::readNames()), std::string::npos) << message;
     }
 }
 
 TEST(GgufFileTest, ReadsTheTypesTheIssueNames) {
-    EXPECT_EQ(BlockType::readNames(), "F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, BF16");
+    EXPECT_EQ(BlockType::readNames(), "F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, BF16");
     for (const BlockType* type : BlockType::all()) {
         const auto* traits = BlockType::ggmlType(type->id());
         ASSERT_NE(traits, nullptr);
         EXPECT_EQ(traits->typeSize, type->typeSize());
     }
     EXPECT_EQ(BlockType::find("q4_1")->id(), 3u);
-    EXPECT_EQ(BlockType::find(10u), nullptr);
+    EXPECT_EQ(BlockType::find(16u), nullptr);
 }

@@ -28,22 +28,6 @@ constexpr int kSteps = 64;
 // Transformers' for 64 steps on the first and part at step 27 on the second (docs/gguf.md lists more).
 const std::vector<std::string> kPrompts = {"Write a poem about autumn.", "Describe the water cycle."};
 
-at::Tensor readRows(const std::filesystem::path& path, int64_t vocab) {
-    std::ifstream in(path, std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const int64_t count = static_cast<int64_t>(bytes.size() / sizeof(float));
-    at::Tensor rows = at::empty({count / vocab, vocab}, at::kFloat);
-    std::memcpy(rows.data_ptr<float>(), bytes.data(), static_cast<size_t>(count / vocab * vocab) * sizeof(float));
-    return rows;
-}
-
-/// The greedy token with eos held back, as generate()'s min_new_tokens holds it back.
-int64_t greedy(const at::Tensor& logits, int64_t eos) {
-    at::Tensor held = logits.clone();
-    held[eos] = -std::numeric_limits<float>::infinity();
-    return held.argmax().item<int64_t>();
-}
-
 } // namespace
 
 TEST(GgufModelPeerTest, TinyModelsMapAsTransformersMapsThem) {
@@ -95,8 +79,8 @@ TEST(GgufModelPeerTest, SmolLM2AsTransformersAndNearLlamaCpp) {
         const nlohmann::json& prompt = record.at("prompts")[index];
         SCOPED_TRACE(prompt.at("text").get<std::string>());
         const int64_t vocab = prompt.at("vocab").get<int64_t>();
-        const at::Tensor transformers = readRows(directory.path() / ("transformers-" + std::to_string(index) + ".f32"), vocab);
-        const at::Tensor llamaCpp = readRows(directory.path() / ("llamacpp-" + std::to_string(index) + ".f32"), vocab);
+        const at::Tensor transformers = kvscope::testing::readFloatRows(directory.path() / ("transformers-" + std::to_string(index) + ".f32"), vocab);
+        const at::Tensor llamaCpp = kvscope::testing::readFloatRows(directory.path() / ("llamacpp-" + std::to_string(index) + ".f32"), vocab);
         const std::vector<int64_t> tokens = prompt.at("transformers_tokens").get<std::vector<int64_t>>();
         const std::vector<int64_t> llamaTokens = prompt.at("llamacpp_tokens").get<std::vector<int64_t>>();
         ASSERT_EQ(transformers.size(0), kSteps);
@@ -117,12 +101,12 @@ TEST(GgufModelPeerTest, SmolLM2AsTransformersAndNearLlamaCpp) {
             const double difference = kvscope::testing::maxAbsDifference(logits, transformers[step]);
             worst = std::max(worst, difference);
             ASSERT_LE(difference, 1e-4) << where << ": max |logit - Transformers|";
-            const int64_t token = greedy(logits, eos);
+            const int64_t token = kvscope::testing::greedyWithout(logits, eos);
             ASSERT_EQ(token, tokens[step]) << where << ": greedy token against Transformers";
             const double kl = kvscope::testing::klDivergence(logits, llamaCpp[step]);
             klSum += kl;
             klWorst = std::max(klWorst, kl);
-            topOne += greedy(llamaCpp[step], eos) == token;
+            topOne += kvscope::testing::greedyWithout(llamaCpp[step], eos) == token;
             if (!parted && static_cast<size_t>(step) < llamaTokens.size() && llamaTokens[step] == token) {
                 ++sameAsLlamaCpp;
             } else if (!parted) {

@@ -11,8 +11,13 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
 #include <optional>
+#include <vector>
 #include <random>
 #include <string>
 
@@ -60,6 +65,23 @@ inline double klDivergence(const at::Tensor& p, const at::Tensor& q) {
     const at::Tensor logP = at::log_softmax(p.to(at::kDouble), -1);
     const at::Tensor logQ = at::log_softmax(q.to(at::kDouble), -1);
     return (logP.exp() * (logP - logQ)).sum().item<double>();
+}
+
+/// A file of little-endian float32 rows of `width` values (a peer's logits), as [rows, width].
+inline at::Tensor readFloatRows(const std::filesystem::path& path, int64_t width) {
+    std::ifstream in(path, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const int64_t count = static_cast<int64_t>(bytes.size() / sizeof(float));
+    at::Tensor rows = at::empty({count / width, width}, at::kFloat);
+    std::memcpy(rows.data_ptr<float>(), bytes.data(), static_cast<size_t>(count / width * width) * sizeof(float));
+    return rows;
+}
+
+/// The greedy token with `held` (eos) held back, as generate()'s min_new_tokens holds it back.
+inline int64_t greedyWithout(const at::Tensor& logits, int64_t held) {
+    at::Tensor kept = logits.clone();
+    kept[held] = -std::numeric_limits<float>::infinity();
+    return kept.argmax().item<int64_t>();
 }
 
 inline double maxAbsDifference(const at::Tensor& a, const at::Tensor& b) {

@@ -21,6 +21,7 @@
 #include "kvscope/cli/SyntheticCommand.h"
 #include "kvscope/cli/TokenizeCommand.h"
 #include "kvscope/cli/TrainCommand.h"
+#include "kvscope/config/OpenMpWaitPolicy.h"
 #include "kvscope/config/BuildInfo.h"
 #include "kvscope/synthetic/TimelineBenchmark.h"
 
@@ -107,6 +108,7 @@ int runConform(const std::string& directory, kvscope::config::ComputeDevice devi
 } // namespace
 
 int main(int argc, char** argv) {
+    kvscope::config::OpenMpWaitPolicy::makePassive(argv);
     CLI::App app{"kvscope-cli: inspect, check and benchmark transformer KV caches"};
     app.require_subcommand(1);
     app.set_version_flag("--version", kvscope::config::BuildInfo::versionLine("kvscope-cli"),

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // IQ4_NL: fp16 d, then 16 bytes of nibbles indexing a fixed non-linear table: y = d * table[q].
-#include "BlockTypeRegistration.h"
+#include "IQ4Table.h"
+#include "WidenedBlockType.h"
 
 #include <cmath>
 
 namespace kvscope::gguf {
 namespace {
 
-constexpr int8_t table[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+constexpr const int8_t* table = kIq4Table;
 
 /// ggml's best_index_int8: the table entry nearest x (the upper one of two equally near).
 int nearestEntry(float x) {
@@ -30,8 +31,10 @@ int nearestEntry(float x) {
     return x - table[high - 1] < table[high] - x ? high - 1 : high;
 }
 
-class IQ4_NLBlock final : public BlockType {
+class IQ4_NLBlock final : public WidenedBlockType<IQ4_NLBlock> {
 public:
+    static constexpr size_t kValues = 32;
+    static constexpr size_t kBytes = 18;
     const GgmlTypeTraits& traits() const override { return *ggmlType(20); }
     bool quantizes() const override { return true; }
     void quantize(const float* values, size_t blockCount, uint8_t* out) const override {
@@ -70,8 +73,8 @@ public:
             }
         }
     }
-    void dequantize(const uint8_t* blocks, size_t blockCount, float* out) const override {
-        for (size_t b = 0; b < blockCount; ++b, blocks += 18, out += 32) {
+    void widenPortable(const uint8_t* blocks, size_t blockCount, float* out) const {
+        for (size_t b = 0; b < blockCount; ++b, blocks += kBytes, out += kValues) {
             const float d = loadHalf(blocks);
             const uint8_t* qs = blocks + 2;
             for (int j = 0; j < 16; ++j) {
@@ -80,6 +83,18 @@ public:
             }
         }
     }
+
+#if KVSCOPE_ROWDOT_X86
+    struct WidenAvx2 {
+        KVSCOPE_AVX2 void operator()(const uint8_t* block, float* out) const {
+            const rowdot::Block32 q = rowdot::widenSigned32(iq4Lookup(rowdot::nibblesLowThenHigh(block + 2)));
+            const float d = rowdot::loadHalfF16c(block);
+            for (int v = 0; v < 4; ++v) {
+                rowdot::storeScaled(out + 8 * v, q.v[v], d);
+            }
+        }
+    };
+#endif
 };
 
 } // namespace

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Q5_0: fp16 d, a 32-bit word of fifth bits (bit i for value i), 16 bytes of nibbles: y = d * (q - 16).
-#include "BlockTypeRegistration.h"
 #include "BlockQuantiser.h"
+#include "WidenedBlockType.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,10 @@
 namespace kvscope::gguf {
 namespace {
 
-class Q5_0Block final : public BlockType {
+class Q5_0Block final : public WidenedBlockType<Q5_0Block> {
 public:
+    static constexpr size_t kValues = 32;
+    static constexpr size_t kBytes = 22;
     const GgmlTypeTraits& traits() const override { return *ggmlType(6); }
     bool quantizes() const override { return true; }
     void quantize(const float* values, size_t blockCount, uint8_t* out) const override {
@@ -31,7 +33,7 @@ public:
             storeU32(out + 2, qh);
         }
     }
-    void dequantize(const uint8_t* blocks, size_t blockCount, float* out) const override {
+    void widenPortable(const uint8_t* blocks, size_t blockCount, float* out) const {
         for (size_t b = 0; b < blockCount; ++b, blocks += 22, out += 32) {
             const float d = loadHalf(blocks);
             const uint32_t qh = loadU32(blocks + 2);
@@ -44,6 +46,20 @@ public:
             }
         }
     }
+
+#if KVSCOPE_ROWDOT_X86
+    struct WidenAvx2 {
+        KVSCOPE_AVX2 void operator()(const uint8_t* block, float* out) const {
+            const __m256i fifth = _mm256_and_si256(rowdot::bitsToBytes(loadU32(block + 2)), _mm256_set1_epi8(16));
+            const __m256i codes = _mm256_or_si256(rowdot::nibblesLowThenHigh(block + 6), fifth);
+            const rowdot::Block32 q = rowdot::widenSigned32(_mm256_sub_epi8(codes, _mm256_set1_epi8(16)));
+            const float d = rowdot::loadHalfF16c(block);
+            for (int v = 0; v < 4; ++v) {
+                rowdot::storeScaled(out + 8 * v, q.v[v], d);
+            }
+        }
+    };
+#endif
 };
 
 } // namespace

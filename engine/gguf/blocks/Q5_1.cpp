@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Q5_1: fp16 d and m, a 32-bit word of fifth bits, 16 bytes of nibbles: y = d * q + m.
-#include "BlockTypeRegistration.h"
 #include "BlockQuantiser.h"
+#include "WidenedBlockType.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,10 @@
 namespace kvscope::gguf {
 namespace {
 
-class Q5_1Block final : public BlockType {
+class Q5_1Block final : public WidenedBlockType<Q5_1Block> {
 public:
+    static constexpr size_t kValues = 32;
+    static constexpr size_t kBytes = 24;
     const GgmlTypeTraits& traits() const override { return *ggmlType(7); }
     bool quantizes() const override { return true; }
     void quantize(const float* values, size_t blockCount, uint8_t* out) const override {
@@ -32,7 +34,7 @@ public:
             storeU32(out + 4, qh);
         }
     }
-    void dequantize(const uint8_t* blocks, size_t blockCount, float* out) const override {
+    void widenPortable(const uint8_t* blocks, size_t blockCount, float* out) const {
         for (size_t b = 0; b < blockCount; ++b, blocks += 24, out += 32) {
             const float d = loadHalf(blocks);
             const float m = loadHalf(blocks + 2);
@@ -46,6 +48,21 @@ public:
             }
         }
     }
+
+#if KVSCOPE_ROWDOT_X86
+    struct WidenAvx2 {
+        KVSCOPE_AVX2 void operator()(const uint8_t* block, float* out) const {
+            const __m256i fifth = _mm256_and_si256(rowdot::bitsToBytes(loadU32(block + 4)), _mm256_set1_epi8(16));
+            const rowdot::Block32 q =
+                rowdot::widenUnsigned32(_mm256_or_si256(rowdot::nibblesLowThenHigh(block + 8), fifth));
+            const __m256 d = _mm256_set1_ps(rowdot::loadHalfF16c(block));
+            const __m256 m = _mm256_set1_ps(rowdot::loadHalfF16c(block + 2));
+            for (int v = 0; v < 4; ++v) {
+                _mm256_storeu_ps(out + 8 * v, _mm256_add_ps(_mm256_mul_ps(d, q.v[v]), m));
+            }
+        }
+    };
+#endif
 };
 
 } // namespace

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Q5_K: Q4_K plus 32 bytes of fifth bits (bit k of byte l for value l of sub-block k); y = (d * scale) * q - dmin * min.
-#include "BlockTypeRegistration.h"
 #include "KQuantScales.h"
+#include "WidenedBlockType.h"
 
 namespace kvscope::gguf {
 namespace {
 
-class Q5_KBlock final : public BlockType {
+class Q5_KBlock final : public WidenedBlockType<Q5_KBlock> {
 public:
+    static constexpr size_t kValues = 256;
+    static constexpr size_t kBytes = 176;
     const GgmlTypeTraits& traits() const override { return *ggmlType(13); }
-    void dequantize(const uint8_t* blocks, size_t blockCount, float* out) const override {
-        for (size_t b = 0; b < blockCount; ++b, blocks += 176, out += 256) {
+
+    void widenPortable(const uint8_t* blocks, size_t blockCount, float* out) const {
+        for (size_t b = 0; b < blockCount; ++b, blocks += kBytes, out += kValues) {
             const float d = loadHalf(blocks);
             const float dmin = loadHalf(blocks + 2);
             uint8_t scale[8];
@@ -28,6 +31,33 @@ public:
             }
         }
     }
+
+#if KVSCOPE_ROWDOT_X86
+    struct WidenAvx2 {
+        KVSCOPE_AVX2 void operator()(const uint8_t* block, float* out) const {
+            const float d = rowdot::loadHalfF16c(block);
+            const float dmin = rowdot::loadHalfF16c(block + 2);
+            uint8_t scale[8];
+            uint8_t min[8];
+            unpackKQuantScales(block + 4, scale, min);
+            const __m256i high = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 16));
+            for (int pair = 0; pair < 4; ++pair) {
+                const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 48 + 32 * pair));
+                for (int half = 0; half < 2; ++half) {
+                    const int k = 2 * pair + half;
+                    const __m256i fifth = _mm256_slli_epi16(rowdot::bitField(high, k, 1), 4);
+                    const rowdot::Block32 q =
+                        rowdot::widenUnsigned32(_mm256_or_si256(rowdot::bitField(bytes, 4 * half, 15), fifth));
+                    const float ds = d * static_cast<float>(scale[k]);
+                    const float dm = dmin * static_cast<float>(min[k]);
+                    for (int v = 0; v < 4; ++v) {
+                        rowdot::storeScaledLess(out + 32 * k + 8 * v, q.v[v], ds, dm);
+                    }
+                }
+            }
+        }
+    };
+#endif
 };
 
 } // namespace

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Q6_K: 256 values in 16 groups of 16: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 group scales, fp16 d; y = (d * scale) * (q - 32).
-#include "BlockTypeRegistration.h"
+#include "WidenedBlockType.h"
 
 namespace kvscope::gguf {
 namespace {
 
-class Q6_KBlock final : public BlockType {
+class Q6_KBlock final : public WidenedBlockType<Q6_KBlock> {
 public:
+    static constexpr size_t kValues = 256;
+    static constexpr size_t kBytes = 210;
     const GgmlTypeTraits& traits() const override { return *ggmlType(14); }
-    void dequantize(const uint8_t* blocks, size_t blockCount, float* out) const override {
-        for (size_t b = 0; b < blockCount; ++b, blocks += 210, out += 256) {
+
+    void widenPortable(const uint8_t* blocks, size_t blockCount, float* out) const {
+        for (size_t b = 0; b < blockCount; ++b, blocks += kBytes, out += kValues) {
             const uint8_t* ql = blocks;
             const uint8_t* qh = blocks + 128;
             const int8_t* scales = reinterpret_cast<const int8_t*>(blocks + 192);
@@ -31,6 +34,34 @@ public:
             }
         }
     }
+
+#if KVSCOPE_ROWDOT_X86
+    struct WidenAvx2 {
+        KVSCOPE_AVX2 void operator()(const uint8_t* block, float* out) const {
+            const int8_t* scales = reinterpret_cast<const int8_t*>(block + 192);
+            const float d = rowdot::loadHalfF16c(block + 208);
+            const __m256i bias = _mm256_set1_epi8(32);
+            for (int half = 0; half < 2; ++half) {
+                const __m256i high = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128 + 32 * half));
+                for (int t = 0; t < 4; ++t) {
+                    const __m256i low =
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 64 * half + 32 * (t % 2)));
+                    const __m256i codes = _mm256_or_si256(rowdot::bitField(low, 4 * (t / 2), 15),
+                                                          _mm256_slli_epi16(rowdot::bitField(high, 2 * t, 3), 4));
+                    const rowdot::Block32 q = rowdot::widenSigned32(_mm256_sub_epi8(codes, bias));
+                    const int group = 8 * half + 2 * t;
+                    float* at = out + 128 * half + 32 * t;
+                    const float first = d * static_cast<float>(scales[group]);
+                    const float second = d * static_cast<float>(scales[group + 1]);
+                    rowdot::storeScaled(at, q.v[0], first);
+                    rowdot::storeScaled(at + 8, q.v[1], first);
+                    rowdot::storeScaled(at + 16, q.v[2], second);
+                    rowdot::storeScaled(at + 24, q.v[3], second);
+                }
+            }
+        }
+    };
+#endif
 };
 
 } // namespace

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "RowDot.h"
 
+#include "kvscope/gguf/BlockType.h"
+
 #if KVSCOPE_ROWDOT_X86
 #include <cpuid.h>
 #endif
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 namespace kvscope::gguf::rowdot {
 
@@ -47,19 +53,62 @@ KVSCOPE_AVX2 float avx2Dot(const float* a, const float* b, size_t n) {
 
 } // namespace
 
-bool avx2() {
+namespace {
+
+KernelLevel supported() {
 #if KVSCOPE_ROWDOT_X86
     // F16C from cpuid: clang's __builtin_cpu_supports does not name it.
-    static const bool has = [] {
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        const bool f16c = __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
-        return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }();
-    return has;
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const bool f16c = __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+    if (!(f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) {
+        return KernelLevel::Portable;
+    }
+    return __builtin_cpu_supports("avx512f") ? KernelLevel::Avx512 : KernelLevel::Avx2;
 #else
-    return false;
+    return KernelLevel::Portable;
 #endif
 }
+
+/// The level in use, chosen once from the processor and KVSCOPE_GGUF_KERNELS.
+std::atomic<KernelLevel>& current() {
+    static std::atomic<KernelLevel> level = [] {
+        KernelLevel chosen = supported();
+        if (const char* asked = std::getenv("KVSCOPE_GGUF_KERNELS")) {
+            if (std::strcmp(asked, "portable") == 0) {
+                chosen = KernelLevel::Portable;
+            } else if (std::strcmp(asked, "avx2") == 0 && chosen > KernelLevel::Avx2) {
+                chosen = KernelLevel::Avx2;
+            }
+        }
+        return chosen;
+    }();
+    return level;
+}
+
+} // namespace
+
+bool avx2() {
+    return current().load(std::memory_order_relaxed) >= KernelLevel::Avx2;
+}
+
+bool avx512() {
+    return current().load(std::memory_order_relaxed) >= KernelLevel::Avx512;
+}
+
+#if KVSCOPE_ROWDOT_X86
+__attribute__((target("avx512f,avx2,fma,f16c"))) void dotWidenedAvx512(const float* values, size_t valueCount,
+                                                                        const float* const* x, size_t count,
+                                                                        __m256* sums) {
+    for (size_t t = 0; t < count; ++t) {
+        __m512 sum = _mm512_setzero_ps();
+        for (size_t i = 0; i < valueCount; i += 16) {
+            sum = _mm512_fmadd_ps(_mm512_load_ps(values + i), _mm512_loadu_ps(x[t] + i), sum);
+        }
+        sums[2 * t] = _mm256_add_ps(sums[2 * t], _mm512_castps512_ps256(sum));
+        sums[2 * t + 1] = _mm256_add_ps(sums[2 * t + 1], _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(sum), 1)));
+    }
+}
+#endif
 
 float dot(const float* a, const float* b, size_t n) {
 #if KVSCOPE_ROWDOT_X86
@@ -71,3 +120,33 @@ float dot(const float* a, const float* b, size_t n) {
 }
 
 } // namespace kvscope::gguf::rowdot
+
+namespace kvscope::gguf {
+KernelLevel BlockType::kernelLevel() {
+    return rowdot::current().load();
+}
+
+KernelLevel BlockType::supportedKernelLevel() {
+    static const KernelLevel level = rowdot::supported();
+    return level;
+}
+
+KernelLevel BlockType::useKernelLevel(KernelLevel level) {
+    const KernelLevel used = std::min(level, supportedKernelLevel());
+    rowdot::current().store(used);
+    return used;
+}
+
+const char* BlockType::kernelLevelName(KernelLevel level) {
+    switch (level) {
+    case KernelLevel::Portable:
+        return "portable";
+    case KernelLevel::Avx2:
+        return "avx2";
+    case KernelLevel::Avx512:
+        return "avx512";
+    }
+    return "portable";
+}
+
+} // namespace kvscope::gguf

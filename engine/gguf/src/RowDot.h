@@ -17,8 +17,10 @@
 
 namespace kvscope::gguf::rowdot {
 
-/// Whether this CPU runs the AVX2/FMA/F16C kernels.
+/// Whether the AVX2/FMA/F16C kernels run (BlockType::kernelLevel(): the processor has them, none lower chosen).
 bool avx2();
+/// Whether AVX-512F runs too: dotWidened's products then take 16 lanes at a time.
+bool avx512();
 /// The dot product of `n` floats.
 float dot(const float* a, const float* b, size_t n);
 
@@ -46,6 +48,108 @@ KVSCOPE_AVX2 inline Block32 widenBytes(__m128i low, __m128i high) {
              _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(low, 8))),
              _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(high)),
              _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(high, 8)))}};
+}
+
+/// 32 unsigned byte codes as four vectors of floats, in order.
+KVSCOPE_AVX2 inline Block32 widenUnsigned32(__m256i codes) {
+    const __m128i low = _mm256_castsi256_si128(codes);
+    const __m128i high = _mm256_extracti128_si256(codes, 1);
+    return widenBytes(low, high);
+}
+
+/// 32 signed byte codes as four vectors of floats, in order.
+KVSCOPE_AVX2 inline Block32 widenSigned32(__m256i codes) {
+    const __m128i low = _mm256_castsi256_si128(codes);
+    const __m128i high = _mm256_extracti128_si256(codes, 1);
+    return {{_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(low)),
+             _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(low, 8))),
+             _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(high)),
+             _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(high, 8)))}};
+}
+
+/// 32 bits as 32 bytes, 0xff where the bit is set (bit i of `bits` for byte i; ggml's bytes_from_bits_32).
+KVSCOPE_AVX2 inline __m256i bitsToBytes(uint32_t bits) {
+    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
+                                               _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
+                                                                 0x0101010101010101, 0x0000000000000000));
+    const __m256i others = _mm256_or_si256(spread, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
+    return _mm256_cmpeq_epi8(others, _mm256_set1_epi64x(-1));
+}
+
+/// 16 bytes of nibble pairs as 32 codes in a block's order: the low nibbles, then the high ones.
+KVSCOPE_AVX2 inline __m256i nibblesLowThenHigh(const uint8_t* bytes) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
+    const __m128i nibble = _mm_set1_epi8(15);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(packed, 4), nibble), _mm_and_si128(packed, nibble));
+}
+
+/// Bits `shift` .. `shift + width - 1` of each of 32 bytes, as a byte each.
+KVSCOPE_AVX2 inline __m256i bitField(__m256i bytes, int shift, int mask) {
+    return _mm256_and_si256(_mm256_srl_epi16(bytes, _mm_cvtsi32_si128(shift)), _mm256_set1_epi8(static_cast<char>(mask)));
+}
+
+/// out[i] = scale * codes[i], then minus `offset` when given: numpy's d * q - m, two roundings (no fused
+/// multiply-add: the values are dequantize()'s to the bit), for 8 values.
+KVSCOPE_AVX2 inline void storeScaled(float* out, __m256 codes, float scale) {
+    _mm256_storeu_ps(out, _mm256_mul_ps(_mm256_set1_ps(scale), codes));
+}
+KVSCOPE_AVX2 inline void storeScaledLess(float* out, __m256 codes, float scale, float offset) {
+    _mm256_storeu_ps(out, _mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps(scale), codes), _mm256_set1_ps(offset)));
+}
+
+/// `blockCount` blocks of `kValues` values widened by `widen(block, out)`, which writes dequantize()'s values.
+template <size_t kValues, typename Widen>
+KVSCOPE_AVX2 inline void widenBlocks(const uint8_t* blocks, size_t typeSize, size_t blockCount, float* out,
+                                     const Widen& widen) {
+    for (size_t b = 0; b < blockCount; ++b) {
+        widen(blocks + b * typeSize, out + b * kValues);
+    }
+}
+
+/// Where the running processor has AVX-512F: the dot products of dotWidened, 16 lanes at a time.
+void dotWidenedAvx512(const float* values, size_t valueCount, const float* const* x, size_t count, __m256* sums);
+
+/// out[t] for a row of `blockCount` blocks of `kValues` values: each block widened once by `widen` into a
+/// buffer that stays in the first-level cache (exactly dequantize()'s values), then dotted with up to four
+/// inputs. The products are the widened row's; only the order of the sums is the kernel's.
+template <size_t kValues, typename Widen>
+KVSCOPE_AVX2 inline void dotWidened(const uint8_t* blocks, size_t typeSize, size_t blockCount, const float* inputs,
+                                    size_t inputCount, size_t inputStride, float* out, const Widen& widen) {
+    static_assert(kValues % 16 == 0);
+    alignas(64) float values[kValues];
+    const bool wide = avx512();
+    for (size_t first = 0; first < inputCount; first += 4) {
+        const size_t count = std::min<size_t>(4, inputCount - first);
+        __m256 sums[4][2];
+        for (auto& pair : sums) {
+            pair[0] = _mm256_setzero_ps();
+            pair[1] = _mm256_setzero_ps();
+        }
+        for (size_t b = 0; b < blockCount; ++b) {
+            widen(blocks + b * typeSize, values);
+            const float* x[4];
+            for (size_t t = 0; t < count; ++t) {
+                x[t] = inputs + (first + t) * inputStride + b * kValues;
+            }
+            if (wide) {
+                dotWidenedAvx512(values, kValues, x, count, &sums[0][0]);
+                continue;
+            }
+            for (size_t t = 0; t < count; ++t) {
+                __m256 s0 = sums[t][0];
+                __m256 s1 = sums[t][1];
+                for (size_t i = 0; i < kValues; i += 16) {
+                    s0 = _mm256_fmadd_ps(_mm256_load_ps(values + i), _mm256_loadu_ps(x[t] + i), s0);
+                    s1 = _mm256_fmadd_ps(_mm256_load_ps(values + i + 8), _mm256_loadu_ps(x[t] + i + 8), s1);
+                }
+                sums[t][0] = s0;
+                sums[t][1] = s1;
+            }
+        }
+        for (size_t t = 0; t < count; ++t) {
+            out[first + t] = horizontalSum(_mm256_add_ps(sums[t][0], sums[t][1]));
+        }
+    }
 }
 
 /// `blockCount` 32-value blocks widened to floats through `decode` (dequantize()'s own arithmetic, vectorised).

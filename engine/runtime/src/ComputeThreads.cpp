@@ -4,6 +4,7 @@
 #include "kvscope/runtime/BlasLibrary.h"
 
 #include <ATen/Parallel.h>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -27,7 +28,11 @@ int ComputeThreads::current() {
 }
 
 nlohmann::json ComputeThreads::describe() {
-    return {{"threads", current()}, {"blas", BlasLibrary::loaded().toJson()}};
+    // What LibTorch's OpenMP threads do while they wait (config::OpenMpWaitPolicy): "PASSIVE" unless set otherwise.
+    const char* waitPolicy = std::getenv("OMP_WAIT_POLICY");
+    return {{"threads", current()},
+            {"blas", BlasLibrary::loaded().toJson()},
+            {"openmp_wait_policy", waitPolicy != nullptr ? waitPolicy : "unset (OpenMP's default: spin, then sleep)"}};
 }
 
 } // namespace kvscope::runtime

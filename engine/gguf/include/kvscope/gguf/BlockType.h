@@ -17,6 +17,9 @@ struct GgmlTypeTraits {
     uint32_t typeSize = 0;
 };
 
+/// The instruction sets of the kernels behind BlockType::dequantize() and dotRow(), lowest first.
+enum class KernelLevel { Portable, Avx2, Avx512 };
+
 /// One ggml tensor type kvscope reads (gguf-py's quants.py: one class per block type): its geometry and its
 /// dequantiser, exact to `gguf.quants.dequantize`. Each lives in one file of engine/gguf/blocks/ plus its
 /// line in BlockTypeList.h.
@@ -54,6 +57,16 @@ public:
     static const std::vector<const BlockType*>& all();
     /// "F32, F16, BF16, ...": for messages refusing another type.
     static std::string readNames();
+    /// The kernels in use: the highest level the processor runs, unless lowered by useKernelLevel() or by
+    /// KVSCOPE_GGUF_KERNELS=portable|avx2 in the environment. Every level gives the same values.
+    static KernelLevel kernelLevel();
+    /// The highest level this processor runs.
+    static KernelLevel supportedKernelLevel();
+    /// Uses `level`, or the supported one where that is lower, for the whole process; returns the level now in
+    /// use. For tests that compare the kernels, and for measuring them.
+    static KernelLevel useKernelLevel(KernelLevel level);
+    /// "portable", "avx2", "avx512".
+    static const char* kernelLevelName(KernelLevel level);
     /// The geometry of any type ggml defines, or nullptr for an id it does not (or no longer) define.
     static const GgmlTypeTraits* ggmlType(uint32_t id);
 };

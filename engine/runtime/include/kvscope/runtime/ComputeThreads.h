@@ -17,7 +17,7 @@ public:
     static int machineCores();
     /// LibTorch's intra-op threads on the calling thread.
     static int current();
-    /// {"threads": current(), "blas": BlasLibrary::loaded()}: what `run` and `bench` report.
+    /// {"threads": current(), "blas": BlasLibrary::loaded(), "openmp_wait_policy"}: what `run` and `bench` report.
     static nlohmann::json describe();
 };
 
