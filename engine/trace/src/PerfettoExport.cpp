@@ -216,47 +216,315 @@ Json laneOrder(int pid, int tid, int index) {
     return Json{{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_sort_index"}, {"args", {{"sort_index", index}}}};
 }
 
-// One sentence-sized name for the untimed cache operations shown as instants.
-std::optional<std::pair<std::string, Json>> instantOf(const Event& event) {
-    Json detail = args(event.step, event.layer);
-    if (const auto* slide = std::get_if<WindowSlideEvent>(&event.payload)) {
-        detail["evicted"] = slide->positionsEvicted;
-        detail["window_start"] = slide->windowStart;
-        detail["window_end"] = slide->windowEnd;
-        detail["window_size"] = slide->windowSize;
-        return std::pair{"window slide " + layerName(event.layer), detail};
+// The export of one step as it reads the step's events: the lanes and trackers a row writes to, and what it
+// gathers for the step's slice and counters.
+struct ExportStep {
+    EventStream& stream;
+    LaneWriter& laneWriter;
+    FlowTracker& flows;
+    const std::map<std::string, int>& requestLanes;
+    // Per layer a cache press compressed: tokens its last compression kept, and all it dropped so far.
+    std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>>& pressed;
+    std::int64_t step = 0;
+    StepSpan span;
+    Json stepArgs;
+};
+
+// An untimed cache operation: an instant on the cache lane, named in a few words.
+void cacheInstant(ExportStep& at, const std::string& name, Json detail) {
+    at.stream.add(Json{{"ph", "i"}, {"s", "t"}, {"pid", kDeviceProcess}, {"tid", kCacheLane}, {"name", name},
+                       {"cat", "cache"}, {"ts", at.span.beginUs}, {"args", std::move(detail)}});
+}
+
+// A request's admission, preemption or end: an instant on its lane.
+void requestInstant(ExportStep& at, const std::string& id, const std::string& what, Json detail) {
+    if (const auto lane = at.requestLanes.find(id); lane != at.requestLanes.end()) {
+        at.stream.add(Json{{"ph", "i"}, {"s", "t"}, {"pid", kServingProcess}, {"tid", lane->second},
+                           {"name", what}, {"cat", "serving"}, {"ts", at.span.beginUs}, {"args", std::move(detail)}});
     }
-    if (const auto* crop = std::get_if<CropEvent>(&event.payload)) {
-        detail["max_length"] = crop->maxLength;
-        detail["seq_length_before"] = crop->seqLengthBefore;
-        detail["seq_length_after"] = crop->seqLengthAfter;
-        return std::pair{std::string("crop"), detail};
+}
+
+// How each kind of event appears in the trace, one row per kind (as EventFields describes each record once):
+// a slice on a lane, an instant, a flow, the step's own arguments. A kind with no row shows only through the
+// counters its state feeds (updates, memory, the pool).
+template <typename Payload> struct PerfettoRow {};
+
+template <> struct PerfettoRow<ComputeEvent> {
+    static void add(const ComputeEvent& compute, const Event& event, ExportStep& at) {
+        const int lane = kFirstLayerLane + event.layer;
+        Json sliceArgs = args(at.step, event.layer);
+        sliceArgs["timing"] = toString(compute.timing);
+        if (at.laneWriter.slice(lane, layerName(event.layer) + " update", "compute", micros(compute.beginNs),
+                                micros(compute.endNs), std::move(sliceArgs))) {
+            at.flows.use(event.layer, lane, micros(compute.beginNs), at.step);
+        }
     }
-    if (const auto* reorder = std::get_if<ReorderEvent>(&event.payload)) {
-        detail["beam_indices"] = reorder->beamIndices;
-        return std::pair{std::string("reorder beams"), detail};
+};
+
+template <> struct PerfettoRow<TransferEvent> {
+    static void add(const TransferEvent& transfer, const Event& event, ExportStep& at) {
+        const int lane = transfer.lane == TransferLane::Prefetch ? kPrefetchLane : kComputeStreamCopiesLane;
+        Json sliceArgs = args(at.step, event.layer);
+        sliceArgs["bytes"] = transfer.bytes;
+        sliceArgs["timing"] = toString(transfer.timing);
+        sliceArgs["lane"] = toString(transfer.lane);
+        const bool offload = transfer.direction == TransferDirection::Offload;
+        const bool bound = at.laneWriter.slice(
+            lane, std::string(offload ? "offload " : "prefetch ") + layerName(event.layer),
+            offload ? "offload" : "prefetch", micros(transfer.beginNs), micros(transfer.endNs), std::move(sliceArgs));
+        if (bound && offload) {
+            at.flows.offload(event.layer, lane, micros(transfer.beginNs), at.step);
+        } else if (bound) {
+            at.flows.prefetch(event.layer, lane, micros(transfer.beginNs), at.step);
+        }
     }
-    if (const auto* repeat = std::get_if<BatchRepeatEvent>(&event.payload)) {
-        detail["repeats"] = repeat->repeats;
-        detail["batch_after"] = repeat->batchAfter;
-        return std::pair{std::string("batch repeat"), detail};
+};
+
+template <> struct PerfettoRow<QuantizeFlushEvent> {
+    static void add(const QuantizeFlushEvent& flush, const Event& event, ExportStep& at) {
+        Json detail = args(at.step, event.layer);
+        detail["tokens_moved"] = flush.tokensMoved;
+        detail["quantized_tokens_after"] = flush.quantizedTokensAfter;
+        detail["bytes_before"] = flush.bytesBefore;
+        detail["bytes_after"] = flush.bytesAfter;
+        detail["max_abs_error"] = flush.maxAbsError;
+        detail["relative_error"] = flush.relativeError;
+        at.stream.add(Json{{"ph", "i"}, {"s", "t"}, {"pid", kDeviceProcess}, {"tid", kQuantizeLane},
+                           {"name", "flush " + layerName(event.layer)}, {"cat", "quantize"},
+                           {"ts", at.span.beginUs}, {"args", std::move(detail)}});
     }
-    if (const auto* select = std::get_if<BatchSelectEvent>(&event.payload)) {
-        detail["indices"] = select->indices;
-        detail["batch_after"] = select->batchAfter;
-        return std::pair{std::string("batch select"), detail};
+};
+
+template <> struct PerfettoRow<WindowSlideEvent> {
+    static void add(const WindowSlideEvent& slide, const Event& event, ExportStep& at) {
+        Json detail = args(event.step, event.layer);
+        detail["evicted"] = slide.positionsEvicted;
+        detail["window_start"] = slide.windowStart;
+        detail["window_end"] = slide.windowEnd;
+        detail["window_size"] = slide.windowSize;
+        cacheInstant(at, "window slide " + layerName(event.layer), std::move(detail));
     }
-    if (const auto* compression = std::get_if<CompressionEvent>(&event.payload)) {
-        detail["length_before"] = compression->lengthBefore;
-        detail["length_after"] = compression->lengthAfter;
-        detail["heads"] = compression->heads;
-        detail["dropped"] = compression->droppedCount;
-        return std::pair{"compression " + layerName(event.layer), detail};
+};
+
+template <> struct PerfettoRow<CropEvent> {
+    static void add(const CropEvent& crop, const Event& event, ExportStep& at) {
+        Json detail = args(event.step, event.layer);
+        detail["max_length"] = crop.maxLength;
+        detail["seq_length_before"] = crop.seqLengthBefore;
+        detail["seq_length_after"] = crop.seqLengthAfter;
+        cacheInstant(at, "crop", std::move(detail));
     }
-    if (std::holds_alternative<ResetEvent>(event.payload)) {
-        return std::pair{std::string("reset"), detail};
+};
+
+template <> struct PerfettoRow<ReorderEvent> {
+    static void add(const ReorderEvent& reorder, const Event& event, ExportStep& at) {
+        Json detail = args(event.step, event.layer);
+        detail["beam_indices"] = reorder.beamIndices;
+        cacheInstant(at, "reorder beams", std::move(detail));
     }
-    return std::nullopt;
+};
+
+template <> struct PerfettoRow<BatchRepeatEvent> {
+    static void add(const BatchRepeatEvent& repeat, const Event& event, ExportStep& at) {
+        Json detail = args(event.step, event.layer);
+        detail["repeats"] = repeat.repeats;
+        detail["batch_after"] = repeat.batchAfter;
+        cacheInstant(at, "batch repeat", std::move(detail));
+    }
+};
+
+template <> struct PerfettoRow<BatchSelectEvent> {
+    static void add(const BatchSelectEvent& select, const Event& event, ExportStep& at) {
+        Json detail = args(event.step, event.layer);
+        detail["indices"] = select.indices;
+        detail["batch_after"] = select.batchAfter;
+        cacheInstant(at, "batch select", std::move(detail));
+    }
+};
+
+template <> struct PerfettoRow<ResetEvent> {
+    static void add(const ResetEvent&, const Event& event, ExportStep& at) {
+        cacheInstant(at, "reset", args(event.step, event.layer));
+    }
+};
+
+template <> struct PerfettoRow<CompressionEvent> {
+    static void add(const CompressionEvent& compression, const Event& event, ExportStep& at) {
+        auto& [kept, dropped] = at.pressed[event.layer];
+        kept = compression.lengthAfter;
+        dropped += compression.lengthBefore - compression.lengthAfter;
+        Json detail = args(event.step, event.layer);
+        detail["length_before"] = compression.lengthBefore;
+        detail["length_after"] = compression.lengthAfter;
+        detail["heads"] = compression.heads;
+        detail["dropped"] = compression.droppedCount;
+        cacheInstant(at, "compression " + layerName(event.layer), std::move(detail));
+    }
+};
+
+template <> struct PerfettoRow<RequestScheduledEvent> {
+    static void add(const RequestScheduledEvent& scheduled, const Event&, ExportStep& at) {
+        const auto lane = at.requestLanes.find(scheduled.requestId);
+        if (lane == at.requestLanes.end()) {
+            return;
+        }
+        Json detail = args(at.step, -1);
+        detail["first_position"] = scheduled.firstPosition;
+        detail["tokens"] = scheduled.numTokens;
+        detail["samples"] = scheduled.samples;
+        const std::string what =
+            scheduled.numTokens == 1 ? "decode " + std::to_string(scheduled.firstPosition)
+                                     : "prefill " + std::to_string(scheduled.firstPosition) + "-" +
+                                           std::to_string(scheduled.firstPosition + scheduled.numTokens - 1);
+        at.stream.add(Json{{"ph", "X"}, {"pid", kServingProcess}, {"tid", lane->second}, {"name", what},
+                           {"cat", "serving"}, {"ts", at.span.beginUs}, {"dur", at.span.endUs - at.span.beginUs},
+                           {"args", std::move(detail)}});
+    }
+};
+
+template <> struct PerfettoRow<RequestPreemptedEvent> {
+    static void add(const RequestPreemptedEvent& preempted, const Event&, ExportStep& at) {
+        Json detail = args(at.step, -1);
+        detail["computed_tokens_lost"] = preempted.numComputedTokens;
+        requestInstant(at, preempted.requestId, "preempted", std::move(detail));
+    }
+};
+
+template <> struct PerfettoRow<RequestFinishedEvent> {
+    static void add(const RequestFinishedEvent& finished, const Event&, ExportStep& at) {
+        Json detail = args(at.step, -1);
+        detail["reason"] = toString(finished.reason);
+        detail["output_tokens"] = finished.outputTokens;
+        requestInstant(at, finished.requestId, "finished", std::move(detail));
+    }
+};
+
+template <> struct PerfettoRow<RequestAdmittedEvent> {
+    static void add(const RequestAdmittedEvent& admitted, const Event&, ExportStep& at) {
+        Json detail = args(at.step, -1);
+        detail["tokens"] = admitted.numTokens;
+        detail["cached_tokens"] = admitted.cachedTokens;
+        requestInstant(at, admitted.requestId, admitted.resumed ? "resumed" : "admitted", std::move(detail));
+    }
+};
+
+template <> struct PerfettoRow<StepBeginEvent> {
+    static void add(const StepBeginEvent& begin, const Event&, ExportStep& at) {
+        at.stepArgs["input_token_id"] = begin.tokenId;
+        at.stepArgs["input"] = begin.text;
+    }
+};
+
+template <> struct PerfettoRow<StepEndEvent> {
+    static void add(const StepEndEvent& end, const Event&, ExportStep& at) {
+        at.stepArgs["token_id"] = end.tokenId;
+        at.stepArgs["token"] = end.text;
+        at.stepArgs["wall_ns"] = end.wallNs;
+    }
+};
+
+// The session's header: its metadata and how its times were taken.
+void writePerfettoHeader(std::ostream& out, const SessionMetadata& metadata, const std::string& timing) {
+    out << "{\"displayTimeUnit\":\"ns\",\"schemaVersion\":1,\"otherData\":"
+        << Json{{"kvscope_format", FormatVersion{}.toString()},
+                {"kvscope_version", metadata.kvscopeVersion},
+                {"model", metadata.model},
+                {"cache", metadata.cacheKind},
+                {"device", metadata.device},
+                {"prompt", metadata.prompt},
+                {"seed", std::to_string(metadata.seed)},
+                {"timing", timing}}
+               .dump(-1, ' ', false, Json::error_handler_t::replace)
+        << ",\"traceEvents\":[";
+}
+
+// The processes and their lanes: the steps, one compute lane per layer, the copy, quantize and cache lanes,
+// and for a serving session one lane per request (in arrival order), which it returns.
+std::map<std::string, int> writePerfettoLanes(EventStream& stream, std::span<const Event> events, std::int32_t layers,
+                                      const std::string& device, const std::string& timing) {
+    stream.add(Json{{"ph", "M"}, {"pid", kHostProcess}, {"name", "process_name"}, {"args", {{"name", "kvscope host"}}}});
+    stream.add(Json{{"ph", "M"},
+                    {"pid", kDeviceProcess},
+                    {"name", "process_name"},
+                    {"args", {{"name", "device " + device + " (" + timing + " times)"}}}});
+    stream.add(laneName(kHostProcess, kStepsLane, "decode steps"));
+    const std::vector<std::pair<int, std::string>> lanes{
+        {kPrefetchLane, "prefetch stream (host to device)"},
+        {kComputeStreamCopiesLane, "offload (compute stream)"},
+        {kQuantizeLane, "quantize"},
+        {kCacheLane, "cache operations"},
+    };
+    int order = 0;
+    for (std::int32_t layer = 0; layer < layers; ++layer) {
+        stream.add(laneName(kDeviceProcess, kFirstLayerLane + layer, "compute " + layerName(layer)));
+        stream.add(laneOrder(kDeviceProcess, kFirstLayerLane + layer, order++));
+    }
+    for (const auto& [lane, name] : lanes) {
+        stream.add(laneName(kDeviceProcess, lane, name));
+        stream.add(laneOrder(kDeviceProcess, lane, order++));
+    }
+    std::map<std::string, int> requestLanes;
+    bool serving = false;
+    for (const Event& event : events) {
+        if (const auto* arrived = std::get_if<RequestArrivedEvent>(&event.payload)) {
+            if (!requestLanes.contains(arrived->requestId)) {
+                const int lane = kFirstRequestLane + static_cast<int>(requestLanes.size());
+                requestLanes.emplace(arrived->requestId, lane);
+            }
+        }
+        serving = serving || event.kind() == EventKind::PagedPool;
+    }
+    if (serving) {
+        stream.add(Json{{"ph", "M"}, {"pid", kServingProcess}, {"name", "process_name"},
+                        {"args", {{"name", "serving requests (paged KV cache)"}}}});
+        for (const auto& [id, lane] : requestLanes) {
+            stream.add(laneName(kServingProcess, lane, "request " + id));
+            stream.add(laneOrder(kServingProcess, lane, lane));
+        }
+    }
+    return requestLanes;
+}
+
+// The end of a step: its slice on the steps lane, then the cache's, the pool's and the press's counters.
+void writePerfettoStepEnd(ExportStep& at, const StepState& state) {
+    EventStream& stream = at.stream;
+    const StepSpan& span = at.span;
+    stream.add(Json{{"ph", "X"},
+                    {"pid", kHostProcess},
+                    {"tid", kStepsLane},
+                    {"name", at.step == 0 ? std::string("prefill") : "step " + std::to_string(at.step)},
+                    {"cat", "step"},
+                    {"ts", span.beginUs},
+                    {"dur", span.endUs - span.beginUs},
+                    {"args", std::move(at.stepArgs)}});
+    writeCounters(stream, state, span.endUs);
+    if (state.paged.active) {
+        const PagedState& pool = state.paged;
+        const auto usable = pool.numBlocks - (pool.nullBlock >= 0 ? 1 : 0);
+        stream.add(Json{{"ph", "C"}, {"pid", kServingProcess}, {"name", "pool: blocks"}, {"ts", span.endUs},
+                        {"args", {{"held", usable - static_cast<std::int64_t>(pool.freeQueue.size())},
+                                  {"free", static_cast<std::int64_t>(pool.freeQueue.size())}}}});
+        stream.add(Json{{"ph", "C"}, {"pid", kServingProcess}, {"name", "prefix hit rate (%, cumulative)"},
+                        {"ts", span.endUs},
+                        {"args", {{"hit rate", pool.queryTokens > 0 ? 100.0 * static_cast<double>(pool.hitTokens) /
+                                                                           static_cast<double>(pool.queryTokens)
+                                                                     : 0.0}}}});
+        stream.add(Json{{"ph", "C"}, {"pid", kServingProcess}, {"name", "evictions and preemptions (total)"},
+                        {"ts", span.endUs},
+                        {"args", {{"evictions", pool.evictions}, {"preemptions", pool.preemptions}}}});
+    }
+    if (!at.pressed.empty()) {
+        Json kept = Json::object();
+        Json dropped = Json::object();
+        for (const auto& [layer, counts] : at.pressed) {
+            kept[layerName(layer)] = counts.first;
+            dropped[layerName(layer)] = counts.second;
+        }
+        stream.add(Json{{"ph", "C"}, {"pid", kDeviceProcess}, {"name", "press: kept tokens"}, {"ts", span.endUs},
+                        {"args", std::move(kept)}});
+        stream.add(Json{{"ph", "C"}, {"pid", kDeviceProcess}, {"name", "press: dropped tokens (total)"},
+                        {"ts", span.endUs}, {"args", std::move(dropped)}});
+    }
 }
 
 } // namespace
@@ -279,73 +547,20 @@ void PerfettoExport::write(std::ostream& out, const SessionMetadata& metadata, s
     }
     const std::vector<StepSpan> spans = stepSpans(events, steps, timed);
     const std::string timing = !timed ? "wall" : measured ? "measured" : "modeled";
-
-    out << "{\"displayTimeUnit\":\"ns\",\"schemaVersion\":1,\"otherData\":"
-        << Json{{"kvscope_format", FormatVersion{}.toString()},
-                {"kvscope_version", metadata.kvscopeVersion},
-                {"model", metadata.model},
-                {"cache", metadata.cacheKind},
-                {"device", metadata.device},
-                {"prompt", metadata.prompt},
-                {"seed", std::to_string(metadata.seed)},
-                {"timing", timing}}
-               .dump(-1, ' ', false, Json::error_handler_t::replace)
-        << ",\"traceEvents\":[";
+    writePerfettoHeader(out, metadata, timing);
     EventStream stream(out);
-    stream.add(Json{{"ph", "M"}, {"pid", kHostProcess}, {"name", "process_name"}, {"args", {{"name", "kvscope host"}}}});
-    stream.add(Json{{"ph", "M"},
-                    {"pid", kDeviceProcess},
-                    {"name", "process_name"},
-                    {"args", {{"name", "device " + metadata.device + " (" + timing + " times)"}}}});
-    stream.add(laneName(kHostProcess, kStepsLane, "decode steps"));
-    const std::vector<std::pair<int, std::string>> lanes{
-        {kPrefetchLane, "prefetch stream (host to device)"},
-        {kComputeStreamCopiesLane, "offload (compute stream)"},
-        {kQuantizeLane, "quantize"},
-        {kCacheLane, "cache operations"},
-    };
-    int order = 0;
-    for (std::int32_t layer = 0; layer < layers; ++layer) {
-        stream.add(laneName(kDeviceProcess, kFirstLayerLane + layer, "compute " + layerName(layer)));
-        stream.add(laneOrder(kDeviceProcess, kFirstLayerLane + layer, order++));
-    }
-    for (const auto& [lane, name] : lanes) {
-        stream.add(laneName(kDeviceProcess, lane, name));
-        stream.add(laneOrder(kDeviceProcess, lane, order++));
-    }
-
-    // Serving sessions: a lane per request (named when it arrives), counters for the pool.
-    std::map<std::string, int> requestLanes;
-    bool serving = false;
-    for (const Event& event : events) {
-        if (const auto* arrived = std::get_if<RequestArrivedEvent>(&event.payload)) {
-            if (!requestLanes.contains(arrived->requestId)) {
-                const int lane = kFirstRequestLane + static_cast<int>(requestLanes.size());
-                requestLanes.emplace(arrived->requestId, lane);
-            }
-        }
-        serving = serving || event.kind() == EventKind::PagedPool;
-    }
-    if (serving) {
-        stream.add(Json{{"ph", "M"}, {"pid", kServingProcess}, {"name", "process_name"},
-                        {"args", {{"name", "serving requests (paged KV cache)"}}}});
-        for (const auto& [id, lane] : requestLanes) {
-            stream.add(laneName(kServingProcess, lane, "request " + id));
-            stream.add(laneOrder(kServingProcess, lane, lane));
-        }
-    }
+    const std::map<std::string, int> requestLanes = writePerfettoLanes(stream, events, layers, metadata.device, timing);
 
     LaneWriter laneWriter(stream);
     FlowTracker flows(stream);
-    // Per layer a cache press compressed: tokens its last compression kept, and all it dropped so far.
     std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> pressed;
     StepState state;
     std::int64_t filed = -1;
     std::size_t next = 0;
     for (std::int64_t step = 0; step < steps; ++step) {
-        const StepSpan& span = spans[static_cast<std::size_t>(step)];
+        ExportStep at{stream, laneWriter, flows, requestLanes, pressed, step, spans[static_cast<std::size_t>(step)],
+                      args(step, -1)};
         StateReducer::beginStep(state, step);
-        Json stepArgs = args(step, -1);
         for (; next < events.size(); ++next) {
             const Event& event = events[next];
             if (std::max(event.step, filed) > step) {
@@ -353,135 +568,16 @@ void PerfettoExport::write(std::ostream& out, const SessionMetadata& metadata, s
             }
             filed = std::max(filed, event.step);
             StateReducer::apply(state, event);
-            const double instantTs = span.beginUs;
-            if (const auto* compression = std::get_if<CompressionEvent>(&event.payload)) {
-                auto& [kept, dropped] = pressed[event.layer];
-                kept = compression->lengthAfter;
-                dropped += compression->lengthBefore - compression->lengthAfter;
-            }
-            if (const auto* compute = std::get_if<ComputeEvent>(&event.payload)) {
-                const int lane = kFirstLayerLane + event.layer;
-                Json sliceArgs = args(step, event.layer);
-                sliceArgs["timing"] = toString(compute->timing);
-                if (laneWriter.slice(lane, layerName(event.layer) + " update", "compute", micros(compute->beginNs),
-                                     micros(compute->endNs), std::move(sliceArgs))) {
-                    flows.use(event.layer, lane, micros(compute->beginNs), step);
-                }
-            } else if (const auto* transfer = std::get_if<TransferEvent>(&event.payload)) {
-                const int lane = transfer->lane == TransferLane::Prefetch ? kPrefetchLane : kComputeStreamCopiesLane;
-                Json sliceArgs = args(step, event.layer);
-                sliceArgs["bytes"] = transfer->bytes;
-                sliceArgs["timing"] = toString(transfer->timing);
-                sliceArgs["lane"] = toString(transfer->lane);
-                const bool offload = transfer->direction == TransferDirection::Offload;
-                const bool bound = laneWriter.slice(lane, std::string(offload ? "offload " : "prefetch ") +
-                                                              layerName(event.layer),
-                                                    offload ? "offload" : "prefetch", micros(transfer->beginNs),
-                                                    micros(transfer->endNs), std::move(sliceArgs));
-                if (bound && offload) {
-                    flows.offload(event.layer, lane, micros(transfer->beginNs), step);
-                } else if (bound) {
-                    flows.prefetch(event.layer, lane, micros(transfer->beginNs), step);
-                }
-            } else if (const auto* flush = std::get_if<QuantizeFlushEvent>(&event.payload)) {
-                Json detail = args(step, event.layer);
-                detail["tokens_moved"] = flush->tokensMoved;
-                detail["quantized_tokens_after"] = flush->quantizedTokensAfter;
-                detail["bytes_before"] = flush->bytesBefore;
-                detail["bytes_after"] = flush->bytesAfter;
-                detail["max_abs_error"] = flush->maxAbsError;
-                detail["relative_error"] = flush->relativeError;
-                stream.add(Json{{"ph", "i"}, {"s", "t"}, {"pid", kDeviceProcess}, {"tid", kQuantizeLane},
-                                {"name", "flush " + layerName(event.layer)}, {"cat", "quantize"}, {"ts", instantTs},
-                                {"args", std::move(detail)}});
-            } else if (auto instant = instantOf(event)) {
-                stream.add(Json{{"ph", "i"}, {"s", "t"}, {"pid", kDeviceProcess}, {"tid", kCacheLane},
-                                {"name", instant->first}, {"cat", "cache"}, {"ts", instantTs},
-                                {"args", std::move(instant->second)}});
-            } else if (const auto* scheduled = std::get_if<RequestScheduledEvent>(&event.payload)) {
-                const auto lane = requestLanes.find(scheduled->requestId);
-                if (lane != requestLanes.end()) {
-                    Json detail = args(step, -1);
-                    detail["first_position"] = scheduled->firstPosition;
-                    detail["tokens"] = scheduled->numTokens;
-                    detail["samples"] = scheduled->samples;
-                    const std::string what =
-                        scheduled->numTokens == 1 ? "decode " + std::to_string(scheduled->firstPosition)
-                                                  : "prefill " + std::to_string(scheduled->firstPosition) + "-" +
-                                                        std::to_string(scheduled->firstPosition + scheduled->numTokens - 1);
-                    stream.add(Json{{"ph", "X"}, {"pid", kServingProcess}, {"tid", lane->second}, {"name", what},
-                                    {"cat", "serving"}, {"ts", span.beginUs}, {"dur", span.endUs - span.beginUs},
-                                    {"args", std::move(detail)}});
-                }
-            } else if (event.kind() == EventKind::RequestPreempted || event.kind() == EventKind::RequestFinished ||
-                       event.kind() == EventKind::RequestAdmitted) {
-                std::string id;
-                std::string what;
-                Json detail = args(step, -1);
-                if (const auto* preempted = std::get_if<RequestPreemptedEvent>(&event.payload)) {
-                    id = preempted->requestId;
-                    what = "preempted";
-                    detail["computed_tokens_lost"] = preempted->numComputedTokens;
-                } else if (const auto* finished = std::get_if<RequestFinishedEvent>(&event.payload)) {
-                    id = finished->requestId;
-                    what = "finished";
-                    detail["reason"] = toString(finished->reason);
-                    detail["output_tokens"] = finished->outputTokens;
-                } else if (const auto* admitted = std::get_if<RequestAdmittedEvent>(&event.payload)) {
-                    id = admitted->requestId;
-                    what = admitted->resumed ? "resumed" : "admitted";
-                    detail["tokens"] = admitted->numTokens;
-                    detail["cached_tokens"] = admitted->cachedTokens;
-                }
-                if (const auto lane = requestLanes.find(id); lane != requestLanes.end()) {
-                    stream.add(Json{{"ph", "i"}, {"s", "t"}, {"pid", kServingProcess}, {"tid", lane->second},
-                                    {"name", what}, {"cat", "serving"}, {"ts", instantTs}, {"args", std::move(detail)}});
-                }
-            } else if (const auto* begin = std::get_if<StepBeginEvent>(&event.payload)) {
-                stepArgs["input_token_id"] = begin->tokenId;
-                stepArgs["input"] = begin->text;
-            } else if (const auto* end = std::get_if<StepEndEvent>(&event.payload)) {
-                stepArgs["token_id"] = end->tokenId;
-                stepArgs["token"] = end->text;
-                stepArgs["wall_ns"] = end->wallNs;
-            }
+            std::visit(
+                [&](const auto& payload) {
+                    using Row = PerfettoRow<std::decay_t<decltype(payload)>>;
+                    if constexpr (requires { Row::add(payload, event, at); }) {
+                        Row::add(payload, event, at);
+                    }
+                },
+                event.payload);
         }
-        stream.add(Json{{"ph", "X"},
-                        {"pid", kHostProcess},
-                        {"tid", kStepsLane},
-                        {"name", step == 0 ? std::string("prefill") : "step " + std::to_string(step)},
-                        {"cat", "step"},
-                        {"ts", span.beginUs},
-                        {"dur", span.endUs - span.beginUs},
-                        {"args", std::move(stepArgs)}});
-        writeCounters(stream, state, span.endUs);
-        if (state.paged.active) {
-            const PagedState& pool = state.paged;
-            const auto usable = pool.numBlocks - (pool.nullBlock >= 0 ? 1 : 0);
-            stream.add(Json{{"ph", "C"}, {"pid", kServingProcess}, {"name", "pool: blocks"}, {"ts", span.endUs},
-                            {"args", {{"held", usable - static_cast<std::int64_t>(pool.freeQueue.size())},
-                                      {"free", static_cast<std::int64_t>(pool.freeQueue.size())}}}});
-            stream.add(Json{{"ph", "C"}, {"pid", kServingProcess}, {"name", "prefix hit rate (%, cumulative)"},
-                            {"ts", span.endUs},
-                            {"args", {{"hit rate", pool.queryTokens > 0 ? 100.0 * static_cast<double>(pool.hitTokens) /
-                                                                               static_cast<double>(pool.queryTokens)
-                                                                         : 0.0}}}});
-            stream.add(Json{{"ph", "C"}, {"pid", kServingProcess}, {"name", "evictions and preemptions (total)"},
-                            {"ts", span.endUs},
-                            {"args", {{"evictions", pool.evictions}, {"preemptions", pool.preemptions}}}});
-        }
-        if (!pressed.empty()) {
-            Json kept = Json::object();
-            Json dropped = Json::object();
-            for (const auto& [layer, counts] : pressed) {
-                kept[layerName(layer)] = counts.first;
-                dropped[layerName(layer)] = counts.second;
-            }
-            stream.add(Json{{"ph", "C"}, {"pid", kDeviceProcess}, {"name", "press: kept tokens"}, {"ts", span.endUs},
-                            {"args", std::move(kept)}});
-            stream.add(Json{{"ph", "C"}, {"pid", kDeviceProcess}, {"name", "press: dropped tokens (total)"},
-                            {"ts", span.endUs}, {"args", std::move(dropped)}});
-        }
+        writePerfettoStepEnd(at, state);
     }
     out << "\n]}\n";
 }

@@ -60,6 +60,326 @@ QString inParentheses(const QString& quotes) {
     return quotes.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(quotes);
 }
 
+/// A press leaves sliding-window layers alone (their windows already bound them); says which, if any.
+QString slidingLayersLeftAlone(const trace::StepState& state) {
+    QStringList sliding;
+    for (std::size_t layer = 0; layer < state.layers.size(); ++layer) {
+        if (state.layers[layer].initialized && trace::isSlidingWindow(state.layers[layer].kind)) {
+            sliding << QString::number(layer);
+        }
+    }
+    if (sliding.isEmpty()) {
+        return {};
+    }
+    return QCoreApplication::translate("EventExplainer", " The press leaves sliding-window %1 %2 alone: %3 "
+                                                         "window%4 already bound%5 them.")
+        .arg(sliding.size() == 1 ? "layer" : "layers", sliding.join(", "), sliding.size() == 1 ? "its" : "their",
+             sliding.size() == 1 ? "" : "s", sliding.size() == 1 ? "s" : "");
+}
+
+/// What a row's `why` knows besides the payload: the event, the cache after its step, the session's tokens
+/// and press, and the layer's name.
+struct EventWhyContext {
+    const trace::Event& event;
+    const trace::StepState& state;
+    const EventExplainer::TokenLookup& tokens;
+    const std::optional<config::PressSettings>& press;
+    QString layer;
+};
+
+/// The event log's text, one row per kind of event (as trace's EventFields describes each record once):
+/// `summary` states the payload's fields, `why` says why the cache did it. The paged kinds have no row
+/// here: PagedExplainer's rows explain them. EventExplainerTest checks that every kind has its text.
+template <typename Payload> struct EventLogText {};
+
+template <> struct EventLogText<trace::UpdateEvent> {
+    static QString summary(const trace::UpdateEvent& payload) {
+        return eventTr("+%1 tokens → seq %2, stored %3%4, returned %5, %6")
+            .arg(payload.tokensIn)
+            .arg(payload.seqLength)
+            .arg(payload.storedTokens)
+            .arg(payload.capacity >= 0 ? QStringLiteral("/%1").arg(payload.capacity) : QString())
+            .arg(payload.returnedTokens)
+            .arg(EventExplainer::formatBytes(static_cast<double>(payload.bytes)));
+    }
+    static QString why(const trace::UpdateEvent& payload, const EventWhyContext& context) {
+        const QString stored =
+            inParentheses(EventExplainer::quoteTokens(context.tokens, payload.seqLength - payload.tokensIn, payload.seqLength));
+        if (context.event.step == 0) {
+            return eventTr("%1 (%2) stored the prompt's keys and values%3 during prefill, so later tokens "
+                      "need not recompute them.")
+                .arg(context.layer, kindName(context.event, context.state), stored);
+        }
+        return eventTr("%1 (%2) appended the new token's key and value%3: attention over the context "
+                  "reads the cache instead of recomputing past tokens.")
+            .arg(context.layer, kindName(context.event, context.state), stored);
+    }
+};
+
+template <> struct EventLogText<trace::MaskSizesEvent> {
+    static QString summary(const trace::MaskSizesEvent& payload) {
+        return eventTr("query %1 × kv %2, kv_offset %3")
+            .arg(payload.queryLength)
+            .arg(payload.kvLength)
+            .arg(payload.kvOffset);
+    }
+    static QString why(const trace::MaskSizesEvent& payload, const EventWhyContext& context) {
+        return eventTr("The model asked %1 how many keys its mask spans: %2 columns starting at position "
+                  "%3, because %4.")
+            .arg(context.layer.toLower())
+            .arg(payload.kvLength)
+            .arg(payload.kvOffset)
+            .arg(payload.kvOffset > 0 ? eventTr("positions before %1 are no longer held").arg(payload.kvOffset)
+                                      : eventTr("every position since the start is still held"));
+    }
+};
+
+template <> struct EventLogText<trace::WindowSlideEvent> {
+    static QString summary(const trace::WindowSlideEvent& payload) {
+        return eventTr("evicted %1, window [%2, %3) of %4")
+            .arg(payload.positionsEvicted)
+            .arg(payload.windowStart)
+            .arg(payload.windowEnd)
+            .arg(payload.windowSize);
+    }
+    static QString why(const trace::WindowSlideEvent& payload, const EventWhyContext& context) {
+        // The evicted tokens are the ones just before the window's new start.
+        const QString left = EventExplainer::quoteTokens(context.tokens, payload.windowStart - payload.positionsEvicted,
+                                         payload.windowStart);
+        return eventTr("%1 keeps only the last %2 tokens (its sliding window); the new token pushed the "
+                  "oldest %3 out%4, so attention now starts at position %5.")
+            .arg(context.layer, QString::number(payload.windowSize), QString::number(payload.positionsEvicted),
+                 left.isEmpty() ? QString() : eventTr(": the window slid past %1").arg(left),
+                 QString::number(payload.windowStart));
+    }
+};
+
+template <> struct EventLogText<trace::QuantizeFlushEvent> {
+    static QString summary(const trace::QuantizeFlushEvent& payload) {
+        return eventTr("moved %1 tokens, residual %2 → %3, quantized %4, %5 → %6, rel. error %7%")
+            .arg(payload.tokensMoved)
+            .arg(payload.residualBefore)
+            .arg(payload.residualAfter)
+            .arg(payload.quantizedTokensAfter)
+            .arg(EventExplainer::formatBytes(static_cast<double>(payload.bytesBefore)))
+            .arg(EventExplainer::formatBytes(static_cast<double>(payload.bytesAfter)))
+            .arg(payload.relativeError * 100.0, 0, 'f', 2);
+    }
+    static QString why(const trace::QuantizeFlushEvent& payload, const EventWhyContext& context) {
+        if (context.event.layer >= 0 && static_cast<std::size_t>(context.event.layer) < context.state.layers.size() &&
+            context.state.layers[static_cast<std::size_t>(context.event.layer)].kind != trace::LayerKind::Quantized) {
+            // llama.cpp's cache: no residual, each update's tokens are quantised as they are stored.
+            const QString stored = inParentheses(EventExplainer::quoteTokens(
+                context.tokens, payload.quantizedTokensAfter - payload.tokensMoved, payload.quantizedTokensAfter));
+            return eventTr("%1 quantised the %2 new tokens%3 as it stored them, as llama.cpp's cache does (no "
+                      "full-precision residual): %4 → %5, at a relative error of %6%.")
+                .arg(context.layer, QString::number(payload.tokensMoved), stored,
+                     EventExplainer::formatBytes(static_cast<double>(payload.bytesBefore)),
+                     EventExplainer::formatBytes(static_cast<double>(payload.bytesAfter)),
+                     QString::number(payload.relativeError * 100.0, 'f', 2));
+        }
+        // The store holds the oldest tokens from position 0: the moved ones end it.
+        const QString moved = inParentheses(EventExplainer::quoteTokens(
+            context.tokens, payload.quantizedTokensAfter - payload.tokensMoved, payload.quantizedTokensAfter));
+        return eventTr("%1's full-precision residual had grown to %2 tokens, past the residual length, so "
+                  "they were quantized%3 into the compact store (%4 → %5), at a relative error of %6%.")
+            .arg(context.layer, QString::number(payload.residualBefore), moved,
+                 EventExplainer::formatBytes(static_cast<double>(payload.bytesBefore)),
+                 EventExplainer::formatBytes(static_cast<double>(payload.bytesAfter)),
+                 QString::number(payload.relativeError * 100.0, 'f', 2));
+    }
+};
+
+template <> struct EventLogText<trace::TransferEvent> {
+    static QString summary(const trace::TransferEvent& payload) {
+        return eventTr("%1 on %2 stream, %3 in %4 (%5)")
+            .arg(QString::fromUtf8(toString(payload.direction)))
+            .arg(QString::fromUtf8(toString(payload.lane)))
+            .arg(EventExplainer::formatBytes(static_cast<double>(payload.bytes)))
+            .arg(microseconds(payload.endNs - payload.beginNs))
+            .arg(QString::fromUtf8(toString(payload.timing)));
+    }
+    static QString why(const trace::TransferEvent& payload, const EventWhyContext& context) {
+        if (payload.direction == trace::TransferDirection::Offload) {
+            return eventTr("%1 is done for this step, so the offloading cache moved its keys and values to "
+                      "host memory on the compute stream, freeing device memory until it is needed "
+                      "again. Times are %2.")
+                .arg(context.layer, QString::fromUtf8(toString(payload.timing)));
+        }
+        return eventTr("%1 runs next, so its keys and values were copied back to the device on the side "
+                  "stream while the previous layer computed, hiding the copy. Times are %2.")
+            .arg(context.layer, QString::fromUtf8(toString(payload.timing)));
+    }
+};
+
+template <> struct EventLogText<trace::CropEvent> {
+    static QString summary(const trace::CropEvent& payload) {
+        return eventTr("max_length %1, seq %2 → %3")
+            .arg(payload.maxLength)
+            .arg(payload.seqLengthBefore)
+            .arg(payload.seqLengthAfter);
+    }
+    static QString why(const trace::CropEvent& payload, const EventWhyContext& context) {
+        return eventTr("The generator rewound: cropping drops the tail tokens%1 so generation resumes from "
+                  "position %2.")
+            .arg(inParentheses(EventExplainer::quoteTokens(context.tokens, payload.seqLengthAfter, payload.seqLengthBefore)),
+                 QString::number(payload.seqLengthAfter));
+    }
+};
+
+template <> struct EventLogText<trace::ReorderEvent> {
+    static QString summary(const trace::ReorderEvent& payload) {
+        return eventTr("beam rows ← [%1]").arg(idList(payload.beamIndices));
+    }
+    static QString why(const trace::ReorderEvent& payload, const EventWhyContext& context) {
+        return eventTr("Beam search kept the best beams: each cache row now holds the history of the beam "
+                  "it continues.");
+    }
+};
+
+template <> struct EventLogText<trace::BatchRepeatEvent> {
+    static QString summary(const trace::BatchRepeatEvent& payload) {
+        return eventTr("×%1, batch %2 → %3").arg(payload.repeats).arg(payload.batchBefore).arg(payload.batchAfter);
+    }
+    static QString why(const trace::BatchRepeatEvent& payload, const EventWhyContext& context) {
+        return eventTr("Each batch row was repeated %1 times so every beam or sample starts from the same "
+                  "cached prompt.")
+            .arg(payload.repeats);
+    }
+};
+
+template <> struct EventLogText<trace::BatchSelectEvent> {
+    static QString summary(const trace::BatchSelectEvent& payload) {
+        return eventTr("rows [%1], batch %2 → %3")
+            .arg(idList(payload.indices))
+            .arg(payload.batchBefore)
+            .arg(payload.batchAfter);
+    }
+    static QString why(const trace::BatchSelectEvent& payload, const EventWhyContext& context) {
+        return eventTr("Only the selected batch rows continue; the cache dropped the others' history.");
+    }
+};
+
+template <> struct EventLogText<trace::ResetEvent> {
+    static QString summary(const trace::ResetEvent& payload) {
+        return eventTr("all token counts to 0");
+    }
+    static QString why(const trace::ResetEvent& payload, const EventWhyContext& context) {
+        return eventTr("The cache was reset for a new generation; its buffers are zeroed in place and "
+                  "keep their memory.");
+    }
+};
+
+template <> struct EventLogText<trace::MemoryEvent> {
+    static QString summary(const trace::MemoryEvent& payload) {
+        return eventTr("device full precision %1, device quantized %2, host %3")
+            .arg(EventExplainer::formatBytes(static_cast<double>(payload.deviceFullPrecision)))
+            .arg(EventExplainer::formatBytes(static_cast<double>(payload.deviceQuantized)))
+            .arg(EventExplainer::formatBytes(static_cast<double>(payload.host)));
+    }
+    static QString why(const trace::MemoryEvent& payload, const EventWhyContext& context) {
+        return eventTr("Bytes per memory tier at the end of the step, for the memory view and the status "
+                  "bar.");
+    }
+};
+
+template <> struct EventLogText<trace::StepBeginEvent> {
+    static QString summary(const trace::StepBeginEvent& payload) {
+        return eventTr("input %1").arg(tokenLabel(payload.tokenId, payload.text));
+    }
+    static QString why(const trace::StepBeginEvent& payload, const EventWhyContext& context) {
+        return context.event.step == 0 ? eventTr("Prefill: the whole prompt runs through the model at once.")
+                               : eventTr("Decoding: the token picked last step is fed back as the only "
+                                    "new query.");
+    }
+};
+
+template <> struct EventLogText<trace::StepEndEvent> {
+    static QString summary(const trace::StepEndEvent& payload) {
+        return eventTr("produced %1 in %2")
+            .arg(tokenLabel(payload.tokenId, payload.text), microseconds(payload.wallNs));
+    }
+    static QString why(const trace::StepEndEvent& payload, const EventWhyContext& context) {
+        return eventTr("The model picked the next token from the last position's logits.");
+    }
+};
+
+template <> struct EventLogText<trace::ComputeEvent> {
+    static QString summary(const trace::ComputeEvent& payload) {
+        return eventTr("attention update for %1 (%2)")
+            .arg(microseconds(payload.endNs - payload.beginNs))
+            .arg(QString::fromUtf8(toString(payload.timing)));
+    }
+    static QString why(const trace::ComputeEvent& payload, const EventWhyContext& context) {
+        return eventTr("%1's attention occupied the compute stream; transfers are scheduled around it.")
+            .arg(context.layer);
+    }
+};
+
+template <> struct EventLogText<trace::ChannelErrorEvent> {
+    static QString summary(const trace::ChannelErrorEvent& payload) {
+        return eventTr("channel error over %1 tokens: keys %2, values %3 (RMS)")
+            .arg(payload.tokens)
+            .arg(ChannelErrorHistory::overall(payload.keyError), 0, 'g', 3)
+            .arg(ChannelErrorHistory::overall(payload.valueError), 0, 'g', 3);
+    }
+    static QString why(const trace::ChannelErrorEvent& payload, const EventWhyContext& context) {
+        QString text = eventTr("%1 has quantised %2 tokens so far; over them its keys' error is %3 and its "
+                          "values' %4 (root mean square over every channel).")
+                           .arg(context.layer)
+                           .arg(payload.tokens)
+                           .arg(ChannelErrorHistory::overall(payload.keyError), 0, 'g', 3)
+                           .arg(ChannelErrorHistory::overall(payload.valueError), 0, 'g', 3);
+        if (const auto worst = ChannelErrorHistory::worst(payload.keyError, payload.keySize, payload.heads)) {
+            const double median = ChannelErrorHistory::headMedian(payload.keySize, payload.heads, worst->head);
+            text += eventTr(" The worst key channel is head %1's channel %2 (error %3)")
+                        .arg(worst->head)
+                        .arg(worst->channel)
+                        .arg(worst->error, 0, 'g', 3);
+            if (median > 0.0) {
+                text += eventTr(", whose keys are %1× the head's median channel: a block of 32 values shares "
+                           "one scale, so a large channel coarsens its whole block unless the rotation "
+                           "spreads it over the head")
+                            .arg(worst->size / median, 0, 'g', 3);
+            }
+            text += QLatin1Char('.');
+        }
+        return text + eventTr(" The Channel errors dock maps every layer's channels.");
+    }
+};
+
+template <> struct EventLogText<trace::LogitsEvent> {
+    static QString summary(const trace::LogitsEvent& payload) {
+        return eventTr("%1 log-probabilities%2")
+            .arg(payload.logProbs.size())
+            .arg(payload.complete ? eventTr(" (whole vocabulary)") : eventTr(" (top tokens)"));
+    }
+    static QString why(const trace::LogitsEvent& payload, const EventWhyContext& context) {
+        return eventTr("Kept so that compare mode can measure how far two caches' predictions drift.");
+    }
+};
+
+template <> struct EventLogText<trace::CompressionEvent> {
+    static QString summary(const trace::CompressionEvent& payload) {
+        if (!payload.keptPerHead.empty()) {
+            // Heads keeping different numbers (AdaKV): the range.
+            const auto [fewest, most] = std::minmax_element(payload.keptPerHead.begin(), payload.keptPerHead.end());
+            return eventTr("press kept %1 to %2 of %3 tokens per head (%4 heads)")
+                .arg(*fewest)
+                .arg(*most)
+                .arg(payload.lengthBefore)
+                .arg(payload.heads);
+        }
+        return eventTr("press kept %1 of %2 tokens per head (%3 heads)")
+            .arg(payload.lengthAfter)
+            .arg(payload.lengthBefore)
+            .arg(payload.heads);
+    }
+    static QString why(const trace::CompressionEvent& payload, const EventWhyContext& context) {
+        return PressExplainer::sentence(context.event, context.press, context.tokens) + slidingLayersLeftAlone(context.state);
+    }
+};
+
 } // namespace
 
 QString EventExplainer::quoteTokens(const TokenLookup& tokens, std::int64_t begin, std::int64_t end) {
@@ -97,255 +417,35 @@ QString EventExplainer::formatBytes(double bytes) {
 }
 
 QString EventExplainer::summary(const trace::Event& event) {
-    using namespace trace;
-    if (isPagedKind(event.kind())) {
+    if (trace::isPagedKind(event.kind())) {
         return PagedExplainer::summary(event);
     }
     return std::visit(
-        [&](const auto& payload) -> QString {
-            using T = std::decay_t<decltype(payload)>;
-            if constexpr (std::is_same_v<T, UpdateEvent>) {
-                return eventTr("+%1 tokens → seq %2, stored %3%4, returned %5, %6")
-                    .arg(payload.tokensIn)
-                    .arg(payload.seqLength)
-                    .arg(payload.storedTokens)
-                    .arg(payload.capacity >= 0 ? QStringLiteral("/%1").arg(payload.capacity) : QString())
-                    .arg(payload.returnedTokens)
-                    .arg(formatBytes(static_cast<double>(payload.bytes)));
-            } else if constexpr (std::is_same_v<T, MaskSizesEvent>) {
-                return eventTr("query %1 × kv %2, kv_offset %3")
-                    .arg(payload.queryLength)
-                    .arg(payload.kvLength)
-                    .arg(payload.kvOffset);
-            } else if constexpr (std::is_same_v<T, WindowSlideEvent>) {
-                return eventTr("evicted %1, window [%2, %3) of %4")
-                    .arg(payload.positionsEvicted)
-                    .arg(payload.windowStart)
-                    .arg(payload.windowEnd)
-                    .arg(payload.windowSize);
-            } else if constexpr (std::is_same_v<T, QuantizeFlushEvent>) {
-                return eventTr("moved %1 tokens, residual %2 → %3, quantized %4, %5 → %6, rel. error %7%")
-                    .arg(payload.tokensMoved)
-                    .arg(payload.residualBefore)
-                    .arg(payload.residualAfter)
-                    .arg(payload.quantizedTokensAfter)
-                    .arg(formatBytes(static_cast<double>(payload.bytesBefore)))
-                    .arg(formatBytes(static_cast<double>(payload.bytesAfter)))
-                    .arg(payload.relativeError * 100.0, 0, 'f', 2);
-            } else if constexpr (std::is_same_v<T, TransferEvent>) {
-                return eventTr("%1 on %2 stream, %3 in %4 (%5)")
-                    .arg(QString::fromUtf8(toString(payload.direction)))
-                    .arg(QString::fromUtf8(toString(payload.lane)))
-                    .arg(formatBytes(static_cast<double>(payload.bytes)))
-                    .arg(microseconds(payload.endNs - payload.beginNs))
-                    .arg(QString::fromUtf8(toString(payload.timing)));
-            } else if constexpr (std::is_same_v<T, CropEvent>) {
-                return eventTr("max_length %1, seq %2 → %3")
-                    .arg(payload.maxLength)
-                    .arg(payload.seqLengthBefore)
-                    .arg(payload.seqLengthAfter);
-            } else if constexpr (std::is_same_v<T, ReorderEvent>) {
-                return eventTr("beam rows ← [%1]").arg(idList(payload.beamIndices));
-            } else if constexpr (std::is_same_v<T, BatchRepeatEvent>) {
-                return eventTr("×%1, batch %2 → %3").arg(payload.repeats).arg(payload.batchBefore).arg(payload.batchAfter);
-            } else if constexpr (std::is_same_v<T, BatchSelectEvent>) {
-                return eventTr("rows [%1], batch %2 → %3")
-                    .arg(idList(payload.indices))
-                    .arg(payload.batchBefore)
-                    .arg(payload.batchAfter);
-            } else if constexpr (std::is_same_v<T, ResetEvent>) {
-                return eventTr("all token counts to 0");
-            } else if constexpr (std::is_same_v<T, MemoryEvent>) {
-                return eventTr("device full precision %1, device quantized %2, host %3")
-                    .arg(formatBytes(static_cast<double>(payload.deviceFullPrecision)))
-                    .arg(formatBytes(static_cast<double>(payload.deviceQuantized)))
-                    .arg(formatBytes(static_cast<double>(payload.host)));
-            } else if constexpr (std::is_same_v<T, StepBeginEvent>) {
-                return eventTr("input %1").arg(tokenLabel(payload.tokenId, payload.text));
-            } else if constexpr (std::is_same_v<T, StepEndEvent>) {
-                return eventTr("produced %1 in %2")
-                    .arg(tokenLabel(payload.tokenId, payload.text), microseconds(payload.wallNs));
-            } else if constexpr (std::is_same_v<T, ComputeEvent>) {
-                return eventTr("attention update for %1 (%2)")
-                    .arg(microseconds(payload.endNs - payload.beginNs))
-                    .arg(QString::fromUtf8(toString(payload.timing)));
-            } else if constexpr (std::is_same_v<T, ChannelErrorEvent>) {
-                return eventTr("channel error over %1 tokens: keys %2, values %3 (RMS)")
-                    .arg(payload.tokens)
-                    .arg(ChannelErrorHistory::overall(payload.keyError), 0, 'g', 3)
-                    .arg(ChannelErrorHistory::overall(payload.valueError), 0, 'g', 3);
-            } else if constexpr (std::is_same_v<T, LogitsEvent>) {
-                return eventTr("%1 log-probabilities%2")
-                    .arg(payload.logProbs.size())
-                    .arg(payload.complete ? eventTr(" (whole vocabulary)") : eventTr(" (top tokens)"));
-            } else if constexpr (std::is_same_v<T, CompressionEvent>) {
-                if (!payload.keptPerHead.empty()) {
-                    // Heads keeping different numbers (AdaKV): the range.
-                    const auto [fewest, most] = std::minmax_element(payload.keptPerHead.begin(), payload.keptPerHead.end());
-                    return eventTr("press kept %1 to %2 of %3 tokens per head (%4 heads)")
-                        .arg(*fewest)
-                        .arg(*most)
-                        .arg(payload.lengthBefore)
-                        .arg(payload.heads);
-                }
-                return eventTr("press kept %1 of %2 tokens per head (%3 heads)")
-                    .arg(payload.lengthAfter)
-                    .arg(payload.lengthBefore)
-                    .arg(payload.heads);
+        [](const auto& payload) -> QString {
+            using Row = EventLogText<std::decay_t<decltype(payload)>>;
+            if constexpr (requires { Row::summary(payload); }) {
+                return Row::summary(payload);
+            } else {
+                return {};
             }
-            return {};
         },
         event.payload);
 }
 
-namespace {
-
-/// A press leaves sliding-window layers alone (their windows already bound them); says which, if any.
-QString slidingLayersLeftAlone(const trace::StepState& state) {
-    QStringList sliding;
-    for (std::size_t layer = 0; layer < state.layers.size(); ++layer) {
-        if (state.layers[layer].initialized && trace::isSlidingWindow(state.layers[layer].kind)) {
-            sliding << QString::number(layer);
-        }
-    }
-    if (sliding.isEmpty()) {
-        return {};
-    }
-    return QCoreApplication::translate("EventExplainer", " The press leaves sliding-window %1 %2 alone: %3 "
-                                                         "window%4 already bound%5 them.")
-        .arg(sliding.size() == 1 ? "layer" : "layers", sliding.join(", "), sliding.size() == 1 ? "its" : "their",
-             sliding.size() == 1 ? "" : "s", sliding.size() == 1 ? "s" : "");
-}
-
-} // namespace
-
 QString EventExplainer::why(const trace::Event& event, const trace::StepState& state, const TokenLookup& tokens,
                             const std::optional<config::PressSettings>& press, const PagedHistory* paged) {
-    using namespace trace;
-    if (isPagedKind(event.kind())) {
+    if (trace::isPagedKind(event.kind())) {
         return PagedExplainer::sentence(event, paged);
     }
-    const QString layer = layerName(event);
+    const EventWhyContext context{event, state, tokens, press, layerName(event)};
     return std::visit(
-        [&](const auto& payload) -> QString {
-            using T = std::decay_t<decltype(payload)>;
-            if constexpr (std::is_same_v<T, UpdateEvent>) {
-                const QString stored =
-                    inParentheses(quoteTokens(tokens, payload.seqLength - payload.tokensIn, payload.seqLength));
-                if (event.step == 0) {
-                    return eventTr("%1 (%2) stored the prompt's keys and values%3 during prefill, so later tokens "
-                              "need not recompute them.")
-                        .arg(layer, kindName(event, state), stored);
-                }
-                return eventTr("%1 (%2) appended the new token's key and value%3: attention over the context "
-                          "reads the cache instead of recomputing past tokens.")
-                    .arg(layer, kindName(event, state), stored);
-            } else if constexpr (std::is_same_v<T, MaskSizesEvent>) {
-                return eventTr("The model asked %1 how many keys its mask spans: %2 columns starting at position "
-                          "%3, because %4.")
-                    .arg(layer.toLower())
-                    .arg(payload.kvLength)
-                    .arg(payload.kvOffset)
-                    .arg(payload.kvOffset > 0 ? eventTr("positions before %1 are no longer held").arg(payload.kvOffset)
-                                              : eventTr("every position since the start is still held"));
-            } else if constexpr (std::is_same_v<T, WindowSlideEvent>) {
-                // The evicted tokens are the ones just before the window's new start.
-                const QString left = quoteTokens(tokens, payload.windowStart - payload.positionsEvicted,
-                                                 payload.windowStart);
-                return eventTr("%1 keeps only the last %2 tokens (its sliding window); the new token pushed the "
-                          "oldest %3 out%4, so attention now starts at position %5.")
-                    .arg(layer, QString::number(payload.windowSize), QString::number(payload.positionsEvicted),
-                         left.isEmpty() ? QString() : eventTr(": the window slid past %1").arg(left),
-                         QString::number(payload.windowStart));
-            } else if constexpr (std::is_same_v<T, QuantizeFlushEvent>) {
-                if (event.layer >= 0 && static_cast<std::size_t>(event.layer) < state.layers.size() &&
-                    state.layers[static_cast<std::size_t>(event.layer)].kind != LayerKind::Quantized) {
-                    // llama.cpp's cache: no residual, each update's tokens are quantised as they are stored.
-                    const QString stored = inParentheses(quoteTokens(
-                        tokens, payload.quantizedTokensAfter - payload.tokensMoved, payload.quantizedTokensAfter));
-                    return eventTr("%1 quantised the %2 new tokens%3 as it stored them, as llama.cpp's cache does (no "
-                              "full-precision residual): %4 → %5, at a relative error of %6%.")
-                        .arg(layer, QString::number(payload.tokensMoved), stored,
-                             formatBytes(static_cast<double>(payload.bytesBefore)),
-                             formatBytes(static_cast<double>(payload.bytesAfter)),
-                             QString::number(payload.relativeError * 100.0, 'f', 2));
-                }
-                // The store holds the oldest tokens from position 0: the moved ones end it.
-                const QString moved = inParentheses(quoteTokens(
-                    tokens, payload.quantizedTokensAfter - payload.tokensMoved, payload.quantizedTokensAfter));
-                return eventTr("%1's full-precision residual had grown to %2 tokens, past the residual length, so "
-                          "they were quantized%3 into the compact store (%4 → %5), at a relative error of %6%.")
-                    .arg(layer, QString::number(payload.residualBefore), moved,
-                         formatBytes(static_cast<double>(payload.bytesBefore)),
-                         formatBytes(static_cast<double>(payload.bytesAfter)),
-                         QString::number(payload.relativeError * 100.0, 'f', 2));
-            } else if constexpr (std::is_same_v<T, TransferEvent>) {
-                if (payload.direction == TransferDirection::Offload) {
-                    return eventTr("%1 is done for this step, so the offloading cache moved its keys and values to "
-                              "host memory on the compute stream, freeing device memory until it is needed "
-                              "again. Times are %2.")
-                        .arg(layer, QString::fromUtf8(toString(payload.timing)));
-                }
-                return eventTr("%1 runs next, so its keys and values were copied back to the device on the side "
-                          "stream while the previous layer computed, hiding the copy. Times are %2.")
-                    .arg(layer, QString::fromUtf8(toString(payload.timing)));
-            } else if constexpr (std::is_same_v<T, CropEvent>) {
-                return eventTr("The generator rewound: cropping drops the tail tokens%1 so generation resumes from "
-                          "position %2.")
-                    .arg(inParentheses(quoteTokens(tokens, payload.seqLengthAfter, payload.seqLengthBefore)),
-                         QString::number(payload.seqLengthAfter));
-            } else if constexpr (std::is_same_v<T, ReorderEvent>) {
-                return eventTr("Beam search kept the best beams: each cache row now holds the history of the beam "
-                          "it continues.");
-            } else if constexpr (std::is_same_v<T, BatchRepeatEvent>) {
-                return eventTr("Each batch row was repeated %1 times so every beam or sample starts from the same "
-                          "cached prompt.")
-                    .arg(payload.repeats);
-            } else if constexpr (std::is_same_v<T, BatchSelectEvent>) {
-                return eventTr("Only the selected batch rows continue; the cache dropped the others' history.");
-            } else if constexpr (std::is_same_v<T, ResetEvent>) {
-                return eventTr("The cache was reset for a new generation; its buffers are zeroed in place and "
-                          "keep their memory.");
-            } else if constexpr (std::is_same_v<T, MemoryEvent>) {
-                return eventTr("Bytes per memory tier at the end of the step, for the memory view and the status "
-                          "bar.");
-            } else if constexpr (std::is_same_v<T, StepBeginEvent>) {
-                return event.step == 0 ? eventTr("Prefill: the whole prompt runs through the model at once.")
-                                       : eventTr("Decoding: the token picked last step is fed back as the only "
-                                            "new query.");
-            } else if constexpr (std::is_same_v<T, StepEndEvent>) {
-                return eventTr("The model picked the next token from the last position's logits.");
-            } else if constexpr (std::is_same_v<T, ComputeEvent>) {
-                return eventTr("%1's attention occupied the compute stream; transfers are scheduled around it.")
-                    .arg(layer);
-            } else if constexpr (std::is_same_v<T, ChannelErrorEvent>) {
-                QString text = eventTr("%1 has quantised %2 tokens so far; over them its keys' error is %3 and its "
-                                  "values' %4 (root mean square over every channel).")
-                                   .arg(layer)
-                                   .arg(payload.tokens)
-                                   .arg(ChannelErrorHistory::overall(payload.keyError), 0, 'g', 3)
-                                   .arg(ChannelErrorHistory::overall(payload.valueError), 0, 'g', 3);
-                if (const auto worst = ChannelErrorHistory::worst(payload.keyError, payload.keySize, payload.heads)) {
-                    const double median = ChannelErrorHistory::headMedian(payload.keySize, payload.heads, worst->head);
-                    text += eventTr(" The worst key channel is head %1's channel %2 (error %3)")
-                                .arg(worst->head)
-                                .arg(worst->channel)
-                                .arg(worst->error, 0, 'g', 3);
-                    if (median > 0.0) {
-                        text += eventTr(", whose keys are %1× the head's median channel: a block of 32 values shares "
-                                   "one scale, so a large channel coarsens its whole block unless the rotation "
-                                   "spreads it over the head")
-                                    .arg(worst->size / median, 0, 'g', 3);
-                    }
-                    text += QLatin1Char('.');
-                }
-                return text + eventTr(" The Channel errors dock maps every layer's channels.");
-            } else if constexpr (std::is_same_v<T, LogitsEvent>) {
-                return eventTr("Kept so that compare mode can measure how far two caches' predictions drift.");
-            } else if constexpr (std::is_same_v<T, CompressionEvent>) {
-                return PressExplainer::sentence(event, press, tokens) + slidingLayersLeftAlone(state);
+        [&context](const auto& payload) -> QString {
+            using Row = EventLogText<std::decay_t<decltype(payload)>>;
+            if constexpr (requires { Row::why(payload, context); }) {
+                return Row::why(payload, context);
+            } else {
+                return {};
             }
-            return {};
         },
         event.payload);
 }

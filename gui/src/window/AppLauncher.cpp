@@ -39,6 +39,247 @@ std::optional<std::int64_t> toInteger(const QString& text, std::int64_t minimum)
     return value;
 }
 
+/// One of kvscope's own command-line options (beside the run's, config::RunOptionTable, and the serving ones,
+/// paged::ServingOptionTable): its name, help, value word (empty for a flag) and default.
+struct LauncherOption {
+    const char* name;
+    const char* help;
+    const char* valueName = "";
+    const char* defaultValue = "";
+};
+
+/// Listed before the run's options: answered by main() before the window exists (version, list-tours) and
+/// the tour, whose options are read as if typed.
+const std::vector<LauncherOption>& launcherOptionsFirst() {
+    static const std::vector<LauncherOption> options = {
+        {"version", "Print the version and the commit, then exit"},
+        {"list-tours", "Print the guided tours as JSON (name, title, preset, settings), then exit"},
+        {"tour", "Start a guided tour live (kvscope --list-tours); later options change its settings", "NAME"},
+    };
+    return options;
+}
+
+/// Listed after the run's and the serving options: the window's.
+const std::vector<LauncherOption>& launcherWindowOptions() {
+    static const std::vector<LauncherOption> options = {
+        {"screenshot", "Render the window to a PNG offscreen and exit", "OUT.png"},
+        {"step", "Step shown by --screenshot (default: last)", "K"},
+        {"layer", "Layer selected by --screenshot", "L"},
+        {"size", "Window size for --screenshot", "WxH", "1600x1000"},
+        {"compare", "A second session file to compare with", "FILE"},
+        {"synthetic", "Open a model-free synthetic session of that size", "LAYERSxTOKENS"},
+        {"press-scores", "Shade the tokens a press kept by their scores (View menu)"},
+        {"events", "Show the event log (why each event happened) instead of the layer table"},
+        {"compare-without-press", "Compare the live --press run with the same run without its press (Compare menu)"},
+    };
+    return options;
+}
+
+void addLauncherOptions(QCommandLineParser& parser, const std::vector<LauncherOption>& options) {
+    for (const LauncherOption& option : options) {
+        parser.addOption(QCommandLineOption(QString::fromLatin1(option.name), QString::fromUtf8(option.help),
+                                            QString::fromLatin1(option.valueName),
+                                            QString::fromLatin1(option.defaultValue)));
+    }
+}
+
+/// Every option of kvscope's command line, in the order --help lists them.
+void addAllLauncherOptions(QCommandLineParser& parser) {
+    parser.setApplicationDescription(QStringLiteral("kvscope: inspect the KV caches of transformer language models"));
+    parser.addHelpOption();
+    addLauncherOptions(parser, launcherOptionsFirst());
+    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A session file to replay"));
+    // The live run's options are kvscope-cli run's (config::RunOptionTable), with a live session's defaults
+    // (sampling); the rest are the window's.
+    QtRunOptions::addTo(parser, config::liveSessionSettings());
+    // Serving: a workload of requests over a paged pool (docs/paged.md), with kvscope-cli serve's options
+    // (paged::ServingOptionTable, defaults from config::ServingSettings).
+    QtRunOptions::addTo(parser, config::RunSettings{}, paged::ServingOptionTable::options());
+    QtRunOptions::addTo(parser, config::RunSettings{}, {paged::ServingOptionTable::compareOption()});
+    addLauncherOptions(parser, launcherWindowOptions());
+}
+
+QString launcherOptionName(const char* name) { return QString::fromLatin1(name); }
+
+/// One step of reading a parsed command line into LaunchOptions: "" or the refusal. The steps run in
+/// order, so that a line with several problems is refused for the first.
+using LaunchStep = QString (*)(const QCommandLineParser&, const EngineCapabilities&, LaunchOptions&);
+
+/// The session FILE (at most one, existing) and whether only the window's options were given.
+QString readLaunchFile(const QCommandLineParser& parser, const EngineCapabilities&, LaunchOptions& options) {
+    // Only the window's own options given (or none): nothing to show yet, so the welcome page.
+    static const QStringList windowOnly{QStringLiteral("screenshot"), QStringLiteral("size"), QStringLiteral("step"),
+                                        QStringLiteral("layer"), QStringLiteral("events"), QStringLiteral("press-scores")};
+    bool onlyWindowOptions = parser.positionalArguments().isEmpty();
+    for (const QString& name : parser.optionNames()) {
+        onlyWindowOptions = onlyWindowOptions && windowOnly.contains(name);
+    }
+    options.welcome = onlyWindowOptions;
+    const QStringList positional = parser.positionalArguments();
+    if (positional.size() > 1) {
+        return QStringLiteral("give at most one session FILE, got %1").arg(positional.size());
+    }
+    if (!positional.isEmpty()) {
+        options.file = positional.front();
+        if (!QFileInfo(options.file).isFile()) {
+            return QStringLiteral("session file not found: %1").arg(options.file);
+        }
+    }
+    const bool modelGiven =
+        parser.isSet(QStringLiteral("preset")) || parser.isSet(QStringLiteral("config")) ||
+        parser.isSet(QStringLiteral("checkpoint")) || parser.isSet(QStringLiteral("model")) ||
+        parser.isSet(QStringLiteral("tokenizer"));
+    if (!options.file.isEmpty() && (modelGiven || parser.isSet(launcherOptionName("synthetic")))) {
+        return QStringLiteral("give either a session FILE to replay or a model to run, not both");
+    }
+    return {};
+}
+
+/// The live run's options, from a live session's defaults.
+QString readLaunchRun(const QCommandLineParser& parser, const EngineCapabilities&, LaunchOptions& options) {
+    config::RunSettings& live = options.live;
+    live = config::liveSessionSettings();
+    if (const QString refusal = QtRunOptions::apply(parser, live); !refusal.isEmpty()) {
+        return refusal;
+    }
+    // Beam search is deterministic: asking for beams without a temperature means greedy beams, not a
+    // refusal of the sampling default.
+    if (live.beams > 1 && !parser.isSet(QStringLiteral("temperature"))) {
+        live.temperature = 0.0;
+        live.topK = 0;
+    }
+    return {};
+}
+
+/// The serving options: a workload served live over a paged pool, maybe compared with changed settings.
+QString readLaunchServing(const QCommandLineParser& parser, const EngineCapabilities&, LaunchOptions& options) {
+    config::RunSettings& live = options.live;
+    // Read into a run of its own first: any serving option would make `live` a serving run.
+    config::RunSettings servingRun;
+    if (const QString refusal = QtRunOptions::apply(parser, servingRun, paged::ServingOptionTable::options());
+        !refusal.isEmpty()) {
+        return refusal;
+    }
+    const QString compareServing = QStringLiteral("compare-serving");
+    if (servingRun.serving && !parser.isSet(QStringLiteral("workload"))) {
+        return QStringLiteral("--block-size, --num-blocks, --max-num-batched-tokens, --max-num-seqs, "
+                              "--no-prefix-caching and --free-policy go with --workload");
+    }
+    if (parser.isSet(compareServing) && !servingRun.serving) {
+        return QStringLiteral(
+            "--compare-serving goes with --workload: it serves the same workload a second time "
+            "with its changes");
+    }
+    if (!servingRun.serving) {
+        return {};
+    }
+    if (!options.file.isEmpty() || parser.isSet(launcherOptionName("synthetic"))) {
+        return QStringLiteral("--workload serves live: give no session FILE or --synthetic with it");
+    }
+    // The pool the workload suggests for each pool option not given, before --compare-serving's changes.
+    live.serving = paged::ServingOptionTable::withSuggestedPool(
+        *servingRun.serving, [&parser](std::string_view name) {
+            return parser.isSet(QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size())));
+        });
+    // A serving run goes on until its last request finishes (tokens count its steps).
+    if (!parser.isSet(QStringLiteral("tokens"))) {
+        live.tokens = 1 << 20;
+    }
+    if (parser.isSet(compareServing)) {
+        if (parser.isSet(launcherOptionName("compare"))) {
+            return QStringLiteral("give either --compare FILE or --compare-serving CHANGES, not both");
+        }
+        const auto changed =
+            paged::ServingOptionTable::changed(*live.serving, parser.value(compareServing).toStdString());
+        if (const std::string* refusal = std::get_if<std::string>(&changed)) {
+            return QStringLiteral("--compare-serving: %1").arg(QString::fromStdString(*refusal));
+        }
+        options.compareServing = std::get<config::ServingSettings>(changed);
+    }
+    return {};
+}
+
+/// The window's flags, then the live run checked as a whole: valid settings, a known preset, a device here.
+QString readLaunchChecks(const QCommandLineParser& parser, const EngineCapabilities& capabilities,
+                         LaunchOptions& options) {
+    const config::RunSettings& live = options.live;
+    options.pressScores = parser.isSet(launcherOptionName("press-scores"));
+    options.eventLog = parser.isSet(launcherOptionName("events"));
+    options.compareWithoutPress = parser.isSet(launcherOptionName("compare-without-press"));
+    if (options.compareWithoutPress && (live.press.name.empty() || !options.file.isEmpty() ||
+                                        parser.isSet(launcherOptionName("synthetic")) || parser.isSet(launcherOptionName("compare")))) {
+        return QStringLiteral("--compare-without-press goes with a live run's --press (no FILE, --synthetic or --compare)");
+    }
+    try {
+        config::validate(live);
+    } catch (const config::ConfigError& error) {
+        return QString::fromStdString(error.what());
+    }
+    if (!live.preset.empty()) {
+        const auto& names = capabilities.presets;
+        if (std::find(names.begin(), names.end(), live.preset) == names.end()) {
+            QStringList known;
+            for (const std::string& name : names) {
+                known << QString::fromStdString(name);
+            }
+            return QStringLiteral("unknown preset `%1` (allowed: %2)")
+                .arg(QString::fromStdString(live.preset), known.join(", "));
+        }
+    }
+    if (live.device == config::ComputeDevice::Cuda && !capabilities.cudaAvailable) {
+        return QStringLiteral("device cuda is not available here (no CUDA LibTorch or no GPU visible); use --device cpu");
+    }
+    return {};
+}
+
+/// The screenshot: its file, the step and layer it shows (non-negative, and only with --screenshot), the
+/// window's size.
+QString readLaunchScreenshot(const QCommandLineParser& parser, const EngineCapabilities&, LaunchOptions& options) {
+    options.screenshot = parser.value(launcherOptionName("screenshot"));
+    for (const auto& [name, value] : {std::pair{"step", &options.step}, std::pair{"layer", &options.layer}}) {
+        if (!parser.isSet(launcherOptionName(name))) {
+            continue;
+        }
+        const QString given = parser.value(launcherOptionName(name));
+        *value = toInteger(given, 0);
+        if (!*value) {
+            return QStringLiteral("--%1 must be a non-negative integer, got `%2`").arg(launcherOptionName(name), given);
+        }
+        if (options.screenshot.isEmpty()) {
+            return QStringLiteral("--%1 goes with --screenshot").arg(launcherOptionName(name));
+        }
+    }
+    const QString size = parser.value(launcherOptionName("size"));
+    const QRegularExpressionMatch sizeMatch = QRegularExpression(QStringLiteral("^(\\d+)x(\\d+)$")).match(size);
+    if (!sizeMatch.hasMatch() || sizeMatch.captured(1).toInt() < 320 || sizeMatch.captured(2).toInt() < 240) {
+        return QStringLiteral("--size must be WIDTHxHEIGHT, at least 320x240, got `%1`").arg(size);
+    }
+    options.size = QSize(sizeMatch.captured(1).toInt(), sizeMatch.captured(2).toInt());
+    return {};
+}
+
+/// The second session to compare with, and the synthetic session's size.
+QString readLaunchSessions(const QCommandLineParser& parser, const EngineCapabilities&, LaunchOptions& options) {
+    options.compareFile = parser.value(launcherOptionName("compare"));
+    if (!options.compareFile.isEmpty() && !QFileInfo(options.compareFile).isFile()) {
+        return QStringLiteral("session file to compare not found: %1").arg(options.compareFile);
+    }
+    if (parser.isSet(launcherOptionName("synthetic"))) {
+        const QString size = parser.value(launcherOptionName("synthetic"));
+        const QRegularExpressionMatch match = QRegularExpression(QStringLiteral("^(\\d+)x(\\d+)$")).match(size);
+        if (!match.hasMatch() || match.captured(1).toInt() < 1 || match.captured(2).toLongLong() < 1) {
+            return QStringLiteral("--synthetic must be LAYERSxTOKENS, e.g. 32x4096, got `%1`").arg(size);
+        }
+        options.syntheticLayers = match.captured(1).toInt();
+        options.syntheticTokens = match.captured(2).toLongLong();
+    }
+    return {};
+}
+
+/// How a command line becomes LaunchOptions, step by step (after the help and the tour).
+constexpr LaunchStep kLaunchSteps[] = {readLaunchFile,   readLaunchRun,        readLaunchServing,
+                                       readLaunchChecks, readLaunchScreenshot, readLaunchSessions};
+
 } // namespace
 
 bool AppLauncher::noDisplay() {
@@ -49,56 +290,16 @@ bool AppLauncher::noDisplay() {
 std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& arguments,
                                                          const EngineCapabilities& capabilities) {
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("kvscope: inspect the KV caches of transformer language models"));
-    parser.addHelpOption();
-    // Answered by main() before the window exists; declared here so that --help lists them.
-    parser.addOption(QCommandLineOption(QStringLiteral("version"), QStringLiteral("Print the version and the commit, then exit")));
-    parser.addOption(QCommandLineOption(QStringLiteral("list-tours"),
-                                        QStringLiteral("Print the guided tours as JSON (name, title, preset, settings), then exit")));
-    const QCommandLineOption tour(QStringLiteral("tour"),
-                                  QStringLiteral("Start a guided tour live (kvscope --list-tours); later options change its settings"),
-                                  QStringLiteral("NAME"));
-    parser.addOption(tour);
-    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A session file to replay"));
-    // The live run's options are kvscope-cli run's (config::RunOptionTable), with a live session's defaults
-    // (sampling); the rest are the window's.
-    QtRunOptions::addTo(parser, config::liveSessionSettings());
-    const QCommandLineOption screenshot(QStringLiteral("screenshot"),
-                                        QStringLiteral("Render the window to a PNG offscreen and exit"),
-                                        QStringLiteral("OUT.png"));
-    const QCommandLineOption step(QStringLiteral("step"), QStringLiteral("Step shown by --screenshot (default: last)"),
-                                  QStringLiteral("K"));
-    const QCommandLineOption layer(QStringLiteral("layer"), QStringLiteral("Layer selected by --screenshot"),
-                                   QStringLiteral("L"));
-    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot"),
-                                  QStringLiteral("WxH"), QStringLiteral("1600x1000"));
-    const QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("A second session file to compare with"),
-                                     QStringLiteral("FILE"));
-    const QCommandLineOption synthetic(QStringLiteral("synthetic"),
-                                       QStringLiteral("Open a model-free synthetic session of that size"),
-                                       QStringLiteral("LAYERSxTOKENS"));
-    const QCommandLineOption pressScores(QStringLiteral("press-scores"),
-                                         QStringLiteral("Shade the tokens a press kept by their scores (View menu)"));
-    const QCommandLineOption events(QStringLiteral("events"),
-                                    QStringLiteral("Show the event log (why each event happened) instead of the layer table"));
-    const QCommandLineOption compareWithoutPress(
-        QStringLiteral("compare-without-press"),
-        QStringLiteral("Compare the live --press run with the same run without its press (Compare menu)"));
-    // Serving: a workload of requests over a paged pool (docs/paged.md), with kvscope-cli serve's options
-    // (paged::ServingOptionTable, defaults from config::ServingSettings).
-    QtRunOptions::addTo(parser, config::RunSettings{}, paged::ServingOptionTable::options());
-    QtRunOptions::addTo(parser, config::RunSettings{}, {paged::ServingOptionTable::compareOption()});
-    parser.addOptions(
-        {screenshot, step, layer, size, compare, synthetic, pressScores, events, compareWithoutPress});
+    addAllLauncherOptions(parser);
     if (!parser.parse(arguments)) {
         return parser.errorText();
     }
     if (parser.isSet(QStringLiteral("help"))) {
         return parser.helpText();
     }
-    if (parser.isSet(tour)) {
+    if (parser.isSet(launcherOptionName("tour"))) {
         // A tour is its options (resources/tours/NAME.json), read as if typed before the user's own.
-        const QString name = parser.value(tour);
+        const QString name = parser.value(launcherOptionName("tour"));
         const Tour* found = TourCatalog::find(name);
         if (!found) {
             return QStringLiteral("unknown tour `%1` (allowed: %2)").arg(name, TourCatalog::names().join(QStringLiteral(", ")));
@@ -124,145 +325,10 @@ std::variant<LaunchOptions, QString> AppLauncher::parse(const QStringList& argum
         return parsed;
     }
     LaunchOptions options;
-    {
-        // Only the window's own options given (or none): nothing to show yet, so the welcome page.
-        static const QStringList windowOnly{QStringLiteral("screenshot"), QStringLiteral("size"), QStringLiteral("step"),
-                                            QStringLiteral("layer"), QStringLiteral("events"), QStringLiteral("press-scores")};
-        bool onlyWindowOptions = parser.positionalArguments().isEmpty();
-        for (const QString& name : parser.optionNames()) {
-            onlyWindowOptions = onlyWindowOptions && windowOnly.contains(name);
+    for (const LaunchStep step : kLaunchSteps) {
+        if (const QString refusal = step(parser, capabilities, options); !refusal.isEmpty()) {
+            return refusal;
         }
-        options.welcome = onlyWindowOptions;
-    }
-    const QStringList positional = parser.positionalArguments();
-    if (positional.size() > 1) {
-        return QStringLiteral("give at most one session FILE, got %1").arg(positional.size());
-    }
-    if (!positional.isEmpty()) {
-        options.file = positional.front();
-        if (!QFileInfo(options.file).isFile()) {
-            return QStringLiteral("session file not found: %1").arg(options.file);
-        }
-    }
-    const bool modelGiven =
-        parser.isSet(QStringLiteral("preset")) || parser.isSet(QStringLiteral("config")) ||
-        parser.isSet(QStringLiteral("checkpoint")) || parser.isSet(QStringLiteral("model")) ||
-        parser.isSet(QStringLiteral("tokenizer"));
-    if (!options.file.isEmpty() && (modelGiven || parser.isSet(synthetic))) {
-        return QStringLiteral("give either a session FILE to replay or a model to run, not both");
-    }
-    config::RunSettings& live = options.live;
-    live = config::liveSessionSettings();
-    if (const QString refusal = QtRunOptions::apply(parser, live); !refusal.isEmpty()) {
-        return refusal;
-    }
-    // Beam search is deterministic: asking for beams without a temperature means greedy beams, not a
-    // refusal of the sampling default.
-    if (live.beams > 1 && !parser.isSet(QStringLiteral("temperature"))) {
-        live.temperature = 0.0;
-        live.topK = 0;
-    }
-    // Read into a run of its own first: any serving option would make `live` a serving run.
-    config::RunSettings servingRun;
-    if (const QString refusal = QtRunOptions::apply(parser, servingRun, paged::ServingOptionTable::options());
-        !refusal.isEmpty()) {
-        return refusal;
-    }
-    const QString compareServing = QStringLiteral("compare-serving");
-    if (servingRun.serving && !parser.isSet(QStringLiteral("workload"))) {
-        return QStringLiteral("--block-size, --num-blocks, --max-num-batched-tokens, --max-num-seqs, "
-                              "--no-prefix-caching and --free-policy go with --workload");
-    }
-    if (parser.isSet(compareServing) && !servingRun.serving) {
-        return QStringLiteral(
-            "--compare-serving goes with --workload: it serves the same workload a second time "
-            "with its changes");
-    }
-    if (servingRun.serving) {
-        if (!options.file.isEmpty() || parser.isSet(synthetic)) {
-            return QStringLiteral("--workload serves live: give no session FILE or --synthetic with it");
-        }
-        // The pool the workload suggests for each pool option not given, before --compare-serving's changes.
-        live.serving = paged::ServingOptionTable::withSuggestedPool(
-            *servingRun.serving, [&parser](std::string_view name) {
-                return parser.isSet(QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size())));
-            });
-        // A serving run goes on until its last request finishes (tokens count its steps).
-        if (!parser.isSet(QStringLiteral("tokens"))) {
-            live.tokens = 1 << 20;
-        }
-        if (parser.isSet(compareServing)) {
-            if (parser.isSet(compare)) {
-                return QStringLiteral("give either --compare FILE or --compare-serving CHANGES, not both");
-            }
-            const auto changed =
-                paged::ServingOptionTable::changed(*live.serving, parser.value(compareServing).toStdString());
-            if (const std::string* refusal = std::get_if<std::string>(&changed)) {
-                return QStringLiteral("--compare-serving: %1").arg(QString::fromStdString(*refusal));
-            }
-            options.compareServing = std::get<config::ServingSettings>(changed);
-        }
-    }
-    options.pressScores = parser.isSet(pressScores);
-    options.eventLog = parser.isSet(events);
-    options.compareWithoutPress = parser.isSet(compareWithoutPress);
-    if (options.compareWithoutPress && (live.press.name.empty() || !options.file.isEmpty() || parser.isSet(synthetic) ||
-                                        parser.isSet(compare))) {
-        return QStringLiteral("--compare-without-press goes with a live run's --press (no FILE, --synthetic or --compare)");
-    }
-    try {
-        config::validate(live);
-    } catch (const config::ConfigError& error) {
-        return QString::fromStdString(error.what());
-    }
-    if (!live.preset.empty()) {
-        const auto& names = capabilities.presets;
-        if (std::find(names.begin(), names.end(), live.preset) == names.end()) {
-            QStringList known;
-            for (const std::string& name : names) {
-                known << QString::fromStdString(name);
-            }
-            return QStringLiteral("unknown preset `%1` (allowed: %2)")
-                .arg(QString::fromStdString(live.preset), known.join(", "));
-        }
-    }
-    if (live.device == config::ComputeDevice::Cuda && !capabilities.cudaAvailable) {
-        return QStringLiteral("device cuda is not available here (no CUDA LibTorch or no GPU visible); use --device cpu");
-    }
-    options.screenshot = parser.value(screenshot);
-    // --step and --layer pick what the screenshot shows: non-negative, and only with --screenshot.
-    for (const auto& [option, value] : {std::pair{&step, &options.step}, std::pair{&layer, &options.layer}}) {
-        if (!parser.isSet(*option)) {
-            continue;
-        }
-        const QString name = QStringLiteral("--") + option->names().front();
-        *value = toInteger(parser.value(*option), 0);
-        if (!*value) {
-            return QStringLiteral("%1 must be a non-negative integer, got `%2`")
-                .arg(name, parser.value(*option));
-        }
-        if (options.screenshot.isEmpty()) {
-            return QStringLiteral("%1 goes with --screenshot").arg(name);
-        }
-    }
-    const QRegularExpressionMatch sizeMatch =
-        QRegularExpression(QStringLiteral("^(\\d+)x(\\d+)$")).match(parser.value(size));
-    if (!sizeMatch.hasMatch() || sizeMatch.captured(1).toInt() < 320 || sizeMatch.captured(2).toInt() < 240) {
-        return QStringLiteral("--size must be WIDTHxHEIGHT, at least 320x240, got `%1`").arg(parser.value(size));
-    }
-    options.size = QSize(sizeMatch.captured(1).toInt(), sizeMatch.captured(2).toInt());
-    options.compareFile = parser.value(compare);
-    if (!options.compareFile.isEmpty() && !QFileInfo(options.compareFile).isFile()) {
-        return QStringLiteral("session file to compare not found: %1").arg(options.compareFile);
-    }
-    if (parser.isSet(synthetic)) {
-        const QRegularExpressionMatch match =
-            QRegularExpression(QStringLiteral("^(\\d+)x(\\d+)$")).match(parser.value(synthetic));
-        if (!match.hasMatch() || match.captured(1).toInt() < 1 || match.captured(2).toLongLong() < 1) {
-            return QStringLiteral("--synthetic must be LAYERSxTOKENS, e.g. 32x4096, got `%1`").arg(parser.value(synthetic));
-        }
-        options.syntheticLayers = match.captured(1).toInt();
-        options.syntheticTokens = match.captured(2).toLongLong();
     }
     return options;
 }

@@ -25,6 +25,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
+#include <variant>
 
 namespace kvscope::gui {
 namespace {
@@ -41,20 +43,65 @@ void addEnumItems(QComboBox* combo, const std::function<QString(Enum)>& note = {
     }
 }
 
-QWidget* withBrowse(QLineEdit* edit, QPushButton* browse) {
-    auto* row = new QWidget;
-    auto* layout = new QHBoxLayout(row);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(edit, 1);
-    layout->addWidget(browse);
-    return row;
-}
-
 QSpinBox* spin(int minimum, int maximum, int value) {
     auto* box = new QSpinBox;
     box->setRange(minimum, maximum);
     box->setValue(value);
     return box;
+}
+
+/// One row of a form: its label (a text, or a widget: the model source's radio buttons) and its field.
+struct DialogFormRow {
+    std::variant<QString, QWidget*> label;
+    QWidget* field;
+};
+
+/// A group box laid out as a form of `rows`, in order.
+QFormLayout* dialogForm(QGroupBox* box, std::initializer_list<DialogFormRow> rows) {
+    auto* layout = new QFormLayout(box);
+    for (const DialogFormRow& row : rows) {
+        if (const QString* text = std::get_if<QString>(&row.label)) {
+            layout->addRow(*text, row.field);
+        } else {
+            layout->addRow(std::get<QWidget*>(row.label), row.field);
+        }
+    }
+    return layout;
+}
+
+/// A path field with its Browse… button: the chosen path is typed in, `radio` (may be null) checked and
+/// `chosen` (may be empty) told. `filter` empty asks for a folder.
+struct BrowsedPath {
+    QLineEdit* edit;
+    QRadioButton* radio;
+    QString title;
+    QString filter;
+    std::function<void()> chosen;
+};
+
+QWidget* withBrowse(QWidget* dialog, const BrowsedPath& path) {
+    auto* browse = new QPushButton(NewSessionDialog::tr("Browse…"));
+    QObject::connect(browse, &QPushButton::clicked, dialog, [dialog, path] {
+        const QString chosen = path.filter.isEmpty()
+                                   ? QFileDialog::getExistingDirectory(dialog, path.title)
+                                   : QFileDialog::getOpenFileName(dialog, path.title, {}, path.filter);
+        if (chosen.isEmpty()) {
+            return;
+        }
+        path.edit->setText(chosen);
+        if (path.radio) {
+            path.radio->setChecked(true);
+        }
+        if (path.chosen) {
+            path.chosen();
+        }
+    });
+    auto* row = new QWidget;
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(path.edit, 1);
+    layout->addWidget(browse);
+    return row;
 }
 
 } // namespace
@@ -75,7 +122,35 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
       m_topK(spin(0, 1 << 20, 40)), m_seed(spin(0, 1 << 30, 0)), m_device(new QComboBox),
       m_press(new QComboBox), m_ratio(new QDoubleSpinBox), m_pressLayout(nullptr) {
     setWindowTitle(tr("New live session"));
-    for (const std::string& name : capabilities.presets) {
+    QGroupBox* model = modelGroup();
+    QGroupBox* cache = cacheGroup();
+    QGroupBox* press = pressGroup();
+    QGroupBox* run = runGroup();
+    servingGroup();
+
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    buttons->button(QDialogButtonBox::Ok)->setText(tr("Start"));
+    connect(buttons, &QDialogButtonBox::accepted, this, &NewSessionDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &NewSessionDialog::reject);
+    auto* layout = new QVBoxLayout(this);
+    for (QWidget* part : std::initializer_list<QWidget*>{model, cache, press, run, m_serving, buttons}) {
+        layout->addWidget(part);
+    }
+
+    for (QRadioButton* radio : {m_usePreset, m_useConfig, m_useCheckpoint, m_useModelFile}) {
+        connect(radio, &QRadioButton::toggled, this, &NewSessionDialog::updateEnabled);
+        connect(radio, &QRadioButton::toggled, this, [this](bool on) {
+            if (on) {
+                describeTokenizer();
+            }
+        });
+    }
+    connect(m_cacheKind, &QComboBox::currentIndexChanged, this, &NewSessionDialog::updateEnabled);
+    setSettings(initial);
+}
+
+QGroupBox* NewSessionDialog::modelGroup() {
+    for (const std::string& name : m_capabilities.presets) {
         m_preset->addItem(QString::fromStdString(name));
     }
     m_configPath->setPlaceholderText(tr("a Hugging Face config.json (built-in weights)"));
@@ -84,79 +159,56 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     m_tokenizerPath->setPlaceholderText(tr("for a preset or config.json: tokenizer.json, tokenizer.model or a folder"));
     m_tokenizer->setWordWrap(true);
     m_tokenizer->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    auto* browseConfig = new QPushButton(tr("Browse…"));
-    auto* browseCheckpoint = new QPushButton(tr("Browse…"));
-    auto* browseTokenizer = new QPushButton(tr("Browse…"));
-    auto* browseModelFile = new QPushButton(tr("Browse…"));
-    connect(browseModelFile, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("GGUF model"), {}, tr("GGUF models (*.gguf)"));
-        if (!path.isEmpty()) {
-            m_modelFile->setText(path);
-            m_useModelFile->setChecked(true);
-        }
-    });
-    connect(browseConfig, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Model config"), {}, tr("config.json (*.json)"));
-        if (!path.isEmpty()) {
-            m_configPath->setText(path);
-            m_useConfig->setChecked(true);
-        }
-    });
-    connect(browseCheckpoint, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getExistingDirectory(this, tr("Checkpoint folder"));
-        if (!path.isEmpty()) {
-            m_checkpointDir->setText(path);
-            m_useCheckpoint->setChecked(true);
-            describeTokenizer();
-        }
-    });
-    connect(browseTokenizer, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Tokenizer"), {}, tr("Tokenizers (tokenizer.json tokenizer.model *.json *.model)"));
-        if (!path.isEmpty()) {
-            m_tokenizerPath->setText(path);
-            describeTokenizer();
-        }
-    });
+    const auto describe = [this] { describeTokenizer(); };
+    QWidget* config = withBrowse(this, {m_configPath, m_useConfig, tr("Model config"), tr("config.json (*.json)"), {}});
+    QWidget* checkpoint = withBrowse(this, {m_checkpointDir, m_useCheckpoint, tr("Checkpoint folder"), {}, describe});
+    QWidget* modelFile =
+        withBrowse(this, {m_modelFile, m_useModelFile, tr("GGUF model"), tr("GGUF models (*.gguf)"), {}});
+    QWidget* tokenizer =
+        withBrowse(this, {m_tokenizerPath, nullptr, tr("Tokenizer"),
+                          tr("Tokenizers (tokenizer.json tokenizer.model *.json *.model)"), describe});
     // Reading a tokenizer takes a moment: described once a path is chosen, not per keystroke.
     for (QLineEdit* edit : {m_checkpointDir, m_tokenizerPath}) {
         connect(edit, &QLineEdit::editingFinished, this, &NewSessionDialog::describeTokenizer);
     }
-
     auto* model = new QGroupBox(tr("Model"));
-    auto* modelLayout = new QFormLayout(model);
-    modelLayout->addRow(m_usePreset, m_preset);
-    modelLayout->addRow(m_useConfig, withBrowse(m_configPath, browseConfig));
-    modelLayout->addRow(m_useCheckpoint, withBrowse(m_checkpointDir, browseCheckpoint));
-    modelLayout->addRow(m_useModelFile, withBrowse(m_modelFile, browseModelFile));
-    modelLayout->addRow(tr("Tokenizer"), withBrowse(m_tokenizerPath, browseTokenizer));
-    modelLayout->addRow(tr("Text"), m_tokenizer);
+    dialogForm(model, {{m_usePreset, m_preset},
+                       {m_useConfig, config},
+                       {m_useCheckpoint, checkpoint},
+                       {m_useModelFile, modelFile},
+                       {tr("Tokenizer"), tokenizer},
+                       {tr("Text"), m_tokenizer}});
+    return model;
+}
 
+QGroupBox* NewSessionDialog::cacheGroup() {
     addEnumItems<config::CacheKind>(m_cacheKind);
     addEnumItems<config::QuantizerBackend>(m_backend);
     m_group->setSpecialValueText(tr("head dim"));
     m_maxCacheLen->setSpecialValueText(tr("prompt + tokens"));
-    auto* cache = new QGroupBox(tr("Cache"));
-    auto* cacheLayout = new QFormLayout(cache);
-    cacheLayout->addRow(tr("Kind"), m_cacheKind);
-    cacheLayout->addRow(tr("Quantizer"), m_backend);
-    cacheLayout->addRow(tr("Bits"), m_nbits);
-    cacheLayout->addRow(tr("Group size"), m_group);
-    cacheLayout->addRow(tr("Residual length"), m_residual);
-    cacheLayout->addRow(tr("Static length"), m_maxCacheLen);
     // llama.cpp's cache: its -ctk/-ctv types, f16 its default.
     for (QComboBox* types : {m_typeK, m_typeV}) {
         for (const std::string& type : config::llamaCppCacheTypes()) {
             types->addItem(QString::fromStdString(type), QString::fromStdString(type));
         }
     }
-    cacheLayout->addRow(tr("llama.cpp K type"), m_typeK);
-    cacheLayout->addRow(tr("llama.cpp V type"), m_typeV);
-    cacheLayout->addRow(QString(), m_attnRotation);
+    auto* cache = new QGroupBox(tr("Cache"));
+    dialogForm(cache, {{tr("Kind"), m_cacheKind},
+                       {tr("Quantizer"), m_backend},
+                       {tr("Bits"), m_nbits},
+                       {tr("Group size"), m_group},
+                       {tr("Residual length"), m_residual},
+                       {tr("Static length"), m_maxCacheLen},
+                       {tr("llama.cpp K type"), m_typeK},
+                       {tr("llama.cpp V type"), m_typeV},
+                       {QString(), m_attnRotation}});
+    return cache;
+}
 
+QGroupBox* NewSessionDialog::pressGroup() {
     // The presses as the engine lists them, "none" first; each one's summary as its tooltip.
     m_press->addItem(tr("none"), QString());
-    for (const config::PressDescription& press : capabilities.presses) {
+    for (const config::PressDescription& press : m_capabilities.presses) {
         m_press->addItem(QString::fromStdString(press.name), QString::fromStdString(press.name));
         // The registration's own words: who it is, what it does, when, and whether it saves memory.
         QString tip =
@@ -173,23 +225,20 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     m_ratio->setDecimals(2);
     m_ratio->setToolTip(tr("Share of each layer's prefill cache a prefill press removes"));
     auto* press = new QGroupBox(tr("Cache press"));
-    m_pressLayout = new QFormLayout(press);
-    m_pressLayout->addRow(tr("Press"), m_press);
-    m_pressLayout->addRow(tr("Ratio"), m_ratio);
+    m_pressLayout = dialogForm(press, {{tr("Press"), m_press}, {tr("Ratio"), m_ratio}});
     connect(m_press, &QComboBox::currentIndexChanged, this, [this] {
         rebuildPressOptions({});
         updateEnabled();
     });
+    return press;
+}
 
-    addEnumItems<config::ComputeDevice>(m_device, [&](config::ComputeDevice device) {
-        const bool unavailable = device == config::ComputeDevice::Cuda && !capabilities.cudaAvailable;
+QGroupBox* NewSessionDialog::runGroup() {
+    const bool cuda = m_capabilities.cudaAvailable;
+    addEnumItems<config::ComputeDevice>(m_device, [cuda](config::ComputeDevice device) {
+        const bool unavailable = device == config::ComputeDevice::Cuda && !cuda;
         return unavailable ? tr(" (not available)") : QString();
     });
-    auto* run = new QGroupBox(tr("Run"));
-    auto* runLayout = new QFormLayout(run);
-    runLayout->addRow(tr("Prompt"), m_prompt);
-    runLayout->addRow(QString(), m_chat);
-    runLayout->addRow(tr("New tokens"), m_tokens);
     m_temperature->setRange(0.0, 10.0);
     m_temperature->setSingleStep(0.1);
     m_temperature->setDecimals(2);
@@ -198,11 +247,18 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     m_topK->setSpecialValueText(tr("0 (every token)"));
     m_topK->setToolTip(tr("Sample among the k likeliest tokens; 0 = among all of them"));
     m_seed->setToolTip(tr("Seed of the sampling: the same seed writes the same text"));
-    runLayout->addRow(tr("Temperature"), m_temperature);
-    runLayout->addRow(tr("Top-k"), m_topK);
-    runLayout->addRow(tr("Seed"), m_seed);
-    runLayout->addRow(tr("Device"), m_device);
+    auto* run = new QGroupBox(tr("Run"));
+    dialogForm(run, {{tr("Prompt"), m_prompt},
+                     {QString(), m_chat},
+                     {tr("New tokens"), m_tokens},
+                     {tr("Temperature"), m_temperature},
+                     {tr("Top-k"), m_topK},
+                     {tr("Seed"), m_seed},
+                     {tr("Device"), m_device}});
+    return run;
+}
 
+QGroupBox* NewSessionDialog::servingGroup() {
     // Serving: many requests over one paged pool (docs/paged.md); the model above serves them.
     m_serving = new QGroupBox(tr("Serving: a workload over a paged KV cache"));
     m_serving->setCheckable(true);
@@ -221,12 +277,6 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     m_workloadDescription = new QLabel;
     m_workloadDescription->setWordWrap(true);
     m_workloadDescription->setMaximumWidth(520);
-    const auto spin = [](int minimum, int maximum, int value) {
-        auto* box = new QSpinBox;
-        box->setRange(minimum, maximum);
-        box->setValue(value);
-        return box;
-    };
     m_blockSize = spin(1, 4096, 16);
     m_numBlocks = spin(1, 1 << 20, 64);
     m_budget = spin(1, 1 << 20, 256);
@@ -257,41 +307,18 @@ NewSessionDialog::NewSessionDialog(const EngineCapabilities& capabilities, const
     m_compareWith->addItem(tr("the same with blocks half as large"), QStringLiteral("half-blocks"));
     m_compareWith->setToolTip(tr("Also serve the workload with this change and compare the two side by side "
                                  "(steps to finish, hit rate, preemptions, evictions, peak pool usage)"));
-    auto* servingLayout = new QFormLayout(m_serving);
-    servingLayout->addRow(tr("Workload"), m_workload);
-    servingLayout->addRow(QString(), m_workloadDescription);
-    servingLayout->addRow(QString(), m_suggestedPool);
-    servingLayout->addRow(tr("Block size (tokens)"), m_blockSize);
-    servingLayout->addRow(tr("Pool size (blocks)"), m_numBlocks);
-    servingLayout->addRow(tr("Token budget per step"), m_budget);
-    servingLayout->addRow(tr("Most running requests"), m_maxSeqs);
-    servingLayout->addRow(tr("Prefix caching"), m_prefixCaching);
-    servingLayout->addRow(tr("Free policy"), m_freePolicy);
-    servingLayout->addRow(tr("Compare with"), m_compareWith);
+    dialogForm(m_serving, {{tr("Workload"), m_workload},
+                           {QString(), m_workloadDescription},
+                           {QString(), m_suggestedPool},
+                           {tr("Block size (tokens)"), m_blockSize},
+                           {tr("Pool size (blocks)"), m_numBlocks},
+                           {tr("Token budget per step"), m_budget},
+                           {tr("Most running requests"), m_maxSeqs},
+                           {tr("Prefix caching"), m_prefixCaching},
+                           {tr("Free policy"), m_freePolicy},
+                           {tr("Compare with"), m_compareWith}});
     connect(m_serving, &QGroupBox::toggled, this, &NewSessionDialog::updateEnabled);
-
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-    buttons->button(QDialogButtonBox::Ok)->setText(tr("Start"));
-    connect(buttons, &QDialogButtonBox::accepted, this, &NewSessionDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, this, &NewSessionDialog::reject);
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(model);
-    layout->addWidget(cache);
-    layout->addWidget(press);
-    layout->addWidget(run);
-    layout->addWidget(m_serving);
-    layout->addWidget(buttons);
-
-    for (QRadioButton* radio : {m_usePreset, m_useConfig, m_useCheckpoint, m_useModelFile}) {
-        connect(radio, &QRadioButton::toggled, this, &NewSessionDialog::updateEnabled);
-        connect(radio, &QRadioButton::toggled, this, [this](bool on) {
-            if (on) {
-                describeTokenizer();
-            }
-        });
-    }
-    connect(m_cacheKind, &QComboBox::currentIndexChanged, this, &NewSessionDialog::updateEnabled);
-    setSettings(initial);
+    return m_serving;
 }
 
 void NewSessionDialog::setSettings(const config::RunSettings& settings) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/press/DecodingPress.h"
 
-#include "kvscope/press/KnormPress.h"
+#include "kvscope/press/PressCatalog.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 namespace {
 
 using kvscope::press::DecodingPress;
-using kvscope::press::KnormPress;
+using kvscope::press::PressCatalog;
 using kvscope::press::PressInputs;
 
 TEST(DecodingPressTest, TargetRatioKeepsExactlyTheTarget) {
@@ -21,7 +21,8 @@ TEST(DecodingPressTest, TargetRatioKeepsExactlyTheTarget) {
 }
 
 TEST(DecodingPressTest, CompressesEveryIntervalBackToTheTarget) {
-    DecodingPress press(std::make_shared<KnormPress>(), /*compressionInterval=*/3, /*targetSize=*/8, /*bufferSize=*/2);
+    DecodingPress press(PressCatalog::scorer("knorm", {}), /*compressionInterval=*/3, /*targetSize=*/8,
+                        /*bufferSize=*/2);
     PressInputs inputs;
     inputs.numHeads = inputs.numKeyValueHeads = 2;
     inputs.headDim = 4;
@@ -45,7 +46,7 @@ TEST(DecodingPressTest, CompressesEveryIntervalBackToTheTarget) {
 }
 
 TEST(DecodingPressTest, RefusesAZeroInterval) {
-    EXPECT_THROW(DecodingPress(std::make_shared<KnormPress>(), 0, 8, 0), std::invalid_argument);
+    EXPECT_THROW(DecodingPress(PressCatalog::scorer("knorm", {}), 0, 8, 0), std::invalid_argument);
 }
 
 } // namespace

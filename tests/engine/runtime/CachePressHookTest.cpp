@@ -13,7 +13,7 @@
 #include "kvscope/model/ModelLoader.h"
 #include "kvscope/model/TensorOps.h"
 #include "kvscope/press/AdaKvPress.h"
-#include "kvscope/press/KnormPress.h"
+#include "kvscope/press/PressCatalog.h"
 #include "kvscope/press/SnapKvPress.h"
 #include "kvscope/runtime/CacheFactory.h"
 #include "kvscope/runtime/GenerationError.h"
@@ -371,7 +371,7 @@ TEST(CachePressHookTest, AdaKvMasksEachHeadsPrunedSlotsFromEveryLaterQuery) {
                                   .asAttention()
                                   ->keys()
                                   .narrow(2, 0, prefill);
-                const kvscope::press::AdaKvPress reference(std::make_shared<kvscope::press::KnormPress>());
+                const kvscope::press::AdaKvPress reference(kvscope::press::PressCatalog::scorer("knorm", {}));
                 EXPECT_TRUE(at::equal(reference.mask(inputs, 0.5).masked, decision.masked)) << decision.layer;
             }
         }

@@ -63,6 +63,13 @@ public:
     QString suggestedPoolText() const;
 
 private:
+    /// The dialog's groups, each a form of its fields in order: the model source and tokenizer, the cache
+    /// kind and its options, the press, the run, and serving (m_serving).
+    QGroupBox* modelGroup();
+    QGroupBox* cacheGroup();
+    QGroupBox* pressGroup();
+    QGroupBox* runGroup();
+    QGroupBox* servingGroup();
     /// A workload picked (or typed): its description, and the pool it suggests filled in.
     void workloadPicked(const QString& name);
     void updateEnabled();
