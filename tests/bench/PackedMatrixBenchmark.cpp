@@ -20,6 +20,17 @@ namespace {
 
 using kvscope::model::PackedMatrix;
 
+/// A [rows, cols] matrix of `type` whose blocks are `data`, in a GGUF file of its own.
+PackedMatrix fromBlocks(int64_t rows, int64_t cols, const kvscope::gguf::BlockType& type, const std::vector<uint8_t>& data) {
+    kvscope::testing::GgufTestWriter writer;
+    writer.header(3, 1, 0)
+        .tensor("w", {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)}, type.id(), 0)
+        .padTo(32)
+        .append(data);
+    auto file = std::make_shared<const kvscope::gguf::GgufFile>(kvscope::gguf::GgufFile::fromBytes(writer.bytes));
+    return PackedMatrix(file, file->tensor("w"));
+}
+
 /// A [rows, cols] matrix of N(0, 0.02) values quantised as `typeName`, kept packed.
 PackedMatrix packed(int64_t rows, int64_t cols, const char* typeName) {
     const auto* type = kvscope::gguf::BlockType::find(typeName);
@@ -27,13 +38,7 @@ PackedMatrix packed(int64_t rows, int64_t cols, const char* typeName) {
     const at::Tensor values = (at::randn({rows, cols}) * 0.02).contiguous();
     std::vector<uint8_t> data(static_cast<size_t>(rows * cols / type->blockSize() * type->typeSize()));
     type->quantize(values.data_ptr<float>(), data.size() / type->typeSize(), data.data());
-    kvscope::testing::GgufTestWriter writer;
-    writer.header(3, 1, 0)
-        .tensor("w", {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)}, type->id(), 0)
-        .padTo(32)
-        .append(data);
-    auto file = std::make_shared<const kvscope::gguf::GgufFile>(kvscope::gguf::GgufFile::fromBytes(writer.bytes));
-    return PackedMatrix(file, file->tensor("w"));
+    return fromBlocks(rows, cols, *type, data);
 }
 
 void packedProduct(benchmark::State& state, int64_t rows, int64_t cols, const char* typeName) {
@@ -67,13 +72,7 @@ PackedMatrix maskedBytes(int64_t rows, int64_t cols, const char* typeName) {
     for (uint8_t& byte : data) {
         byte = static_cast<uint8_t>(random() & 0x3b);
     }
-    kvscope::testing::GgufTestWriter writer;
-    writer.header(3, 1, 0)
-        .tensor("w", {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)}, type->id(), 0)
-        .padTo(32)
-        .append(data);
-    auto file = std::make_shared<const kvscope::gguf::GgufFile>(kvscope::gguf::GgufFile::fromBytes(writer.bytes));
-    return PackedMatrix(file, file->tensor("w"));
+    return fromBlocks(rows, cols, *type, data);
 }
 
 void kernelProduct(benchmark::State& state, const char* typeName) {

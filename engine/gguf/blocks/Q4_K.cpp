@@ -44,11 +44,8 @@ public:
                 for (int half = 0; half < 2; ++half) {
                     const int k = 2 * pair + half;
                     const rowdot::Block32 q = rowdot::widenUnsigned32(rowdot::bitField(bytes, 4 * half, 15));
-                    const float ds = d * static_cast<float>(scale[k]);
-                    const float dm = dmin * static_cast<float>(min[k]);
-                    for (int v = 0; v < 4; ++v) {
-                        rowdot::storeScaledLess(out + 32 * k + 8 * v, q.v[v], ds, dm);
-                    }
+                    rowdot::storeBlockScaledLess(out + 32 * k, q, d * static_cast<float>(scale[k]),
+                                                 dmin * static_cast<float>(min[k]));
                 }
             }
         }

@@ -48,11 +48,8 @@ public:
                     const __m256i fifth = _mm256_slli_epi16(rowdot::bitField(high, k, 1), 4);
                     const rowdot::Block32 q =
                         rowdot::widenUnsigned32(_mm256_or_si256(rowdot::bitField(bytes, 4 * half, 15), fifth));
-                    const float ds = d * static_cast<float>(scale[k]);
-                    const float dm = dmin * static_cast<float>(min[k]);
-                    for (int v = 0; v < 4; ++v) {
-                        rowdot::storeScaledLess(out + 32 * k + 8 * v, q.v[v], ds, dm);
-                    }
+                    rowdot::storeBlockScaledLess(out + 32 * k, q, d * static_cast<float>(scale[k]),
+                                                 dmin * static_cast<float>(min[k]));
                 }
             }
         }

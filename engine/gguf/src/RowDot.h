@@ -97,6 +97,13 @@ KVSCOPE_AVX2 inline void storeScaledLess(float* out, __m256 codes, float scale, 
     _mm256_storeu_ps(out, _mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps(scale), codes), _mm256_set1_ps(offset)));
 }
 
+/// scale * codes - offset for a whole block of 32 (storeScaledLess on each of its four vectors).
+KVSCOPE_AVX2 inline void storeBlockScaledLess(float* out, const Block32& codes, float scale, float offset) {
+    for (int v = 0; v < 4; ++v) {
+        storeScaledLess(out + 8 * v, codes.v[v], scale, offset);
+    }
+}
+
 /// `blockCount` blocks of `kValues` values widened by `widen(block, out)`, which writes dequantize()'s values.
 template <size_t kValues, typename Widen>
 KVSCOPE_AVX2 inline void widenBlocks(const uint8_t* blocks, size_t typeSize, size_t blockCount, float* out,
