@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Makes the tests' peer environment: one Python virtual environment with the real Transformers, tokenizers,
 # kvpress, gguf-py, quanto, HQQ and llama.cpp (llama-cpp-python, built from source here), pinned by
-# requirements/peers.txt and requirements/peers-no-deps.txt. It is kept between runs and made anew only when
+# requirements/peers.txt, requirements/peers-no-deps.txt and requirements/models.txt. It is kept between runs and made anew only when
 # its stamp changes: those files, the Python making it, or the flags the peers are compiled with.
 # What it compiles (llama.cpp, HQQ) is kept apart as wheels in ~/.cache/kvscope/peer-wheels/<its own stamp>, so
 # that a change of the other pins makes the environment again in a few minutes instead of recompiling.
@@ -35,7 +35,7 @@ if ! is_python311 "$base_python"; then
     done
 fi
 # Everything that decides what gets installed or compiled: the pins, the Python, the build flags.
-stamp=$( { cat requirements/peers.txt requirements/peers-no-deps.txt; "$base_python" --version
+stamp=$( { cat requirements/peers.txt requirements/peers-no-deps.txt requirements/models.txt; "$base_python" --version
            echo "llama.cpp: $llama_flags"; echo "hqq: DISABLE_CUDA=1"; } | sha256sum | cut -c1-16)
 if [ "${1:-}" = --stamp ]; then
     echo "$stamp"

@@ -132,12 +132,19 @@ EngineCapabilities realCapabilities() {
 
 TEST(TourGuideTest, EveryBuiltInTourLoadsAndParsesAsKvscopeOptions) {
     EXPECT_TRUE(TourCatalog::problems().isEmpty()) << TourCatalog::problems().join('\n').toStdString();
-    // The tours the front door promises, in order.
+    // The tours the front door promises, in order: the real models' first.
     EXPECT_EQ(TourCatalog::names(),
-              (QStringList{"sliding-window", "hybrid-sliding-full", "quantized-2bit", "offloading-prefetch",
+              (QStringList{"gemma3-long-text", "real-model-attention", "llamacpp-quantized-cache", "sliding-window", "hybrid-sliding-full", "quantized-2bit", "offloading-prefetch",
                            "snapkv-vs-none", "h2o-decoding", "linear-attention-hybrid", "encoder-decoder",
-                           "prefix-sharing", "preemption", "real-model-attention", "llamacpp-quantized-cache"}));
+                           "prefix-sharing", "preemption"}));
     for (const Tour& tour : TourCatalog::tours()) {
+        // A tour on a real model says in its first step which model it runs, and why that one.
+        if (tour.arguments.contains(QStringLiteral("--model"))) {
+            ASSERT_FALSE(tour.notes.empty()) << tour.name.toStdString();
+            EXPECT_TRUE(tour.notes.front().text.startsWith(QStringLiteral("this tour runs ")) &&
+                        tour.notes.front().text.contains(QStringLiteral(" because ")))
+                << tour.name.toStdString() << ": " << tour.notes.front().text.toStdString();
+        }
         const auto parsed = AppLauncher::parse(
             {QStringLiteral("kvscope"), QStringLiteral("--tour"), tour.name}, realCapabilities());
         ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
@@ -183,7 +190,7 @@ TEST(TourGuideTest, LauncherTourOptionsAndWelcome) {
         return std::holds_alternative<QString>(parsed) ? std::get<QString>(parsed) : QString();
     };
     EXPECT_TRUE(error({"--tour", "nope"})
-                    .startsWith("unknown tour `nope` (allowed: sliding-window, hybrid-sliding-full,"));
+                    .startsWith("unknown tour `nope` (allowed: gemma3-long-text, real-model-attention, llamacpp-quantized-cache,"));
     EXPECT_EQ(error({"--tour", "sliding-window", KVSCOPE_SOURCE_DIR "/sessions/llama-dynamic.kvsess"}),
               "--tour runs live: give no session FILE with it");
     // Options after --tour change the tour's settings.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/model/TensorOps.h"
 
+#include "DecodeAttention.h"
+
 #include <ATen/ATen.h>
 #include <algorithm>
 #include <cmath>
@@ -126,32 +128,43 @@ at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Ten
 
 namespace {
 
-/// Eager attention of the query rows `query` [B, Hq, t, D] (keys already repeated per query head) under
-/// their `mask` rows; returns the weights [B, Hq, t, KV] and the output [B, Hq, t, D].
+/// Eager attention of the query rows `query` [B, Hq, t, D] over the KV heads' own `k`, `v` [B, Hkv, KV, D]
+/// under their `mask` rows; returns the weights [B, Hq, t, KV] and the output [B, Hq, t, D]. The `groups`
+/// query heads of one KV head attend as one matrix of groups x t rows (query head h reads KV head
+/// h / groups, as repeat_kv), so the keys and values are read once and never copied per query head: a
+/// decode step over a long cache was bound by those copies.
 std::pair<at::Tensor, at::Tensor> attendRows(const at::Tensor& query, const at::Tensor& k,
                                              const at::Tensor& v, const at::Tensor& mask, double scale,
                                              double softcap, const at::Tensor& hiddenSlots, int64_t kvHeads,
                                              int64_t groups) {
-    at::Tensor scores = at::matmul(query, k.transpose(-1, -2)) * scale;
+    const int64_t batch = query.size(0);
+    const int64_t rows = query.size(2);
+    const int64_t kvLength = k.size(2);
+    const at::Tensor grouped = query.reshape({batch, kvHeads, groups * rows, query.size(3)});
+    const bool kernels = DecodeAttention::applies(grouped, k) && DecodeAttention::applies(grouped, v);
+    at::Tensor scores = (kernels ? DecodeAttention::scores(grouped, k) : at::matmul(grouped, k.transpose(-1, -2))) *
+                        scale;  // [B, Hkv, groups * t, KV]
     if (softcap > 0.0) {
         scores = at::tanh(scores / softcap) * softcap;
     }
+    // [B, Hkv, groups, t, KV]: the mask's rows broadcast over the query heads, hidden slots per KV head.
+    at::Tensor perHead = scores.view({batch, kvHeads, groups, rows, kvLength});
     if (mask.defined()) {
         // Eager attention's `finfo(dtype).min`, not -inf: a row with no allowed key stays finite.
-        scores = scores.masked_fill(mask.logical_not(), std::numeric_limits<float>::lowest());
+        perHead = perHead.masked_fill(mask.unsqueeze(2).logical_not(), std::numeric_limits<float>::lowest());
     }
     if (hiddenSlots.defined()) {
-        // Query head h reads KV head h / groups: view the heads as [Hkv, groups] and hide the first L slots
-        // in place, without building a per-head mask (AdaKV's runs pay for it at every step).
+        // Hide the first L slots of each KV head in place, without building a per-head mask (AdaKV's runs
+        // pay for it at every step).
         const int64_t hidden = hiddenSlots.size(2);
-        scores.view({scores.size(0), kvHeads, groups, scores.size(2), scores.size(3)})
-            .narrow(-1, 0, hidden)
+        perHead.narrow(-1, 0, hidden)
             .masked_fill_(hiddenSlots.view({hiddenSlots.size(0), kvHeads, 1, 1, hidden}),
                           std::numeric_limits<float>::lowest());
     }
-    at::Tensor weights = at::softmax(scores, -1);
-    at::Tensor output = at::matmul(weights, v);
-    return {weights, output};
+    const at::Tensor weights = at::softmax(perHead.view({batch, kvHeads, groups * rows, kvLength}), -1);
+    const at::Tensor output = kernels ? DecodeAttention::output(weights, v) : at::matmul(weights, v); // [B, Hkv, groups * t, D]
+    return {weights.view({batch, kvHeads * groups, rows, kvLength}),
+            output.view({batch, kvHeads * groups, rows, v.size(3)})};
 }
 
 } // namespace
@@ -160,14 +173,10 @@ at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Ten
                   const at::Tensor& mask, double scale, double softcap, at::Tensor* probabilities,
                   const at::Tensor& hiddenSlots, const AttentionWeightsSink& weightsSink,
                   int64_t queryChunk) {
-    at::Tensor k = keys;
-    at::Tensor v = values;
+    const at::Tensor& k = keys;
+    const at::Tensor& v = values;
     const int64_t kvHeads = keys.size(1);
     const int64_t groups = query.size(1) / kvHeads;
-    if (groups > 1) {
-        k = k.repeat_interleave(groups, 1);
-        v = v.repeat_interleave(groups, 1);
-    }
     const int64_t batch = query.size(0);
     const int64_t heads = query.size(1);
     const int64_t length = query.size(2);

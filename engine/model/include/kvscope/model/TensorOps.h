@@ -36,7 +36,7 @@ using AttentionWeightsSink = std::function<void(const at::Tensor& weights, int64
 /// Query rows attend() computes at once for [batch, heads, ..., kvLength] scores (a 32 MB budget, at least
 /// 1).
 int64_t attentionQueryChunk(int64_t batch, int64_t heads, int64_t kvLength);
-/// Eager attention: q [B, Hq, T, D] against k/v [B, Hkv, KV, D] (grouped heads repeated), masked
+/// Eager attention: q [B, Hq, T, D] against k/v [B, Hkv, KV, D] (query head h reads KV head h / (Hq / Hkv)), masked
 /// with the dtype's lowest value where `mask` [B|1, 1, T, KV] is false, and where `hiddenSlots`
 /// [B, Hkv, L <= KV] is true: a masking press's slots, hidden from that KV head's query heads. Returns
 /// [B, T, Hq * D]; with `probabilities`, also the attention weights [B, Hq, T, KV] (for presses that read

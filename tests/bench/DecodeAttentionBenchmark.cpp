@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// One decode step's attention of one layer over a cache of 512 or 2048 tokens, at the real models' shapes
+// (SmolLM2-135M: 9 query heads over 3 KV heads of 64; Gemma 3 270M: 4 over 1 of 256), on one thread:
+// kvscope's decode kernels (DecodeAttention) against LibTorch's products (what a processor without AVX2 runs,
+// and what every step ran before). README.md's speed section records the numbers.
+#include "kvscope/gguf/BlockType.h"
+#include "kvscope/model/TensorOps.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <benchmark/benchmark.h>
+
+namespace {
+
+using kvscope::gguf::BlockType;
+using kvscope::gguf::KernelLevel;
+
+void decodeAttention(benchmark::State& state, int64_t heads, int64_t kvHeads, int64_t dim) {
+    const int64_t length = state.range(0);
+    const auto level = static_cast<KernelLevel>(state.range(1));
+    if (BlockType::useKernelLevel(level) != level) {
+        state.SkipWithError("this processor does not run that kernel level");
+        return;
+    }
+    state.SetLabel(level == KernelLevel::Portable ? "libtorch" : "kernels");
+    at::NoGradGuard noGrad;
+    at::set_num_threads(1);
+    at::manual_seed(0);
+    const at::Tensor query = at::randn({1, heads, 1, dim});
+    // The cache's view: the first rows of a larger buffer, as SequenceBuffer hands it out.
+    const at::Tensor keys = at::randn({1, kvHeads, length + 256, dim}).narrow(2, 0, length);
+    const at::Tensor values = at::randn({1, kvHeads, length + 256, dim}).narrow(2, 0, length);
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(kvscope::model::ops::attend(query, keys, values, at::Tensor(), 0.125));
+    }
+    BlockType::useKernelLevel(BlockType::supportedKernelLevel());
+    state.SetBytesProcessed(state.iterations() * 2 * keys.numel() * 4);
+}
+
+} // namespace
+
+BENCHMARK_CAPTURE(decodeAttention, smollm2, 9, 3, 64)->ArgsProduct({{512, 2048}, {0, 1}})->UseRealTime();
+BENCHMARK_CAPTURE(decodeAttention, gemma3_270m, 4, 1, 256)->ArgsProduct({{512, 2048}, {0, 1}})->UseRealTime();
+BENCHMARK_MAIN();
