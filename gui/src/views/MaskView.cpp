@@ -5,7 +5,6 @@
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/trace/CompressionLayout.h"
-#include "kvscope/trace/LayerKind.h"
 
 #include <QPainter>
 
@@ -36,16 +35,9 @@ MaskShape MaskView::shapeOf(int layer) const {
     if (layer < 0 || static_cast<std::size_t>(layer) >= state.layers.size()) {
         return {};
     }
-    const trace::LayerState& layerState = state.layers[static_cast<std::size_t>(layer)];
-    // Chunked layers are named by the session's metadata; sliding windows travel with the events.
     const std::vector<std::int64_t>& chunks = m_session.metadata().attentionChunkSizes;
-    if (static_cast<std::size_t>(layer) < chunks.size() && chunks[static_cast<std::size_t>(layer)] > 0) {
-        return MaskGeometry::shapeOf(layerState, MaskKind::Chunked, chunks[static_cast<std::size_t>(layer)]);
-    }
-    if (trace::isSlidingWindow(layerState.kind)) {
-        return MaskGeometry::shapeOf(layerState, MaskKind::Sliding, layerState.windowSize);
-    }
-    return MaskGeometry::shapeOf(layerState, MaskKind::Full, 0);
+    return MaskGeometry::shapeFor(state.layers[static_cast<std::size_t>(layer)],
+                                  static_cast<std::size_t>(layer) < chunks.size() ? chunks[static_cast<std::size_t>(layer)] : 0);
 }
 
 QString MaskView::headMaskNote(int layer) const {

@@ -48,6 +48,62 @@ QString PlotStyle::slotName(SlotState state) {
     return {};
 }
 
+QColor PlotStyle::fateColour(TokenFate fate, bool someLayersOnly) {
+    QColor colour;
+    switch (fate) {
+    case TokenFate::Kept:
+        colour = slotColour(SlotState::FullPrecision).lighter(175);
+        break;
+    case TokenFate::Quantized:
+        colour = slotColour(SlotState::Quantized).lighter(165);
+        break;
+    case TokenFate::Offloaded:
+        colour = slotColour(SlotState::Offloaded).lighter(165);
+        break;
+    case TokenFate::Masked:
+        colour = QColor(196, 186, 226);
+        break;
+    case TokenFate::SlidOut:
+        colour = slotColour(SlotState::SlidOut).lighter(125);
+        break;
+    case TokenFate::PartlyDropped:
+        colour = slotColour(SlotState::PartlyDropped);
+        break;
+    case TokenFate::Dropped:
+        colour = slotColour(SlotState::Dropped).lighter(145);
+        break;
+    case TokenFate::Absent:
+        return backgroundColour();
+    }
+    if (someLayersOnly) {
+        // Halfway to white: the fate of some layers, not of the token as a whole.
+        colour = QColor((colour.red() + 255) / 2, (colour.green() + 255) / 2, (colour.blue() + 255) / 2);
+    }
+    return colour;
+}
+
+QString PlotStyle::fateName(TokenFate fate) {
+    switch (fate) {
+    case TokenFate::Kept:
+        return QObject::tr("kept");
+    case TokenFate::Quantized:
+        return QObject::tr("quantized");
+    case TokenFate::Offloaded:
+        return QObject::tr("offloaded to host");
+    case TokenFate::Masked:
+        return QObject::tr("masked (held, hidden from attention)");
+    case TokenFate::SlidOut:
+        return QObject::tr("slid out of the window");
+    case TokenFate::PartlyDropped:
+        return QObject::tr("dropped by the press from some KV heads");
+    case TokenFate::Dropped:
+        return QObject::tr("dropped by the press");
+    case TokenFate::Absent:
+        return QObject::tr("not in the cache yet");
+    }
+    return {};
+}
+
 QColor PlotStyle::scoreColour(double shade) {
     // Low scores pale yellow, high ones deep purple (viridis' ends), distinct from every slot colour.
     const double t = std::clamp(shade, 0.0, 1.0);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvscope/gui/geometry/OccupancyGeometry.h"
+#include "kvscope/gui/models/TokenFates.h"
 
 #include <QColor>
 #include <QString>
@@ -17,6 +18,11 @@ class PlotStyle {
 public:
     static QColor slotColour(SlotState state);
     static QString slotName(SlotState state);
+    /// A transcript token's background for its fate: the occupancy map's colour of the same state, lightened so
+    /// that the text stays readable on it (lighter still where only some layers gave the token that fate).
+    static QColor fateColour(TokenFate fate, bool someLayersOnly = false);
+    /// What a fate means, in words ("slid out of the window").
+    static QString fateName(TokenFate fate);
     /// The score overlay's colour of a kept token whose score ranks `shade` (0 lowest .. 1 highest) in its layer.
     static QColor scoreColour(double shade);
     static QColor seriesColour(int index);
