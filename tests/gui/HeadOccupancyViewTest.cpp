@@ -7,6 +7,8 @@
 #include "GuiTestHelpers.h"
 #include "kvscope/gui/session/ViewSelection.h"
 
+#include <QImage>
+
 #include <set>
 
 namespace kvscope::gui {
@@ -80,6 +82,21 @@ TEST(HeadOccupancyViewTest, ReRotatedKeysShowAtTheirNewPositionsWithWhereTheyCam
     EXPECT_FALSE(view.decision()->rerotated());
     EXPECT_TRUE(view.rotatedRows().empty());
     EXPECT_FALSE(anyContains(testing::toolTipsOver(view), "re-rotated"));
+}
+
+TEST(HeadOccupancyViewTest, TheSelectedPositionIsOutlined) {
+    SessionController session;
+    ViewSelection selection;
+    HeadOccupancyView view(session, selection);
+    view.resize(700, 260);
+    testing::loadWithCompression(session, 3, rerotated());
+    selection.setSelectedLayer(3);
+    session.setCurrentStep(2);
+    const QImage unselected = view.grab().toImage();
+    selection.setSelectedPosition(7);
+    EXPECT_NE(view.grab().toImage(), unselected);
+    selection.setSelectedPosition(-1);
+    EXPECT_EQ(view.grab().toImage(), unselected);
 }
 
 } // namespace

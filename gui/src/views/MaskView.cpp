@@ -22,6 +22,7 @@ MaskView::MaskView(SessionController& session, ViewSelection& selection, QWidget
     });
     connect(&session, &SessionController::stepChanged, this, [this] { update(); });
     connect(&selection, &ViewSelection::selectionChanged, this, [this] { update(); });
+    connect(&selection, &ViewSelection::positionSelected, this, [this] { update(); });
 }
 
 int MaskView::shownLayer() const {
@@ -148,6 +149,13 @@ void MaskView::paintEvent(QPaintEvent*) {
             const double y = area.top() + static_cast<double>(row) * rowHeight;
             painter.drawLine(QPointF(area.left(), y), QPointF(area.right(), y));
         }
+    }
+    // The selected token's key column, where the layer still holds it.
+    if (const std::int64_t column = m_selection.selectedPosition() - shape.kvOffset;
+        m_selection.selectedPosition() >= 0 && column >= 0 && column < shape.kvLength) {
+        PlotStyle::drawPositionMarker(painter, area.left() + static_cast<double>(column) * columnWidth,
+                                      area.left() + static_cast<double>(column + 1) * columnWidth, area.top(),
+                                      area.top() + gridHeight);
     }
     // Axes: key positions on top, query positions on the left.
     painter.setPen(QColor(90, 90, 100));

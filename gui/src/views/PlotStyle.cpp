@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/views/PlotStyle.h"
 
+#include <QPainter>
 #include <qcustomplot.h>
 
 #include <algorithm>
@@ -102,6 +103,16 @@ QString PlotStyle::fateName(TokenFate fate) {
         return QObject::tr("not in the cache yet");
     }
     return {};
+}
+
+void PlotStyle::drawPositionMarker(QPainter& painter, double x0, double x1, double top, double bottom) {
+    const double middle = (x0 + x1) / 2.0;
+    const double half = std::max((x1 - x0) / 2.0, 1.5);
+    painter.save();
+    painter.setPen(QPen(selectionColour(), 1.5));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(QRectF(middle - half, top, 2.0 * half, bottom - top));
+    painter.restore();
 }
 
 QColor PlotStyle::scoreColour(double shade) {

@@ -19,14 +19,13 @@
 namespace kvscope::gui {
 namespace {
 
-constexpr int kLegendHeight = 40;
+constexpr int kLegendLineHeight = 16;
 constexpr int kMargin = 6;
 /// Room around a token's text inside its box, and around a special token's smaller text.
 constexpr float kTokenPadding = 2.0F;
 constexpr float kSpecialPadding = 8.0F;
 /// The orange the compare view marks divergence with.
 const QColor kPartingColour(203, 75, 22);
-const QColor kSelectionColour(20, 20, 30);
 /// The fates a legend lists, in the order a summary ranks them (mildest first).
 constexpr TokenFate kLegendFates[] = {TokenFate::Kept,    TokenFate::Quantized,     TokenFate::Offloaded, TokenFate::Masked,
                                       TokenFate::SlidOut, TokenFate::PartlyDropped, TokenFate::Dropped};
@@ -184,8 +183,9 @@ float TranscriptView::tokenWidth(const Token& token) {
 }
 
 QRect TranscriptView::textArea() const {
-    return QRect(kMargin, kLegendHeight, std::max(1, width() - m_scroll->sizeHint().width() - 2 * kMargin),
-                 std::max(1, height() - kLegendHeight - kMargin));
+    const int top = legendHeight();
+    return QRect(kMargin, top, std::max(1, width() - m_scroll->sizeHint().width() - 2 * kMargin),
+                 std::max(1, height() - top - kMargin));
 }
 
 int TranscriptView::lineHeight() const { return QFontMetrics(font()).height() + 6; }
@@ -208,7 +208,7 @@ void TranscriptView::relayout() {
 void TranscriptView::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
     const int bar = m_scroll->sizeHint().width();
-    m_scroll->setGeometry(width() - bar, kLegendHeight, bar, std::max(1, height() - kLegendHeight));
+    m_scroll->setGeometry(width() - bar, legendHeight(), bar, std::max(1, height() - legendHeight()));
     relayout();
 }
 
@@ -338,6 +338,22 @@ QString TranscriptView::describe(std::int64_t position) const {
 
 QString TranscriptView::toolTipAt(const QPoint& point) const { return describe(positionAt(point)); }
 
+int TranscriptView::legendHeight() const {
+    // The title's line, then the swatches wrapped to the width.
+    const QFontMetrics metrics(font());
+    int lines = 1;
+    double x = kMargin;
+    for (const TokenFate fate : kLegendFates) {
+        const double item = 13 + metrics.horizontalAdvance(legendName(fate)) + 10;
+        if (x + item > width() - kMargin && x > kMargin) {
+            ++lines;
+            x = kMargin;
+        }
+        x += item;
+    }
+    return 22 + lines * kLegendLineHeight + 2;
+}
+
 void TranscriptView::paintLegend(QPainter& painter) {
     m_legend.setFont(font());
     painter.setPen(QColor(60, 60, 70));
@@ -351,13 +367,18 @@ void TranscriptView::paintLegend(QPainter& painter) {
     painter.setFont(bold);
     painter.drawText(QRect(kMargin, 2, width() - 2 * kMargin, 18), Qt::AlignLeft | Qt::AlignVCenter, title);
     double x = kMargin;
-    const double y = 22;
+    double y = 22;
     for (const TokenFate fate : kLegendFates) {
         const QString name = legendName(fate);
+        const double item = 13 + m_legend.width(name) + 10;
+        if (x + item > width() - kMargin && x > kMargin) {
+            x = kMargin;
+            y += kLegendLineHeight;
+        }
         painter.fillRect(QRectF(x, y + 3, 10, 10), PlotStyle::fateColour(fate));
         painter.setPen(QColor(60, 60, 70));
         m_legend.draw(painter, QRectF(x + 13, y, std::max(1.0, width() - x - 13), 16), Qt::AlignLeft, name);
-        x += 13 + m_legend.width(name) + 10;
+        x += item;
     }
 }
 
@@ -406,7 +427,8 @@ void TranscriptView::paintEvent(QPaintEvent*) {
             if (fate != TokenFate::Absent) {
                 painter.fillRect(box.adjusted(0.5, 0, -0.5, 0), PlotStyle::fateColour(fate, partial));
             }
-            const bool gone = fate == TokenFate::Dropped || fate == TokenFate::SlidOut;
+            // Struck through where no layer holds it any more (the summary's partial fates keep it plain).
+            const bool gone = (fate == TokenFate::Dropped || fate == TokenFate::SlidOut) && !partial;
             painter.setPen(position > produced ? QColor(170, 170, 180) : gone ? QColor(90, 80, 80) : QColor(25, 25, 35));
             if (token.special) {
                 painter.save();
@@ -424,7 +446,7 @@ void TranscriptView::paintEvent(QPaintEvent*) {
             }
             if (position == produced || position == selected) {
                 painter.save();
-                painter.setPen(QPen(position == produced ? PlotStyle::cursorColour() : kSelectionColour, 2));
+                painter.setPen(QPen(position == produced ? PlotStyle::cursorColour() : PlotStyle::selectionColour(), 2));
                 painter.setBrush(Qt::NoBrush);
                 painter.drawRect(box.adjusted(1, 1, -1, -1));
                 painter.restore();

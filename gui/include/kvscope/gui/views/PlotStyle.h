@@ -8,6 +8,7 @@
 #include <QString>
 
 class QCustomPlot;
+class QPainter;
 class QCPItemText;
 
 namespace kvscope::gui {
@@ -33,6 +34,11 @@ public:
     /// from the pool view's grey (cached, free) and white (free).
     static QColor requestColour(int index);
     static QColor cursorColour() { return QColor(220, 50, 47); }
+    /// The selected token position's outline, in every view with a position axis.
+    static QColor selectionColour() { return QColor(20, 20, 30); }
+    /// Outlines the selected position's column [x0, x1) from top to bottom, at least 3 px wide so that a
+    /// sub-pixel column still shows.
+    static void drawPositionMarker(QPainter& painter, double x0, double x1, double top, double bottom);
     static QColor backgroundColour() { return QColor(250, 250, 252); }
 
     /// Fonts, grid, margins and drawing hints.

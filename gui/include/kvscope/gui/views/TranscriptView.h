@@ -88,6 +88,8 @@ private:
     /// Lays the tokens out again when the width or the token count changed.
     void relayout();
     float tokenWidth(const Token& token);
+    /// The title and the legend's swatches, wrapped to the width.
+    int legendHeight() const;
     QRect textArea() const;
     int lineHeight() const;
     int scrollTop() const;
