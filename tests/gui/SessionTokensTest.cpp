@@ -54,6 +54,9 @@ TEST(SessionTokensTest, ProducedTokensFromAStepOn) {
               (std::vector<ProducedToken>{{7, " is"}, {-1, ""}, {9, " it"}}));
     EXPECT_EQ(SessionTokens::producedTokens(timeline, 2), (std::vector<ProducedToken>{{9, " it"}}));
     EXPECT_TRUE(SessionTokens::producedTokens(timeline, 3).empty());
+    EXPECT_EQ(SessionTokens::producedTokens(timeline, 1, 2), (std::vector<ProducedToken>{{-1, ""}}));
+    EXPECT_EQ(SessionTokens::producedTokens(timeline, 0, 9).size(), 3U) << "clamped to the step count";
+    EXPECT_TRUE(SessionTokens::producedTokens(timeline, 2, 1).empty());
     EXPECT_EQ(SessionTokens::producedPieces(timeline), (std::vector<std::string>{" is", "", " it"}));
 }
 

@@ -182,6 +182,8 @@ TEST(TranscriptViewTest, ALongSessionPaintsTheLinesInViewAndScrollsToTheStep) {
     TranscriptView view(session, selection);
     view.resize(400, 300);
     testing::loadSynthetic(session, testing::smallSession(3000));
+    // The steps' tokens are read in slices of a few milliseconds between the event loop's other work.
+    ASSERT_TRUE(testing::waitUntil([&] { return !view.readingText(); }));
     EXPECT_EQ(view.tokenCount(), 12 + 3001);
     view.grab();
     const auto [first, last] = view.paintedLines();
@@ -210,6 +212,7 @@ TEST(TranscriptViewTest, ALiveSessionGrowsItsTranscript) {
     session.waitForEngine();
     QCoreApplication::processEvents();
     ASSERT_GT(session.metadata().promptPieces.size(), 0U);
+    ASSERT_TRUE(testing::waitUntil([&] { return !view.readingText(); }));
     EXPECT_EQ(view.tokenCount(), static_cast<std::int64_t>(session.metadata().promptPieces.size()) + session.stepCount());
 }
 

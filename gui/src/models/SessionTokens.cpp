@@ -34,10 +34,12 @@ std::vector<std::string> SessionTokens::producedPieces(const trace::Timeline& ti
     return pieces;
 }
 
-std::vector<ProducedToken> SessionTokens::producedTokens(const trace::Timeline& timeline, std::int64_t fromStep) {
+std::vector<ProducedToken> SessionTokens::producedTokens(const trace::Timeline& timeline, std::int64_t fromStep,
+                                                         std::int64_t toStep) {
     fromStep = std::max<std::int64_t>(fromStep, 0);
-    std::vector<ProducedToken> tokens(static_cast<std::size_t>(std::max<std::int64_t>(timeline.stepCount() - fromStep, 0)));
-    for (std::int64_t step = fromStep; step < timeline.stepCount(); ++step) {
+    toStep = toStep < 0 ? timeline.stepCount() : std::min(toStep, timeline.stepCount());
+    std::vector<ProducedToken> tokens(static_cast<std::size_t>(std::max<std::int64_t>(toStep - fromStep, 0)));
+    for (std::int64_t step = fromStep; step < toStep; ++step) {
         for (const trace::Event& event : timeline.eventsOfStep(step)) {
             if (const auto* end = std::get_if<trace::StepEndEvent>(&event.payload)) {
                 tokens[static_cast<std::size_t>(step - fromStep)] = {end->tokenId, end->text};

@@ -9,7 +9,9 @@
 #include <QFontMetricsF>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QElapsedTimer>
 #include <QScrollBar>
+#include <QTimer>
 #include <QToolTip>
 #include <QWheelEvent>
 
@@ -79,8 +81,12 @@ QFont struckFont(const QFont& base) {
 } // namespace
 
 TranscriptView::TranscriptView(SessionController& session, ViewSelection& selection, QWidget* parent)
-    : QWidget(parent), m_session(session), m_selection(selection), m_scroll(new QScrollBar(Qt::Vertical, this)) {
+    : QWidget(parent), m_session(session), m_selection(selection), m_scroll(new QScrollBar(Qt::Vertical, this)),
+      m_readTimer(new QTimer(this)) {
     setAttribute(Qt::WA_OpaquePaintEvent);
+    m_readTimer->setSingleShot(true);
+    m_readTimer->setInterval(0);
+    connect(m_readTimer, &QTimer::timeout, this, &TranscriptView::readSlice);
     setMouseTracking(true);
     connect(m_scroll, &QScrollBar::valueChanged, this, [this] { update(); });
     connect(&session, &SessionController::sessionLoaded, this, [this] {
@@ -91,6 +97,7 @@ TranscriptView::TranscriptView(SessionController& session, ViewSelection& select
     connect(&session, &SessionController::sessionGrew, this, [this] { readTokens(false); });
     connect(&session, &SessionController::stepChanged, this, [this] {
         readFates();
+        m_followPending = producedPosition() >= tokenCount();
         ensureVisible(producedPosition());
         update();
     });
@@ -154,17 +161,39 @@ void TranscriptView::readTokens(bool newSession) {
             }
         }
     }
-    if (m_promptLength > 0) {
-        for (const ProducedToken& token : SessionTokens::producedTokens(m_session.timeline(), m_stepsRead)) {
-            appendToken(token.text, token.id);
-        }
-    }
-    m_stepsRead = m_session.stepCount();
     m_fates.update(m_session.timeline());
     readFates();
+    readSlice();
+}
+
+void TranscriptView::readSlice() {
+    // A file-backed step is decoded to read its token (~30 us at 32 layers): a long session is read a slice
+    // at a time between the event loop's other work, so that it opens and steps while its text fills in.
+    constexpr std::int64_t kSliceSteps = 256;
+    constexpr qint64 kSliceNs = 8'000'000;
+    QElapsedTimer clock;
+    clock.start();
+    const std::int64_t steps = m_promptLength > 0 ? m_session.stepCount() : m_stepsRead;
+    while (m_stepsRead < steps && clock.nsecsElapsed() < kSliceNs) {
+        const std::int64_t to = std::min(steps, m_stepsRead + kSliceSteps);
+        for (const ProducedToken& token : SessionTokens::producedTokens(m_session.timeline(), m_stepsRead, to)) {
+            appendToken(token.text, token.id);
+        }
+        m_stepsRead = to;
+    }
     relayout();
+    if (m_stepsRead < steps) {
+        m_readTimer->start();
+    }
+    if (m_followPending && producedPosition() < tokenCount()) {
+        // The step shown generates a token read only now: scrolled to as stepping would have.
+        m_followPending = false;
+        ensureVisible(producedPosition());
+    }
     update();
 }
+
+bool TranscriptView::readingText() const { return m_promptLength > 0 && m_stepsRead < m_session.stepCount(); }
 
 void TranscriptView::readFates() {
     m_fates.setState(*m_session.state(), m_session.metadata().attentionChunkSizes);

@@ -29,9 +29,11 @@ public:
     /// The text of the token each step produced (its step_end event), step by step; "" for a step
     /// without one.
     static std::vector<std::string> producedPieces(const trace::Timeline& timeline);
-    /// The tokens steps [fromStep, stepCount) produced, step by step (id -1 and "" for a step without a
-    /// step_end): a view reads a growing session's new steps only.
-    static std::vector<ProducedToken> producedTokens(const trace::Timeline& timeline, std::int64_t fromStep = 0);
+    /// The tokens steps [fromStep, toStep) produced (toStep clamped to the step count; -1 for all), step by step
+    /// (id -1 and "" for a step without a step_end): a view reads a growing session's new steps only, and a
+    /// long file-backed session's in slices (each step's frame is decoded).
+    static std::vector<ProducedToken> producedTokens(const trace::Timeline& timeline, std::int64_t fromStep = 0,
+                                                     std::int64_t toStep = -1);
     /// Whether a piece is a special token as sessions name them: <|im_start|>, <start_of_turn>, <bos>, </s>,
     /// [INST] (a bracketed name without spaces, of the forms tokenizers give their control tokens).
     static bool isSpecial(const std::string& piece);

@@ -14,6 +14,7 @@
 #include <vector>
 
 class QScrollBar;
+class QTimer;
 
 namespace kvscope::gui {
 
@@ -26,7 +27,8 @@ class ViewSelection;
 /// it, lighter where only some layers did). The token the step generates is outlined; tokens after it are
 /// faded. Clicking a token selects its position (ViewSelection), hovering names its id, its position and what
 /// happened to it since which step. Only the lines in view are painted; the lines are laid out by
-/// TranscriptLayout once per width and token count, so a 131072-token session scrolls and steps fluidly.
+/// TranscriptLayout once per width and token count, so a 131072-token session scrolls and steps fluidly; its
+/// text is read in slices between the event loop's other work (a file-backed step is decoded to read its token).
 /// In compare mode a transcript marks the tokens from where it parts from the other session's.
 class TranscriptView : public QWidget {
     Q_OBJECT
@@ -39,8 +41,11 @@ public:
     /// The layer whose fates colour the tokens: the selected one (else the first) when following the
     /// selection, -1 for the summary over the layers.
     int shownLayer() const;
-    /// Tokens in the transcript: the prompt's, then one per step.
+    /// Tokens in the transcript: the prompt's, then one per step read so far.
     std::int64_t tokenCount() const { return static_cast<std::int64_t>(m_tokens.size()); }
+    /// Whether steps' tokens remain to be read: a long file-backed session's text fills in over the event loop's
+    /// turns (a few milliseconds each), so that it opens and steps at once.
+    bool readingText() const;
     /// The token position under a widget point; -1 where there is none.
     std::int64_t positionAt(const QPoint& point) const;
     /// A token's box in widget coordinates; empty while it is scrolled out of view.
@@ -80,8 +85,10 @@ private:
         std::int64_t id = -1; ///< -1 for prompt tokens (sessions record their pieces only)
         bool special = false;
     };
-    /// Reads the session's tokens: all for a new session, else the steps it gained.
+    /// Reads the session's tokens: the prompt's for a new session, then the steps' in slices (readSlice).
     void readTokens(bool newSession);
+    /// Reads the next steps' tokens for a few milliseconds, and schedules the next slice while steps remain.
+    void readSlice();
     void appendToken(const std::string& piece, std::int64_t id);
     /// The step's fates (the current state and the press decisions read so far).
     void readFates();
@@ -100,11 +107,14 @@ private:
     SessionController& m_session;
     ViewSelection& m_selection;
     QScrollBar* m_scroll;
+    QTimer* m_readTimer;
     TokenFates m_fates;
     bool m_followLayer = false;
     std::int64_t m_parting = -1;
     std::int64_t m_promptLength = 0;
     std::int64_t m_stepsRead = 0;
+    /// The step shown generates a token not read yet: scrolled to once it is.
+    bool m_followPending = false;
     std::vector<Token> m_tokens;
     std::vector<TranscriptToken> m_layoutTokens;
     TranscriptLines m_lines;
