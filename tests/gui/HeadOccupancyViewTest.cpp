@@ -31,6 +31,12 @@ trace::CompressionEvent rerotated() {
     return event;
 }
 
+/// The re-rotating decision on layer 3, selected, two steps after it.
+void showRerotated(SessionController& session, ViewSelection& selection) {
+    testing::loadWithCompression(session, 3, rerotated());
+    selection.setSelectedLayer(3);
+    session.setCurrentStep(2);
+}
 
 bool anyContains(const std::set<std::string>& texts, const std::string& part) {
     return std::any_of(texts.begin(), texts.end(),
@@ -42,9 +48,7 @@ TEST(HeadOccupancyViewTest, ReRotatedKeysShowAtTheirNewPositionsWithWhereTheyCam
     ViewSelection selection;
     HeadOccupancyView view(session, selection);
     view.resize(700, 260);
-    testing::loadWithCompression(session, 3, rerotated());
-    selection.setSelectedLayer(3);
-    session.setCurrentStep(2);
+    showRerotated(session, selection);
     ASSERT_TRUE(view.decision().has_value());
     ASSERT_TRUE(view.decision()->rerotated());
     EXPECT_EQ(view.positions(), 14);
@@ -89,9 +93,7 @@ TEST(HeadOccupancyViewTest, TheSelectedPositionIsOutlined) {
     ViewSelection selection;
     HeadOccupancyView view(session, selection);
     view.resize(700, 260);
-    testing::loadWithCompression(session, 3, rerotated());
-    selection.setSelectedLayer(3);
-    session.setCurrentStep(2);
+    showRerotated(session, selection);
     const QImage unselected = view.grab().toImage();
     selection.setSelectedPosition(7);
     EXPECT_NE(view.grab().toImage(), unselected);

@@ -130,6 +130,16 @@ TEST(MainWindowTest, ClickingATranscriptTokenSelectsItsPositionForTheOtherViews)
     QTest::mouseClick(&transcript, Qt::LeftButton, {}, token.center());
     EXPECT_EQ(window.selection().selectedPosition(), 5);
     EXPECT_NE(window.occupancyMap()->grab().toImage(), map) << "the map outlines the position";
+    // View > Transcript by the selected layer: one layer's colours in place of the summary.
+    EXPECT_EQ(transcript.shownLayer(), -1);
+    QAction* byLayer = nullptr;
+    for (QAction* action : window.findChildren<QAction*>()) {
+        byLayer = action->text() == QStringLiteral("&Transcript by the selected layer") ? action : byLayer;
+    }
+    ASSERT_NE(byLayer, nullptr);
+    byLayer->trigger();
+    window.selection().setSelectedLayer(2);
+    EXPECT_EQ(transcript.shownLayer(), 2);
     // A new session clears the selected position.
     testing::loadSynthetic(window.session(), testing::smallSession(20));
     EXPECT_EQ(window.selection().selectedPosition(), -1);

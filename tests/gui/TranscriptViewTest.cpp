@@ -18,9 +18,18 @@ namespace {
 
 using F = TokenFate;
 
-void loadFateSession(SessionController& session, bool maskingPress = false) {
-    session.setRecordedSession(testing::fateMetadata(), testing::fateEvents(maskingPress), QStringLiteral("literal"));
-}
+/// A transcript 600 x 300 over a session of its own.
+class TranscriptViewTest : public ::testing::Test {
+protected:
+    TranscriptViewTest() { view.resize(600, 300); }
+    /// The literal session of FateTestSession.h.
+    void loadFateSession(bool maskingPress = false) {
+        session.setRecordedSession(testing::fateMetadata(), testing::fateEvents(maskingPress), QStringLiteral("literal"));
+    }
+    SessionController session{testing::syntheticFactory()};
+    ViewSelection selection;
+    TranscriptView view{session, selection};
+};
 
 /// The colour painted at a token's box, inside its fill but clear of its text (its top left corner), as "#rrggbb".
 std::string paintedAt(TranscriptView& view, std::int64_t position) {
@@ -31,12 +40,8 @@ std::string paintedAt(TranscriptView& view, std::int64_t position) {
 
 std::string colourName(const QColor& colour) { return colour.name().toStdString(); }
 
-TEST(TranscriptViewTest, TokensAreColouredByWhatTheCacheHoldsOfThem) {
-    SessionController session;
-    ViewSelection selection;
-    TranscriptView view(session, selection);
-    view.resize(600, 300);
-    loadFateSession(session);
+TEST_F(TranscriptViewTest, TokensAreColouredByWhatTheCacheHoldsOfThem) {
+    loadFateSession();
     ASSERT_EQ(view.tokenCount(), 8) << "6 prompt tokens and the token of each of the 2 steps";
     struct Case {
         std::int64_t step;
@@ -77,12 +82,8 @@ TEST(TranscriptViewTest, TokensAreColouredByWhatTheCacheHoldsOfThem) {
     }
 }
 
-TEST(TranscriptViewTest, TheGeneratedTokenIsMarkedAndTheTextFollowsTheStep) {
-    SessionController session;
-    ViewSelection selection;
-    TranscriptView view(session, selection);
-    view.resize(600, 300);
-    loadFateSession(session);
+TEST_F(TranscriptViewTest, TheGeneratedTokenIsMarkedAndTheTextFollowsTheStep) {
+    loadFateSession();
     session.setCurrentStep(0);
     // Step 0 generates " It" (position 6): outlined in the cursor's colour, not in the cache yet.
     EXPECT_EQ(view.fateOf(6), F::Absent);
@@ -97,12 +98,8 @@ TEST(TranscriptViewTest, TheGeneratedTokenIsMarkedAndTheTextFollowsTheStep) {
               PlotStyle::cursorColour().name());
 }
 
-TEST(TranscriptViewTest, ClickingATokenSelectsItsPosition) {
-    SessionController session;
-    ViewSelection selection;
-    TranscriptView view(session, selection);
-    view.resize(600, 300);
-    loadFateSession(session);
+TEST_F(TranscriptViewTest, ClickingATokenSelectsItsPosition) {
+    loadFateSession();
     QSignalSpy selected(&selection, &ViewSelection::positionSelected);
     QTest::mouseClick(&view, Qt::LeftButton, {}, view.tokenRect(4).center());
     EXPECT_EQ(selection.selectedPosition(), 4);
@@ -114,12 +111,8 @@ TEST(TranscriptViewTest, ClickingATokenSelectsItsPosition) {
     EXPECT_EQ(view.positionAt(QPoint(view.width() - 30, view.height() - 5)), -1);
 }
 
-TEST(TranscriptViewTest, HoveringNamesTheTokenAndWhatHappenedToItWhen) {
-    SessionController session;
-    ViewSelection selection;
-    TranscriptView view(session, selection);
-    view.resize(600, 300);
-    loadFateSession(session);
+TEST_F(TranscriptViewTest, HoveringNamesTheTokenAndWhatHappenedToItWhen) {
+    loadFateSession();
     session.setCurrentStep(1);
     const QString summary = view.toolTipAt(view.tokenRect(4).center());
     EXPECT_EQ(summary.toStdString(), "\u201c cache\u201d, position 4, in the prompt\n"
@@ -142,12 +135,8 @@ TEST(TranscriptViewTest, HoveringNamesTheTokenAndWhatHappenedToItWhen) {
     EXPECT_TRUE(view.toolTipAt(QPoint(view.width() - 30, view.height() - 5)).isEmpty());
 }
 
-TEST(TranscriptViewTest, AMaskingPressMasks) {
-    SessionController session;
-    ViewSelection selection;
-    TranscriptView view(session, selection);
-    view.resize(600, 300);
-    loadFateSession(session, true);
+TEST_F(TranscriptViewTest, AMaskingPressMasks) {
+    loadFateSession(true);
     session.setCurrentStep(1);
     view.setFollowLayer(true);
     selection.setSelectedLayer(3);
@@ -157,11 +146,7 @@ TEST(TranscriptViewTest, AMaskingPressMasks) {
         << view.describe(4).toStdString();
 }
 
-TEST(TranscriptViewTest, TurnsOpenParagraphsAndNewlinesEndLines) {
-    SessionController session;
-    ViewSelection selection;
-    TranscriptView view(session, selection);
-    view.resize(600, 300);
+TEST_F(TranscriptViewTest, TurnsOpenParagraphsAndNewlinesEndLines) {
     trace::SessionMetadata metadata = testing::fateMetadata();
     metadata.promptPieces = {"<|im_start|>", "user", "\n", "Why", "?", "<|im_end|>", "\n", "<|im_start|>", "assistant", "\n"};
     session.setRecordedSession(metadata, {}, QStringLiteral("chat"));
@@ -176,10 +161,7 @@ TEST(TranscriptViewTest, TurnsOpenParagraphsAndNewlinesEndLines) {
     EXPECT_FALSE(view.describe(4).contains(QStringLiteral("(special token)")));
 }
 
-TEST(TranscriptViewTest, ALongSessionPaintsTheLinesInViewAndScrollsToTheStep) {
-    SessionController session;
-    ViewSelection selection;
-    TranscriptView view(session, selection);
+TEST_F(TranscriptViewTest, ALongSessionPaintsTheLinesInViewAndScrollsToTheStep) {
     view.resize(400, 300);
     testing::loadSynthetic(session, testing::smallSession(3000));
     // The steps' tokens are read in slices of a few milliseconds between the event loop's other work.
@@ -200,10 +182,7 @@ TEST(TranscriptViewTest, ALongSessionPaintsTheLinesInViewAndScrollsToTheStep) {
     EXPECT_FALSE(view.tokenRect(100).isEmpty());
 }
 
-TEST(TranscriptViewTest, ALiveSessionGrowsItsTranscript) {
-    SessionController session(testing::syntheticFactory());
-    ViewSelection selection;
-    TranscriptView view(session, selection);
+TEST_F(TranscriptViewTest, ALiveSessionGrowsItsTranscript) {
     view.resize(400, 300);
     config::RunSettings settings;
     settings.tokens = 20;
@@ -216,12 +195,8 @@ TEST(TranscriptViewTest, ALiveSessionGrowsItsTranscript) {
     EXPECT_EQ(view.tokenCount(), static_cast<std::int64_t>(session.metadata().promptPieces.size()) + session.stepCount());
 }
 
-TEST(TranscriptViewTest, MarksWhereItPartsFromAnotherTranscript) {
-    SessionController session;
-    ViewSelection selection;
-    TranscriptView view(session, selection);
-    view.resize(600, 300);
-    loadFateSession(session);
+TEST_F(TranscriptViewTest, MarksWhereItPartsFromAnotherTranscript) {
+    loadFateSession();
     const QImage unmarked = view.grab().toImage();
     view.setPartingPosition(7);
     EXPECT_EQ(view.partingPosition(), 7);

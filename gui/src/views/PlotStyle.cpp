@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/views/PlotStyle.h"
 
+#include "kvscope/gui/models/TokenFates.h"
+
 #include <QPainter>
 #include <qcustomplot.h>
 

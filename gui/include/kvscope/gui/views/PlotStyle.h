@@ -2,7 +2,6 @@
 #pragma once
 
 #include "kvscope/gui/geometry/OccupancyGeometry.h"
-#include "kvscope/gui/models/TokenFates.h"
 
 #include <QColor>
 #include <QString>
@@ -12,6 +11,8 @@ class QPainter;
 class QCPItemText;
 
 namespace kvscope::gui {
+
+enum class TokenFate : std::uint8_t; // models/TokenFates.h
 
 /// One look for every chart and map: colours of slot states, memory tiers and lanes, and the plot
 /// set-up (fonts, grid, no antialiasing, legend placement).
