@@ -31,11 +31,13 @@ protected:
     TranscriptView view{session, selection};
 };
 
-/// The colour painted at a token's box, inside its fill but clear of its text (its top left corner), as "#rrggbb".
-std::string paintedAt(TranscriptView& view, std::int64_t position) {
+/// The colours painted at a token's box, inside its fill but clear of its text (its top and bottom left corners),
+/// as "#rrggbb".
+std::pair<std::string, std::string> paintedAt(TranscriptView& view, std::int64_t position) {
     const QImage image = view.grab().toImage();
     const QRect box = view.tokenRect(position);
-    return image.pixelColor(box.left() + 1, box.top() + 2).name().toStdString();
+    return {image.pixelColor(box.left() + 1, box.top() + 2).name().toStdString(),
+            image.pixelColor(box.left() + 1, box.bottom() - 2).name().toStdString()};
 }
 
 std::string colourName(const QColor& colour) { return colour.name().toStdString(); }
@@ -76,7 +78,11 @@ TEST_F(TranscriptViewTest, TokensAreColouredByWhatTheCacheHoldsOfThem) {
             EXPECT_EQ(view.fateOf(at), fate) << where;
             EXPECT_EQ(view.someLayersOnly(at), partial) << where;
             if (fate != F::Absent) {
-                EXPECT_EQ(paintedAt(view, at), colourName(PlotStyle::fateColour(fate, partial))) << where;
+                // A fate of some layers only fills the lower half, the kept colour above it.
+                EXPECT_EQ(paintedAt(view, at),
+                          std::pair(colourName(PlotStyle::fateColour(partial ? F::Kept : fate)),
+                                    colourName(PlotStyle::fateColour(fate))))
+                    << where;
             }
         }
     }
@@ -141,7 +147,7 @@ TEST_F(TranscriptViewTest, AMaskingPressMasks) {
     view.setFollowLayer(true);
     selection.setSelectedLayer(3);
     EXPECT_EQ(view.fateOf(4), F::Masked);
-    EXPECT_EQ(paintedAt(view, 4), colourName(PlotStyle::fateColour(F::Masked)));
+    EXPECT_EQ(paintedAt(view, 4).first, colourName(PlotStyle::fateColour(F::Masked)));
     EXPECT_TRUE(view.describe(4).contains(QStringLiteral("masked (held, hidden from attention) (2 of 2 KV heads)")))
         << view.describe(4).toStdString();
 }

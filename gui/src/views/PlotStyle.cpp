@@ -51,38 +51,26 @@ QString PlotStyle::slotName(SlotState state) {
     return {};
 }
 
-QColor PlotStyle::fateColour(TokenFate fate, bool someLayersOnly) {
-    QColor colour;
+QColor PlotStyle::fateColour(TokenFate fate) {
     switch (fate) {
     case TokenFate::Kept:
-        colour = slotColour(SlotState::FullPrecision).lighter(175);
-        break;
+        return slotColour(SlotState::FullPrecision).lighter(175);
     case TokenFate::Quantized:
-        colour = slotColour(SlotState::Quantized).lighter(165);
-        break;
+        return slotColour(SlotState::Quantized).lighter(165);
     case TokenFate::Offloaded:
-        colour = slotColour(SlotState::Offloaded).lighter(165);
-        break;
+        return slotColour(SlotState::Offloaded).lighter(165);
     case TokenFate::Masked:
-        colour = QColor(196, 186, 226);
-        break;
+        return QColor(196, 186, 226);
     case TokenFate::SlidOut:
-        colour = slotColour(SlotState::SlidOut).lighter(125);
-        break;
+        return slotColour(SlotState::SlidOut).lighter(125);
     case TokenFate::PartlyDropped:
-        colour = slotColour(SlotState::PartlyDropped);
-        break;
+        return slotColour(SlotState::PartlyDropped);
     case TokenFate::Dropped:
-        colour = slotColour(SlotState::Dropped).lighter(145);
-        break;
+        return slotColour(SlotState::Dropped).lighter(145);
     case TokenFate::Absent:
         return backgroundColour();
     }
-    if (someLayersOnly) {
-        // Halfway to white: the fate of some layers, not of the token as a whole.
-        colour = QColor((colour.red() + 255) / 2, (colour.green() + 255) / 2, (colour.blue() + 255) / 2);
-    }
-    return colour;
+    return backgroundColour();
 }
 
 QString PlotStyle::fateName(TokenFate fate) {

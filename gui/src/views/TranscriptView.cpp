@@ -22,6 +22,8 @@ namespace kvscope::gui {
 namespace {
 
 constexpr int kLegendLineHeight = 16;
+/// Where a fate of some layers only starts in its token's box, as a fraction of its height from the top.
+constexpr double kPartialTop = 0.5;
 constexpr int kMargin = 6;
 /// Room around a token's text inside its box, and around a special token's smaller text.
 constexpr float kTokenPadding = 2.0F;
@@ -115,6 +117,7 @@ TranscriptView::TranscriptView(SessionController& session, ViewSelection& select
 
 void TranscriptView::setFollowLayer(bool follow) {
     m_followLayer = follow;
+    relayout(); // the legend's height changes with it
     update();
 }
 
@@ -367,20 +370,30 @@ QString TranscriptView::describe(std::int64_t position) const {
 
 QString TranscriptView::toolTipAt(const QPoint& point) const { return describe(positionAt(point)); }
 
-int TranscriptView::legendHeight() const {
-    // The title's line, then the swatches wrapped to the width.
-    const QFontMetrics metrics(font());
-    int lines = 1;
-    double x = kMargin;
+std::vector<TranscriptView::LegendEntry> TranscriptView::legendEntries() const {
+    std::vector<LegendEntry> entries;
     for (const TokenFate fate : kLegendFates) {
-        const double item = 13 + metrics.horizontalAdvance(legendName(fate)) + 10;
-        if (x + item > width() - kMargin && x > kMargin) {
-            ++lines;
-            x = kMargin;
-        }
-        x += item;
+        entries.push_back({legendName(fate), fate, false, {}});
     }
-    return 22 + lines * kLegendLineHeight + 2;
+    if (shownLayer() < 0) {
+        entries.push_back({tr("lower half: some layers"), TokenFate::Dropped, true, {}});
+    }
+    // Under the title's line, wrapped to the width.
+    const QFontMetrics metrics(font());
+    QPointF at(kMargin, 22);
+    for (LegendEntry& entry : entries) {
+        const double item = 13 + metrics.horizontalAdvance(entry.name) + 10;
+        if (at.x() + item > width() - kMargin && at.x() > kMargin) {
+            at = QPointF(kMargin, at.y() + kLegendLineHeight);
+        }
+        entry.at = at;
+        at.rx() += item;
+    }
+    return entries;
+}
+
+int TranscriptView::legendHeight() const {
+    return static_cast<int>(legendEntries().back().at.y()) + kLegendLineHeight + 2;
 }
 
 void TranscriptView::paintLegend(QPainter& painter) {
@@ -395,19 +408,17 @@ void TranscriptView::paintLegend(QPainter& painter) {
     bold.setBold(true);
     painter.setFont(bold);
     painter.drawText(QRect(kMargin, 2, width() - 2 * kMargin, 18), Qt::AlignLeft | Qt::AlignVCenter, title);
-    double x = kMargin;
-    double y = 22;
-    for (const TokenFate fate : kLegendFates) {
-        const QString name = legendName(fate);
-        const double item = 13 + m_legend.width(name) + 10;
-        if (x + item > width() - kMargin && x > kMargin) {
-            x = kMargin;
-            y += kLegendLineHeight;
+    for (const LegendEntry& entry : legendEntries()) {
+        const QRectF swatch(entry.at.x(), entry.at.y() + 3, 10, 10);
+        if (entry.someLayers) {
+            painter.fillRect(swatch, PlotStyle::fateColour(TokenFate::Kept));
+            painter.fillRect(swatch.adjusted(0, swatch.height() * kPartialTop, 0, 0), QColor(150, 150, 160));
+        } else {
+            painter.fillRect(swatch, PlotStyle::fateColour(entry.fate));
         }
-        painter.fillRect(QRectF(x, y + 3, 10, 10), PlotStyle::fateColour(fate));
         painter.setPen(QColor(60, 60, 70));
-        m_legend.draw(painter, QRectF(x + 13, y, std::max(1.0, width() - x - 13), 16), Qt::AlignLeft, name);
-        x += item;
+        m_legend.draw(painter, QRectF(entry.at.x() + 13, entry.at.y(), std::max(1.0, width() - entry.at.x() - 13), 16),
+                      Qt::AlignLeft, entry.name);
     }
 }
 
@@ -454,7 +465,13 @@ void TranscriptView::paintEvent(QPaintEvent*) {
                 }
             }
             if (fate != TokenFate::Absent) {
-                painter.fillRect(box.adjusted(0.5, 0, -0.5, 0), PlotStyle::fateColour(fate, partial));
+                QRectF fill = box.adjusted(0.5, 0, -0.5, 0);
+                if (partial) {
+                    // Some layers only: the fate fills the box's lower part, under the kept colour of the rest.
+                    painter.fillRect(fill, PlotStyle::fateColour(TokenFate::Kept));
+                    fill.setTop(fill.top() + fill.height() * kPartialTop);
+                }
+                painter.fillRect(fill, PlotStyle::fateColour(fate));
             }
             // Struck through where no layer holds it any more (the summary's partial fates keep it plain).
             const bool gone = (fate == TokenFate::Dropped || fate == TokenFate::SlidOut) && !partial;

@@ -21,8 +21,8 @@ public:
     static QColor slotColour(SlotState state);
     static QString slotName(SlotState state);
     /// A transcript token's background for its fate: the occupancy map's colour of the same state, lightened so
-    /// that the text stays readable on it (lighter still where only some layers gave the token that fate).
-    static QColor fateColour(TokenFate fate, bool someLayersOnly = false);
+    /// that the text stays readable on it.
+    static QColor fateColour(TokenFate fate);
     /// What a fate means, in words ("slid out of the window").
     static QString fateName(TokenFate fate);
     /// The score overlay's colour of a kept token whose score ranks `shade` (0 lowest .. 1 highest) in its layer.

@@ -7,6 +7,7 @@
 
 #include <QColor>
 #include <QHash>
+#include <QPointF>
 #include <QString>
 #include <QWidget>
 
@@ -24,8 +25,8 @@ class ViewSelection;
 /// The session as text: the prompt and every generated token, wrapped like prose (a chat turn opens a
 /// paragraph, special tokens are boxed), each token coloured by what the cache holds of it at the current
 /// step (TokenFates): for the selected layer, or summed over the layers (the most severe fate any layer gave
-/// it, lighter where only some layers did). The token the step generates is outlined; tokens after it are
-/// faded. Clicking a token selects its position (ViewSelection), hovering names its id, its position and what
+/// it, filling the lower half of its box where only some layers did). The token the step generates is
+/// outlined; tokens after it are faded. Clicking a token selects its position (ViewSelection), hovering names its id, its position and what
 /// happened to it since which step. Only the lines in view are painted; the lines are laid out by
 /// TranscriptLayout once per width and token count, so a 131072-token session scrolls and steps fluidly; its
 /// text is read in slices between the event loop's other work (a file-backed step is decoded to read its token).
@@ -95,7 +96,16 @@ private:
     /// Lays the tokens out again when the width or the token count changed.
     void relayout();
     float tokenWidth(const Token& token);
-    /// The title and the legend's swatches, wrapped to the width.
+    /// A swatch of the legend and where it goes: a fate's, or the summary's half-filled one (some layers only).
+    struct LegendEntry {
+        QString name;
+        TokenFate fate = TokenFate::Kept;
+        bool someLayers = false;
+        QPointF at;
+    };
+    /// The legend's swatches laid out under the title, wrapped to the width.
+    std::vector<LegendEntry> legendEntries() const;
+    /// The title and the legend's lines.
     int legendHeight() const;
     QRect textArea() const;
     int lineHeight() const;
