@@ -5,12 +5,14 @@
 
 #include "FateTestSession.h"
 #include "GuiTestHelpers.h"
+#include "kvscope/gui/models/SessionTokens.h"
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/views/PlotStyle.h"
 
 #include <QImage>
 #include <QScrollBar>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 namespace kvscope::gui {
@@ -186,6 +188,21 @@ TEST_F(TranscriptViewTest, ALongSessionPaintsTheLinesInViewAndScrollsToTheStep) 
     // A position selected elsewhere is scrolled to.
     selection.setSelectedPosition(100);
     EXPECT_FALSE(view.tokenRect(100).isEmpty());
+}
+
+TEST_F(TranscriptViewTest, AFileBackedSessionsTextFillsInOverTheEventLoop) {
+    QTemporaryDir folder;
+    const QString path = folder.filePath(QStringLiteral("long.kvsess"));
+    const auto options = testing::smallSession(4000);
+    synthetic::SyntheticSession::write(options, path.toStdString());
+    ASSERT_EQ(session.openFile(path), QString());
+    // Opened at once; the steps' tokens (each step's frame decoded) are read slice by slice.
+    ASSERT_TRUE(testing::waitUntil([&] { return !view.readingText(); }));
+    EXPECT_EQ(view.tokenCount(), options.promptTokens + session.stepCount());
+    const std::int64_t last = view.tokenCount() - 1;
+    const std::optional<std::string> piece = SessionTokens::pieceAt(session.metadata(), session.timeline(), last);
+    ASSERT_TRUE(piece.has_value());
+    EXPECT_TRUE(view.describe(last).contains(QString::fromStdString(*piece))) << view.describe(last).toStdString();
 }
 
 TEST_F(TranscriptViewTest, ALiveSessionGrowsItsTranscript) {
