@@ -5,6 +5,8 @@
 // Issue 25: with KVSCOPE_BENCH_SESSION=FILE the window opens that session file instead, file-backed as the
 // application opens files (e.g. `kvscope-cli synthetic 32x131072 --out F`): the same benchmarks then
 // measure the on-demand path, and BM_ScrubFirstToLast the longest stall of a drag from the first step to the last.
+// Issue 51: the transcript of a 32-layer x 131072-token session, written to a temporary file and opened
+// file-backed as the application opens big sessions (BM_Transcript*).
 
 #include "kvscope/gui/views/GanttPlottable.h"
 #include "kvscope/gui/window/MainWindow.h"
@@ -15,6 +17,9 @@
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/SyntheticEngine.h"
 #include "kvscope/gui/views/TransferTimelineView.h"
+#include "kvscope/gui/views/TranscriptView.h"
+#include "kvscope/gui/session/ViewSelection.h"
+#include "kvscope/gui/models/SessionTokens.h"
 #include "kvscope/trace/RecordingSink.h"
 #include "kvscope/synthetic/SyntheticSession.h"
 
@@ -24,6 +29,7 @@
 #include <QSettings>
 #include <QTabWidget>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -215,6 +221,104 @@ void BM_TransferTimelineWholeSession(benchmark::State& state) {
 }
 BENCHMARK(BM_TransferTimelineWholeSession)->Unit(benchmark::kMillisecond);
 
+/// The transcript's session: 32 layers x 131072 tokens in a session file, opened file-backed, with a transcript
+/// the size of the main window's dock. Built on first use (writing the file takes a while), gone before the
+/// application.
+struct TranscriptBench {
+    QTemporaryDir folder;
+    gui::SessionController session;
+    gui::ViewSelection selection;
+    std::unique_ptr<gui::TranscriptView> view;
+    double openSeconds = 0.0;
+    double textSeconds = 0.0;
+    TranscriptBench() {
+        const QString path = folder.filePath(QStringLiteral("transcript.kvsess"));
+        synthetic::SyntheticSession::write(synthetic::SyntheticSession::sized(32, 131072), path.toStdString());
+        view = std::make_unique<gui::TranscriptView>(session, selection);
+        view->resize(380, 900);
+        const auto start = std::chrono::steady_clock::now();
+        if (const QString error = session.openFile(path); !error.isEmpty()) {
+            qFatal("transcript session: %s", qPrintable(error));
+        }
+        openSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        while (view->readingText()) {
+            QCoreApplication::processEvents();
+        }
+        textSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+};
+std::unique_ptr<TranscriptBench> g_transcript;
+
+TranscriptBench& transcriptBench() {
+    if (!g_transcript) {
+        g_transcript = std::make_unique<TranscriptBench>();
+    }
+    return *g_transcript;
+}
+
+// Opening the session with the transcript (open_s: the timeline's pass over the file and the transcript's first
+// slice; text_s: until the transcript has read every step's token, slice by slice in the event loop), and the
+// reading alone, at once (each file-backed step's frame decoded for its token).
+void BM_TranscriptOpen(benchmark::State& state) {
+    TranscriptBench& bench = transcriptBench();
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(gui::SessionTokens::producedTokens(bench.session.timeline()));
+    }
+    state.counters["open_s"] = bench.openSeconds;
+    state.counters["text_s"] = bench.textSeconds;
+    state.counters["tokens"] = static_cast<double>(bench.view->tokenCount());
+}
+BENCHMARK(BM_TranscriptOpen)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// A step of the slider and the transcript repainted: the step's fates (32 layers), the generated token scrolled
+// into view, the lines in view laid out and painted. Argument: 0 the summary over the layers, 1 one layer.
+void BM_TranscriptStepAndPaint(benchmark::State& state) {
+    TranscriptBench& bench = transcriptBench();
+    bench.view->setFollowLayer(state.range(0) == 1);
+    bench.selection.setSelectedLayer(state.range(0) == 1 ? 1 : -1);
+    std::mt19937_64 random(23);
+    QImage image(bench.view->size(), QImage::Format_ARGB32_Premultiplied);
+    for (auto _ : state) {
+        bench.session.setCurrentStep(static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(bench.session.stepCount())));
+        QPainter painter(&image);
+        bench.view->render(&painter);
+    }
+    const auto [first, last] = bench.view->paintedLines();
+    state.counters["lines_painted"] = static_cast<double>(last - first);
+    state.counters["lines"] = static_cast<double>(bench.view->lineCount());
+}
+BENCHMARK(BM_TranscriptStepAndPaint)->ArgName("layer")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// A resize of the transcript's width: every token's line break computed again (TranscriptLayout::wrap over
+// 131072 widths), then the lines in view painted.
+void BM_TranscriptRewrapAndPaint(benchmark::State& state) {
+    TranscriptBench& bench = transcriptBench();
+    QImage image(QSize(420, 900), QImage::Format_ARGB32_Premultiplied);
+    int width = 380;
+    for (auto _ : state) {
+        width = width == 380 ? 420 : 380;
+        bench.view->resize(width, 900);
+        QPainter painter(&image);
+        bench.view->render(&painter);
+    }
+    state.counters["lines"] = static_cast<double>(bench.view->lineCount());
+}
+BENCHMARK(BM_TranscriptRewrapAndPaint)->Unit(benchmark::kMillisecond);
+
+// Hovering a token: its tooltip, with the step since which each layer's fate holds (a binary search over the
+// file-backed session's states).
+void BM_TranscriptToolTip(benchmark::State& state) {
+    TranscriptBench& bench = transcriptBench();
+    bench.view->setFollowLayer(false);
+    bench.session.goToEnd();
+    std::mt19937_64 random(29);
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(
+            bench.view->describe(static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(bench.view->tokenCount()))));
+    }
+}
+BENCHMARK(BM_TranscriptToolTip)->Unit(benchmark::kMillisecond);
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -231,5 +335,6 @@ int main(int argc, char** argv) {
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     g_window.reset();
+    g_transcript.reset();
     return 0;
 }

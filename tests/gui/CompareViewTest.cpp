@@ -3,6 +3,7 @@
 
 #include "GuiTestHelpers.h"
 #include "kvscope/gui/session/ViewSelection.h"
+#include "kvscope/gui/views/TranscriptView.h"
 
 #include <cmath>
 #include <string>
@@ -58,7 +59,7 @@ TEST(CompareViewTest, MarksTheFirstDivergenceAndKeepsStepsInSync) {
     EXPECT_EQ(b.currentStep(), 3);
 }
 
-TEST(CompareViewTest, ShowsBothTextsAsWordsWithTheFirstDivergenceMarked) {
+TEST(CompareViewTest, ShowsBothTranscriptsMarkedFromWhereTheyPart) {
     SessionController a;
     SessionController b;
     ViewSelection selection;
@@ -70,23 +71,17 @@ TEST(CompareViewTest, ShowsBothTextsAsWordsWithTheFirstDivergenceMarked) {
     b.setRecordedSession(metadata, produce({{1, " cache"}, {2, " holds"}, {5, " <new>"}, {6, " keys\n"}}, 0.9, 4),
                          "B");
     ASSERT_EQ(view.firstDivergentStep(), 2);
-    const QString texts = view.texts();
-    const QStringList lines = texts.split(QStringLiteral("<br>"));
-    ASSERT_EQ(lines.size(), 2) << texts.toStdString();
-    // The pieces are joined into words: the prompt, then what each session generated.
-    EXPECT_TRUE(lines[0].contains("&lt;bos&gt;The key-value")) << lines[0].toStdString();
-    EXPECT_TRUE(lines[0].contains(" cache holds")) << lines[0].toStdString();
-    // The first divergent token is marked in colour and named by its step, in both texts.
-    EXPECT_TRUE(lines[0].contains("<span style='background:#cb4b16;color:white'> past</span>"
-                                  "<sup style='color:#cb4b16'>step 2</sup>"))
-        << lines[0].toStdString();
-    EXPECT_TRUE(lines[1].contains("<span style='background:#cb4b16;color:white'> &lt;new&gt;</span>"
-                                  "<sup style='color:#cb4b16'>step 2</sup>"))
-        << lines[1].toStdString();
-    EXPECT_FALSE(lines[0].left(lines[0].indexOf("<span style='background")).contains("#cb4b16"))
-        << "nothing before it is marked";
-    EXPECT_TRUE(lines[1].contains("<span style='color:#cb4b16'> keys\u21b5</span>")) << "after it: coloured, "
-                                                                                       "newline shown as ↵";
+    // Each transcript holds its session's prompt and what it generated, marked from step 2's token on.
+    for (TranscriptView* transcript : {view.transcriptA(), view.transcriptB()}) {
+        EXPECT_EQ(transcript->tokenCount(), 8);
+        EXPECT_EQ(transcript->partingPosition(), 6) << "the prompt's 4 tokens, then steps 0 and 1";
+    }
+    EXPECT_TRUE(view.transcriptA()->describe(6).startsWith(QStringLiteral("\u201c past\u201d, position 6")))
+        << view.transcriptA()->describe(6).toStdString();
+    EXPECT_TRUE(view.transcriptB()->describe(6).startsWith(QStringLiteral("\u201c <new>\u201d, position 6")))
+        << view.transcriptB()->describe(6).toStdString();
+    EXPECT_TRUE(view.transcriptB()->describe(7).startsWith(QStringLiteral("\u201c keys\u21b5\u201d")))
+        << "a newline shown as ↵";
 
     EXPECT_TRUE(view.header().contains("no press")) << view.header().toStdString();
     trace::SessionMetadata pressed = metadata;
@@ -97,7 +92,8 @@ TEST(CompareViewTest, ShowsBothTextsAsWordsWithTheFirstDivergenceMarked) {
     // Identical texts: nothing is marked.
     b.setRecordedSession(metadata, produce({{1, " cache"}, {2, " holds"}, {3, " past"}, {4, " keys"}}, 0.9, 4), "B");
     EXPECT_EQ(view.firstDivergentStep(), -1);
-    EXPECT_FALSE(view.texts().contains("step ")) << view.texts().toStdString();
+    EXPECT_EQ(view.transcriptA()->partingPosition(), -1);
+    EXPECT_EQ(view.transcriptB()->partingPosition(), -1);
 }
 
 } // namespace

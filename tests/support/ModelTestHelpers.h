@@ -7,6 +7,7 @@
 #include "kvscope/config/RunSettings.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
+#include "TemporaryDirectory.h"
 
 #include <ATen/ATen.h>
 
@@ -39,26 +40,6 @@ inline config::RunSettings presetSettings(const std::string& preset, std::option
 inline std::vector<std::string> presetNames() {
     return {"gemma2", "gemma3", "gemma3n", "llama", "llama4", "mistral", "qwen3-next", "whisper"};
 }
-
-/// A fresh empty folder under the system temp folder, removed by the destructor.
-class TemporaryDirectory {
-public:
-    explicit TemporaryDirectory(const std::string& stem) {
-        std::random_device random;
-        m_path = std::filesystem::temp_directory_path() / (stem + "-" + std::to_string(random()));
-        std::filesystem::create_directories(m_path);
-    }
-    ~TemporaryDirectory() {
-        std::error_code ignored;
-        std::filesystem::remove_all(m_path, ignored);
-    }
-    TemporaryDirectory(const TemporaryDirectory&) = delete;
-    TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-    const std::filesystem::path& path() const { return m_path; }
-
-private:
-    std::filesystem::path m_path;
-};
 
 /// KL(p || q) of the softmaxes of two logit rows, in nats.
 inline double klDivergence(const at::Tensor& p, const at::Tensor& q) {

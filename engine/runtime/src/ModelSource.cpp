@@ -7,7 +7,7 @@
 #include "kvscope/runtime/ByteTextCodec.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/HuggingFaceTextCodec.h"
-#include "kvscope/runtime/ModelFileLocator.h"
+#include "kvscope/config/ModelFileLocator.h"
 #include "kvscope/runtime/PresetCatalog.h"
 
 namespace kvscope::runtime {
@@ -30,7 +30,7 @@ std::unique_ptr<TextCodec> pairedTokenizer(const std::string& path, std::int64_t
 ModelSource::Loaded ModelSource::load(const config::RunSettings& settings, const at::Device& device) {
     Loaded loaded;
     if (!settings.modelFile.empty()) {
-        const std::filesystem::path file = ModelFileLocator::resolve(settings.modelFile);
+        const std::filesystem::path file = config::ModelFileLocator::resolve(settings.modelFile);
         loaded.model = model::ModelLoader::fromGguf(file, device, settings.ggufWeights);
         loaded.name = file.string();
         loaded.source = {{"model", loaded.name}};

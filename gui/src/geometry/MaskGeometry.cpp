@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/geometry/MaskGeometry.h"
 
+#include "kvscope/trace/LayerKind.h"
+
 #include <algorithm>
 
 namespace kvscope::gui {
@@ -14,6 +16,16 @@ MaskShape MaskGeometry::shapeOf(const trace::LayerState& layer, MaskKind kind, s
     shape.kvLength = std::max<std::int64_t>(layer.kvLength, 0);
     shape.kvOffset = std::max<std::int64_t>(layer.kvOffset, 0);
     return shape;
+}
+
+MaskShape MaskGeometry::shapeFor(const trace::LayerState& layer, std::int64_t chunkSize) {
+    if (chunkSize > 0) {
+        return shapeOf(layer, MaskKind::Chunked, chunkSize);
+    }
+    if (trace::isSlidingWindow(layer.kind)) {
+        return shapeOf(layer, MaskKind::Sliding, layer.windowSize);
+    }
+    return shapeOf(layer, MaskKind::Full, 0);
 }
 
 std::pair<std::int64_t, std::int64_t> MaskGeometry::allowedColumns(const MaskShape& shape, std::int64_t row) {

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/models/SessionTokens.h"
 
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <string_view>
+
 namespace kvscope::gui {
 
 std::optional<std::string> SessionTokens::pieceAt(const trace::SessionMetadata& metadata,
@@ -22,15 +27,54 @@ std::optional<std::string> SessionTokens::pieceAt(const trace::SessionMetadata& 
 }
 
 std::vector<std::string> SessionTokens::producedPieces(const trace::Timeline& timeline) {
-    std::vector<std::string> pieces(static_cast<std::size_t>(timeline.stepCount()));
-    for (std::int64_t step = 0; step < timeline.stepCount(); ++step) {
+    std::vector<std::string> pieces;
+    for (ProducedToken& token : producedTokens(timeline)) {
+        pieces.push_back(std::move(token.text));
+    }
+    return pieces;
+}
+
+std::vector<ProducedToken> SessionTokens::producedTokens(const trace::Timeline& timeline, std::int64_t fromStep,
+                                                         std::int64_t toStep) {
+    fromStep = std::max<std::int64_t>(fromStep, 0);
+    toStep = toStep < 0 ? timeline.stepCount() : std::min(toStep, timeline.stepCount());
+    std::vector<ProducedToken> tokens(static_cast<std::size_t>(std::max<std::int64_t>(toStep - fromStep, 0)));
+    for (std::int64_t step = fromStep; step < toStep; ++step) {
         for (const trace::Event& event : timeline.eventsOfStep(step)) {
             if (const auto* end = std::get_if<trace::StepEndEvent>(&event.payload)) {
-                pieces[static_cast<std::size_t>(step)] = end->text;
+                tokens[static_cast<std::size_t>(step - fromStep)] = {end->tokenId, end->text};
             }
         }
     }
-    return pieces;
+    return tokens;
+}
+
+bool SessionTokens::isSpecial(const std::string& piece) {
+    if (piece == "[INST]" || piece == "[/INST]") {
+        return true;
+    }
+    if (piece.size() < 3 || piece.front() != '<' || piece.back() != '>') {
+        return false;
+    }
+    const std::string_view name(piece.data() + 1, piece.size() - 2);
+    if (name.size() >= 2 && name.front() == '|' && name.back() == '|') {
+        return name.find_first_of(" \n<>") == std::string_view::npos;
+    }
+    // <start_of_turn>, <end_of_turn>, <bos>, </s>: a name of letters, digits and underscores; an HTML tag such
+    // as <b> or <div> has no underscore and is not one of the short names.
+    for (const char c : name) {
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '/')) {
+            return false;
+        }
+    }
+    static const std::set<std::string_view> shortNames = {"s", "/s", "bos", "eos", "pad", "unk", "mask", "cls", "sep"};
+    return name.find('_') != std::string_view::npos || shortNames.contains(name);
+}
+
+bool SessionTokens::opensTurn(const std::string& piece) {
+    static const std::set<std::string_view> openers = {"<|im_start|>", "<start_of_turn>", "<|start_header_id|>",
+                                                       "[INST]", "<|user|>", "<|assistant|>", "<|system|>"};
+    return openers.contains(piece);
 }
 
 std::int64_t SessionTokens::producedPosition(const trace::SessionMetadata& metadata, std::int64_t step) {

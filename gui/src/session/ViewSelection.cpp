@@ -12,6 +12,15 @@ void ViewSelection::setSelectedLayer(int layer) {
     Q_EMIT selectionChanged(layer);
 }
 
+void ViewSelection::setSelectedPosition(std::int64_t position) {
+    position = position < 0 ? -1 : position;
+    if (position == m_position) {
+        return;
+    }
+    m_position = position;
+    Q_EMIT positionSelected(position);
+}
+
 void ViewSelection::setSelectedRequest(const QString& request) {
     if (request == m_request) {
         return;

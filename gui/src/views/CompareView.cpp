@@ -8,6 +8,7 @@
 #include "kvscope/gui/views/CursorPlot.h"
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/PlotStyle.h"
+#include "kvscope/gui/views/TranscriptView.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -38,39 +39,15 @@ QString describe(const SessionController& session) {
                                                   QString::fromStdString(metadata.cacheKind).toHtmlEscaped(), pressed);
 }
 
-std::string joined(const std::vector<std::string>& pieces) {
-    std::string text;
-    for (const std::string& piece : pieces) {
-        text += piece;
-    }
-    return text;
-}
-
-/// UTF-8 text as words, HTML-escaped: a newline as ↵, other control characters and bytes that are not
-/// UTF-8 on their own (a byte tokenizer's pieces) as a middle dot.
-QString readable(const std::string& text) {
-    QString shown;
-    for (const QChar c : QString::fromUtf8(text)) {
-        shown += c == QLatin1Char('\n') ? QChar(0x21B5)
-                 : c.category() == QChar::Other_Control || c == QChar::ReplacementCharacter ? QChar(0x00B7)
-                                                                                            : c;
-    }
-    return shown.toHtmlEscaped();
-}
-
 } // namespace
 
 CompareView::CompareView(SessionController& a, SessionController& b, ViewSelection& selection,
                          QWidget* parent)
-    : QWidget(parent), m_a(a), m_b(b), m_header(new QLabel(this)), m_texts(new QLabel(this)),
+    : QWidget(parent), m_a(a), m_b(b), m_header(new QLabel(this)),
       m_plot(new CursorPlot(this)), m_pages(new QStackedWidget(this)),
       m_servingTable(new QTableWidget(this)) {
     m_header->setTextFormat(Qt::RichText);
     m_header->setWordWrap(true);
-    m_texts->setTextFormat(Qt::RichText);
-    m_texts->setStyleSheet(QStringLiteral("font-family: monospace;"));
-    m_texts->setWordWrap(true);
-    m_texts->setTextInteractionFlags(Qt::TextSelectableByMouse);
     PlotStyle::setUp(m_plot, tr("Next-token distributions: KL(A ‖ B) and top-1 agreement per step"));
     m_plot->xAxis->setLabel(tr("step"));
     m_plot->yAxis->setLabel(tr("KL divergence (nats)"));
@@ -106,8 +83,16 @@ CompareView::CompareView(SessionController& a, SessionController& b, ViewSelecti
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(m_header);
-    layout->addWidget(m_texts);
+    // Both texts side by side, each marked from the token where it parts from the other.
+    auto* transcripts = new QSplitter(Qt::Horizontal, this);
+    m_transcriptA = new TranscriptView(a, selection, transcripts);
+    m_transcriptB = new TranscriptView(b, selection, transcripts);
+    m_transcriptA->setToolTip(tr("Session A"));
+    m_transcriptB->setToolTip(tr("Session B"));
+    transcripts->addWidget(m_transcriptA);
+    transcripts->addWidget(m_transcriptB);
     auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(transcripts);
     split->addWidget(maps);
     split->addWidget(m_plot);
     m_pages->addWidget(split);
@@ -147,29 +132,6 @@ CompareView::CompareView(SessionController& a, SessionController& b, ViewSelecti
     recompute();
 }
 
-QString CompareView::wordsOf(const SessionController& session) const {
-    QString text = QStringLiteral("<span style='color:#808088'>%1</span>")
-                       .arg(readable(session.metadata().promptPieces.empty()
-                                         ? session.metadata().prompt
-                                         : joined(session.metadata().promptPieces)));
-    const std::vector<std::string> pieces = SessionTokens::producedPieces(session.timeline());
-    for (std::size_t index = 0; index < pieces.size(); ++index) {
-        const auto step = static_cast<std::int64_t>(index);
-        const QString token = readable(pieces[index]);
-        if (step == m_firstDivergence) {
-            text += tr("<span style='background:#cb4b16;color:white'>%1</span><sup style='color:#cb4b16'>step %2</sup>")
-                        .arg(token, QString::number(step));
-        } else if (m_firstDivergence >= 0 && step > m_firstDivergence) {
-            text += QStringLiteral("<span style='color:#cb4b16'>%1</span>").arg(token);
-        } else {
-            text += token;
-        }
-    }
-    return text;
-}
-
-QString CompareView::texts() const { return m_texts->text(); }
-
 QString CompareView::header() const { return m_header->text(); }
 
 bool CompareView::showsServing() const {
@@ -182,7 +144,6 @@ void CompareView::recompute() {
         return;
     }
     m_pages->setCurrentIndex(0);
-    m_texts->show();
     m_comparison = LogitsComparison::compare(m_a.timeline(), m_b.timeline());
     m_firstDivergence = LogitsComparison::firstDivergentStep(m_comparison);
     QVector<double> steps;
@@ -226,10 +187,11 @@ void CompareView::recompute() {
                                          .arg(m_comparison.size())
                                          .arg(agreeing)
                                          .arg(withLogits)));
-    // The texts cost a pass over both sessions: only worth it once there is something to compare.
-    m_texts->setText(ready ? tr("<p style='white-space:pre-wrap'><b>A</b> %1<br><b>B</b> %2</p>")
-                                 .arg(wordsOf(m_a), wordsOf(m_b))
-                           : QString());
+    // Each transcript marks the divergent step's token at its own position (the prompts may differ in length).
+    for (auto [session, transcript] : {std::pair{&m_a, m_transcriptA}, std::pair{&m_b, m_transcriptB}}) {
+        transcript->setPartingPosition(
+            m_firstDivergence >= 0 ? SessionTokens::producedPosition(session->metadata(), m_firstDivergence) : -1);
+    }
     moveCursor();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -264,7 +226,6 @@ QString signedNumber(double value, int decimals = 0) {
 
 void CompareView::recomputeServing() {
     m_pages->setCurrentIndex(1);
-    m_texts->hide();
     m_servingA = ServingSummary::of(m_a.paged());
     m_servingB = ServingSummary::of(m_b.paged());
     const ServingSummary& a = m_servingA;

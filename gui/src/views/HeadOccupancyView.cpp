@@ -77,6 +77,7 @@ HeadOccupancyView::HeadOccupancyView(SessionController& session, ViewSelection& 
     connect(&session, &SessionController::sessionGrew, this, [this] { update(); });
     connect(&session, &SessionController::stepChanged, this, [this] { update(); });
     connect(&selection, &ViewSelection::selectionChanged, this, [this] { update(); });
+    connect(&selection, &ViewSelection::positionSelected, this, [this] { update(); });
     setMouseTracking(true);
 }
 
@@ -352,6 +353,12 @@ void HeadOccupancyView::paintEvent(QPaintEvent*) {
                          tr("keys now at"));
         }
         drawRuns(turnedRows[index], rotatedTop);
+    }
+    if (const std::int64_t selected = m_selection.selectedPosition();
+        selected >= layout.span.first && selected < layout.span.first + layout.span.count && layout.heads > 0) {
+        PlotStyle::drawPositionMarker(painter, xOf(static_cast<double>(selected)),
+                                      xOf(static_cast<double>(selected + 1)), area.top(),
+                                      layout.bandTop(layout.heads - 1) + rowHeight * layout.rowsPerHead);
     }
 }
 

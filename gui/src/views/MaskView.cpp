@@ -5,7 +5,6 @@
 #include "kvscope/gui/session/SessionController.h"
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/trace/CompressionLayout.h"
-#include "kvscope/trace/LayerKind.h"
 
 #include <QPainter>
 
@@ -23,6 +22,7 @@ MaskView::MaskView(SessionController& session, ViewSelection& selection, QWidget
     });
     connect(&session, &SessionController::stepChanged, this, [this] { update(); });
     connect(&selection, &ViewSelection::selectionChanged, this, [this] { update(); });
+    connect(&selection, &ViewSelection::positionSelected, this, [this] { update(); });
 }
 
 int MaskView::shownLayer() const {
@@ -36,16 +36,9 @@ MaskShape MaskView::shapeOf(int layer) const {
     if (layer < 0 || static_cast<std::size_t>(layer) >= state.layers.size()) {
         return {};
     }
-    const trace::LayerState& layerState = state.layers[static_cast<std::size_t>(layer)];
-    // Chunked layers are named by the session's metadata; sliding windows travel with the events.
     const std::vector<std::int64_t>& chunks = m_session.metadata().attentionChunkSizes;
-    if (static_cast<std::size_t>(layer) < chunks.size() && chunks[static_cast<std::size_t>(layer)] > 0) {
-        return MaskGeometry::shapeOf(layerState, MaskKind::Chunked, chunks[static_cast<std::size_t>(layer)]);
-    }
-    if (trace::isSlidingWindow(layerState.kind)) {
-        return MaskGeometry::shapeOf(layerState, MaskKind::Sliding, layerState.windowSize);
-    }
-    return MaskGeometry::shapeOf(layerState, MaskKind::Full, 0);
+    return MaskGeometry::shapeFor(state.layers[static_cast<std::size_t>(layer)],
+                                  static_cast<std::size_t>(layer) < chunks.size() ? chunks[static_cast<std::size_t>(layer)] : 0);
 }
 
 QString MaskView::headMaskNote(int layer) const {
@@ -156,6 +149,13 @@ void MaskView::paintEvent(QPaintEvent*) {
             const double y = area.top() + static_cast<double>(row) * rowHeight;
             painter.drawLine(QPointF(area.left(), y), QPointF(area.right(), y));
         }
+    }
+    // The selected token's key column, where the layer still holds it.
+    if (const std::int64_t column = m_selection.selectedPosition() - shape.kvOffset;
+        m_selection.selectedPosition() >= 0 && column >= 0 && column < shape.kvLength) {
+        PlotStyle::drawPositionMarker(painter, area.left() + static_cast<double>(column) * columnWidth,
+                                      area.left() + static_cast<double>(column + 1) * columnWidth, area.top(),
+                                      area.top() + gridHeight);
     }
     // Axes: key positions on top, query positions on the left.
     painter.setPen(QColor(90, 90, 100));

@@ -88,6 +88,14 @@ OccupancyMapView::OccupancyMapView(SessionController& session, ViewSelection& se
     connect(&session, &SessionController::stepChanged, this, refresh);
     connect(&session, &SessionController::liveStateChanged, this, &OccupancyMapView::updateFailurePanel);
     connect(&selection, &ViewSelection::selectionChanged, this, refresh);
+    connect(&selection, &ViewSelection::positionSelected, this, [this](qint64 position) {
+        // Zoomed in elsewhere: the span moves to centre the selected position.
+        const PositionSpan shown = span();
+        if (m_zoom && (position < shown.first || position >= shown.first + shown.count)) {
+            m_zoom->first = position - shown.count / 2;
+        }
+        update();
+    });
     connect(m_failurePanel, &SessionFailurePanel::dismissed, this, [this] {
         m_failureDismissed = true;
         update();
@@ -521,6 +529,12 @@ void OccupancyMapView::paintEvent(QPaintEvent*) {
     }
 
     paintTokenStrip(painter, shown);
+    if (const std::int64_t selected = m_selection.selectedPosition();
+        selected >= shown.first && selected < shown.first + shown.count) {
+        PlotStyle::drawPositionMarker(painter, map.left() + OccupancyGeometry::positionToX(selected, shown, width),
+                                      map.left() + OccupancyGeometry::positionToX(selected + 1, shown, width),
+                                      map.top(), tokenStripRect().bottom());
+    }
 
     // Position axis.
     painter.setPen(QColor(120, 120, 130));

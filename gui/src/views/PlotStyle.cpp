@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/views/PlotStyle.h"
 
+#include "kvscope/gui/models/TokenFates.h"
+
+#include <QPainter>
 #include <qcustomplot.h>
 
 #include <algorithm>
@@ -46,6 +49,60 @@ QString PlotStyle::slotName(SlotState state) {
         return QObject::tr("dropped by some heads");
     }
     return {};
+}
+
+QColor PlotStyle::fateColour(TokenFate fate) {
+    switch (fate) {
+    case TokenFate::Kept:
+        return slotColour(SlotState::FullPrecision).lighter(175);
+    case TokenFate::Quantized:
+        return slotColour(SlotState::Quantized).lighter(165);
+    case TokenFate::Offloaded:
+        return slotColour(SlotState::Offloaded).lighter(165);
+    case TokenFate::Masked:
+        return QColor(196, 186, 226);
+    case TokenFate::SlidOut:
+        return slotColour(SlotState::SlidOut).lighter(125);
+    case TokenFate::PartlyDropped:
+        return slotColour(SlotState::PartlyDropped);
+    case TokenFate::Dropped:
+        return slotColour(SlotState::Dropped).lighter(145);
+    case TokenFate::Absent:
+        return backgroundColour();
+    }
+    return backgroundColour();
+}
+
+QString PlotStyle::fateName(TokenFate fate) {
+    switch (fate) {
+    case TokenFate::Kept:
+        return QObject::tr("kept");
+    case TokenFate::Quantized:
+        return QObject::tr("quantized");
+    case TokenFate::Offloaded:
+        return QObject::tr("offloaded to host");
+    case TokenFate::Masked:
+        return QObject::tr("masked (held, hidden from attention)");
+    case TokenFate::SlidOut:
+        return QObject::tr("slid out of the window");
+    case TokenFate::PartlyDropped:
+        return QObject::tr("dropped by the press from some KV heads");
+    case TokenFate::Dropped:
+        return QObject::tr("dropped by the press");
+    case TokenFate::Absent:
+        return QObject::tr("not in the cache yet");
+    }
+    return {};
+}
+
+void PlotStyle::drawPositionMarker(QPainter& painter, double x0, double x1, double top, double bottom) {
+    const double middle = (x0 + x1) / 2.0;
+    const double half = std::max((x1 - x0) / 2.0, 1.5);
+    painter.save();
+    painter.setPen(QPen(selectionColour(), 1.5));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(QRectF(middle - half, top, 2.0 * half, bottom - top));
+    painter.restore();
 }
 
 QColor PlotStyle::scoreColour(double shade) {

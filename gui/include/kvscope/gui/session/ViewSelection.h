@@ -4,11 +4,13 @@
 #include <QObject>
 #include <QString>
 
+#include <cstdint>
+
 namespace kvscope::gui {
 
 /// The selection and zoom every view shares (RenderDoc's ICaptureViewer + Qt Creator's
-/// TimelineZoomControl): the selected layer, a serving session's selected request, and the visible step
-/// range of the charts over steps.
+/// TimelineZoomControl): the selected layer, the selected token position, a serving session's selected
+/// request, and the visible step range of the charts over steps.
 class ViewSelection : public QObject {
     Q_OBJECT
 public:
@@ -17,6 +19,11 @@ public:
     int selectedLayer() const { return m_layer; }
     /// -1 clears the selection; emits selectionChanged only on a change.
     void setSelectedLayer(int layer);
+
+    /// The selected token position (the transcript's clicked token; -1: none); emits positionSelected only on a
+    /// change.
+    std::int64_t selectedPosition() const { return m_position; }
+    void setSelectedPosition(std::int64_t position);
 
     /// A serving session's request (its id; empty: none); emits requestSelected only on a change.
     const QString& selectedRequest() const { return m_request; }
@@ -32,10 +39,12 @@ public:
 signals:
     void selectionChanged(int layer);
     void requestSelected(const QString& request);
+    void positionSelected(qint64 position);
     void stepRangeChanged();
 
 private:
     int m_layer = -1;
+    std::int64_t m_position = -1;
     QString m_request;
     double m_first = 0.0;
     double m_last = -1.0;

@@ -18,11 +18,12 @@ namespace kvscope::gui {
 
 class CursorPlot;
 class SessionController;
+class TranscriptView;
 class ViewSelection;
 
 /// Compare mode: two sessions on the same prompt side by side (their occupancy maps), steps in sync
-/// (B follows A's step), both texts as words (the prompt, then the generated tokens' pieces joined) with
-/// the first divergent token marked and its step named, and per step the KL divergence KL(A || B) and
+/// (B follows A's step), both transcripts side by side (TranscriptView) with the tokens from the first
+/// divergent one on underlined, and per step the KL divergence KL(A || B) and
 /// top-1 agreement of their next-token distributions (Logits events). Two serving sessions (the same
 /// workload with another pool or without prefix caching) are compared by their numbers instead: steps to
 /// finish, prefix hit rate, preemptions, evictions, peak pool usage side by side (ServingSummary), with
@@ -34,8 +35,9 @@ public:
 
     const std::vector<StepComparison>& comparison() const { return m_comparison; }
     std::int64_t firstDivergentStep() const { return m_firstDivergence; }
-    /// The two texts as shown (rich text): A's line, then B's.
-    QString texts() const;
+    /// The two transcripts, A's and B's.
+    TranscriptView* transcriptA() const { return m_transcriptA; }
+    TranscriptView* transcriptB() const { return m_transcriptB; }
     /// The header (rich text): what A and B are (model, cache, press), the first divergence, top-1 agreement.
     QString header() const;
     /// Whether the serving comparison is the one shown (A is a serving session).
@@ -49,14 +51,14 @@ public:
 private:
     void recompute();
     void moveCursor();
-    QString wordsOf(const SessionController& session) const;
     void recomputeServing();
     void updateStepRow();
 
     SessionController& m_a;
     SessionController& m_b;
     QLabel* m_header;
-    QLabel* m_texts;
+    TranscriptView* m_transcriptA = nullptr;
+    TranscriptView* m_transcriptB = nullptr;
     CursorPlot* m_plot;
     QCPItemStraightLine* m_divergence;
     QCPItemText* m_message;

@@ -21,8 +21,8 @@ class ViewSelection;
 /// masked by AdaKV, or arrived since). Per-head presses show rows of different lengths, uniform ones
 /// identical rows; each row is labelled with its head's budget. A press that re-rotated the kept keys
 /// (KeyRerotation) adds under each head its position map and a row of the positions the keys now encode;
-/// a channel press (ThinK) lists each head's zeroed channels. Hovering says what a cell holds. Reads the
-/// session's compression events.
+/// a channel press (ThinK) lists each head's zeroed channels. Hovering says what a cell holds; the selected
+/// token position is outlined. Reads the session's compression events.
 class HeadOccupancyView : public QWidget {
     Q_OBJECT
 public:

@@ -17,7 +17,7 @@ class ViewSelection;
 /// The selected layer's attention mask at the current step: query rows x key columns, the columns
 /// labelled with absolute positions from kv_offset. Full layers are causal, sliding layers add the
 /// window, chunked layers (the config's "chunked_attention") the chunk; the kind comes from the layer
-/// and the session's model config.
+/// and the session's model config. The selected token position's key column is outlined while the layer holds it.
 class MaskView : public QWidget {
     Q_OBJECT
 public:

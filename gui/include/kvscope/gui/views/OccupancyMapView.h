@@ -27,7 +27,8 @@ class ViewSelection;
 /// bracketed. Clicking a row selects the layer. The position axis spans the session's final extent, so
 /// stepping shows the cache fill up. Under the map, a strip of the session's tokens aligned to their
 /// positions, coloured by their state in the selected layer, the token this step produced outlined;
-/// hovering a cell or a token names it. The wheel zooms the position axis about the pointer (a double
+/// hovering a cell or a token names it. The selected token position (a click in the transcript) is outlined
+/// across the rows, the zoomed span moving to show it. The wheel zooms the position axis about the pointer (a double
 /// click shows every position again); zoomed in until a token's label fits its column, the map labels
 /// its columns with their tokens, written upwards above the rows. In a session with a cache press, the
 /// positions the press dropped have their own colour (lighter where only some KV heads dropped them), and

@@ -38,6 +38,7 @@ class TransferTimelineView;
 class ChannelErrorView;
 class TransportBar;
 class WelcomePage;
+class TranscriptView;
 class ViewSelection;
 
 /// The inspector window: menus and toolbar (new live session, open, recent files, save as, export for
@@ -56,6 +57,10 @@ public:
     TransportBar* transport() const { return m_transport; }
     HeadOccupancyView* headOccupancy() const { return m_heads; }
     OccupancyMapView* occupancyMap() const { return m_occupancy; }
+    /// File > Open model: a known model's entry starts it live, as --model NAME does.
+    QMenu* modelMenu() const { return m_modelMenu; }
+    /// The session's text, coloured by what the cache holds of each token (a dock on the left).
+    TranscriptView* transcript() const { return m_transcript; }
     /// A serving session's views (shown in place of the occupancy map while such a session is open).
     BlockPoolView* blockPool() const { return m_pool; }
     RequestLanesView* requestLanes() const { return m_lanes; }
@@ -128,6 +133,8 @@ private:
     void cancelRun();
     void openDialog();
     void openModelDialog();
+    /// File > Open model: the known models with their state, then a GGUF file.
+    void fillModelMenu();
     void saveAsDialog();
     void exportDialog();
     void compareFileDialog();
@@ -156,6 +163,8 @@ private:
     LayerTableView* m_layers = nullptr;
     EventLogView* m_events = nullptr;
     MaskView* m_mask = nullptr;
+    QMenu* m_modelMenu = nullptr;
+    TranscriptView* m_transcript = nullptr;
     QuantizationView* m_quantization = nullptr;
     TransferTimelineView* m_transfers = nullptr;
     ChannelErrorView* m_channelErrors = nullptr;

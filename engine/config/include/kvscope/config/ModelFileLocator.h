@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace kvscope::runtime {
+namespace kvscope::config {
 
 /// A real model kvscope knows by name: what it is and which pip package brings its GGUF file.
 struct KnownModel {
@@ -19,10 +19,11 @@ struct KnownModel {
 
 /// Turns `--model`'s value into a GGUF file: a path as it is, or a known model's name (`smollm2`, `gemma3-270m`),
 /// whose file a pip package puts in a Python's site-packages (whole, or in parts that are joined once into
-/// kvscope's cache), looked for in the usual Python environments without running Python.
+/// kvscope's cache), looked for in the usual Python environments without running Python. Torch-free, so that
+/// the inspector lists the known models with their state.
 class ModelFileLocator {
 public:
-    /// The file; GenerationError saying what was looked for and how to get it when there is none.
+    /// The file; ConfigError saying what was looked for and how to get it when there is none.
     static std::filesystem::path resolve(const std::string& model);
     /// The models resolve() knows by name.
     static const std::vector<KnownModel>& known();
@@ -30,6 +31,9 @@ public:
     static std::vector<std::string> knownNames();
     /// The known model's file where it is already whole (no joining needed), else empty.
     static std::filesystem::path installedFile(const KnownModel& model);
+    /// Whether resolve() finds the model without a download: its file whole, or all its parts (joined on
+    /// first use).
+    static bool installed(const KnownModel& model);
     /// The site-packages folders searched, in order (VIRTUAL_ENV, KVSCOPE_PEERS_VENV, the peers' environment
     /// in ~/.cache/kvscope/peers, ~/.local, /usr/local and /usr, and pyenv's versions).
     static std::vector<std::filesystem::path> sitePackages();
@@ -37,4 +41,4 @@ public:
     static std::filesystem::path modelCache();
 };
 
-} // namespace kvscope::runtime
+} // namespace kvscope::config

