@@ -11,7 +11,7 @@ options() {
 }
 cli_only='--check --help --no-progress --out'
 # The serving options are `kvscope-cli serve`'s (kvscope --workload), not run's.
-gui_only='--compare --compare-without-press --events --help --help-all --layer --press-scores --screenshot --size --step --synthetic
+gui_only='--compare --compare-without-press --events --help --help-all --layer --position --press-scores --screenshot --size --step --synthetic
 --workload --block-size --num-blocks --max-num-batched-tokens --max-num-seqs --no-prefix-caching --free-policy
 --version --tour --list-tours --compare-serving'
 without() {

@@ -65,6 +65,7 @@ const std::vector<LauncherOption>& launcherWindowOptions() {
         {"screenshot", "Render the window to a PNG offscreen and exit", "OUT.png"},
         {"step", "Step shown by --screenshot (default: last)", "K"},
         {"layer", "Layer selected by --screenshot", "L"},
+        {"position", "Token position selected by --screenshot (the transcript scrolls to it, the map outlines it)", "P"},
         {"size", "Window size for --screenshot", "WxH", "1600x1000"},
         {"compare", "A second session file to compare with", "FILE"},
         {"synthetic", "Open a model-free synthetic session of that size", "LAYERSxTOKENS"},
@@ -109,7 +110,7 @@ using LaunchStep = QString (*)(const QCommandLineParser&, const EngineCapabiliti
 QString readLaunchFile(const QCommandLineParser& parser, const EngineCapabilities&, LaunchOptions& options) {
     // Only the window's own options given (or none): nothing to show yet, so the welcome page.
     static const QStringList windowOnly{QStringLiteral("screenshot"), QStringLiteral("size"), QStringLiteral("step"),
-                                        QStringLiteral("layer"), QStringLiteral("events"), QStringLiteral("press-scores")};
+                                        QStringLiteral("layer"), QStringLiteral("position"), QStringLiteral("events"), QStringLiteral("press-scores")};
     bool onlyWindowOptions = parser.positionalArguments().isEmpty();
     for (const QString& name : parser.optionNames()) {
         onlyWindowOptions = onlyWindowOptions && windowOnly.contains(name);
@@ -232,11 +233,12 @@ QString readLaunchChecks(const QCommandLineParser& parser, const EngineCapabilit
     return {};
 }
 
-/// The screenshot: its file, the step and layer it shows (non-negative, and only with --screenshot), the
+/// The screenshot: its file, the step, layer and token position it shows (non-negative, and only with --screenshot), the
 /// window's size.
 QString readLaunchScreenshot(const QCommandLineParser& parser, const EngineCapabilities&, LaunchOptions& options) {
     options.screenshot = parser.value(launcherOptionName("screenshot"));
-    for (const auto& [name, value] : {std::pair{"step", &options.step}, std::pair{"layer", &options.layer}}) {
+    for (const auto& [name, value] : {std::pair{"step", &options.step}, std::pair{"layer", &options.layer},
+                                      std::pair{"position", &options.position}}) {
         if (!parser.isSet(launcherOptionName(name))) {
             continue;
         }
@@ -476,6 +478,9 @@ std::optional<int> AppLauncher::launch(MainWindow& window, const LaunchOptions& 
             return 2;
         }
         window.selection().setSelectedLayer(static_cast<int>(*options.layer));
+    }
+    if (options.position) {
+        window.selection().setSelectedPosition(*options.position);
     }
     QCoreApplication::processEvents();
     const QImage image = window.renderImage();

@@ -20,7 +20,7 @@ namespace kvscope::gui {
 class MainWindow;
 
 /// What the command line asked for (docs/CLI.md: `kvscope [FILE] [--preset NAME]
-/// [--screenshot OUT.png [--step K] [--layer L]]`, plus the live run's cache options, --compare FILE and
+/// [--screenshot OUT.png [--step K] [--layer L] [--position P]]`, plus the live run's cache options, --compare FILE and
 /// --synthetic LAYERSxTOKENS for a model-free demo session).
 struct LaunchOptions {
     QString file;
@@ -29,6 +29,8 @@ struct LaunchOptions {
     std::optional<std::int64_t> step;
     /// The layer selected in the screenshot (the layer table, the mask and the heads view follow it).
     std::optional<std::int64_t> layer;
+    /// The token position selected in the screenshot (the transcript scrolls to it; the map outlines it).
+    std::optional<std::int64_t> position;
     QString compareFile;
     QSize size{1600, 1000};
     std::int32_t syntheticLayers = 0;
