@@ -23,7 +23,6 @@ void decodeAttention(benchmark::State& state, int64_t heads, int64_t kvHeads, in
         return;
     }
     state.SetLabel(level == KernelLevel::Portable ? "libtorch" : "kernels");
-    at::NoGradGuard noGrad;
     at::set_num_threads(1);
     at::manual_seed(0);
     const at::Tensor query = at::randn({1, heads, 1, dim});
