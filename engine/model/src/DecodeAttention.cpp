@@ -72,6 +72,19 @@ KVSCOPE_DECODE_AVX2 void outputTask(const float* weights, int64_t rows, int64_t 
     }
 }
 
+/// Runs task(head, first, last) for every (batch x head, chunk of kKeysPerTask keys) over the threads: the one
+/// split both products share.
+template <typename Task>
+void forEachKeyChunk(int64_t headCount, int64_t kvLength, const Task& task) {
+    const int64_t chunks = (kvLength + kKeysPerTask - 1) / kKeysPerTask;
+    at::parallel_for(0, headCount * chunks, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t index = begin; index < end; ++index) {
+            const int64_t first = (index % chunks) * kKeysPerTask;
+            task(index / chunks, first, std::min(kvLength, first + kKeysPerTask));
+        }
+    });
+}
+
 } // namespace
 #endif
 
@@ -99,20 +112,13 @@ at::Tensor DecodeAttention::scores(const at::Tensor& query, const at::Tensor& ke
     const int64_t kvLength = keys.size(2);
 #if KVSCOPE_DECODE_ATTENTION_X86
     at::Tensor scores = at::empty({batch, heads, rows, kvLength}, q.options());
-    const int64_t chunks = (kvLength + kKeysPerTask - 1) / kKeysPerTask;
     const float* queryData = q.data_ptr<float>();
     const float* keyData = keys.data_ptr<float>();
     float* scoreData = scores.data_ptr<float>();
-    at::parallel_for(0, batch * heads * chunks, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t task = begin; task < end; ++task) {
-            const int64_t head = task / chunks;  // b * heads + h
-            const int64_t first = (task % chunks) * kKeysPerTask;
-            const int64_t b = head / heads;
-            const int64_t h = head % heads;
-            scoreTask(queryData + head * rows * dim, rows, dim, keyData + b * keys.stride(0) + h * keys.stride(1),
-                      keys.stride(2), first, std::min(kvLength, first + kKeysPerTask),
-                      scoreData + head * rows * kvLength, kvLength);
-        }
+    forEachKeyChunk(batch * heads, kvLength, [&](int64_t head, int64_t first, int64_t last) {  // head: b * heads + h
+        scoreTask(queryData + head * rows * dim, rows, dim,
+                  keyData + (head / heads) * keys.stride(0) + (head % heads) * keys.stride(1), keys.stride(2), first,
+                  last, scoreData + head * rows * kvLength, kvLength);
     });
     return scores;
 #else
@@ -134,15 +140,11 @@ at::Tensor DecodeAttention::output(const at::Tensor& weights, const at::Tensor& 
     const float* weightData = w.data_ptr<float>();
     const float* valueData = values.data_ptr<float>();
     float* partialData = partial.data_ptr<float>();
-    at::parallel_for(0, batch * heads * chunks, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t task = begin; task < end; ++task) {
-            const int64_t head = task / chunks;
-            const int64_t first = (task % chunks) * kKeysPerTask;
-            outputTask(weightData + head * rows * kvLength, rows, kvLength,
-                       valueData + (head / heads) * values.stride(0) + (head % heads) * values.stride(1),
-                       values.stride(2), first, std::min(kvLength, first + kKeysPerTask),
-                       partialData + task * rows * dim, dim);
-        }
+    forEachKeyChunk(batch * heads, kvLength, [&](int64_t head, int64_t first, int64_t last) {
+        outputTask(weightData + head * rows * kvLength, rows, kvLength,
+                   valueData + (head / heads) * values.stride(0) + (head % heads) * values.stride(1),
+                   values.stride(2), first, last, partialData + (head * chunks + first / kKeysPerTask) * rows * dim,
+                   dim);
     });
     return (chunks == 1 ? partial : partial.sum(1)).view({batch, heads, rows, dim});
 #else
