@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Set-up to green: installs what is missing, makes the peers' environment (scripts/peers-env.sh: the real
-# Transformers, kvpress, tokenizers and llama.cpp the tests compare with; kept until its pins change),
+# Transformers, kvpress, tokenizers and llama.cpp the tests compare with; kept until its pins change) and the
+# vLLM one (scripts/vllm-env.sh: vLLM's CPU build, whose pins clash with the peers'),
 # configures, builds and runs the whole suite with ctest; with the dev preset, then builds the engine, the CLI and
 # their tests against LibTorch 2 (the libtorch2 preset, the peers' PyTorch) and runs those too.
 # Usage: scripts/test.sh [preset]   (dev by default; asan runs the suite under Address/UB sanitizers;
@@ -22,12 +23,15 @@ if [ "$preset" = libtorch2 ] && [ -z "${KVSCOPE_TORCH_CMAKE_PREFIX:-}" ]; then
     export KVSCOPE_TORCH_CMAKE_PREFIX
 fi
 # The peers' environment builds llama.cpp while kvscope builds: its downloads overlap the compiling.
-{ scripts/peers-env.sh >/dev/null && echo "kvscope: the peers' environment took $((SECONDS - started)) s from the start" >&2; } &
+# The vLLM environment after it (both download; one pip at a time keeps the two cores for the compiler).
+{ scripts/peers-env.sh >/dev/null && echo "kvscope: the peers' environment took $((SECONDS - started)) s from the start" >&2 &&
+  scripts/vllm-env.sh >/dev/null && echo "kvscope: the vLLM environment took $((SECONDS - started)) s from the start" >&2; } &
 peers=$!
 cmake --preset "$preset"
 cmake --build --preset "$preset"
 phase_done "building $preset"
-wait "$peers" || { echo "kvscope: the peers' environment could not be made (scripts/peers-env.sh, above)" >&2; exit 1; }
+wait "$peers" || { echo "kvscope: the peers' or the vLLM environment could not be made (scripts/peers-env.sh," \
+    "scripts/vllm-env.sh, above)" >&2; exit 1; }
 phase_done "waiting for the peers' environment"
 # LibTorch 2 as well (what a user with their own PyTorch, a CUDA one included, builds against): the engine, the
 # CLI and their tests again, against the peers' PyTorch 2.13 (CPU). Its build runs beside the dev suite at the

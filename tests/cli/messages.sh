@@ -42,6 +42,7 @@ expect "run --press h2o --press-option recent_window beyond the budget" \
 expect "bench cache --layers 0" "--layers: must be a whole number at least 1" bench cache --layers 0
 expect "bench cache --type paged" "dynamic_sliding" bench cache --type paged
 expect "serve --free-policy lru" "(allowed: document, current)" serve --workload prefix-caching-example --free-policy lru
+expect "serve --prefix-caching-hash-algo sha256" "(allowed: fnv1a, sha256_cbor)" serve --workload prefix-caching-example --prefix-caching-hash-algo sha256
 expect "serve --block-size 0" "--block-size: must be a whole number at least 1" \
     serve --workload prefix-caching-example --block-size 0
 expect "serve --cache quantized" "quantized caches are not paged" serve --workload prefix-caching-example --cache quantized

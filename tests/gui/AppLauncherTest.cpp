@@ -218,7 +218,7 @@ TEST(AppLauncherTest, BadServingArgumentsAreRefusedWithTheFix) {
               "--compare-serving: prefix-caching=maybe: allowed values on, off");
     EXPECT_EQ(parseError({"--workload", "w.json", "--compare-serving", "pool=3"}),
               "--compare-serving: unknown setting `pool` to change (allowed: block-size, num-blocks, "
-              "max-num-batched-tokens, max-num-seqs, free-policy, prefix-caching)");
+              "max-num-batched-tokens, max-num-seqs, free-policy, prefix-caching-hash-algo, prefix-caching)");
 }
 
 TEST(AppLauncherTest, ParsesAServingCompareRun) {

@@ -12,7 +12,7 @@ options() {
 cli_only='--check --help --no-progress --out'
 # The serving options are `kvscope-cli serve`'s (kvscope --workload), not run's.
 gui_only='--compare --compare-without-press --events --help --help-all --layer --position --press-scores --screenshot --size --step --synthetic
---workload --block-size --num-blocks --max-num-batched-tokens --max-num-seqs --no-prefix-caching --free-policy
+--workload --block-size --num-blocks --max-num-batched-tokens --max-num-seqs --no-prefix-caching --free-policy --prefix-caching-hash-algo
 --version --tour --list-tours --compare-serving'
 without() {
     grep -v -x -F -e "$(printf '%s\n' $1)"
@@ -46,11 +46,11 @@ gui_default() {
         $1 == option { on = 1; text = $0; next }
         on && /^ *--/ { on = 0 }
         on { text = text " " $0 }
-        END { print text }' | sed -n 's/.*\[default: \([^]]*\)\].*/\1/p'
+        END { print text }' | tr -s " " | sed -n 's/.*\[default: *\([^]]*\)\].*/\1/p'
 }
 serve_help=$("$cli" serve --help 2>&1)
 gui_help=$("$gui" --help 2>&1)
-for option in workload block-size num-blocks max-num-batched-tokens max-num-seqs no-prefix-caching free-policy \
+for option in workload block-size num-blocks max-num-batched-tokens max-num-seqs no-prefix-caching free-policy prefix-caching-hash-algo \
     compare-serving; do
     if ! printf '%s\n' "$serve_help" | grep -q -E "^ *--$option( |=|\$)"; then
         echo "FAIL kvscope-cli serve --help does not list --$option"; status=1

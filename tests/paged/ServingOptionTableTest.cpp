@@ -32,13 +32,15 @@ TEST(ServingOptionTableTest, ListsTheServingOptionsInHelpOrderWithTheirDefaults)
     }
     EXPECT_EQ(names,
               (std::vector<std::string>{"workload", "block-size", "num-blocks", "max-num-batched-tokens",
-                                        "max-num-seqs", "no-prefix-caching", "free-policy"}));
+                                        "max-num-seqs", "no-prefix-caching", "free-policy",
+                                        "prefix-caching-hash-algo"}));
     const RunSettings none;
     EXPECT_EQ(ServingOptionTable::find("block-size")->current(none), "16");
     EXPECT_EQ(ServingOptionTable::find("num-blocks")->current(none), "64");
     EXPECT_EQ(ServingOptionTable::find("max-num-batched-tokens")->current(none), "256");
     EXPECT_EQ(ServingOptionTable::find("max-num-seqs")->current(none), "8");
     EXPECT_EQ(ServingOptionTable::find("free-policy")->current(none), "document");
+    EXPECT_EQ(ServingOptionTable::find("prefix-caching-hash-algo")->current(none), "fnv1a");
     EXPECT_EQ(ServingOptionTable::find("no-prefix-caching")->valueName, "");
     EXPECT_EQ(ServingOptionTable::find("prompt"), nullptr);
 }
@@ -53,9 +55,10 @@ TEST(ServingOptionTableTest, ReadsEachOptionIntoTheServingSettings) {
     EXPECT_EQ(applied(settings, "max-num-seqs", "3"), "");
     EXPECT_EQ(applied(settings, "no-prefix-caching", ""), "");
     EXPECT_EQ(applied(settings, "free-policy", "current"), "");
+    EXPECT_EQ(applied(settings, "prefix-caching-hash-algo", "sha256_cbor"), "");
     ASSERT_TRUE(settings.serving.has_value());
     EXPECT_EQ(*settings.serving,
-              (ServingSettings{"chat-shared-system-prompt", 4, 24, 32, 3, false, "current"}));
+              (ServingSettings{"chat-shared-system-prompt", 4, 24, 32, 3, false, "current", "sha256_cbor"}));
 }
 
 TEST(ServingOptionTableTest, RefusesBadValuesNamingWhatIsAllowed) {
@@ -71,6 +74,7 @@ TEST(ServingOptionTableTest, RefusesBadValuesNamingWhatIsAllowed) {
         {"max-num-seqs", "many", "must be a whole number at least 1, got `many`"},
         {"free-policy", "lru", "unknown value `lru` (allowed: document, current)"},
         {"free-policy", "Document", "unknown value `Document` (allowed: document, current)"},
+        {"prefix-caching-hash-algo", "sha256", "unknown value `sha256` (allowed: fnv1a, sha256_cbor)"},
         {"workload", "", "give a workload file or a built-in workload's name, got an empty value"},
     };
     for (const Case& c : cases) {
@@ -110,16 +114,16 @@ TEST(ServingOptionTableTest, ReadsTheChangesOfACompareRun) {
 TEST(ServingOptionTableTest, RefusesChangesItCannotReadWithTheAllowedKeys) {
     const ServingSettings base;
     const std::string keys = "(allowed: block-size, num-blocks, max-num-batched-tokens, max-num-seqs, "
-                             "free-policy, prefix-caching)";
+                             "free-policy, prefix-caching-hash-algo, prefix-caching)";
     struct Case {
         const char* spec;
         std::string refusal;
     };
     const Case cases[] = {
         {"", "no change given: name one as KEY=VALUE (keys: block-size, num-blocks, max-num-batched-tokens, "
-             "max-num-seqs, free-policy, prefix-caching); e.g. prefix-caching=off"},
+             "max-num-seqs, free-policy, prefix-caching-hash-algo, prefix-caching); e.g. prefix-caching=off"},
         {"off", "the change `off` is not KEY=VALUE (keys: block-size, num-blocks, max-num-batched-tokens, "
-                "max-num-seqs, free-policy, prefix-caching); e.g. prefix-caching=off"},
+                "max-num-seqs, free-policy, prefix-caching-hash-algo, prefix-caching); e.g. prefix-caching=off"},
         {"prefix-caching=no", "prefix-caching=no: allowed values on, off"},
         {"pool=3", "unknown setting `pool` to change " + keys},
         {"workload=other.json", "unknown setting `workload` to change " + keys},

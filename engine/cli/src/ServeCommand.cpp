@@ -7,6 +7,7 @@
 #include "kvscope/cli/CliRunOptions.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelLoader.h"
+#include "kvscope/paged/KvEventsJsonl.h"
 #include "kvscope/paged/PagedError.h"
 #include "kvscope/paged/ServingOptionTable.h"
 #include "kvscope/paged/Workload.h"
@@ -41,6 +42,7 @@ nlohmann::json pagedConfigJson(const paged::PagedConfig& config) {
             {"max_num_seqs", config.maxNumSeqs},
             {"prefix_caching", config.prefixCaching},
             {"free_policy", paged::toString(config.freePolicy)},
+            {"prefix_caching_hash_algo", paged::toString(config.hashAlgorithm)},
             {"groups", groups}};
 }
 
@@ -91,6 +93,11 @@ CLI::App* ServeCommand::addSubcommand(CLI::App& app, ServeOptions& options) {
     serve->add_option("--out", options.out,
                       "Session file to record, written step by step (sessions/FORMAT.md); with "
                       "--compare-serving the second run's goes beside it (S.compared.kvsess)");
+    serve->add_option("--kv-events", options.kvEvents,
+                      "Write the pool's prefix-cache events to FILE as vLLM publishes them, one JSON object per "
+                      "line (BlockStored, BlockRemoved; with --prefix-caching-hash-algo sha256_cbor and "
+                      "--free-policy current a vLLM server's hashes and order)")
+        ->type_name("FILE");
     return serve;
 }
 
@@ -130,8 +137,8 @@ namespace {
 /// One serving run of `workload` over the loaded model with `serving`'s pool; records to `out` when given.
 nlohmann::json serveOnce(runtime::ModelSource::Loaded& loaded, const config::RunSettings& settings,
                          const paged::PagedConfig& pagedConfig, const std::filesystem::path& workloadPath,
-                         const paged::Workload& workload, const std::string& out, std::ostream& progress,
-                         bool drawProgress) {
+                         const paged::Workload& workload, const std::string& out, const std::string& kvEvents,
+                         std::ostream& progress, bool drawProgress) {
     model::LanguageModel& languageModel = *loaded.model;
     const runtime::TextCodec& text = *loaded.text;
     std::unique_ptr<trace::SessionWriter> session;
@@ -146,9 +153,14 @@ nlohmann::json serveOnce(runtime::ModelSource::Loaded& loaded, const config::Run
     }
     const serving::SamplingSettings sampling{settings.temperature, settings.topK, settings.seed};
     std::unique_ptr<serving::ServingLoop> serving;
+    std::unique_ptr<paged::KvEventsJsonl> eventFile;
     try {
         serving =
             std::make_unique<serving::ServingLoop>(languageModel, text, pagedConfig, sampling, session.get());
+        if (!kvEvents.empty()) {
+            eventFile = std::make_unique<paged::KvEventsJsonl>(kvEvents);
+            serving->setKvEventSink(eventFile.get());
+        }
         serving->add(workload);
         while (serving->step()) {
             if (drawProgress) {
@@ -163,6 +175,10 @@ nlohmann::json serveOnce(runtime::ModelSource::Loaded& loaded, const config::Run
     } catch (...) {
         // Bad input leaves no file behind.
         serving.reset();
+        if (eventFile) {
+            eventFile.reset();
+            std::filesystem::remove(kvEvents);
+        }
         if (session) {
             session.reset();
             std::filesystem::remove(out);
@@ -204,10 +220,15 @@ nlohmann::json serveOnce(runtime::ModelSource::Loaded& loaded, const config::Run
     summary["prefix_hit_rate"] = stats.prefixHitRate();
     summary["hit_tokens"] = stats.hitTokens;
     summary["query_tokens"] = stats.queryTokens;
+    summary["prefix_cache_queries"] = stats.prefixCacheQueries;
+    summary["prefix_cache_hits"] = stats.prefixCacheHits;
     summary["evictions"] = stats.evictions;
     summary["preemptions"] = stats.preemptions;
     summary["peak_blocks_used"] = stats.peakBlocksUsed;
     summary["notices"] = loop.notices();
+    if (eventFile) {
+        summary["kv_events"] = {{"file", kvEvents}, {"events", eventFile->eventsWritten()}};
+    }
     if (session) {
         session->finish();
         summary["session"] = {{"file", out},
@@ -251,13 +272,16 @@ nlohmann::json ServeCommand::run(const ServeOptions& options, std::ostream& prog
         throw paged::PagedError(why);
     }
     nlohmann::json summary =
-        serveOnce(loaded, settings, pagedConfig, workloadPath, workload, options.out, progress, options.progress);
+        serveOnce(loaded, settings, pagedConfig, workloadPath, workload, options.out, options.kvEvents, progress,
+                  options.progress);
     if (!compared) {
         return summary;
     }
     const std::string comparedOut = options.out.empty() ? std::string() : comparedPath(options.out);
     nlohmann::json second = serveOnce(loaded, settings, paged::PagedConfig::fromSettings(*compared),
-                                      workloadPath, workload, comparedOut, progress, options.progress);
+                                      workloadPath, workload, comparedOut,
+                                      options.kvEvents.empty() ? std::string() : comparedPath(options.kvEvents),
+                                      progress, options.progress);
     nlohmann::json sideBySide = nlohmann::json::object();
     for (const std::string& key : comparedKeys()) {
         sideBySide[key] = nlohmann::json::array({summary.at(key), second.at(key)});

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/paged/BlockPool.h"
 
+#include "kvscope/paged/KvCacheEvent.h"
 #include "kvscope/paged/PagedRecorder.h"
 
 #include <algorithm>
@@ -70,6 +71,13 @@ void BlockPool::evictIfCached(KVCacheBlock& block) {
     }
     if (m_recorder != nullptr)
         m_recorder->evicted(block.group, block.id, *block.hash);
+    if (m_kvEvents != nullptr) {
+        KvCacheEvent removed;
+        removed.type = KvCacheEvent::Type::BlockRemoved;
+        removed.blockHashes = {*block.hash};
+        removed.groupIdx = block.group;
+        m_kvEvents->publish(removed);
+    }
     block.hash.reset();
     ++m_evictions;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/paged/InvariantChecker.h"
 
-#include "kvscope/paged/BlockHash.h"
+#include "kvscope/paged/BlockHasher.h"
 #include "kvscope/paged/Scheduler.h"
 
 #include <algorithm>
@@ -13,21 +13,6 @@ namespace {
 
 std::string blockName(BlockId id) {
     return "block " + std::to_string(id);
-}
-
-/// The chain hashes of a request's full blocks recomputed from its tokens: the oracle for cached hashes.
-std::vector<HashValue> chainHashes(const Request& request, std::int64_t blockSize, std::int64_t numBlocks) {
-    std::vector<HashValue> hashes;
-    std::vector<TokenId> tokens(static_cast<std::size_t>(blockSize));
-    HashValue parent = BlockHash::kNoneHash;
-    for (std::int64_t i = 0; i < numBlocks && (i + 1) * blockSize <= request.numTokens(); ++i) {
-        for (std::int64_t t = 0; t < blockSize; ++t)
-            tokens[static_cast<std::size_t>(t)] = request.tokenAt(i * blockSize + t);
-        parent =
-            BlockHash::of(parent, tokens, i == 0 ? std::string_view(request.cacheSalt) : std::string_view());
-        hashes.push_back(parent);
-    }
-    return hashes;
 }
 
 } // namespace
@@ -85,7 +70,7 @@ std::vector<std::string> InvariantChecker::check(const Scheduler& scheduler) {
                                    " blocks in group " + std::to_string(g) + " for " +
                                    std::to_string(request.numComputedTokens) + " computed tokens (expected " +
                                    std::to_string(expected) + ")");
-            const auto hashes = chainHashes(request, blockSize, static_cast<std::int64_t>(table.size()));
+            const auto hashes = BlockHasher(manager.config().hashAlgorithm).chain(request, blockSize, static_cast<std::int64_t>(table.size()));
             for (std::size_t i = 0; i < table.size(); ++i) {
                 const BlockId id = table[i];
                 if (id == pool.nullBlock()) {

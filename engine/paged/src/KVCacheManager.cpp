@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/paged/KVCacheManager.h"
 
-#include "kvscope/paged/BlockHash.h"
+#include "kvscope/paged/BlockHasher.h"
 #include "kvscope/paged/Request.h"
 
 #include <algorithm>
@@ -13,20 +13,12 @@ KVCacheManager::KVCacheManager(const PagedConfig& config, PagedRecorder* recorde
                                static_cast<std::int32_t>(config.groups.size()), recorder) {
     m_groups.reserve(config.groups.size());
     for (std::size_t i = 0; i < config.groups.size(); ++i)
-        m_groups.emplace_back(static_cast<std::int32_t>(i), config.groups[i], config.blockSize, m_pool);
+        m_groups.emplace_back(static_cast<std::int32_t>(i), config.groups[i], config.blockSize, m_pool,
+                              config.hashAlgorithm);
 }
 
 void KVCacheManager::updateBlockHashes(Request& request) const {
-    const std::int64_t blockSize = m_config.blockSize;
-    const std::int64_t numFull = request.numTokens() / blockSize;
-    std::vector<TokenId> tokens(static_cast<std::size_t>(blockSize));
-    for (auto i = static_cast<std::int64_t>(request.blockHashes.size()); i < numFull; ++i) {
-        for (std::int64_t t = 0; t < blockSize; ++t)
-            tokens[static_cast<std::size_t>(t)] = request.tokenAt(i * blockSize + t);
-        const HashValue parent = i == 0 ? BlockHash::kNoneHash : request.blockHashes.back();
-        request.blockHashes.push_back(
-            BlockHash::of(parent, tokens, i == 0 ? std::string_view(request.cacheSalt) : std::string_view()));
-    }
+    BlockHasher(m_config.hashAlgorithm).extend(request, m_config.blockSize);
 }
 
 ComputedBlocks KVCacheManager::computedBlocks(Request& request) {

@@ -3,7 +3,8 @@
 
 #include "CeilDiv.h"
 
-#include "kvscope/paged/BlockHash.h"
+#include "kvscope/paged/BlockHasher.h"
+#include "kvscope/paged/KvCacheEvent.h"
 #include "kvscope/paged/BlockPool.h"
 #include "kvscope/paged/Request.h"
 
@@ -21,8 +22,9 @@ const std::vector<BlockId>& emptyTable() {
 } // namespace
 
 LayerGroupManager::LayerGroupManager(std::int32_t group, const LayerGroup& spec, std::int64_t blockSize,
-                                     BlockPool& pool)
-    : m_group(group), m_spec(spec), m_blockSize(blockSize), m_pool(pool) {
+                                     BlockPool& pool, HashAlgorithm hashAlgorithm)
+    : m_group(group), m_spec(spec), m_blockSize(blockSize), m_pool(pool),
+      m_noneHash(BlockHasher(hashAlgorithm).noneHash()) {
     if (spec.kind == GroupKind::Sliding) {
         // The token being computed is itself in its window, hence W - 1 earlier tokens.
         m_contiguousBlocks = ceilDiv(std::max<std::int64_t>(spec.window - 1, 0), blockSize);
@@ -131,14 +133,34 @@ void LayerGroupManager::cacheBlocks(const Request& request, std::int64_t numToke
     const std::int64_t numFull =
         std::min<std::int64_t>({numTokens / m_blockSize, static_cast<std::int64_t>(blocks.size()),
                                 static_cast<std::int64_t>(request.blockHashes.size())});
+    // One BlockStored per call, as vLLM's cache_full_blocks: the blocks cached now, their parent the block
+    // before the first of them.
+    KvEventSink* sink = m_pool.kvEventSink();
+    KvCacheEvent stored;
     for (std::int64_t i = numCached; i < numFull; ++i) {
         const BlockId id = blocks[static_cast<std::size_t>(i)];
         if (id == kNoBlock || id == m_pool.nullBlock() || m_pool.block(id).hash)
             continue;
-        const HashValue parent =
-            i == 0 ? BlockHash::kNoneHash : request.blockHashes[static_cast<std::size_t>(i - 1)];
-        m_pool.cache(id, request.blockHashes[static_cast<std::size_t>(i)], parent, request.id, m_group,
-                     i * m_blockSize, (i + 1) * m_blockSize);
+        const HashValue hash = request.blockHashes[static_cast<std::size_t>(i)];
+        const HashValue parent = i == 0 ? m_noneHash : request.blockHashes[static_cast<std::size_t>(i - 1)];
+        m_pool.cache(id, hash, parent, request.id, m_group, i * m_blockSize, (i + 1) * m_blockSize);
+        if (sink != nullptr) {
+            stored.blockHashes.push_back(hash);
+            stored.cacheSalts.push_back(i == 0 ? request.cacheSalt : std::string());
+        }
+    }
+    if (sink != nullptr && numCached < numFull) {
+        if (numCached > 0)
+            stored.parentBlockHash = request.blockHashes[static_cast<std::size_t>(numCached - 1)];
+        // vLLM publishes the tokens of the whole range, holes included.
+        for (std::int64_t position = numCached * m_blockSize; position < numFull * m_blockSize; ++position)
+            stored.tokenIds.push_back(request.tokenAt(position));
+        stored.blockSize = m_blockSize;
+        stored.groupIdx = m_group;
+        stored.specKind = m_spec.kind == GroupKind::Sliding ? "sliding_window" : "full_attention";
+        if (m_spec.kind == GroupKind::Sliding)
+            stored.slidingWindow = m_spec.window;
+        sink->publish(stored);
     }
     numCached = std::max(numCached, numFull);
 }

@@ -53,6 +53,12 @@ PagedConfig PagedConfig::fromSettings(const config::ServingSettings& serving) {
                          std::string(allowedFreePolicies()) + "; pass --free-policy document");
     }
     config.freePolicy = *policy;
+    const std::optional<HashAlgorithm> algorithm = hashAlgorithmFromString(serving.hashAlgorithm);
+    if (!algorithm) {
+        throw PagedError("prefix hash algorithm `" + serving.hashAlgorithm + "` is unknown: allowed " +
+                         std::string(allowedHashAlgorithms()) + "; pass --prefix-caching-hash-algo fnv1a");
+    }
+    config.hashAlgorithm = *algorithm;
     config.validate();
     return config;
 }
@@ -79,6 +85,28 @@ std::string_view toString(GroupKind kind) {
         return "sliding";
     }
     return "unknown";
+}
+
+std::string_view toString(HashAlgorithm algorithm) {
+    switch (algorithm) {
+    case HashAlgorithm::Fnv1a:
+        return "fnv1a";
+    case HashAlgorithm::Sha256Cbor:
+        return "sha256_cbor";
+    }
+    return "unknown";
+}
+
+std::optional<HashAlgorithm> hashAlgorithmFromString(std::string_view name) {
+    if (name == "fnv1a")
+        return HashAlgorithm::Fnv1a;
+    if (name == "sha256_cbor")
+        return HashAlgorithm::Sha256Cbor;
+    return std::nullopt;
+}
+
+std::string_view allowedHashAlgorithms() {
+    return "fnv1a, sha256_cbor";
 }
 
 std::optional<FreePolicy> freePolicyFromString(std::string_view name) {

@@ -203,6 +203,10 @@ SchedulerOutput Scheduler::schedule() {
                 request.cachedTokens = hit.numTokens;
             m_queryTokens += request.numTokens();
             m_hitTokens += hit.numTokens;
+            if (!resumed && m_config.prefixCaching) {
+                m_prefixCacheQueries += request.numTokens();
+                m_prefixCacheHits += hit.numTokens;
+            }
             m_running.push_back(&request);
             m_recorder.admitted(request.id, request.numTokens(), hit.numTokens, resumed);
             picks.push_back({&request, numNewTokens, true, hit.numTokens});
@@ -284,6 +288,8 @@ SchedulerStats Scheduler::stats() const {
     SchedulerStats stats;
     stats.queryTokens = m_queryTokens;
     stats.hitTokens = m_hitTokens;
+    stats.prefixCacheQueries = m_prefixCacheQueries;
+    stats.prefixCacheHits = m_prefixCacheHits;
     stats.evictions = m_manager.pool().evictions();
     stats.preemptions = m_preemptions;
     stats.peakBlocksUsed = m_peakBlocksUsed;

@@ -118,6 +118,21 @@ std::vector<RunOption> build() {
         return {};
     };
     table.push_back(std::move(freePolicy));
+    RunOption hashAlgorithm =
+        base("prefix-caching-hash-algo", "ALGO",
+             "Serving: how full blocks' prefix hashes are computed: kvscope's FNV-1a, or vLLM's sha256_cbor, whose "
+             "hashes equal a vLLM server's (" +
+                 std::string(allowedHashAlgorithms()) + ")");
+    hashAlgorithm.current = [](const RunSettings& settings) { return shownOf(settings).hashAlgorithm; };
+    hashAlgorithm.apply = [](RunSettings& settings, const std::string& value) -> std::string {
+        const std::optional<HashAlgorithm> algorithm = hashAlgorithmFromString(value);
+        if (!algorithm) {
+            return "unknown value `" + value + "` (allowed: " + std::string(allowedHashAlgorithms()) + ")";
+        }
+        servingOf(settings).hashAlgorithm = std::string(toString(*algorithm));
+        return {};
+    };
+    table.push_back(std::move(hashAlgorithm));
     return table;
 }
 
@@ -132,7 +147,7 @@ std::string trimmed(std::string_view text) {
 
 const std::string& allowedKeys() {
     static const std::string keys = "block-size, num-blocks, max-num-batched-tokens, max-num-seqs, "
-                                    "free-policy, prefix-caching";
+                                    "free-policy, prefix-caching-hash-algo, prefix-caching";
     return keys;
 }
 
@@ -262,6 +277,9 @@ std::string ServingOptionTable::describeChanges(const config::ServingSettings& a
     }
     if (a.freePolicy != b.freePolicy) {
         parts.push_back("free policy " + b.freePolicy);
+    }
+    if (a.hashAlgorithm != b.hashAlgorithm) {
+        parts.push_back("prefix hashes " + b.hashAlgorithm);
     }
     if (a.workload != b.workload) {
         parts.push_back("workload " + b.workload);

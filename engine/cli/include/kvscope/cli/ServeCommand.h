@@ -21,6 +21,9 @@ struct ServeOptions {
     /// the workload (a file, or a built-in one's name) and the pool (paged::ServingOptionTable).
     config::RunSettings run;
     std::string out;
+    /// --kv-events: the pool's prefix-cache events as JSON lines, as vLLM publishes them; empty: none. With
+    /// --compare-serving the second run's go beside it (E.compared.jsonl).
+    std::string kvEvents;
     /// --compare-serving: the changes of a second run of the same workload ("prefix-caching=off"); empty:
     /// one run.
     std::string compare;

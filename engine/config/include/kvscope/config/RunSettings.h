@@ -66,6 +66,7 @@ struct ServingSettings {
     std::int32_t maxNumSeqs = 8;
     bool prefixCaching = true;
     std::string freePolicy = "document"; ///< document | current
+    std::string hashAlgorithm = "fnv1a"; ///< prefix hashes: fnv1a | sha256_cbor (vLLM's, hashes equal a server's)
     bool operator==(const ServingSettings&) const = default;
 };
 

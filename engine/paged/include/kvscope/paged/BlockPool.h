@@ -15,6 +15,7 @@
 
 namespace kvscope::paged {
 
+class KvEventSink;
 class PagedRecorder;
 
 /// The blocks of one pool shared by every layer group (vLLM's BlockPool): reference counts, the free queue
@@ -28,6 +29,10 @@ public:
               PagedRecorder* recorder = nullptr);
     // The free queue links into m_blocks and the group managers hold a reference: the pool stays put.
     BlockPool(const BlockPool&) = delete;
+    /// Publishes evictions here (BlockRemoved); the group managers publish their caching through
+    /// kvEventSink(). Null: none.
+    void setKvEventSink(KvEventSink* sink) { m_kvEvents = sink; }
+    KvEventSink* kvEventSink() const { return m_kvEvents; }
     BlockPool& operator=(const BlockPool&) = delete;
 
     std::int32_t numBlocks() const { return static_cast<std::int32_t>(m_blocks.size()); }
@@ -87,6 +92,7 @@ private:
     // Per group: hash -> the blocks holding it, first cached first.
     std::vector<std::unordered_map<HashValue, std::vector<BlockId>>> m_cached;
     PagedRecorder* m_recorder;
+    KvEventSink* m_kvEvents = nullptr;
     std::int64_t m_evictions = 0;
 };
 

@@ -29,6 +29,7 @@ public:
 
     const PagedConfig& config() const { return m_config; }
     const BlockPool& pool() const { return m_pool; }
+    BlockPool& pool() { return m_pool; }
     std::int32_t numGroups() const { return static_cast<std::int32_t>(m_groups.size()); }
     const LayerGroupManager& group(std::int32_t index) const {
         return m_groups.at(static_cast<std::size_t>(index));

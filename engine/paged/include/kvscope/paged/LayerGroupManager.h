@@ -21,7 +21,8 @@ struct Request;
 /// ceil((W - 1) / blockSize) cached blocks.
 class LayerGroupManager {
 public:
-    LayerGroupManager(std::int32_t group, const LayerGroup& spec, std::int64_t blockSize, BlockPool& pool);
+    LayerGroupManager(std::int32_t group, const LayerGroup& spec, std::int64_t blockSize, BlockPool& pool,
+                      HashAlgorithm hashAlgorithm = HashAlgorithm::Fnv1a);
 
     std::int32_t group() const { return m_group; }
     const LayerGroup& spec() const { return m_spec; }
@@ -54,6 +55,7 @@ private:
     LayerGroup m_spec;
     std::int64_t m_blockSize;
     BlockPool& m_pool;
+    HashValue m_noneHash; ///< the parent recorded for a first block
     std::int64_t m_contiguousBlocks = 0; ///< sliding: blocks a hit needs at its end
     std::unordered_map<std::string, std::vector<BlockId>> m_tables;
     std::unordered_map<std::string, std::int64_t> m_numCachedBlocks;

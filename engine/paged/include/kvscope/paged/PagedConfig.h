@@ -29,6 +29,14 @@ enum class GroupKind : std::uint8_t {
     Last = Sliding,
 };
 
+/// How full blocks' prefix hashes are computed (BlockHasher): kvscope's FNV-1a, stable and fast (the
+/// default), or vLLM's `--prefix-caching-hash-algo sha256_cbor`, whose hashes equal a vLLM server's.
+enum class HashAlgorithm : std::uint8_t {
+    Fnv1a = 0,
+    Sha256Cbor = 1,
+    Last = Sha256Cbor,
+};
+
 /// Layers that share one block table per request (vLLM's KV cache group, Transformers' layer group).
 struct LayerGroup {
     GroupKind kind = GroupKind::Full;
@@ -43,6 +51,7 @@ struct PagedConfig {
     std::int32_t numBlocks = 64; ///< blocks in the pool, shared by all groups (Current reserves block 0)
     bool prefixCaching = true;
     FreePolicy freePolicy = FreePolicy::Document;
+    HashAlgorithm hashAlgorithm = HashAlgorithm::Fnv1a;
     std::int64_t maxNumBatchedTokens = 256; ///< a step's token budget
     std::int32_t maxNumSeqs = 8;            ///< most requests running at once
     /// Most tokens (prompt + output) one request may reach; 0 = unbounded. A request that reaches it
@@ -60,6 +69,10 @@ struct PagedConfig {
 
 std::string_view toString(FreePolicy policy);
 std::string_view toString(GroupKind kind);
+std::string_view toString(HashAlgorithm algorithm);
+std::optional<HashAlgorithm> hashAlgorithmFromString(std::string_view name);
+/// The names hashAlgorithmFromString reads: "fnv1a, sha256_cbor".
+std::string_view allowedHashAlgorithms();
 std::optional<FreePolicy> freePolicyFromString(std::string_view name);
 /// The names freePolicyFromString reads, for messages and help: "document, current".
 std::string_view allowedFreePolicies();

@@ -3,6 +3,7 @@
 
 #include "kvscope/paged/PagedTypes.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ struct Request {
     std::vector<std::vector<BlockId>> finalBlockTables;
     /// Prefix hashes of its full blocks so far (filled by the cache manager, kept across preemptions).
     std::vector<HashValue> blockHashes;
+    /// Under sha256_cbor, the full digests blockHashes are the low 64 bits of (each block's parent is hashed
+    /// whole); empty under FNV-1a.
+    std::vector<std::array<std::uint8_t, 32>> blockDigests;
 
     std::int64_t numPromptTokens() const { return static_cast<std::int64_t>(promptIds.size()); }
     std::int64_t numTokens() const { return numPromptTokens() + static_cast<std::int64_t>(outputIds.size()); }

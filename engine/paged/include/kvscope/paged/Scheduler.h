@@ -27,6 +27,10 @@ namespace kvscope::paged {
 struct SchedulerStats {
     std::int64_t queryTokens = 0; ///< tokens looked up in the prefix cache at admissions
     std::int64_t hitTokens = 0;   ///< of which found
+    /// As vLLM's vllm:prefix_cache_queries / _hits: tokens looked up and found at first admissions only (a
+    /// preempted request's lookups are its preempted_* counts), and none without prefix caching.
+    std::int64_t prefixCacheQueries = 0;
+    std::int64_t prefixCacheHits = 0;
     std::int64_t evictions = 0;
     std::int64_t preemptions = 0;
     std::int32_t peakBlocksUsed = 0;
@@ -83,6 +87,9 @@ public:
         m_recorder.setPieceFunction(std::move(pieceOf));
     }
     SchedulerStats stats() const;
+    /// Publishes the pool's prefix-cache events (blocks stored, evicted) to `sink` as vLLM's KV events
+    /// carry them; null: none. The sink must outlive the scheduler's use of it.
+    void setKvEventSink(KvEventSink* sink) { m_manager.pool().setKvEventSink(sink); }
 
     /// The live bookkeeping in the form replay rebuilds from events (trace::PagedState), to compare the two.
     trace::PagedState pagedState() const;
@@ -108,6 +115,8 @@ private:
     std::int64_t m_step = 0;
     std::int64_t m_queryTokens = 0;
     std::int64_t m_hitTokens = 0;
+    std::int64_t m_prefixCacheQueries = 0;
+    std::int64_t m_prefixCacheHits = 0;
     std::int64_t m_preemptions = 0;
     std::int32_t m_peakBlocksUsed = 0;
 };

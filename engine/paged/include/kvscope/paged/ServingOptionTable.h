@@ -20,7 +20,7 @@ struct WorkloadPool;
 class ServingOptionTable {
 public:
     /// workload, block-size, num-blocks, max-num-batched-tokens, max-num-seqs, no-prefix-caching,
-    /// free-policy, in the order --help lists them.
+    /// free-policy, prefix-caching-hash-algo, in the order --help lists them.
     static const std::vector<config::RunOption>& options();
     /// The option called `name` (no dashes), or null.
     static const config::RunOption* find(std::string_view name);

@@ -58,6 +58,8 @@ public:
     void run();
 
     const paged::Scheduler& scheduler() const { return *m_scheduler; }
+    /// The pool's prefix-cache events as vLLM publishes them (kvscope-cli serve --kv-events); null: none.
+    void setKvEventSink(paged::KvEventSink* sink) { m_scheduler->setKvEventSink(sink); }
     const paged::PagedConfig& config() const { return m_config; }
     const PagedModelRunner& runner() const { return m_runner; }
     PagedModelRunner& runner() { return m_runner; }
