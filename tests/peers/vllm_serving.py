@@ -14,6 +14,7 @@ vllm:prefix_cache_queries / _hits and preemptions. A table of what was compared 
 """
 import json
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -87,6 +88,8 @@ def run_engine(model_dir, workload_path, settings_path, out_path):
             if output.finished:
                 outputs[output.request_id] = list(output.outputs[0].token_ids)
         step += 1
+    # The publisher thread sends what the last steps queued within a few hundred milliseconds.
+    time.sleep(1.0)
     metrics = {m.name: m.value for m in engine.get_metrics() if hasattr(m, "value")}
     # The replay socket answers from its buffer: every batch since sequence 0, then an end marker.
     context = zmq.Context()
@@ -107,6 +110,8 @@ def run_engine(model_dir, workload_path, settings_path, out_path):
                "prefix_cache_queries": metrics.get("vllm:prefix_cache_queries"),
                "prefix_cache_hits": metrics.get("vllm:prefix_cache_hits"),
                "preemptions": metrics.get("vllm:num_preemptions")}, open(out_path, "w"))
+    if settings.get("attach"):
+        time.sleep(3.0)  # an attached kvscope-cli has the last messages by then
     os._exit(0)  # the engine's threads (publisher, loggers) need not be joined
 
 
@@ -122,9 +127,26 @@ def check_case(cli, work, name, case, model_dir, python):
     settings_path = os.path.join(folder, "settings.json")
     json.dump(settings, open(settings_path, "w"))
     started = time.time()
+    # kvscope-cli attach follows the server from before it starts: live messages, and the replay socket for
+    # whatever it joined too late for.
+    attach = None
+    if case.get("attach"):
+        settings["attach"] = True
+        json.dump(settings, open(settings_path, "w"))
+        attach = subprocess.Popen([cli, "attach", "ipc://%s/events.pub" % folder, "--replay",
+                                   "ipc://%s/events.replay" % folder, "--topic", "kv",
+                                   "--kv-events", os.path.join(folder, "attach.jsonl")],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     engine = subprocess.run([python, os.path.abspath(__file__), "--engine", model_dir, workload, settings_path,
                              os.path.join(folder, "vllm.json")], capture_output=True, text=True,
                             env=dict(os.environ, VLLM_ENABLE_V1_MULTIPROCESSING="0", VLLM_CPU_KVCACHE_SPACE="1"))
+    attached = None
+    if attach is not None:
+        attach.send_signal(signal.SIGINT)
+        attach_out, attach_err = attach.communicate(timeout=60)
+        if attach.returncode != 0:
+            sys.exit("vllm_serving.py: kvscope-cli attach failed on %s:\n%s" % (name, attach_err[-4000:]))
+        attached = json.loads(attach_out)
     if engine.returncode != 0:
         sys.exit("vllm_serving.py: vLLM failed on %s:\n%s" % (name, engine.stderr[-4000:]))
     vllm_seconds = time.time() - started
@@ -161,6 +183,15 @@ def check_case(cli, work, name, case, model_dir, python):
         if a != b:
             problems.append("event %d differs:\n  vLLM    %s\n  kvscope %s" % (index, a, b))
             break
+    if attached is not None:
+        seen = [compared(json.loads(line)) for line in open(os.path.join(folder, "attach.jsonl"))]
+        if seen != [compared(e) for e in vllm["events"]]:
+            problems.append("kvscope-cli attach received %d events, vLLM sent %d; first difference: %s" % (
+                len(seen), len(vllm["events"]),
+                next(((a, b) for a, b in zip(seen, map(compared, vllm["events"])) if a != b), "(lengths)")))
+        if attached["gaps"] or attached["notices"] or attached["messages"] != len(vllm["sequences"]):
+            problems.append("kvscope-cli attach: %d messages of %d, gaps %s, notices %s" % (
+                attached["messages"], len(vllm["sequences"]), attached["gaps"], attached["notices"]))
     for request in summary["requests"]:
         theirs = vllm["outputs"].get(request["id"])
         if theirs != request["output_ids"]:
@@ -176,8 +207,9 @@ def check_case(cli, work, name, case, model_dir, python):
     kinds = {}
     for event in ours:
         kinds[event["type"]] = kinds.get(event["type"], 0) + 1
-    row = "| %s | %d / %d | %s | %s / %s | %s / %s | %s / %s | %.0f s |" % (
+    row = "| %s | %d / %d%s | %s | %s / %s | %s / %s | %s / %s | %.0f s |" % (
         name, len(vllm["events"]), len(ours),
+        " / attached %d" % attached["events"] if attached is not None else "",
         ", ".join("%s %d" % item for item in sorted(kinds.items())) or "none",
         int(vllm["prefix_cache_queries"] or 0), summary["prefix_cache_queries"],
         int(vllm["prefix_cache_hits"] or 0), summary["prefix_cache_hits"],
@@ -195,7 +227,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     model_dir = hf_folder(os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
                                        "kvscope", "models"))
-    print("| case | events vLLM / kvscope | kinds | prefix-cache queries vLLM / kvscope | hits | preemptions "
+    print("| case | events vLLM / kvscope (/ kvscope-cli attach) | kinds | prefix-cache queries vLLM / kvscope | hits | preemptions "
           "| vLLM's run |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     failed = False

@@ -16,6 +16,7 @@
 #include "kvscope/cli/PressesCommand.h"
 #include "kvscope/cli/ProgressOutput.h"
 #include "kvscope/cli/RunCommand.h"
+#include "kvscope/cli/AttachCommand.h"
 #include "kvscope/cli/ServeCommand.h"
 #include "kvscope/cli/SessionCommands.h"
 #include "kvscope/cli/SyntheticCommand.h"
@@ -156,6 +157,8 @@ int main(int argc, char** argv) {
     CLI::App* presses = kvscope::cli::PressesCommand::addSubcommand(app);
     kvscope::cli::RunOptions runOptions;
     CLI::App* run = kvscope::cli::RunCommand::addSubcommand(app, runOptions);
+    kvscope::cli::AttachCommand::Options attachOptions;
+    CLI::App* attach = kvscope::cli::AttachCommand::addSubcommand(app, attachOptions);
     kvscope::cli::ServeOptions serveOptions;
     CLI::App* serve = kvscope::cli::ServeCommand::addSubcommand(app, serveOptions);
     kvscope::cli::FidelityOptions fidelityOptions;
@@ -217,6 +220,9 @@ int main(int argc, char** argv) {
         }
         if (*serve) {
             return kvscope::cli::ServeCommand::execute(serveOptions, std::cout, std::cerr);
+        }
+        if (*attach) {
+            return kvscope::cli::AttachCommand::execute(attachOptions, std::cout, std::cerr);
         }
         if (*fidelity) {
             return kvscope::cli::FidelityCommand::execute(fidelityOptions, std::cout);
