@@ -141,6 +141,7 @@ def test_recorded_prompt_lookup_rollback_replays_to_transformers_own_cache(case,
         # the last mask sizes asked).
         expected = [(int(cache.get_seq_length(layer)), *(int(x) for x in cache.get_mask_sizes(1, layer)))
                     for layer in range(layers)]
+        held = [int(cache.layers[layer].keys.shape[-2]) for layer in range(layers)]
     assert torch.equal(plain, recorded), "recording changed the generated tokens"
     info = json.loads(subprocess.run([CLI, "info", str(path)], capture_output=True, text=True, check=True).stdout)
     assert info["complete"], info
@@ -148,6 +149,8 @@ def test_recorded_prompt_lookup_rollback_replays_to_transformers_own_cache(case,
     for layer in range(layers):
         got = final["layers"][layer]
         assert (got["seq_length"], got["kv_length"], got["kv_offset"]) == expected[layer], (case, layer, got)
+        # A sliding layer recorded its past until each crop trimmed it back to its window.
+        assert got["stored_tokens"] == held[layer], (case, layer, got)
     # Each step verified its drafts and cropped the rejected ones (crop(-n), crop(0) when all were accepted):
     # one Crop event per layer and step.
     assert info["event_counts"].get("crop") == layers * info["steps"], info["event_counts"]
