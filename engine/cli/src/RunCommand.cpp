@@ -119,7 +119,9 @@ nlohmann::json summaryOf(const runtime::LiveSession& session, const config::RunS
                              {"added", step.added},
                              {"cache_length", step.cacheLength}});
         }
-        summary["prompt_lookup"] = {{"num_tokens", settings.promptLookupNumTokens}, {"steps", steps}};
+        // The prompt's ids too, so that a peer can be fed exactly what kvscope's tokenizer gave.
+        summary["prompt_lookup"] = {
+            {"num_tokens", settings.promptLookupNumTokens}, {"steps", steps}, {"prompt_ids", session.promptIds()}};
     }
     if (settings.beams > 1) {
         summary["beam_scores"] = generator.beamScores();
