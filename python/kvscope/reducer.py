@@ -56,6 +56,7 @@ class LayerState:
             self.query_length, self.kv_length, self.kv_offset = f
         elif kind == ev.WINDOW_SLIDE:
             self.window_start, self.window_end, self.window_size = f[1], f[2], f[3]
+            self.stored_tokens = f[2] - f[1]
             self.evicted_tokens += f[0]
         elif kind == ev.QUANTIZE_FLUSH:
             self.residual_tokens = f[2]

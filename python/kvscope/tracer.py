@@ -90,6 +90,14 @@ class CacheTracer:
         kind = facts.kind(layer)
         seq_after = facts.seq_length(layer, kind)
         self.emit(ev.CROP, index, (max_length, before.seq_length, seq_after))
+        if kind in ev.SLIDING_KINDS:
+            # A layer recording its past (speculative decoding) held more than its window until this crop,
+            # which trims it back: what the crop's lengths do not account for slid out of the window now.
+            implied = max(0, before.stored_tokens - max(0, before.seq_length - seq_after))
+            stored = facts.stored_tokens(layer, kind, seq_after)
+            if implied > stored:
+                self.emit(ev.WINDOW_SLIDE, index, (implied - stored, seq_after - stored, seq_after,
+                                                   facts.window_size(layer, kind)))
         if kind != ev.QUANTIZED:
             return
         residual_after, quantized_after = facts.quantized_split(layer)

@@ -284,11 +284,22 @@ def _layer_update(original):
     return update
 
 
+def _crop_argument(args, kwargs):
+    """The one argument of a layer's crop, however it was passed: the seed's `max_length`, the release's
+    `tokens_to_remove` (Transformers 5.18; a negative count means the same in both)."""
+    if args:
+        return args[0]
+    for name in ("tokens_to_remove", "max_length", "maximum_length"):
+        if name in kwargs:
+            return kwargs[name]
+    return next(iter(kwargs.values()), 0)
+
+
 def _layer_crop(original):
-    def crop(self, max_length, *args, **kwargs):
+    def crop(self, *args, **kwargs):
         rec = active.current
         if rec is None or id(self) in rec._inside or (rec._context is not None and rec._context.op == "lost"):
-            return original(self, max_length, *args, **kwargs)
+            return original(self, *args, **kwargs)
         try:
             rec._ensure_step()
             tracer, index, context = rec._layer_place(self)
@@ -296,11 +307,11 @@ def _layer_crop(original):
         except Exception as error:
             rec.lose("crop", error)
             with _unrecorded(rec, self):
-                return original(self, max_length, *args, **kwargs)
+                return original(self, *args, **kwargs)
         with _inside(rec, self):
-            result = original(self, max_length, *args, **kwargs)
+            result = original(self, *args, **kwargs)
         try:
-            tracer.emit_crop(index, self, before, int(max_length))
+            tracer.emit_crop(index, self, before, int(_crop_argument(args, kwargs)))
             tracer.emit_memory(index, self, tracer.is_on_host(index))
             if context is None:
                 tracer.emit_totals_if_changed()

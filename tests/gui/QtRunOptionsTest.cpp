@@ -109,6 +109,7 @@ TEST(QtRunOptionsTest, EveryRunOptionParsesAlikeThroughBothCommandLines) {
              s.topK = 5;
          }},
         {{"--prompt-file", promptFile}, [](S& s) { s.prompt = "from a file"; }},
+        {{"--prompt-lookup-num-tokens", "3"}, [](S& s) { s.promptLookupNumTokens = 3; }},
         {{"--model", "smollm2", "--chat", "--gguf-weights", "float32"},
          [](S& s) {
              s.modelFile = "smollm2";

@@ -117,3 +117,40 @@ def test_recorded_generate_replays_to_transformers_own_cache(case, tmp_path):
             got = state["layers"][layer]
             assert (got["seq_length"], got["kv_length"], got["kv_offset"]) == (seq_length, kv_length, kv_offset), \
                 (case, step, layer, got)
+
+
+@pytest.mark.parametrize("case", ["mistral-sliding", "gemma3-hybrid", "llama-dynamic"])
+def test_recorded_prompt_lookup_rollback_replays_to_transformers_own_cache(case, tmp_path):
+    """Prompt-lookup decoding (`prompt_lookup_num_tokens`): each step writes draft tokens into every layer and
+    crops the rejected ones; since 5.18 sliding layers roll back through `activate_past_recording()`. Recording
+    changes no token, the session replays to the cache's final lengths and mask sizes, and its crops are there."""
+    make_model, make_cache = CASES[case]
+    model = make_model()
+    layers = model.config.num_hidden_layers
+    # A repetitive prompt, so that the lookup finds candidates and some are rejected.
+    prompt = torch.tensor([[5, 17, 99, 3, 42, 5, 17, 99, 3, 42, 5, 17]])
+    settings = dict(max_new_tokens=10, min_new_tokens=10, do_sample=False, prompt_lookup_num_tokens=3)
+    with torch.no_grad():
+        plain = model.generate(prompt, past_key_values=make_cache(model), **settings)
+    cache = make_cache(model)
+    path = tmp_path / (case + "-prompt-lookup.kvsess")
+    with kvscope.record(path, model=model):
+        with torch.no_grad():
+            recorded = model.generate(prompt, past_key_values=cache, **settings)
+        # The next one-token query's mask sizes, asked inside the recording as a model would (the replay shows
+        # the last mask sizes asked).
+        expected = [(int(cache.get_seq_length(layer)), *(int(x) for x in cache.get_mask_sizes(1, layer)))
+                    for layer in range(layers)]
+        held = [int(cache.layers[layer].keys.shape[-2]) for layer in range(layers)]
+    assert torch.equal(plain, recorded), "recording changed the generated tokens"
+    info = json.loads(subprocess.run([CLI, "info", str(path)], capture_output=True, text=True, check=True).stdout)
+    assert info["complete"], info
+    final = replay(path, info["steps"] - 1)
+    for layer in range(layers):
+        got = final["layers"][layer]
+        assert (got["seq_length"], got["kv_length"], got["kv_offset"]) == expected[layer], (case, layer, got)
+        # A sliding layer recorded its past until each crop trimmed it back to its window.
+        assert got["stored_tokens"] == held[layer], (case, layer, got)
+    # Each step verified its drafts and cropped the rejected ones (crop(-n), crop(0) when all were accepted):
+    # one Crop event per layer and step.
+    assert info["event_counts"].get("crop") == layers * info["steps"], info["event_counts"]

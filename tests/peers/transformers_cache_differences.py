@@ -49,10 +49,12 @@ def state(layer):
     return op
 
 
-def crop_case(layer, spec, lengths, argument):
+def crop_case(layer, spec, lengths, argument, release=False):
+    """The release's crop after updates, replayed as the seed's `crop` (kvscope's default) or, with `release`,
+    as kvscope's cropTokens (op `crop_tokens`: the release's meaning, which must then pass conformance)."""
     generator = torch.Generator().manual_seed(5)
     ops = updates(layer, generator, lengths)
-    op = {"op": "crop", "max_length": argument}
+    op = {"op": "crop_tokens", "tokens_to_remove": argument} if release else {"op": "crop", "max_length": argument}
     try:
         layer.crop(argument)
     except (ValueError, RuntimeError) as error:
@@ -72,6 +74,85 @@ def over_crop():
 def sliding_crop_past_window():
     return crop_case(cu.DynamicSlidingWindowLayer(sliding_window=3), {"type": "dynamic_sliding", "sliding_window": 3},
                      [4], 2)
+
+
+def crop_zero_release():
+    return crop_case(cu.DynamicLayer(), {"type": "dynamic"}, [5], 0, release=True)
+
+
+def over_crop_release():
+    return crop_case(cu.DynamicLayer(), {"type": "dynamic"}, [3], -5, release=True)
+
+
+def sliding_rollback_release():
+    """Speculative decoding on a sliding layer: record the past, write 3 draft tokens past the window, reject 2."""
+    layer = cu.DynamicSlidingWindowLayer(sliding_window=3)
+    layer.activate_past_recording()
+    generator = torch.Generator().manual_seed(5)
+    ops = [{"op": "activate_past_recording"}] + updates(layer, generator, [4, 3])
+    layer.crop(-2)
+    return {"level": "layer", "layer": {"type": "dynamic_sliding", "sliding_window": 3},
+            "ops": ops + [{"op": "crop_tokens", "tokens_to_remove": -2}, state(layer)]}
+
+
+def dynamic_reset():
+    layer = cu.DynamicLayer()
+    ops = updates(layer, torch.Generator().manual_seed(5), [5])
+    layer.reset()
+    return {"level": "layer", "layer": {"type": "dynamic"},
+            "ops": ops + [{"op": "reset"}, {"op": "state", "expect_seq_length": seq_length(layer)}]}
+
+
+def hybrid_cache(config, recording):
+    cache = cu.DynamicCache(config=PretrainedConfig(**config))
+    generator = torch.Generator().manual_seed(5)
+    ops = []
+    if recording:
+        cache.activate_past_recording()
+        ops.append({"op": "activate_past_recording"})
+    for length in (4, 2):
+        k, v = states(generator, length)
+        cache.update(k, v, 0)
+        conv = torch.randn((1, 3, 3 if length == 4 else length), generator=generator)
+        cache.update_conv_state(conv, 0)
+        ops += [{"op": "update", "layer_idx": 0, "keys": tensor_json(k), "values": tensor_json(v)},
+                {"op": "update_conv_state", "layer_idx": 0, "conv_states": tensor_json(conv)}]
+    return cache, ops
+
+
+def hybrid_crop():
+    config = {"num_hidden_layers": 1, "layer_types": ["hybrid"]}
+    cache, ops = hybrid_cache(config, recording=False)
+    op = {"op": "crop", "max_length": 5}
+    try:
+        cache.crop(5)
+    except RuntimeError as error:
+        op["expect_error"] = type(error).__name__
+    return {"level": "cache", "cache": {"type": "DynamicCache", "config": config}, "ops": ops + [op]}
+
+
+def hybrid_rollback_release():
+    config = {"num_hidden_layers": 1, "layer_types": ["hybrid"]}
+    cache, ops = hybrid_cache(config, recording=True)
+    cache.crop(-1)
+    layer = cache.layers[0]
+    return {"level": "cache", "cache": {"type": "DynamicCache", "config": config},
+            "ops": ops + [{"op": "crop_tokens", "tokens_to_remove": -1},
+                          {"op": "state", "layer_idx": 0, "expect_seq_length": seq_length(layer),
+                           "expect_stored_keys": tensor_json(layer.keys),
+                           "expect_stored_values": tensor_json(layer.values)},
+                          {"op": "conv_window", "layer_idx": 0, "expect_conv_states": tensor_json(layer.conv_states[0])}]}
+
+
+def static_hybrid_layer():
+    config = {"num_hidden_layers": 1, "layer_types": ["hybrid"]}
+    cache = cu.StaticCache(config=PretrainedConfig(**config), max_cache_len=6)
+    conv = torch.randn((1, 3, 3), generator=torch.Generator().manual_seed(5))
+    cache.update_conv_state(conv, 0)
+    return {"level": "cache", "cache": {"type": "StaticCache", "config": config, "max_cache_len": 6},
+            "ops": [{"op": "update_conv_state", "layer_idx": 0, "conv_states": tensor_json(conv)},
+                    {"op": "cache_state", "expect_seq_length": int(cache.get_seq_length()),
+                     "expect_is_sliding": cache.is_sliding, "expect_max_cache_shape": [int(cache.get_max_length(0))]}]}
 
 
 def quantized_crop():
@@ -143,6 +224,25 @@ CASES = {
     "hqq_packing": ("HQQ packs 2-bit codes four to a byte along the grouped rows: a 7-token prompt (14 rows of 4) "
                     "raises RuntimeError in its bit packer", "kvscope quantizes the prompt (it keeps codes unpacked)",
                     "the reference refused with RuntimeError, the engine accepted", hqq_packing),
+    "dynamic_reset": ("DynamicLayer.reset() drops the states: length 0 (5.18; 5.17 zeroed them)",
+                      "the seed zeroes them in place and the length stays 5",
+                      "seq length: engine 5, reference 0", dynamic_reset),
+    "hybrid_crop": ("crop of a hybrid (linear + full attention) layer raises RuntimeError unless "
+                    "activate_past_recording() was called", "the seed's crop of it does nothing (its MRO's no-op)",
+                    "the reference refused with RuntimeError, the engine accepted", hybrid_crop),
+    # The release's meaning, asked for through kvscope's cropTokens (op crop_tokens): the same answers.
+    "crop_zero_release": ("crop(0) is a no-op", "cropTokens(0) is a no-op", "passed conformance", crop_zero_release),
+    "over_crop_release": ("crop(-5) of 3 tokens empties the layer", "cropTokens(-5) empties it",
+                          "passed conformance", over_crop_release),
+    "sliding_rollback_release": ("after activate_past_recording(), crop(-2) rolls a sliding layer back past its "
+                                 "window", "activatePastRecording + cropTokens(-2): the same tokens",
+                                 "passed conformance", sliding_rollback_release),
+    "hybrid_rollback_release": ("a recording hybrid layer's crop(-1) rolls back its keys and its conv window",
+                                "cropTokens(-1): the same", "passed conformance", hybrid_rollback_release),
+    # kvscope follows the release: the seed builds a plain StaticLayer for `hybrid`, which has no conv state.
+    "static_hybrid_layer": ("a StaticCache's `hybrid` layer is a LinearAttentionAndStaticFullAttentionLayer",
+                            "the same (the seed's StaticLayer would refuse update_conv_state)",
+                            "passed conformance", static_hybrid_layer),
     "linear_conv_state": ("update_conv_state on decode returns cat(old 4, new 1): 5 columns",
                           "the seed returns the rolled state: 4 columns",
                           "conv states: shape [1, 3, 4], reference [1, 3, 5]", linear_conv_state),

@@ -7,6 +7,7 @@
 #include "NoOffloadScheduler.h"
 #include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/CacheError.h"
+#include "kvscope/cache/IndexedLayer.h"
 #include "kvscope/cache/LinearAttentionLayer.h"
 #include "kvscope/trace/EventSink.h"
 
@@ -361,10 +362,10 @@ void Cache::reorder(const at::Tensor& beamIdx) {
     }
 }
 
-void Cache::crop(int64_t maxLength) {
+template <typename CropLayer> void Cache::cropEveryLayer(int64_t argument, CropLayer&& cropLayer) {
     if (!isTracing()) {
         for (auto& layer : m_layers) {
-            layer->crop(maxLength);
+            cropLayer(*layer);
         }
         return;
     }
@@ -373,11 +374,40 @@ void Cache::crop(int64_t maxLength) {
     for (size_t index = 0; index < m_layers.size(); ++index) {
         CacheLayer& layer = *m_layers[index];
         const CacheTracer::Before before = m_tracer->probe(index, layer);
-        layer.crop(maxLength);
-        m_tracer->emitCrop(index, layer, before, maxLength);
+        cropLayer(layer);
+        m_tracer->emitCrop(index, layer, before, argument);
         m_tracer->emitMemory(index, layer, isOffloaded(index));
     }
     m_tracer->emitTotalsIfChanged();
+}
+
+void Cache::crop(int64_t maxLength) {
+    cropEveryLayer(maxLength, [maxLength](CacheLayer& layer) { layer.crop(maxLength); });
+}
+
+void Cache::cropTokens(int64_t tokensToRemove) {
+    // The Crop event's field keeps the seed's meaning (a negative count removes that many tokens; the
+    // lengths before and after say what happened either way).
+    cropEveryLayer(tokensToRemove, [tokensToRemove](CacheLayer& layer) { layer.cropTokens(tokensToRemove); });
+}
+
+void Cache::activatePastRecording() {
+    for (auto& layer : m_layers) {
+        layer->activatePastRecording();
+    }
+}
+
+at::Tensor Cache::updateIndexer(const at::Tensor& indexerKeyStates, int64_t layerIdx) {
+    const size_t index = resolveIndex(layerIdx, "update_indexer");
+    AttentionLayer* attention = m_layers[index]->asAttention();
+    IndexedLayer* indexed = attention == nullptr ? nullptr : attention->asIndexed();
+    if (indexed == nullptr) {
+        throw CacheError(ErrorKind::Value, "Cannot call `update_indexer` on layer " + std::to_string(layerIdx) +
+                                               " which is a " + m_layers[index]->typeName() +
+                                               "; it has no indexer key cache (expected a DynamicIndexedLayer or "
+                                               "StaticIndexedLayer: layer type `indexed_attention`)");
+    }
+    return indexed->updateIndexer(indexerKeyStates);
 }
 
 void Cache::batchRepeatInterleave(int64_t repeats) {

@@ -191,6 +191,15 @@ void CacheTracer::emitCrop(size_t index, const CacheLayer& layer, const Before& 
     const auto layerIndex = static_cast<int32_t>(index);
     const int64_t seqAfter = attention->seqLength();
     m_emitter.emit(layerIndex, trace::CropEvent{maxLength, before.seqLength, seqAfter});
+    if (trace::isSlidingWindow(facts.kind)) {
+        // A layer recording its past (speculative decoding) held more than its window until this crop, which
+        // trims it back: what the crop's lengths do not account for slid out of the window now.
+        const int64_t implied = std::max<int64_t>(0, before.storedTokens - std::max<int64_t>(0, before.seqLength - seqAfter));
+        const int64_t stored = attention->storedTokens();
+        if (implied > stored) {
+            m_emitter.emit(layerIndex, trace::WindowSlideEvent{implied - stored, seqAfter - stored, seqAfter, facts.windowSize});
+        }
+    }
     if (facts.quantized == nullptr) {
         return;
     }

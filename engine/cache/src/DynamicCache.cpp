@@ -2,9 +2,11 @@
 #include "kvscope/cache/DynamicCache.h"
 
 #include "kvscope/cache/CacheError.h"
+#include "kvscope/cache/DynamicIndexedLayer.h"
 #include "kvscope/cache/DynamicLayer.h"
 #include "kvscope/cache/DynamicSlidingWindowLayer.h"
 #include "kvscope/cache/LinearAttentionAndFullAttentionLayer.h"
+#include "kvscope/cache/LinearAttentionAndSlidingWindowAttentionLayer.h"
 #include "kvscope/cache/LinearAttentionLayer.h"
 
 namespace kvscope::cache {
@@ -41,6 +43,16 @@ std::vector<std::unique_ptr<CacheLayer>> DynamicCache::layersFor(const config::M
             layers.push_back(std::make_unique<LinearAttentionLayer>());
         } else if (type == "hybrid") {
             layers.push_back(std::make_unique<LinearAttentionAndFullAttentionLayer>());
+        } else if (type == "hybrid_sliding") {
+            // A Transformers 5.18 type (the seed builds a DynamicLayer for it, as for any type it does not know).
+            if (!config.slidingWindow) {
+                throw CacheError(ErrorKind::Type, "layer type `hybrid_sliding` needs `sliding_window` in the config, "
+                                                  "and it is not set");
+            }
+            layers.push_back(std::make_unique<LinearAttentionAndSlidingWindowAttentionLayer>(*config.slidingWindow));
+        } else if (type == "indexed_attention") {
+            // DeepSeek-V3.2's sparse attention (5.18): a DynamicLayer with an indexer key cache.
+            layers.push_back(std::make_unique<DynamicIndexedLayer>());
         } else {
             layers.push_back(std::make_unique<DynamicLayer>());
         }

@@ -87,6 +87,26 @@ void DynamicLayer::crop(int64_t maxLength) {
     m_values.truncate(keep);
 }
 
+int64_t DynamicLayer::releaseTokensToRemove(int64_t tokensToRemove, int64_t length) {
+    if (tokensToRemove > 0) {
+        // The deprecated absolute size: nothing to do when the layer is not longer than it.
+        return tokensToRemove >= length ? 0 : length - tokensToRemove;
+    }
+    return -tokensToRemove;
+}
+
+void DynamicLayer::cropTokens(int64_t tokensToRemove) {
+    const int64_t remove = releaseTokensToRemove(tokensToRemove, seqLength());
+    if (remove == 0) {
+        return;
+    }
+    // Python subscripts `None` here: a TypeError. `[..., :-n, :]` past the start empties the layer.
+    const int64_t stored = storedLengthForCrop(ErrorKind::Type);
+    const int64_t keep = std::max<int64_t>(stored - remove, 0);
+    m_keys.truncate(keep);
+    m_values.truncate(keep);
+}
+
 void DynamicLayer::batchRepeatInterleave(int64_t repeats) {
     if (seqLength() <= 0) {
         return;

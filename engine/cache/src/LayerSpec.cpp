@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cache/LayerSpec.h"
 
+#include "kvscope/cache/DynamicIndexedLayer.h"
 #include "kvscope/cache/DynamicLayer.h"
 #include "kvscope/cache/DynamicSlidingWindowLayer.h"
 #include "kvscope/cache/HqqQuantizer.h"
 #include "kvscope/cache/QuantizedLayer.h"
+#include "kvscope/cache/StaticIndexedLayer.h"
 #include "kvscope/cache/StaticLayer.h"
 #include "kvscope/cache/StaticSlidingWindowLayer.h"
 #include "kvscope/config/NameTable.h"
@@ -12,13 +14,15 @@
 namespace kvscope::cache {
 namespace {
 
-constexpr config::NameTable<LayerType, 6> kNames{{{
+constexpr config::NameTable<LayerType, 8> kNames{{{
     {LayerType::Dynamic, "dynamic"},
     {LayerType::DynamicSliding, "dynamic_sliding"},
     {LayerType::Static, "static"},
     {LayerType::StaticSliding, "static_sliding"},
     {LayerType::QuantizedMinMax, "quantized"},
     {LayerType::QuantizedHqq, "quantized_hqq"},
+    {LayerType::DynamicIndexed, "dynamic_indexed"},
+    {LayerType::StaticIndexed, "static_indexed"},
 }}};
 static_assert(kNames.entries().size() == static_cast<size_t>(LayerType::Last) + 1, "one name per type");
 
@@ -45,6 +49,10 @@ std::unique_ptr<CacheLayer> makeLayer(const LayerSpec& spec) {
     case LayerType::QuantizedHqq:
         return std::make_unique<QuantizedLayer>(std::make_shared<HqqQuantizer>(spec.nbits, spec.groupSize),
                                                 spec.axisKey, spec.axisValue, spec.residualLength);
+    case LayerType::DynamicIndexed:
+        return std::make_unique<DynamicIndexedLayer>();
+    case LayerType::StaticIndexed:
+        return std::make_unique<StaticIndexedLayer>(spec.maxCacheLen);
     }
     return nullptr;
 }

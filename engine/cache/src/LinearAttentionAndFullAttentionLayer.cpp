@@ -13,4 +13,9 @@ void LinearAttentionAndFullAttentionLayer::reorder(const at::Tensor& beamIdx) {
     DynamicLayer::reorder(beamIdx);
 }
 
+void LinearAttentionAndFullAttentionLayer::cropTokens(int64_t tokensToRemove) {
+    m_linear.cropTokens(tokensToRemove);
+    DynamicLayer::cropTokens(tokensToRemove);
+}
+
 } // namespace kvscope::cache

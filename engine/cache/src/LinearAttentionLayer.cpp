@@ -58,9 +58,16 @@ at::Tensor LinearAttentionLayer::updateConvState(const at::Tensor& convStates) {
     if (!m_hasPreviousState) {
         copyInto(m_convStates, convStates, "conv_states");
         m_hasPreviousState = true;
+        if (m_recordPast) {
+            m_convHistory = m_convStates.clone();
+        }
         return m_convStates;
     }
     const int64_t newTokens = convStates.size(-1);
+    if (m_recordPast) {
+        const at::Tensor& past = m_convHistory.defined() ? m_convHistory : m_convStates;
+        m_convHistory = at::cat({past, convStates.to(past.scalar_type())}, -1);
+    }
     if (newTokens >= m_convKernelSize) {
         copyInto(m_convStates, convStates.narrow(-1, newTokens - m_convKernelSize, m_convKernelSize), "conv_states");
     } else {
@@ -70,6 +77,30 @@ at::Tensor LinearAttentionLayer::updateConvState(const at::Tensor& convStates) {
         copyInto(m_convStates, rolled, "conv_states");
     }
     return m_convStates;
+}
+
+void LinearAttentionLayer::cropTokens(int64_t tokensToRemove) {
+    if (!m_recordPast) {
+        throw CacheError(ErrorKind::Runtime,
+                         "`crop` was called, but this linear-attention layer does not track past states: call "
+                         "activatePastRecording (`activate_past_recording()`) before the updates to be rolled back");
+    }
+    if (tokensToRemove > 0) {
+        throw CacheError(ErrorKind::Runtime, "linear-attention layers can only be cropped by a negative count of "
+                                             "tokens to remove (or 0), got " + std::to_string(tokensToRemove));
+    }
+    if (!m_convStates.defined()) {
+        throw CacheError(ErrorKind::Type, "this linear-attention layer holds no conv state yet: nothing to crop");
+    }
+    const at::Tensor history = m_convHistory.defined() ? m_convHistory : m_convStates;
+    const int64_t remove = -tokensToRemove;
+    const int64_t columns = history.size(-1);
+    // The window `remove` columns back: `[..., -remove - kernel : -remove]`, zeros where nothing was seen.
+    const int64_t end = std::max<int64_t>(columns - remove, 0);
+    const int64_t begin = std::max<int64_t>(end - m_convKernelSize, 0);
+    m_convStates.zero_();
+    m_convStates.narrow(-1, m_convKernelSize - (end - begin), end - begin).copy_(history.narrow(-1, begin, end - begin));
+    m_convHistory = m_convStates.clone();
 }
 
 at::Tensor LinearAttentionLayer::updateRecurrentState(const at::Tensor& recurrentStates) {
@@ -97,10 +128,15 @@ void LinearAttentionLayer::reset() {
     if (m_recurrentStates.defined()) {
         m_recurrentStates.zero_();
     }
+    m_convHistory = at::Tensor();
     m_hasPreviousState = false;
 }
 
 void LinearAttentionLayer::reorder(const at::Tensor& beamIdx) {
+    if (m_convHistory.defined()) {
+        m_convHistory = m_convHistory.index_select(
+            0, checkedBeamIndex(beamIdx, m_convHistory.size(0), m_convHistory.device()));
+    }
     if (m_convStates.defined()) {
         at::Tensor index = checkedBeamIndex(beamIdx, m_convStates.size(0), m_convStates.device());
         at::Tensor reordered = m_convStates.index_select(0, index);

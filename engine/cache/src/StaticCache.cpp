@@ -2,7 +2,10 @@
 #include "kvscope/cache/StaticCache.h"
 
 #include "kvscope/cache/CacheError.h"
+#include "kvscope/cache/LinearAttentionAndStaticFullAttentionLayer.h"
+#include "kvscope/cache/LinearAttentionAndStaticSlidingWindowAttentionLayer.h"
 #include "kvscope/cache/LinearAttentionLayer.h"
+#include "kvscope/cache/StaticIndexedLayer.h"
 #include "kvscope/cache/StaticLayer.h"
 #include "kvscope/cache/StaticSlidingWindowLayer.h"
 
@@ -22,8 +25,20 @@ std::vector<std::unique_ptr<CacheLayer>> StaticCache::layersFor(const config::Mo
             layers.push_back(std::make_unique<StaticSlidingWindowLayer>(maxCacheLen, *window));
         } else if (type == "mamba" || type == "conv" || type == "linear_attention" || type == "moe") {
             layers.push_back(std::make_unique<LinearAttentionLayer>());
+        } else if (type == "hybrid") {
+            // The seed builds a plain StaticLayer here; Transformers 5.18 keeps the linear-attention states too.
+            layers.push_back(std::make_unique<LinearAttentionAndStaticFullAttentionLayer>(maxCacheLen));
+        } else if (type == "hybrid_sliding") {
+            if (!config.slidingWindow) {
+                throw CacheError(ErrorKind::Type, "layer type `hybrid_sliding` needs `sliding_window` in the config, "
+                                                  "and it is not set");
+            }
+            layers.push_back(
+                std::make_unique<LinearAttentionAndStaticSlidingWindowAttentionLayer>(maxCacheLen, *config.slidingWindow));
+        } else if (type == "indexed_attention") {
+            layers.push_back(std::make_unique<StaticIndexedLayer>(maxCacheLen));
         } else {
-            // Everything else, "hybrid" included, is a plain static layer in the reference.
+            // Everything else is a plain static layer in the reference.
             layers.push_back(std::make_unique<StaticLayer>(maxCacheLen));
         }
     }

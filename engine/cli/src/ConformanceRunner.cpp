@@ -5,9 +5,12 @@
 
 #include "kvscope/cache/AttentionLayer.h"
 #include "kvscope/cache/CacheError.h"
+#include "kvscope/cache/DFlashCache.h"
 #include "kvscope/cache/DynamicCache.h"
+#include "kvscope/cache/IndexedLayer.h"
 #include "kvscope/cache/LayerSpec.h"
 #include "kvscope/cache/LinearAttentionLayer.h"
+#include "kvscope/cache/MtpCache.h"
 #include "kvscope/cache/QuantizedCache.h"
 #include "kvscope/cache/StaticCache.h"
 #include "kvscope/config/ModelConfig.h"
@@ -147,6 +150,10 @@ public:
         }
         if (name == "crop") {
             m_cache->crop(op.at("max_length").get<int64_t>());
+        } else if (name == "crop_tokens") {
+            m_cache->cropTokens(op.at("tokens_to_remove").get<int64_t>());
+        } else if (name == "activate_past_recording") {
+            m_cache->activatePastRecording();
         } else if (name == "reorder") {
             m_cache->reorder(indexTensor(op.at("beam_idx"), m_device));
         } else if (name == "batch_repeat_interleave") {
@@ -162,6 +169,14 @@ private:
     static void applyTo(CacheLayer& layer, const std::string& name, const json& op, const at::Device& device) {
         if (name == "crop") {
             layer.crop(op.at("max_length").get<int64_t>());
+        } else if (name == "crop_tokens") {
+            layer.cropTokens(op.at("tokens_to_remove").get<int64_t>());
+        } else if (name == "activate_past_recording") {
+            layer.activatePastRecording();
+        } else if (name == "offload") {
+            layer.offload();
+        } else if (name == "prefetch") {
+            layer.prefetch();
         } else if (name == "reorder") {
             layer.reorder(indexTensor(op.at("beam_idx"), device));
         } else if (name == "batch_repeat_interleave") {
@@ -226,9 +241,40 @@ void runOp(Subject& subject, const json& op) {
     } else if (name == "has_previous_state") {
         expectEqual(subject.cache()->hasPreviousState(op.at("layer_idx").get<int64_t>()), op.at("expect").get<bool>(),
                     "has_previous_state");
-    } else if (name == "crop" || name == "reorder" || name == "batch_repeat_interleave" ||
+    } else if (name == "crop" || name == "crop_tokens" || name == "activate_past_recording" || name == "offload" ||
+               name == "prefetch" || name == "reorder" || name == "batch_repeat_interleave" ||
                name == "batch_select_indices" || name == "reset") {
         subject.apply(name, op);
+    } else if (name == "update_indexer") {
+        const at::Tensor input = subject.input(op.at("indexer_keys"));
+        at::Tensor result;
+        if (subject.layer() != nullptr) {
+            IndexedLayer* indexed = subject.attention(op).asIndexed();
+            if (indexed == nullptr) {
+                throw Mismatch{"update_indexer on a " + subject.layer()->typeName() + ", which has no indexer"};
+            }
+            result = indexed->updateIndexer(input);
+        } else {
+            result = subject.cache()->updateIndexer(input, op.at("layer_idx").get<int64_t>());
+        }
+        if (op.contains("expect_indexer_keys")) {
+            expectTensor(result, op["expect_indexer_keys"], tolerance, "indexer keys");
+        }
+    } else if (name == "query_offset") {
+        expectEqual(subject.cache()->queryOffset(op.at("layer_idx").get<int64_t>()), op.at("expect").get<int64_t>(),
+                    "query offset");
+    } else if (name == "set_previous_accepted_tokens") {
+        auto* dflash = dynamic_cast<DFlashCache*>(subject.cache());
+        if (dflash == nullptr) {
+            throw Mismatch{"set_previous_accepted_tokens needs a DFlashCache"};
+        }
+        dflash->setPreviousAcceptedTokens(op.at("count").get<int64_t>());
+    } else if (name == "conv_window") {
+        const LinearAttentionLayer* linear = subject.layerFor(op).asLinearAttention();
+        if (linear == nullptr) {
+            throw Mismatch{"conv_window on a layer without linear-attention states"};
+        }
+        expectTensor(linear->convStates(), op.at("expect_conv_states"), tolerance, "conv window");
     } else if (name == "state") {
         AttentionLayer& layer = subject.attention(op);
         expectEqual(layer.seqLength(), op.at("expect_seq_length").get<int64_t>(), "seq length");
@@ -270,6 +316,12 @@ std::unique_ptr<Cache> ConformanceRunner::cacheOf(const json& spec) {
     if (type == "DynamicCache") {
         return std::make_unique<DynamicCache>(config);
     }
+    if (type == "MtpCache") {
+        return std::make_unique<MtpCache>(config);
+    }
+    if (type == "DFlashCache") {
+        return std::make_unique<DFlashCache>(config);
+    }
     if (type == "StaticCache") {
         return std::make_unique<StaticCache>(config, spec.at("max_cache_len").get<int64_t>());
     }
@@ -290,7 +342,7 @@ std::unique_ptr<Cache> ConformanceRunner::cacheOf(const json& spec) {
         settings.residualLength = spec.value("residual_length", settings.residualLength);
         return std::make_unique<QuantizedCache>(config, settings);
     }
-    throw std::runtime_error("unknown cache type `" + type + "` (allowed: DynamicCache, StaticCache, QuantizedCache)");
+    throw std::runtime_error("unknown cache type `" + type + "` (allowed: DynamicCache, StaticCache, QuantizedCache, MtpCache, DFlashCache)");
 }
 
 FixtureResult ConformanceRunner::runFixture(const json& fixture, const std::string& name) const {

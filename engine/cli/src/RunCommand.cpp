@@ -108,6 +108,21 @@ nlohmann::json summaryOf(const runtime::LiveSession& session, const config::RunS
     summary["pieces"] = pieces;
     summary["new_tokens"] = tokens.size();
     summary["beams"] = settings.beams;
+    if (settings.promptLookupNumTokens > 0) {
+        // Per verification (step 0: the prefill's): drafted tokens, accepted ones, and the cache's length after
+        // the rejected ones were cropped.
+        nlohmann::json steps = nlohmann::json::array();
+        for (const runtime::SpeculativeStep& step : generator.speculativeSteps()) {
+            steps.push_back({{"step", step.step},
+                             {"drafted", step.drafted},
+                             {"accepted", step.accepted},
+                             {"added", step.added},
+                             {"cache_length", step.cacheLength}});
+        }
+        // The prompt's ids too, so that a peer can be fed exactly what kvscope's tokenizer gave.
+        summary["prompt_lookup"] = {
+            {"num_tokens", settings.promptLookupNumTokens}, {"steps", steps}, {"prompt_ids", session.promptIds()}};
+    }
     if (settings.beams > 1) {
         summary["beam_scores"] = generator.beamScores();
     }

@@ -255,6 +255,11 @@ std::vector<RunOption> build() {
         "beams", "K", "Beam search width (1 = greedy or sampling)", Group::Decoding, 1,
         [](auto& settings) -> auto& { return settings.beams; }));
     table.push_back(whole(
+        "prompt-lookup-num-tokens", "N",
+        "Prompt-lookup decoding: draft up to N tokens a step from an earlier occurrence of the text's last "
+        "n-gram, verify them in one pass and crop the rejected ones (Transformers' prompt_lookup_num_tokens; 0 = off)",
+        Group::Decoding, 0, [](auto& settings) -> auto& { return settings.promptLookupNumTokens; }));
+    table.push_back(whole(
         "seed", "S", "Sampling seed", Group::Decoding, 0,
         [](auto& settings) -> auto& { return settings.seed; }));
     RunOption temperature = base("temperature", "T", "Sampling temperature (0 = greedy)", Group::Decoding);

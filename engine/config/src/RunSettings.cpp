@@ -117,6 +117,7 @@ void validate(const RunSettings& settings) {
     }
     requireAtLeast(settings.tokens, 1, "tokens");
     requireAtLeast(settings.beams, 1, "beams");
+    requireAtLeast(settings.promptLookupNumTokens, 0, "prompt-lookup-num-tokens");
     requireAtLeast(settings.topK, 0, "top-k");
     requireAtLeast(settings.threads, 0, "threads");
     if (!(settings.temperature >= 0.0)) {

@@ -2,6 +2,7 @@
 #include "kvscope/runtime/Generator.h"
 
 #include "kvscope/cache/Cache.h"
+#include "kvscope/cache/StaticLayer.h"
 #include "kvscope/model/LanguageModel.h"
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/runtime/ByteTextCodec.h"
@@ -11,6 +12,7 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -35,6 +37,7 @@ GenerationOptions GenerationOptions::of(const config::RunSettings& settings, con
     options.seed = settings.seed;
     options.temperature = settings.temperature;
     options.topK = settings.topK;
+    options.promptLookupNumTokens = settings.promptLookupNumTokens;
     return options;
 }
 
@@ -61,6 +64,15 @@ Generator::Generator(model::LanguageModel& model, config::CacheSettings cacheSet
     }
     if (m_options.beams > 1 && m_options.temperature > 0.0) {
         throw GenerationError("beam search is deterministic: use temperature 0 with beams > 1 (or beams 1 to sample)");
+    }
+    if (m_options.promptLookupNumTokens < 0 || m_options.maxMatchingNgramSize < 1) {
+        throw GenerationError("prompt-lookup-num-tokens must be >= 0 (0 = off) and the n-gram size >= 1, got " +
+                              std::to_string(m_options.promptLookupNumTokens) + " and " +
+                              std::to_string(m_options.maxMatchingNgramSize));
+    }
+    if (m_options.promptLookupNumTokens > 0 && (m_options.beams > 1 || m_options.temperature > 0.0)) {
+        throw GenerationError("prompt-lookup decoding verifies drafts greedily on one sequence, as Transformers' "
+                              "assisted generate does: use beams 1 and temperature 0 with --prompt-lookup-num-tokens");
     }
 }
 
@@ -144,8 +156,10 @@ void Generator::endStep(std::chrono::steady_clock::time_point start) {
             self.eventEmitter().emit(-1, logitsEventOf(m_lastLogits[0]));
         }
         const int64_t token = m_result.tokens.empty() ? -1 : m_result.tokens.front();
+        // A prompt-lookup step adds several tokens: its text is all of them (the token id the last).
+        const std::string text = m_result.added.size() > 1 ? m_text.decode(m_result.added) : m_text.decode({token});
         self.eventEmitter().emit(
-            -1, trace::StepEndEvent{token, m_text.decode({token}),
+            -1, trace::StepEndEvent{token, text,
                                     std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()});
     }
 }
@@ -180,6 +194,30 @@ const StepResult& Generator::prefill(const std::vector<int64_t>& promptIds) {
     at::Tensor prompt = at::tensor(promptIds, at::kLong).unsqueeze(0);
     at::Tensor input = prompt.expand({prefillRows, promptLength}).contiguous();
 
+    m_speculative.clear();
+    if (m_options.promptLookupNumTokens > 0) {
+        cache::Cache& self = m_cache->selfAttention();
+        for (size_t index = 0; index < self.size(); ++index) {
+            if (dynamic_cast<const cache::StaticLayer*>(&self.layer(index)) != nullptr) {
+                throw GenerationError("prompt-lookup decoding crops the rejected drafts, and a " +
+                                      self.layer(index).typeName() +
+                                      " cannot be cropped (Transformers refuses static caches for assisted generate "
+                                      "too): use --cache dynamic, sliding or quantized");
+            }
+        }
+        // As Transformers' assisted decoding: sliding and linear-attention layers keep what the drafts push out
+        // of their window until the crop after each verification.
+        self.activatePastRecording();
+        m_sequences = prompt;
+        m_rowFinished.assign(1, false);
+        m_result.step = 0;
+        m_result.inputTokens = {promptIds.back()};
+        const auto start = std::chrono::steady_clock::now();
+        beginStep(-1, m_text.decode(promptIds));
+        verifyDraft(promptIds);
+        endStep(start);
+        return m_result;
+    }
     const auto start = std::chrono::steady_clock::now();
     beginStep(-1, m_text.decode(promptIds));
     at::Tensor logits = runForward(input);
@@ -213,6 +251,17 @@ const StepResult& Generator::step() {
     }
     ++m_step;
     at::Tensor input = m_sequences.narrow(1, m_sequences.size(1) - 1, 1).contiguous();
+    if (m_options.promptLookupNumTokens > 0) {
+        const int64_t last = input.item<int64_t>();
+        m_result = StepResult{};
+        m_result.step = m_step;
+        m_result.inputTokens = {last};
+        const auto start = std::chrono::steady_clock::now();
+        beginStep(last, m_text.decode({last}));
+        verifyDraft({last});
+        endStep(start);
+        return m_result;
+    }
     const auto start = std::chrono::steady_clock::now();
     // The fed tokens read straight from the CPU ids [rows, 1]: a decode step's fixed cost is per tensor op.
     const int64_t* fed = input.data_ptr<int64_t>();
@@ -231,6 +280,83 @@ const StepResult& Generator::step() {
     }
     endStep(start);
     return m_result;
+}
+
+std::vector<int64_t> Generator::lookupCandidates() const {
+    const at::Tensor row = m_sequences[0].contiguous();
+    const int64_t* ids = row.data_ptr<int64_t>();
+    const int64_t length = row.numel();
+    const int64_t maxLength = m_promptLength + m_options.maxNewTokens;
+    // The model picks one token more than it verifies: no draft when only that one fits.
+    if (maxLength == length + 1) {
+        return {};
+    }
+    for (int64_t ngram = std::min(m_options.maxMatchingNgramSize, length - 1); ngram > 0; --ngram) {
+        const int64_t* tail = ids + length - ngram;
+        // The first (leftmost) earlier occurrence with a continuation, as Transformers searches.
+        for (int64_t at = 0; at + ngram <= length; ++at) {
+            if (!std::equal(tail, tail + ngram, ids + at)) {
+                continue;
+            }
+            const int64_t begin = at + ngram;
+            const int64_t end = std::min({begin + m_options.promptLookupNumTokens, length, maxLength});
+            if (begin >= end) {
+                continue;
+            }
+            std::vector<int64_t> draft(ids + begin, ids + end);
+            if (m_options.stopAtEos) {
+                // A draft stops before eos, so that an accepted eos ends the text.
+                draft.erase(std::find(draft.begin(), draft.end(), m_options.eosTokenId), draft.end());
+            }
+            return draft;
+        }
+    }
+    return {};
+}
+
+void Generator::verifyDraft(const std::vector<int64_t>& fed) {
+    const std::vector<int64_t> draft = lookupCandidates();
+    const auto drafted = static_cast<int64_t>(draft.size());
+    if (fed.size() > 1) {
+        // The prompt but its last token first (its logits unused): the cache then holds what Transformers' one
+        // forward over prompt and draft leaves, and only the draft's logits are computed.
+        m_model.forwardLast(at::tensor(std::vector<int64_t>(fed.begin(), fed.end() - 1), at::kLong).unsqueeze(0),
+                            m_cache.get());
+    }
+    std::vector<int64_t> verified{fed.back()};
+    verified.insert(verified.end(), draft.begin(), draft.end());
+    const at::Tensor logits =
+        m_model.forward(at::tensor(verified, at::kLong).unsqueeze(0), m_cache.get())[0].to(at::kCPU);
+    const at::Tensor picked = logits.argmax(-1).contiguous();
+    const int64_t* choice = picked.data_ptr<int64_t>();
+    int64_t matches = 0;
+    while (matches < drafted && choice[matches] == draft[static_cast<size_t>(matches)]) {
+        ++matches;
+    }
+    // The accepted drafts and the model's own next token, within the budget of new tokens, up to eos.
+    std::vector<int64_t> added(choice, choice + matches + 1);
+    added.resize(static_cast<size_t>(std::min<int64_t>(matches + 1, m_options.maxNewTokens - m_generated)));
+    if (m_options.stopAtEos) {
+        const auto eos = std::find(added.begin(), added.end(), m_options.eosTokenId);
+        if (eos != added.end()) {
+            added.erase(eos + 1, added.end());
+        }
+    }
+    const auto accepted = static_cast<int64_t>(added.size()) - 1;
+    m_cache->selfAttention().cropTokens(-(drafted - accepted));
+
+    const at::Tensor addedIds = at::tensor(added, at::kLong).unsqueeze(0);
+    m_lastFed = at::cat({m_sequences, addedIds.narrow(1, 0, accepted)}, 1);
+    m_lastLogits = logits.narrow(0, accepted, 1);
+    m_sequences = at::cat({m_sequences, addedIds}, 1);
+    m_generated += static_cast<int64_t>(added.size());
+    m_rowFinished[0] = m_rowFinished[0] || added.back() == m_options.eosTokenId;
+    m_result.tokens = {added.back()};
+    m_result.drafted = draft;
+    m_result.acceptedDrafts = accepted;
+    m_result.added = added;
+    m_speculative.push_back({m_step, drafted, accepted, static_cast<int64_t>(added.size()),
+                             m_cache->selfAttention().seqLength()});
 }
 
 int64_t Generator::sample(const at::Tensor& logits) {

@@ -20,6 +20,9 @@ trace::SessionMetadata RunMetadata::build(const ModelSource::Loaded& loaded, con
     nlohmann::json settings = CacheFactory::describe(run.cache, architecture.headDim());
     settings.update({{"tokens", run.tokens}, {"beams", run.beams}, {"temperature", run.temperature},
                      {"top_k", run.topK}, {"source", loaded.source}});
+    if (run.promptLookupNumTokens > 0) {
+        settings["prompt_lookup_num_tokens"] = run.promptLookupNumTokens;
+    }
     if (!run.press.name.empty()) {
         // The press travels with the cache's settings (sessions/FORMAT.md 1.2).
         settings["press"] = run.press.toJson();

@@ -39,6 +39,9 @@ struct LayerFolder {
     }
 
     void operator()(const WindowSlideEvent& e) const {
+        // The window is what the layer holds (after an update the same count its Update event gave; after the
+        // crop of a layer that recorded its past, the trimmed count).
+        layer.storedTokens = e.windowEnd - e.windowStart;
         layer.windowStart = e.windowStart;
         layer.windowEnd = e.windowEnd;
         layer.windowSize = e.windowSize;

@@ -50,6 +50,11 @@ inline at::Tensor rangeStates(int first, int last) {
 }
 
 /// Every element of `tensor` in row-major order, as floats.
+/// `[1, n, 1]` indexer keys of an indexed layer (batch = index_head_dim = 1).
+inline at::Tensor indexerKeys(const Values& values) {
+    return at::tensor(values, at::TensorOptions().dtype(at::kFloat)).view({1, -1, 1});
+}
+
 inline Values values(const at::Tensor& tensor) {
     at::Tensor flat = tensor.detach().to(at::kCPU).to(at::kFloat).contiguous().flatten();
     const float* data = flat.data_ptr<float>();

@@ -270,3 +270,38 @@ TEST(GeneratorTest, StopsAtEos) {
     EXPECT_EQ(stopped, expected);
     EXPECT_TRUE(generator.finished());
 }
+
+TEST(GeneratorTest, PromptLookupGivesGreedyTokensAndCropsTheRejectedDrafts) {
+    // A repetitive prompt, so that drafts are found; the tokens are greedy decoding's whatever was accepted.
+    const std::vector<int64_t> prompt = ByteTokenizer::encode("abcab abcab abcab abcab ab");
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    Generator plain(*model, cacheKind("dynamic"), tokensInGenerator(12));
+    const std::vector<int64_t> greedy = generate(plain, prompt);
+    GenerationOptions lookup = tokensInGenerator(12);
+    lookup.promptLookupNumTokens = 3;
+    Generator speculative(*model, cacheKind("dynamic"), lookup);
+    EXPECT_EQ(generate(speculative, prompt), greedy);
+    int64_t added = 0;
+    for (const auto& step : speculative.speculativeSteps()) {
+        EXPECT_LE(step.accepted, step.drafted);
+        added += step.added;
+        // The cache holds every token but the last picked one, which the next step feeds.
+        EXPECT_EQ(step.cacheLength, static_cast<int64_t>(prompt.size()) + added - 1);
+    }
+    EXPECT_EQ(added, 12);
+}
+
+TEST(GeneratorTest, PromptLookupRefusalsNameTheFix) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"));
+    GenerationOptions beams = tokensInGenerator(4);
+    beams.promptLookupNumTokens = 3;
+    beams.beams = 2;
+    EXPECT_NE(refusal([&] { Generator{*model, cacheKind("dynamic"), beams}; }).find("beams 1 and temperature 0"),
+              std::string::npos);
+    GenerationOptions lookup = tokensInGenerator(4);
+    lookup.promptLookupNumTokens = 3;
+    CacheOptions staticCache = cacheKind("static");
+    staticCache.maxCacheLen = 64;
+    Generator onStatic(*model, staticCache, lookup);
+    EXPECT_NE(refusal([&] { onStatic.prefill(kPromptInGenerator); }).find("--cache dynamic"), std::string::npos);
+}

@@ -7,11 +7,16 @@
 
 namespace kvscope::cache {
 
+class IndexedLayer;
+
 /// A layer that caches attention keys and values (the reference's `CacheLayerMixin`).
 class AttentionLayer : public CacheLayer {
 public:
     AttentionLayer* asAttention() override { return this; }
     const AttentionLayer* asAttention() const override { return this; }
+    /// The indexer key cache of a sparse-attention layer, or null.
+    virtual IndexedLayer* asIndexed() { return nullptr; }
+    virtual const IndexedLayer* asIndexed() const { return nullptr; }
 
     /// Allocates from the shapes, dtype and device of these states (a zero-length sequence is fine).
     virtual void lazyInitialization(const at::Tensor& keyStates, const at::Tensor& valueStates) = 0;

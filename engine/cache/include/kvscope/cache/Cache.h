@@ -83,10 +83,21 @@ public:
     bool hasPreviousState(std::optional<int64_t> layerIdx = std::nullopt) const;
     MaskSizes maskSizes(int64_t queryLength, int64_t layerIdx) const;
     int64_t maxCacheShape(int64_t layerIdx = 0) const;
+    /// The position of the next query's first token (the release's `get_query_offset`): the layer's length,
+    /// shifted by caches whose queries run ahead (MtpCache, DFlashCache).
+    virtual int64_t queryOffset(int64_t layerIdx = 0) const { return seqLength(layerIdx); }
+    /// Caches new indexer keys `[batch, tokens, index_head_dim]` in an indexed layer (DeepSeek-V3.2's sparse
+    /// attention) and returns all it holds; a ValueError for any other layer.
+    at::Tensor updateIndexer(const at::Tensor& indexerKeyStates, int64_t layerIdx);
 
     virtual void reset();
     virtual void reorder(const at::Tensor& beamIdx);
     virtual void crop(int64_t maxLength);
+    /// The release's `crop(tokens_to_remove)` on every layer (CacheLayer::cropTokens): what speculative
+    /// decoding calls with minus the rejected draft tokens.
+    virtual void cropTokens(int64_t tokensToRemove);
+    /// The release's `activate_past_recording()` on every layer that has it (sliding, linear attention).
+    virtual void activatePastRecording();
     virtual void batchRepeatInterleave(int64_t repeats);
     virtual void batchSelectIndices(const at::Tensor& indices);
 
@@ -147,6 +158,8 @@ public:
 protected:
     /// Python list indexing: negative indices count from the end; out of range is an IndexError.
     size_t resolveIndex(int64_t layerIdx, const char* operation) const;
+    /// The mask sizes before events: the layer's, or a cache's own shift of them (MtpCache, DFlashCache).
+    virtual MaskSizes computeMaskSizes(int64_t queryLength, int64_t layerIdx) const;
     /// The first attention layer, for calls on index 0 that land on a linear-attention layer.
     const AttentionLayer& attentionLayerFor(int64_t layerIdx, const char* operation) const;
 
@@ -171,7 +184,8 @@ private:
     void noteNothingToOffload();
     /// Memory of every layer and the totals, after an operation that touched all layers.
     void emitAllMemory();
-    MaskSizes computeMaskSizes(int64_t queryLength, int64_t layerIdx) const;
+    /// Crop of every layer with events, `cropLayer` doing one layer's crop.
+    template <typename CropLayer> void cropEveryLayer(int64_t argument, CropLayer&& cropLayer);
     /// A sink attached through setEventSink (one attached to eventEmitter() directly gets step events only).
     bool isTracing() const { return m_tracer != nullptr && m_emitter.enabled(); }
 

@@ -33,8 +33,19 @@ public:
     virtual void reset() = 0;
     /// Reorders the batch for beam search: row i becomes old row beamIdx[i].
     virtual void reorder(const at::Tensor& beamIdx) = 0;
-    /// Keeps the first `maxLength` tokens; a negative value removes that many tokens.
+    /// Keeps the first `maxLength` tokens; a negative value removes that many tokens (the seed's
+    /// `crop(max_length)`: crop(0) empties the layer).
     virtual void crop(int64_t maxLength) = 0;
+    /// The release's `crop(tokens_to_remove)` (Transformers 5.18): a negative value removes that many tokens
+    /// (more than held empties the layer), 0 changes nothing but a recording layer's size, a positive value is
+    /// the deprecated absolute length. Layers the release cannot crop refuse (the default: AttributeError, as
+    /// the release's static layers have no `crop`).
+    virtual void cropTokens(int64_t tokensToRemove);
+    /// The release's `activate_past_recording()`: from now on sliding and linear-attention layers keep what
+    /// an update pushes out of their window until the next cropTokens, so that speculative decoding can roll
+    /// rejected tokens back. A no-op for layers that keep everything anyway.
+    virtual void activatePastRecording() {}
+    virtual bool recordsPast() const { return false; }
     virtual void batchRepeatInterleave(int64_t repeats) = 0;
     virtual void batchSelectIndices(const at::Tensor& indices) = 0;
 

@@ -27,6 +27,7 @@ public:
     void reset() override;
     void reorder(const at::Tensor& beamIdx) override;
     void crop(int64_t maxLength) override;
+    void cropTokens(int64_t tokensToRemove) override;
     void batchRepeatInterleave(int64_t repeats) override;
     void batchSelectIndices(const at::Tensor& indices) override;
     void keepTokens(const at::Tensor& indices) override;
@@ -40,6 +41,9 @@ public:
 protected:
     /// Number of stored tokens as the reference's `keys.shape[-2]`, refusing where Python would fail.
     int64_t storedLengthForCrop(ErrorKind uninitialisedKind) const;
+    /// The tokens the release's `crop(tokens_to_remove)` removes from a sequence of `length` tokens
+    /// (0: nothing; a positive argument is the deprecated absolute length).
+    static int64_t releaseTokensToRemove(int64_t tokensToRemove, int64_t length);
 
     SequenceBuffer m_keys;
     SequenceBuffer m_values;

@@ -6,7 +6,9 @@
 namespace kvscope::cache {
 
 /// A dynamic layer that keeps only the last `slidingWindow - 1` tokens and returns them plus the new
-/// ones (the reference's `DynamicSlidingWindowLayer`); also used for chunked attention.
+/// ones (the reference's `DynamicSlidingWindowLayer`); also used for chunked attention. After
+/// activatePastRecording (the release's speculative decoding) it keeps everything until the next cropTokens,
+/// which rolls rejected tokens back and trims to the window again.
 class DynamicSlidingWindowLayer : public DynamicLayer {
 public:
     /// Refuses a window below 1 (the reference has no meaning for it).
@@ -21,12 +23,16 @@ public:
     int64_t maxCacheShape() const override { return m_slidingWindow; }
     void reset() override;
     void crop(int64_t maxLength) override;
+    void cropTokens(int64_t tokensToRemove) override;
+    void activatePastRecording() override { m_recordPast = true; }
+    bool recordsPast() const override { return m_recordPast; }
 
     int64_t slidingWindow() const { return m_slidingWindow; }
 
 private:
     int64_t m_slidingWindow;
     int64_t m_cumulativeLength = 0;
+    bool m_recordPast = false;
 };
 
 } // namespace kvscope::cache

@@ -14,7 +14,17 @@ namespace kvscope::cache {
 class CacheLayer;
 
 /// The layer classes a benchmark or a conformance fixture names ("dynamic_sliding"...).
-enum class LayerType { Dynamic, DynamicSliding, Static, StaticSliding, QuantizedMinMax, QuantizedHqq, Last = QuantizedHqq };
+enum class LayerType {
+    Dynamic,
+    DynamicSliding,
+    Static,
+    StaticSliding,
+    QuantizedMinMax,
+    QuantizedHqq,
+    DynamicIndexed,
+    StaticIndexed,
+    Last = StaticIndexed
+};
 
 std::string_view toString(LayerType type);
 /// Accepts the names toString gives (the oracle's fixture names); nullopt for anything else.

@@ -19,6 +19,11 @@ public:
     void reorder(const at::Tensor& beamIdx) override;
     /// A no-op: the reference resolves `crop` to the linear-attention mixin.
     void crop(int64_t) override {}
+    /// The release's crop: the linear-attention side first (refused unless recording the past), then the
+    /// key/value side.
+    void cropTokens(int64_t tokensToRemove) override;
+    void activatePastRecording() override { m_linear.activatePastRecording(); }
+    bool recordsPast() const override { return m_linear.recordsPast(); }
     void offload() override { m_linear.offload(); }
     void prefetch() override { m_linear.prefetch(); }
     int64_t storedBytes() const override { return DynamicLayer::storedBytes() + m_linear.storedBytes(); }

@@ -6,7 +6,9 @@
 namespace kvscope::cache {
 
 /// A linear-attention layer's cache: a short convolution window and a recurrent state, both of fixed
-/// shape (the reference's `LinearAttentionLayer`).
+/// shape (the reference's `LinearAttentionLayer`). After activatePastRecording it also keeps the conv
+/// columns that updates pushed out, so that the release's cropTokens can roll the window back (the
+/// recurrent state cannot be rolled back, in the release neither).
 class LinearAttentionLayer : public CacheLayer {
 public:
     std::string typeName() const override { return "LinearAttentionLayer"; }
@@ -32,6 +34,11 @@ public:
     void reorder(const at::Tensor& beamIdx) override;
     /// A no-op, as in the reference: recurrent states cannot be cut back.
     void crop(int64_t) override {}
+    /// The release's crop: refused unless recording the past or for a positive count; otherwise puts the
+    /// conv window back to where it was `tokensToRemove` columns ago (0: the current window).
+    void cropTokens(int64_t tokensToRemove) override;
+    void activatePastRecording() override { m_recordPast = true; }
+    bool recordsPast() const override { return m_recordPast; }
     /// Refused, as in the reference (it has no batch resizing for linear attention).
     void batchRepeatInterleave(int64_t repeats) override;
     void batchSelectIndices(const at::Tensor& indices) override;
@@ -44,6 +51,9 @@ public:
 private:
     at::Tensor m_convStates;
     at::Tensor m_recurrentStates;
+    /// While recording: every conv column since the last cropTokens, the current window at its end.
+    at::Tensor m_convHistory;
+    bool m_recordPast = false;
     bool m_hasPreviousState = false;
     int64_t m_convKernelSize = 0;
     std::optional<at::Device> m_device;

@@ -91,6 +91,7 @@ struct RunSettings {
     std::string prompt = "The key-value cache";
     std::int64_t tokens = 32;
     std::int64_t beams = 1;   ///< beam search width (1 = greedy or sampling)
+    std::int64_t promptLookupNumTokens = 0; ///< prompt-lookup decoding: drafted tokens per step (0 = off)
     double temperature = 0.0; ///< 0 = greedy
     std::int64_t topK = 0;    ///< 0 = all tokens
     bool ignoreEos = false;   ///< generate every token even past the tokenizer's eos

@@ -35,6 +35,11 @@ struct GenerationOptions {
     bool stopAtEos = true;
     int64_t eosTokenId = 257; ///< the byte tokenizer's eos
     int64_t padTokenId = 258; ///< what finished beams continue with
+    /// > 0: prompt-lookup decoding (Transformers' `prompt_lookup_num_tokens`): each step drafts up to this many
+    /// tokens from an earlier occurrence of the text's last n-gram, verifies them in one forward pass and crops
+    /// the rejected ones (Cache::cropTokens after activatePastRecording). Greedy, one sequence, croppable caches.
+    int64_t promptLookupNumTokens = 0;
+    int64_t maxMatchingNgramSize = 2; ///< the longest n-gram looked up (Transformers' default)
 
     /// The decoding a run's settings ask for (tokens, beams, seed, temperature, top-k), stopping at the
     /// text's eos unless the settings ignore it.
@@ -48,6 +53,20 @@ struct StepResult {
     std::vector<int64_t> tokens;      ///< per row (beam), the token picked
     double seconds = 0.0;             ///< forward pass and pick
     bool finished = false;
+    /// Prompt lookup: the drafted tokens, how many of them the model accepted, and every token the step added
+    /// (the accepted drafts and the model's own next token; `tokens` holds the last of them).
+    std::vector<int64_t> drafted;
+    int64_t acceptedDrafts = 0;
+    std::vector<int64_t> added;
+};
+
+/// One verification of prompt-lookup decoding, as the summary and the peer test compare it.
+struct SpeculativeStep {
+    int64_t step = 0;
+    int64_t drafted = 0;   ///< candidate tokens written into every layer
+    int64_t accepted = 0;  ///< of them, kept (the rest cropped)
+    int64_t added = 0;     ///< tokens the step added to the text (accepted + the model's next, within budget)
+    int64_t cacheLength = 0; ///< the cache's length (layer 0) after the crop
 };
 
 /// Drives a model token by token over a cache: prefill, then one token per step(), greedy, seeded
@@ -95,6 +114,8 @@ public:
     const model::LanguageModel& model() const { return m_model; }
     const GenerationOptions& options() const { return m_options; }
     const config::CacheSettings& cacheSettings() const { return m_cacheSettings; }
+    /// Every verification so far (prompt lookup only; step 0 is the prefill's).
+    const std::vector<SpeculativeStep>& speculativeSteps() const { return m_speculative; }
 
 private:
     /// Runs inputs through the model over the cache; returns the last position's logits [rows, vocab].
@@ -102,6 +123,10 @@ private:
     int64_t sample(const at::Tensor& logits);
     void pickGreedyOrSampled(const at::Tensor& logits);
     void pickBeams(const at::Tensor& logits, bool first);
+    /// Prompt lookup: the draft for the current text (Transformers' PromptLookupCandidateGenerator), possibly empty.
+    std::vector<int64_t> lookupCandidates() const;
+    /// Prompt lookup: runs `fed` (tokens not yet cached) and the draft, keeps the accepted prefix and crops the rest.
+    void verifyDraft(const std::vector<int64_t>& fed);
     void beginStep(int64_t tokenId, const std::string& text);
     void endStep(std::chrono::steady_clock::time_point start);
 
@@ -115,6 +140,7 @@ private:
     at::Tensor m_sequences;  ///< [rows, prompt + generated], int64 on CPU
     at::Tensor m_lastFed;    ///< the sequences as of the last forward pass (for recomputeDifference)
     at::Tensor m_lastLogits;
+    std::vector<SpeculativeStep> m_speculative;
     at::Tensor m_beamScores; ///< [rows] float64
     std::vector<bool> m_rowFinished;
     int64_t m_promptLength = 0;
