@@ -22,6 +22,16 @@ std::string realBatch() {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+/// Sends one message as vLLM's publisher frames it: topic, sequence (8 bytes big-endian), payload.
+void publish(zmq::socket_t& pub, std::uint64_t sequence, const std::string& payload) {
+    std::string frame(8, '\0');
+    for (int b = 7; b >= 0; --b, sequence >>= 8)
+        frame[static_cast<std::size_t>(b)] = static_cast<char>(sequence & 0xffU);
+    pub.send(zmq::buffer(std::string("kv")), zmq::send_flags::sndmore);
+    pub.send(zmq::buffer(frame), zmq::send_flags::sndmore);
+    pub.send(zmq::buffer(payload), zmq::send_flags::none);
+}
+
 // One real batch of 4 events (two stored blocks of 32 tokens, one more, a removal, a clear): 602 bytes.
 void BM_DecodeVllmBatch(benchmark::State& state) {
     const std::string batch = realBatch();
@@ -57,28 +67,15 @@ void BM_SubscriberUnderFlood(benchmark::State& state) {
         std::uint64_t first = sequence;
         while (subscriber.messages() == 0) {
             first = sequence;
-            for (int i = 0; i < 8; ++i) {
-                std::string seq(8, '\0');
-                for (int b = 7, v = 0; b >= 0; --b, ++v)
-                    seq[static_cast<std::size_t>(b)] = static_cast<char>((sequence >> (8 * v)) & 0xffU);
-                pub.send(zmq::buffer(std::string("kv")), zmq::send_flags::sndmore);
-                pub.send(zmq::buffer(seq), zmq::send_flags::sndmore);
-                pub.send(zmq::buffer(batch), zmq::send_flags::none);
-                ++sequence;
-            }
+            for (int i = 0; i < 8; ++i)
+                publish(pub, sequence++, batch);
             for (auto& message : subscriber.poll(10))
                 received += static_cast<std::int64_t>(message.batch.events.size());
         }
         const std::uint64_t end = sequence + 20000;
         std::thread publisher([&] {
-            for (std::uint64_t s = sequence; s < end; ++s) {
-                std::string seq(8, '\0');
-                for (int b = 7, v = 0; b >= 0; --b, ++v)
-                    seq[static_cast<std::size_t>(b)] = static_cast<char>((s >> (8 * v)) & 0xffU);
-                pub.send(zmq::buffer(std::string("kv")), zmq::send_flags::sndmore);
-                pub.send(zmq::buffer(seq), zmq::send_flags::sndmore);
-                pub.send(zmq::buffer(batch), zmq::send_flags::none);
-            }
+            for (std::uint64_t s = sequence; s < end; ++s)
+                publish(pub, s, batch);
         });
         std::uint64_t idle = 0;
         while (idle < 20) {

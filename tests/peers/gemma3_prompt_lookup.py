@@ -24,10 +24,10 @@ os.environ.setdefault("TQDM_DISABLE", "1")
 
 import torch
 import transformers
-from transformers import AutoModelForCausalLM, DynamicCache
-from transformers.generation import candidate_generator
+from transformers import AutoModelForCausalLM
 
 from gguf_gemma3 import gemma_path
+from prompt_lookup_steps import generate_with_steps
 
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
@@ -47,31 +47,10 @@ def kvscope(cli, num_tokens, tokens, prompt, folder):
 def transformers_run(path, ids, num_tokens, tokens):
     model = AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
                                                  dtype=torch.float32, attn_implementation="eager").eval()
-    drafts, steps = [], []
-    original = candidate_generator.PromptLookupCandidateGenerator.get_candidates
-
-    def get_candidates(self, input_ids, **kwargs):
-        candidates, logits = original(self, input_ids, **kwargs)
-        drafts.append(candidates.shape[1] - input_ids.shape[1])
-        return candidates, logits
-
-    cache = DynamicCache(config=model.config)
-    crop = cache.crop
-
-    def recorded_crop(tokens_to_remove):
-        crop(tokens_to_remove)
-        steps.append({"drafted": drafts[-1], "accepted": drafts[-1] + int(tokens_to_remove),
-                      "cache_length": int(cache.get_seq_length(0))})
-
-    cache.crop = recorded_crop
-    candidate_generator.PromptLookupCandidateGenerator.get_candidates = get_candidates
-    try:
-        with torch.no_grad():
-            out = model.generate(torch.tensor([ids]), past_key_values=cache, max_new_tokens=tokens, do_sample=False,
-                                 prompt_lookup_num_tokens=num_tokens, eos_token_id=None, pad_token_id=0)
-    finally:
-        candidate_generator.PromptLookupCandidateGenerator.get_candidates = original
-    return out[0, len(ids):].tolist(), steps
+    tokens_out, steps = generate_with_steps(model, ids, num_tokens, tokens, eos_token_id=None, pad_token_id=0)
+    # The length of layer 0, as kvscope's run summary gives it.
+    return tokens_out, [{"drafted": s["drafted"], "accepted": s["accepted"], "cache_length": s["lengths"][0]}
+                        for s in steps]
 
 
 def main():

@@ -16,8 +16,9 @@ import warnings
 import pytest
 import torch
 import transformers
-from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache
-from transformers.generation import candidate_generator
+from transformers import AutoConfig, AutoModelForCausalLM
+
+from prompt_lookup_steps import generate_with_steps
 
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
@@ -49,33 +50,7 @@ def checkpoint(case, folder, seed):
 
 def transformers_steps(model, ids, num_tokens):
     """generate() with prompt lookup, and per verification: drafted, accepted, every layer's length after the crop."""
-    steps = []
-    drafts = []
-    original = candidate_generator.PromptLookupCandidateGenerator.get_candidates
-
-    def get_candidates(self, input_ids, **kwargs):
-        candidates, logits = original(self, input_ids, **kwargs)
-        drafts.append(candidates.shape[1] - input_ids.shape[1])
-        return candidates, logits
-
-    cache = DynamicCache(config=model.config)
-    crop = cache.crop
-
-    def recorded_crop(tokens_to_remove):
-        crop(tokens_to_remove)
-        drafted = drafts[-1]
-        steps.append({"drafted": drafted, "accepted": drafted + int(tokens_to_remove),
-                      "lengths": [int(cache.get_seq_length(layer)) for layer in range(len(cache.layers))]})
-
-    cache.crop = recorded_crop
-    candidate_generator.PromptLookupCandidateGenerator.get_candidates = get_candidates
-    try:
-        with torch.no_grad():
-            out = model.generate(torch.tensor([ids]), past_key_values=cache, max_new_tokens=NEW_TOKENS,
-                                 do_sample=False, prompt_lookup_num_tokens=num_tokens)
-    finally:
-        candidate_generator.PromptLookupCandidateGenerator.get_candidates = original
-    return out[0, len(ids):].tolist(), steps
+    return generate_with_steps(model, ids, num_tokens, NEW_TOKENS)
 
 
 def kvscope_run(folder, num_tokens):

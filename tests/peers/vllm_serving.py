@@ -72,7 +72,6 @@ def run_engine(model_dir, workload_path, settings_path, out_path):
         disable_log_stats=False,
         kv_events_config=KVEventsConfig(enable_kv_cache_events=True, publisher="zmq", endpoint=publish,
                                         replay_endpoint=replay, topic="kv")))
-    from vllm import SamplingParams
     requests = sorted(workload["requests"], key=lambda r: r.get("arrival_step", 0))
     step, added, outputs = 0, 0, {}
     while added < len(requests) or engine.has_unfinished_requests():
@@ -110,7 +109,7 @@ def run_engine(model_dir, workload_path, settings_path, out_path):
                "prefix_cache_queries": metrics.get("vllm:prefix_cache_queries"),
                "prefix_cache_hits": metrics.get("vllm:prefix_cache_hits"),
                "preemptions": metrics.get("vllm:num_preemptions")}, open(out_path, "w"))
-    if settings.get("attach"):
+    if settings["attach"]:
         time.sleep(3.0)  # an attached kvscope-cli has the last messages by then
     os._exit(0)  # the engine's threads (publisher, loggers) need not be joined
 
@@ -121,7 +120,8 @@ def compared(event):
 
 def check_case(cli, work, name, case, model_dir, python):
     workload = os.path.join(HERE, "data", "vllm", case["workload"])
-    settings = dict(case["settings"])
+    # The engine lingers after its run while a kvscope-cli is attached.
+    settings = dict(case["settings"], attach=bool(case.get("attach")))
     folder = os.path.join(work, name)
     os.makedirs(folder, exist_ok=True)
     settings_path = os.path.join(folder, "settings.json")
@@ -130,9 +130,7 @@ def check_case(cli, work, name, case, model_dir, python):
     # kvscope-cli attach follows the server from before it starts: live messages, and the replay socket for
     # whatever it joined too late for.
     attach = None
-    if case.get("attach"):
-        settings["attach"] = True
-        json.dump(settings, open(settings_path, "w"))
+    if settings["attach"]:
         attach = subprocess.Popen([cli, "attach", "ipc://%s/events.pub" % folder, "--replay",
                                    "ipc://%s/events.replay" % folder, "--topic", "kv",
                                    "--kv-events", os.path.join(folder, "attach.jsonl")],
