@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // kvscope: the Qt inspector. Plugs the LibTorch engine (through runtime::LiveSession) into the GUI.
 
+#include "AttachedServerEngine.h"
 #include "RuntimeSessionEngine.h"
 #include "ServingSessionEngine.h"
 
@@ -68,6 +69,9 @@ int main(int argc, char* argv[]) {
 
     gui::MainWindow window(
         [](const config::RunSettings& settings) -> std::unique_ptr<gui::SessionEngine> {
+            if (settings.attach) {
+                return std::make_unique<app::AttachedServerEngine>(settings);
+            }
             if (settings.serving) {
                 return std::make_unique<app::ServingSessionEngine>(settings);
             }

@@ -20,6 +20,10 @@
 #include "kvscope/gui/views/TranscriptView.h"
 #include "kvscope/gui/session/ViewSelection.h"
 #include "kvscope/gui/models/SessionTokens.h"
+#include "kvscope/gui/models/ServerCacheHistory.h"
+#include "kvscope/gui/models/ServerPrefixTreeModel.h"
+#include "kvscope/trace/StateReducer.h"
+#include "kvscope/trace/Timeline.h"
 #include "kvscope/trace/RecordingSink.h"
 #include "kvscope/synthetic/SyntheticSession.h"
 
@@ -320,6 +324,49 @@ void BM_TranscriptToolTip(benchmark::State& state) {
 BENCHMARK(BM_TranscriptToolTip)->Unit(benchmark::kMillisecond);
 
 } // namespace
+
+// An attached server flooding the inspector: what each of its messages costs the views. Each message is vLLM's
+// usual step batch (one BlockStored of one 32-token block with its text, after every 8th a BlockRemoved of the
+// oldest) and the status; the timeline takes it, the history extends, and, once per batch of 100 messages (a
+// frame's worth when flooding), the prefix tree is rebuilt for the latest step. items/s: server events per second.
+void BM_ServerViewFollowsMessages(benchmark::State& state) {
+    trace::Timeline timeline;
+    gui::ServerCacheHistory history;
+    gui::ServerPrefixTreeModel tree;
+    trace::StepState latest;
+    std::int64_t step = 0;
+    std::uint64_t sequence = 0;
+    std::int64_t events = 0;
+    const auto emit = [&](trace::EventPayload payload) {
+        const trace::Event event{step, -1, sequence++, std::move(payload)};
+        timeline.emit(event);
+        trace::StateReducer::apply(latest, event);
+        ++events;
+    };
+    for (auto _ : state) {
+        for (int message = 0; message < 100; ++message, ++step) {
+            trace::ServerCacheEvent stored{trace::ServerCacheChange::Stored, step > 0, 0,
+                                           {static_cast<std::uint64_t>(step) + 1}, static_cast<std::uint64_t>(step),
+                                           std::vector<std::int64_t>(32, 42), 32, "GPU", std::string(128, 'a'),
+                                           {}};
+            for (int i = 1; i <= 32; ++i) {
+                stored.pieceEnds.push_back(4 * i);
+            }
+            emit(std::move(stored));
+            if (step % 8 == 7) {
+                emit(trace::ServerCacheEvent{trace::ServerCacheChange::Removed, false, 0,
+                                             {static_cast<std::uint64_t>(step / 8) + 1}, 0, {}, 0, "GPU", "", {}});
+            }
+            emit(trace::ServerStatusEvent{static_cast<std::uint64_t>(step), 0.0, false, step + 1, 0, 0, -1, -1});
+            history.extend(timeline);
+        }
+        tree.setState(latest.server, step - 1);
+        benchmark::DoNotOptimize(tree.nodeCount());
+    }
+    state.SetItemsProcessed(events);
+    state.counters["blocks_held"] = static_cast<double>(latest.server.blocks.size());
+}
+BENCHMARK(BM_ServerViewFollowsMessages)->Iterations(100)->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {

@@ -139,6 +139,32 @@ TEST(AppLauncherTest, ParsesAServingWorkloadAndItsPool) {
     EXPECT_FALSE(std::get<LaunchOptions>(AppLauncher::parse({"kvscope"}, capabilities())).live.serving.has_value());
 }
 
+TEST(AppLauncherTest, ParsesAnAttachmentToAServer) {
+    const auto parsed = AppLauncher::parse({"kvscope", "--attach", "tcp://127.0.0.1:5557", "--replay", "tcp://127.0.0.1:5558",
+                                            "--topic", "kv", "--metrics", "http://127.0.0.1:8000/metrics", "--tokenizer",
+                                            "/models/smollm2", "--seconds", "2.5"},
+                                           capabilities());
+    ASSERT_TRUE(std::holds_alternative<LaunchOptions>(parsed)) << std::get<QString>(parsed).toStdString();
+    const LaunchOptions& options = std::get<LaunchOptions>(parsed);
+    ASSERT_TRUE(options.live.attach.has_value());
+    const config::AttachSettings expected{"tcp://127.0.0.1:5557", "tcp://127.0.0.1:5558", "kv",
+                                          "http://127.0.0.1:8000/metrics", 2.5};
+    EXPECT_EQ(*options.live.attach, expected);
+    EXPECT_EQ(options.live.tokenizerPath, "/models/smollm2");
+    EXPECT_FALSE(options.welcome);
+    const auto attachError = [](const QStringList& arguments) {
+        QStringList line{"kvscope"};
+        line << arguments;
+        const auto result = AppLauncher::parse(line, capabilities());
+        return std::holds_alternative<QString>(result) ? std::get<QString>(result) : QString();
+    };
+    EXPECT_EQ(attachError({"--replay", "tcp://h:1"}), "--replay goes with --attach ENDPOINT");
+    EXPECT_TRUE(attachError({"--attach", "tcp://h:1", "--workload", "w.json"}).contains("give no session FILE"));
+    EXPECT_TRUE(attachError({"--attach", "tcp://h:1", "--model", "smollm2"}).contains("give no model source"));
+    EXPECT_TRUE(attachError({"--attach", "tcp://h:1", "--screenshot", "x.png"}).contains("needs --seconds N"));
+    EXPECT_EQ(attachError({"--attach", "tcp://h:1", "--seconds", "soon"}), "--seconds must be a positive number, got `soon`");
+}
+
 TEST(AppLauncherTest, BadArgumentsNameTheProblemAndTheAllowedValues) {
     EXPECT_TRUE(parseError({"--preset", "gpt9"}).contains("allowed: gemma3, llama"));
     EXPECT_TRUE(parseError({"--cache", "paged"}).contains("allowed: dynamic, static, quantized, offloaded"));

@@ -53,6 +53,8 @@ std::vector<trace::EventPayload> explainerEveryKindPayloads() {
         trace::BlockEvictedEvent{0, 3, 0x1234},
         trace::RequestTokensEvent{"r0", 15, {5015}, " keeps", {6}},
         trace::ChannelErrorEvent{1, 3, {0.1F, 0.2F}, {1.0F, 4.0F}, {0.1F}, {1.0F}},
+        trace::ServerCacheEvent{trace::ServerCacheChange::Stored, true, 0, {7}, 6, {1, 2}, 2, "GPU", "ab", {1, 2}},
+        trace::ServerStatusEvent{4, 1.0, true, 5, 0, 0, 10, 4},
     };
 }
 

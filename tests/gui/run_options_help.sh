@@ -10,10 +10,12 @@ options() {
     sed -n 's/^ *\(-[a-zA-Z?], \)*\(--[a-z][a-z0-9-]*\).*/\2/p' | sort -u
 }
 cli_only='--check --help --no-progress --out'
-# The serving options are `kvscope-cli serve`'s (kvscope --workload), not run's.
+# The serving options are `kvscope-cli serve`'s (kvscope --workload), the attach options `kvscope-cli attach`'s
+# (kvscope --attach), not run's.
 gui_only='--compare --compare-without-press --events --help --help-all --layer --position --press-scores --screenshot --size --step --synthetic
 --workload --block-size --num-blocks --max-num-batched-tokens --max-num-seqs --no-prefix-caching --free-policy --prefix-caching-hash-algo
---version --tour --list-tours --compare-serving'
+--version --tour --list-tours --compare-serving
+--attach --replay --topic --metrics --seconds'
 without() {
     grep -v -x -F -e "$(printf '%s\n' $1)"
 }
@@ -65,4 +67,14 @@ for option in workload block-size num-blocks max-num-batched-tokens max-num-seqs
     fi
 done
 [ $status -eq 0 ] && echo "ok: both list the same $(echo "$cli_run" | wc -l) run options"
+# The attach options are kvscope-cli attach's, with the same names in kvscope (--attach ENDPOINT for its argument).
+attach_help=$("$cli" attach --help 2>&1)
+for option in replay topic metrics seconds tokenizer; do
+    if ! printf '%s\n' "$attach_help" | grep -q -E "^ *--$option( |=|\$)"; then
+        echo "FAIL kvscope-cli attach --help does not list --$option"; status=1
+    fi
+    if ! printf '%s\n' "$gui_help" | grep -q -E "^ *--$option( |=|\$)"; then
+        echo "FAIL kvscope --help does not list --$option"; status=1
+    fi
+done
 exit $status

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/attach/KvEventSubscriber.h"
+#include "kvscope/attach/ServerAttachment.h"
+#include "kvscope/trace/RecordingSink.h"
 
 #include <zmq.hpp>
 
@@ -183,5 +185,70 @@ TEST(KvEventSubscriberTest, MarksGapsItCannotFill) {
     ASSERT_EQ(subscriber.gaps().size(), 1U);
     EXPECT_EQ(subscriber.gaps()[0].first, 1U);
     EXPECT_EQ(subscriber.gaps()[0].last, 2U);
+    std::filesystem::remove_all(folder);
+}
+
+// What kvscope --attach records: one step per message, its events as the server sent them (the decoder is the
+// oracle: checked against vLLM's own classes), then the stream's status; lost and refused messages counted.
+TEST(KvEventSubscriberTest, AttachmentRecordsAStepPerMessageWithTheServersEvents) {
+    const auto folder = freshFolder("attachment");
+    FakeServer server(folder);
+    const std::string batch = realBatch();
+    const paged::KvEventBatch decoded = paged::KvEventDecoder::decode(
+        std::span(reinterpret_cast<const std::uint8_t*>(batch.data()), batch.size()));
+    server.publish(0, batch);
+    trace::RecordingSink sink;
+    attach::ServerAttachment attachment({server.publishEndpoint(), server.replayEndpoint(), "kv", "", 0}, sink);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    bool published = false;
+    while (attachment.steps() < 2 && std::chrono::steady_clock::now() < deadline) {
+        attachment.poll(50);
+        if (attachment.steps() >= 1 && !published) {
+            server.publish(1, std::string("\xc1", 1));
+            server.publish(2, batch);
+            published = true;
+        }
+    }
+    ASSERT_EQ(attachment.steps(), 2) << "message 1 is refused: no step of its own";
+    const std::vector<trace::Event>& events = sink.events();
+    ASSERT_EQ(events.size(), 2 * (decoded.events.size() + 1));
+    for (std::int64_t step = 0; step < 2; ++step) {
+        const std::size_t first = static_cast<std::size_t>(step) * (decoded.events.size() + 1);
+        for (std::size_t i = 0; i < decoded.events.size(); ++i) {
+            const trace::Event& event = events[first + i];
+            EXPECT_EQ(event.step, step);
+            const auto& cache = std::get<trace::ServerCacheEvent>(event.payload);
+            const paged::KvCacheEvent& sent = decoded.events[i];
+            EXPECT_EQ(static_cast<int>(cache.change), static_cast<int>(sent.type));
+            EXPECT_EQ(cache.blockHashes, std::vector<std::uint64_t>(sent.blockHashes.begin(), sent.blockHashes.end()));
+            EXPECT_EQ(cache.hasParent, sent.parentBlockHash.has_value());
+            EXPECT_EQ(cache.tokenIds, std::vector<std::int64_t>(sent.tokenIds.begin(), sent.tokenIds.end()));
+            EXPECT_EQ(cache.medium, sent.medium);
+            EXPECT_EQ(cache.group, sent.groupIdx);
+            EXPECT_TRUE(cache.text.empty()) << "no tokenizer given";
+        }
+        const auto& status = std::get<trace::ServerStatusEvent>(events[first + decoded.events.size()].payload);
+        EXPECT_EQ(status.messageSequence, step == 0 ? 0U : 2U);
+        EXPECT_EQ(status.replayed, step == 0);
+        EXPECT_EQ(status.prefixCacheQueries, -1) << "no metrics address given";
+    }
+    const auto& last = std::get<trace::ServerStatusEvent>(events.back().payload);
+    EXPECT_EQ(last.messages, 3);
+    EXPECT_EQ(last.refusedMessages, 1);
+    EXPECT_EQ(last.lostMessages, 0);
+    std::filesystem::remove_all(folder);
+}
+
+TEST(KvEventSubscriberTest, AttachmentRefusesAMetricsAddressItCannotUse) {
+    const auto folder = freshFolder("attachment-metrics");
+    FakeServer server(folder);
+    trace::RecordingSink sink;
+    try {
+        attach::ServerAttachment({server.publishEndpoint(), "", "", "https://127.0.0.1:8000/metrics", 0}, sink);
+        FAIL() << "https accepted";
+    } catch (const paged::PagedError& error) {
+        EXPECT_NE(std::string(error.what()).find("give it as http://HOST:PORT/metrics"), std::string::npos)
+            << error.what();
+    }
     std::filesystem::remove_all(folder);
 }

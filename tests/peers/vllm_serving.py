@@ -37,6 +37,10 @@ def hf_folder(cache_root):
     stat = os.stat(gguf)
     key = "%d-%d-%s" % (stat.st_size, int(stat.st_mtime), transformers.__version__)
     folder = os.path.join(cache_root, "smollm2-hf-" + key)
+    if not os.path.exists(os.path.join(folder, "tokenizer.json")):
+        # The tokenizer too, so that kvscope --attach --tokenizer FOLDER shows the blocks' text.
+        from transformers import AutoTokenizer
+        AutoTokenizer.from_pretrained(os.path.dirname(gguf), gguf_file=os.path.basename(gguf)).save_pretrained(folder)
     if os.path.exists(os.path.join(folder, ".complete")):
         return folder
     import torch
@@ -118,6 +122,62 @@ def compared(event):
     return {field: event.get(field) for field in COMPARED_FIELDS}
 
 
+def hash_int(value):
+    """A block hash as vLLM's consumers read it: an integer, or the last 8 bytes of a byte hash."""
+    return int.from_bytes(value[-8:], "big") if isinstance(value, (bytes, bytearray)) else value
+
+
+def held_blocks(events):
+    """The blocks a consumer of vLLM's events holds after them: (medium, hash) -> (parent, tokens)."""
+    held = {}
+    for event in events:
+        medium = event.get("medium") or "GPU"
+        if event["type"] == "BlockStored":
+            size, parent = event["block_size"], event.get("parent_block_hash")
+            parent = None if parent is None else hash_int(parent)
+            for i, block in enumerate(map(hash_int, event["block_hashes"])):
+                held[(medium, block)] = (parent, event["token_ids"][i * size:(i + 1) * size])
+                parent = block
+        elif event["type"] == "BlockRemoved":
+            for block in map(hash_int, event["block_hashes"]):
+                held.pop((medium, block), None)
+        elif event["type"] == "AllBlocksCleared":
+            held.clear()
+    return held
+
+
+def check_attached_session(cli, session, vllm, model_dir):
+    """What kvscope --attach records and shows (the session kvscope-cli attach --session writes, replayed as the
+    views read it) against what the server sent: the same blocks under the same parents with the same tokens,
+    their text as Transformers' tokenizer gives it, and one step per message."""
+    from transformers import AutoTokenizer
+    replayed = subprocess.run([cli, "replay", session], capture_output=True, text=True)
+    if replayed.returncode != 0:
+        return ["kvscope-cli replay of the attached session failed: %s" % replayed.stderr[-2000:]]
+    server = json.loads(replayed.stdout).get("server")
+    if server is None:
+        return ["the attached session has no server section"]
+    problems = []
+    expected = held_blocks(vllm["events"])
+    shown = {(b["medium"], b["hash"]): (b["parent_hash"], b["token_ids"]) for b in server["blocks"]}
+    if shown != expected:
+        problems.append("the attached session shows %d blocks, the server holds %d; first difference %s" % (
+            len(shown), len(expected), next(((k, shown.get(k), expected.get(k)) for k in set(shown) | set(expected)
+                                            if shown.get(k) != expected.get(k)), None)))
+    stored = sum(len(e["block_hashes"]) for e in vllm["events"] if e["type"] == "BlockStored")
+    if server["stored_blocks"] != stored or server["messages"] != len(vllm["sequences"]):
+        problems.append("attached session: %d blocks stored in %d messages, the server sent %d in %d" % (
+            server["stored_blocks"], server["messages"], stored, len(vllm["sequences"])))
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    for block in server["blocks"]:
+        pieces = [tokenizer.decode([token]) for token in block["token_ids"]]
+        if "\ufffd" not in "".join(pieces) and block["text"] != "".join(pieces):
+            problems.append("block %d's text %r, Transformers' tokenizer gives %r" % (
+                block["hash"], block["text"], "".join(pieces)))
+            break
+    return problems
+
+
 def check_case(cli, work, name, case, model_dir, python):
     workload = os.path.join(HERE, "data", "vllm", case["workload"])
     # The engine lingers after its run while a kvscope-cli is attached.
@@ -133,7 +193,8 @@ def check_case(cli, work, name, case, model_dir, python):
     if settings["attach"]:
         attach = subprocess.Popen([cli, "attach", "ipc://%s/events.pub" % folder, "--replay",
                                    "ipc://%s/events.replay" % folder, "--topic", "kv",
-                                   "--kv-events", os.path.join(folder, "attach.jsonl")],
+                                   "--kv-events", os.path.join(folder, "attach.jsonl"),
+                                   "--session", os.path.join(folder, "attach.kvsess"), "--tokenizer", model_dir],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     engine = subprocess.run([python, os.path.abspath(__file__), "--engine", model_dir, workload, settings_path,
                              os.path.join(folder, "vllm.json")], capture_output=True, text=True,
@@ -190,6 +251,7 @@ def check_case(cli, work, name, case, model_dir, python):
         if attached["gaps"] or attached["notices"] or attached["messages"] != len(vllm["sequences"]):
             problems.append("kvscope-cli attach: %d messages of %d, gaps %s, notices %s" % (
                 attached["messages"], len(vllm["sequences"]), attached["gaps"], attached["notices"]))
+        problems += check_attached_session(cli, os.path.join(folder, "attach.kvsess"), vllm, model_dir)
     for request in summary["requests"]:
         theirs = vllm["outputs"].get(request["id"])
         if theirs != request["output_ids"]:

@@ -71,7 +71,7 @@ TEST(PerfettoExportTest, NamesEveryLaneAndDescribesTheSession) {
     EXPECT_EQ(trace["displayTimeUnit"], "ns");
     EXPECT_EQ(trace["otherData"]["model"], "llama");
     EXPECT_EQ(trace["otherData"]["timing"], "modeled");
-    EXPECT_EQ(trace["otherData"]["kvscope_format"], "1.9");
+    EXPECT_EQ(trace["otherData"]["kvscope_format"], "1.10");
     std::set<std::string> names;
     for (const auto& [lane, name] : laneNames(trace)) {
         names.insert(name);

@@ -129,6 +129,17 @@ inline std::vector<Event> everyKindSession(std::int64_t tokens = 40, std::int32_
     for (const EventPayload& payload : paged) {
         events.push_back(Event{lastStep, -1, 0, payload});
     }
+    // 1.10: an attached server's stream, every change once.
+    const std::vector<EventPayload> server = {
+        ServerCacheEvent{ServerCacheChange::Stored, true, 1, {11, 0xfedcba9876543210ULL}, 10, {1, 2, 3, 4}, 2, "GPU",
+                         "a b c d", {1, 3, 5, 7}},
+        ServerCacheEvent{ServerCacheChange::Removed, false, 1, {11}, 0, {}, 0, "GPU", "", {}},
+        ServerCacheEvent{ServerCacheChange::Cleared, false, 0, {}, 0, {}, 0, "", "", {}},
+        ServerStatusEvent{7, 1.5, true, 8, 1, 2, 317, 128},
+    };
+    for (const EventPayload& payload : server) {
+        events.push_back(Event{lastStep, -1, 0, payload});
+    }
     for (std::size_t i = 0; i < events.size(); ++i) {
         events[i].sequence = i;
     }

@@ -72,6 +72,13 @@ KvEventSubscriber::KvEventSubscriber(Options options) : m_options(std::move(opti
 
 KvEventSubscriber::~KvEventSubscriber() = default;
 
+std::uint64_t KvEventSubscriber::lostMessages() const {
+    std::uint64_t lost = 0;
+    for (const Gap& gap : m_gaps)
+        lost += gap.last - gap.first + 1;
+    return lost;
+}
+
 void KvEventSubscriber::accept(std::uint64_t sequence, bool replayed, const std::string& payload,
                                std::vector<ReceivedBatch>& out) {
     ++m_messages;
@@ -86,6 +93,7 @@ void KvEventSubscriber::accept(std::uint64_t sequence, bool replayed, const std:
             m_notices.push_back("message " + std::to_string(sequence) + ": " + notice);
         out.push_back(std::move(received));
     } catch (const paged::PagedError& error) {
+        ++m_refused;
         m_notices.push_back("message " + std::to_string(sequence) + " refused: " + error.what());
     }
 }
@@ -154,6 +162,7 @@ void KvEventSubscriber::pollInto(int timeoutMs, std::vector<ReceivedBatch>& out)
     while ((item.revents & ZMQ_POLLIN) != 0) {
         std::vector<zmq::message_t> frames = receiveAll(m_sockets->live, 3);
         if (frames.size() != 3 || frames[1].size() != 8) {
+            ++m_refused;
             m_notices.push_back("a message of " + std::to_string(frames.size()) +
                                 " frames refused (expected topic, 8-byte sequence, payload)");
         } else {

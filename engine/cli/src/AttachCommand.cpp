@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/cli/AttachCommand.h"
 
-#include "kvscope/attach/KvEventSubscriber.h"
+#include "kvscope/attach/ServerAttachment.h"
+#include "kvscope/config/ConfigError.h"
 #include "kvscope/paged/KvEventsJsonl.h"
 #include "kvscope/paged/PagedError.h"
+#include "kvscope/tokenizer/TokenizerError.h"
+#include "kvscope/trace/EventSink.h"
+#include "kvscope/trace/SessionWriter.h"
 
 #include <CLI/CLI.hpp>
 #include <atomic>
@@ -36,6 +40,12 @@ std::string typeName(paged::KvCacheEvent::Type type) {
     return "unknown";
 }
 
+/// Events with nowhere to go (no --session).
+class DiscardingSink final : public trace::EventSink {
+public:
+    void emit(const trace::Event&) override {}
+};
+
 } // namespace
 
 CLI::App* AttachCommand::addSubcommand(CLI::App& app, Options& options) {
@@ -54,6 +64,17 @@ CLI::App* AttachCommand::addSubcommand(CLI::App& app, Options& options) {
     attach->add_option("--kv-events", options.kvEvents,
                        "Write every event to FILE as JSON lines (the format of kvscope-cli serve --kv-events)")
         ->type_name("FILE");
+    attach->add_option("--session", options.session,
+                       "Record the stream to FILE.kvsess as it comes, one step per message (what kvscope --attach "
+                       "records; replay it with kvscope FILE or kvscope-cli replay)")
+        ->type_name("FILE");
+    attach->add_option("--tokenizer", options.tokenizer,
+                       "The served model's tokenizer (a Hugging Face folder, tokenizer.json or tokenizer.model): the "
+                       "session holds the stored blocks' text")
+        ->type_name("PATH");
+    attach->add_option("--metrics", options.metrics,
+                       "The server's metrics page, http://HOST:PORT/metrics: its prefix-cache counters once a second")
+        ->type_name("URL");
     attach->add_option("--seconds", options.seconds, "Stop after this many seconds (default: when interrupted)")
         ->check(CLI::NonNegativeNumber);
     return attach;
@@ -64,7 +85,17 @@ int AttachCommand::execute(const Options& options, std::ostream& out, std::ostre
         std::unique_ptr<paged::KvEventsJsonl> file;
         if (!options.kvEvents.empty())
             file = std::make_unique<paged::KvEventsJsonl>(options.kvEvents);
-        attach::KvEventSubscriber subscriber({options.endpoint, options.replayEndpoint, options.topic});
+        const config::AttachSettings settings{options.endpoint, options.replayEndpoint, options.topic,
+                                              options.metrics, options.seconds};
+        std::unique_ptr<trace::EventSink> sink;
+        if (options.session.empty()) {
+            sink = std::make_unique<DiscardingSink>();
+        } else {
+            sink = std::make_unique<trace::SessionWriter>(
+                options.session, attach::ServerAttachment::sessionMetadata(settings, options.tokenizer));
+        }
+        attach::ServerAttachment attachment(settings, *sink, options.tokenizer);
+        const attach::KvEventSubscriber& subscriber = attachment.subscriber();
         stopRequested = false;
         std::signal(SIGINT, requestStop);
         std::signal(SIGTERM, requestStop);
@@ -76,7 +107,7 @@ int AttachCommand::execute(const Options& options, std::ostream& out, std::ostre
         std::map<std::string, std::int64_t> perMedium;
         std::int64_t events = 0;
         while (!stopRequested && (options.seconds <= 0 || elapsed() < options.seconds)) {
-            for (const attach::ReceivedBatch& received : subscriber.poll(100)) {
+            for (const attach::ReceivedBatch& received : attachment.poll(100)) {
                 for (const paged::KvCacheEvent& event : received.batch.events) {
                     ++events;
                     ++perType[typeName(event.type)];
@@ -102,11 +133,25 @@ int AttachCommand::execute(const Options& options, std::ostream& out, std::ostre
                                   {"per_medium", perMedium},
                                   {"gaps", gaps},
                                   {"notices", subscriber.notices()}};
+        if (auto* writer = dynamic_cast<trace::SessionWriter*>(sink.get())) {
+            writer->finish();
+            summary["session"] = {{"file", options.session}, {"steps", writer->stepsWritten()},
+                                  {"events", writer->eventsWritten()}};
+        }
+        if (!options.metrics.empty())
+            summary["metrics"] = {{"url", options.metrics}, {"error", attachment.metricsError()}};
         if (file)
             summary["kv_events"] = {{"file", options.kvEvents}, {"events", file->eventsWritten()}};
         out << summary.dump(2) << '\n';
         return 0;
     } catch (const paged::PagedError& error) {
+        err << "kvscope-cli attach: " << error.what() << '\n';
+        return 1;
+    } catch (const tokenizer::TokenizerError& error) {
+        err << "kvscope-cli attach: --tokenizer: " << error.what() << '\n';
+        return 1;
+    } catch (const std::exception& error) {
+        // The session file could not be written (trace::SessionError, filesystem errors).
         err << "kvscope-cli attach: " << error.what() << '\n';
         return 1;
     }

@@ -117,6 +117,35 @@ Json pagedJson(const trace::PagedState& paged) {
                 {"hit_tokens", paged.hitTokens}};
 }
 
+/// An attached server's section (docs/paged.md): its stored blocks in storing order, hashes as the server's
+/// integers (as `kvscope-cli attach --kv-events` and vLLM write them), and its stream's counters.
+Json serverJson(const trace::ServerCacheState& server) {
+    std::vector<const trace::ServerBlockState*> order;
+    for (const auto& [key, block] : server.blocks)
+        order.push_back(&block);
+    std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return a->storedIndex < b->storedIndex; });
+    Json blocks = Json::array();
+    for (const trace::ServerBlockState* block : order) {
+        blocks.push_back({{"hash", block->hash},
+                          {"parent_hash", block->hasParent ? Json(block->parentHash) : Json(nullptr)},
+                          {"token_ids", block->tokenIds},
+                          {"text", block->text},
+                          {"medium", block->medium},
+                          {"group", block->group},
+                          {"stored_step", block->storedStep}});
+    }
+    return Json{{"blocks", std::move(blocks)},
+                {"stored_blocks", server.storedBlocks},
+                {"removed_blocks", server.removedBlocks},
+                {"clears", server.clears},
+                {"message_sequence", server.messageSequence},
+                {"messages", server.messages},
+                {"lost_messages", server.lostMessages},
+                {"refused_messages", server.refusedMessages},
+                {"prefix_cache_queries", server.prefixCacheQueries < 0 ? Json(nullptr) : Json(server.prefixCacheQueries)},
+                {"prefix_cache_hits", server.prefixCacheHits < 0 ? Json(nullptr) : Json(server.prefixCacheHits)}};
+}
+
 Json stateJson(const trace::StepState& state) {
     Json layers = Json::array();
     for (std::size_t index = 0; index < state.layers.size(); ++index) {
@@ -135,6 +164,8 @@ Json stateJson(const trace::StepState& state) {
               {"layers", std::move(layers)}};
     if (state.paged.active)
         json["paged"] = pagedJson(state.paged);
+    if (state.server.active)
+        json["server"] = serverJson(state.server);
     return json;
 }
 

@@ -115,6 +115,16 @@ void validate(const RunSettings& settings) {
         throw ConfigError("a tokenizer pairs with a preset or a config.json; a checkpoint folder brings its own "
                           "(its tokenizer.json or tokenizer.model)");
     }
+    if (settings.attach) {
+        if (sources > 0 || settings.serving) {
+            throw ConfigError("attaching follows a running server: give no model source or workload with it (the "
+                              "server runs the model; --tokenizer gives its blocks' text)");
+        }
+        if (settings.attach->endpoint.empty()) {
+            throw ConfigError("attaching needs the server's KV event endpoint, e.g. tcp://127.0.0.1:5557 (vLLM's "
+                              "--kv-events-config endpoint)");
+        }
+    }
     requireAtLeast(settings.tokens, 1, "tokens");
     requireAtLeast(settings.beams, 1, "beams");
     requireAtLeast(settings.promptLookupNumTokens, 0, "prompt-lookup-num-tokens");

@@ -37,6 +37,8 @@ constexpr std::array<std::string_view, kEventKindCount> kEventKindNames{
     "block_evicted",
     "request_tokens",
     "channel_error",
+    "server_cache",
+    "server_status",
 };
 
 } // namespace
@@ -87,6 +89,20 @@ std::string_view toString(FinishReason reason) {
     }
     return "unknown";
 }
+
+std::string_view toString(ServerCacheChange change) {
+    switch (change) {
+    case ServerCacheChange::Stored:
+        return "stored";
+    case ServerCacheChange::Removed:
+        return "removed";
+    case ServerCacheChange::Cleared:
+        return "cleared";
+    }
+    return "unknown";
+}
+
+bool isServerKind(EventKind kind) { return kind == EventKind::ServerCache || kind == EventKind::ServerStatus; }
 
 bool isPagedKind(EventKind kind) {
     return (static_cast<std::uint8_t>(kind) >= static_cast<std::uint8_t>(EventKind::PagedPool) &&

@@ -32,6 +32,9 @@ template <> constexpr const char* enumName<Residency>() {
 template <> constexpr const char* enumName<FinishReason>() {
     return "finish reason";
 }
+template <> constexpr const char* enumName<ServerCacheChange>() {
+    return "server cache change";
+}
 
 template <typename T> struct IsVector : std::false_type {};
 template <typename T> struct IsVector<std::vector<T>> : std::true_type {};

@@ -99,6 +99,15 @@ KVSCOPE_EVENT_FIELDS(RequestTokensEvent, &RequestTokensEvent::requestId, &Reques
 KVSCOPE_EVENT_FIELDS(ChannelErrorEvent, &ChannelErrorEvent::heads, &ChannelErrorEvent::tokens,
                      &ChannelErrorEvent::keyError, &ChannelErrorEvent::keySize, &ChannelErrorEvent::valueError,
                      &ChannelErrorEvent::valueSize);
+// 1.10: an attached server's stream.
+KVSCOPE_EVENT_FIELDS(ServerCacheEvent, &ServerCacheEvent::change, &ServerCacheEvent::hasParent,
+                     &ServerCacheEvent::group, &ServerCacheEvent::blockHashes, &ServerCacheEvent::parentHash,
+                     &ServerCacheEvent::tokenIds, &ServerCacheEvent::blockSize, &ServerCacheEvent::medium,
+                     &ServerCacheEvent::text, &ServerCacheEvent::pieceEnds);
+KVSCOPE_EVENT_FIELDS(ServerStatusEvent, &ServerStatusEvent::messageSequence, &ServerStatusEvent::serverTime,
+                     &ServerStatusEvent::replayed, &ServerStatusEvent::messages, &ServerStatusEvent::lostMessages,
+                     &ServerStatusEvent::refusedMessages, &ServerStatusEvent::prefixCacheQueries,
+                     &ServerStatusEvent::prefixCacheHits);
 KVSCOPE_EVENT_FIELDS(LayerState, &LayerState::initialized, &LayerState::kind, &LayerState::seqLength,
                      &LayerState::storedTokens, &LayerState::capacity, &LayerState::returnedTokens,
                      &LayerState::lastUpdateStep, &LayerState::queryLength, &LayerState::kvLength,
@@ -133,10 +142,11 @@ template <typename Record, typename... Members> constexpr std::size_t memberCoun
 
 } // namespace detail
 
-/// Members a record keeps out of the wire on purpose: StepState::paged, rebuilt from events, stays out of
-/// snapshots so that a 1.4 snapshot has the 1.3 layout (older readers refuse bytes after a snapshot).
+/// Members a record keeps out of the wire on purpose: StepState::paged and StepState::server, rebuilt from
+/// events, stay out of snapshots so that a 1.4 snapshot has the 1.3 layout (older readers refuse bytes after a
+/// snapshot).
 template <typename Record> struct UnrecordedMemberCount { static constexpr std::size_t value = 0; };
-template <> struct UnrecordedMemberCount<StepState> { static constexpr std::size_t value = 1; };
+template <> struct UnrecordedMemberCount<StepState> { static constexpr std::size_t value = 2; };
 
 /// Whether a record's field list names every data member it has.
 template <typename Record> constexpr bool listsEveryMember() {

@@ -181,7 +181,7 @@ void SessionOverview::add(const Event& event) {
         EventCodec::encode(out, event);
         ++m_encodedRetained;
     }
-    m_paged = m_paged || isPagedKind(event.kind());
+    m_paged = m_paged || isPagedKind(event.kind()) || isServerKind(event.kind());
     m_layers = std::max(m_layers, m_current.layers.size());
 }
 

@@ -100,7 +100,7 @@ private:
     TimedSpans m_pendingSpans;
     std::uint64_t m_spansTaken = 0;
     std::size_t m_layers = 0; ///< the most layers any step had (the columns' width)
-    bool m_paged = false;     ///< a paged event was seen: the snapshot layout cannot hold the state
+    bool m_paged = false;     ///< a paged or server event was seen: the snapshot layout cannot hold the state
 };
 
 } // namespace kvscope::trace

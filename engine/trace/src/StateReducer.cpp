@@ -2,6 +2,7 @@
 #include "kvscope/trace/StateReducer.h"
 
 #include "kvscope/trace/PagedStateReducer.h"
+#include "kvscope/trace/ServerCacheStateReducer.h"
 
 #include <algorithm>
 #include <type_traits>
@@ -125,6 +126,9 @@ struct LayerFolder {
              std::is_same_v<Paged, BlockCachedEvent> || std::is_same_v<Paged, BlockFreedEvent> ||
              std::is_same_v<Paged, BlockEvictedEvent> || std::is_same_v<Paged, RequestTokensEvent>) void
     operator()(const Paged&) const {}
+    // An attached server's events are step-level (ServerCacheStateReducer).
+    void operator()(const ServerCacheEvent&) const {}
+    void operator()(const ServerStatusEvent&) const {}
 
     void operator()(const CompressionEvent& e) const {
         if (e.lengthAfter == e.lengthBefore) {
@@ -175,6 +179,8 @@ StateReducer::Scope StateReducer::scopeOf(const Event& event) {
     case EventKind::BlockFreed:
     case EventKind::BlockEvicted:
     case EventKind::RequestTokens:
+    case EventKind::ServerCache:
+    case EventKind::ServerStatus:
         return Scope::Step;
     case EventKind::Memory:
         return event.layer < 0 ? Scope::Step : Scope::Layer;
@@ -208,6 +214,8 @@ void StateReducer::apply(StepState& state, const Event& event) {
             state.memoryHost = memory->host;
         } else if (isPagedKind(event.kind())) {
             PagedStateReducer::apply(state.paged, event);
+        } else if (isServerKind(event.kind())) {
+            ServerCacheStateReducer::apply(state.server, event);
         }
         return;
     case Scope::Layer: {

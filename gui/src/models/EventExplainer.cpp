@@ -380,6 +380,66 @@ template <> struct EventLogText<trace::CompressionEvent> {
     }
 };
 
+/// "3 blocks", "1 block".
+QString blockCount(std::size_t count) {
+    return count == 1 ? eventTr("1 block") : eventTr("%1 blocks").arg(count);
+}
+
+template <> struct EventLogText<trace::ServerCacheEvent> {
+    static QString summary(const trace::ServerCacheEvent& payload) {
+        const QString where = QString::fromStdString(payload.medium);
+        switch (payload.change) {
+        case trace::ServerCacheChange::Stored:
+            return eventTr("server stored %1 in %2 (group %3)%4")
+                .arg(blockCount(payload.blockHashes.size()), where)
+                .arg(payload.group)
+                .arg(payload.text.empty() ? QString() : QStringLiteral(": ") + quoted(payload.text.substr(0, 48)));
+        case trace::ServerCacheChange::Removed:
+            return eventTr("server removed %1 from %2").arg(blockCount(payload.blockHashes.size()), where);
+        case trace::ServerCacheChange::Cleared:
+            return eventTr("server cleared its prefix cache");
+        }
+        return {};
+    }
+    static QString why(const trace::ServerCacheEvent& payload, const EventWhyContext&) {
+        switch (payload.change) {
+        case trace::ServerCacheChange::Stored:
+            return payload.hasParent
+                       ? eventTr("Full blocks of a request were hashed and kept for reuse; they continue the "
+                                 "cached block %1, so a later prompt with the same start finds them.")
+                             .arg(payload.parentHash)
+                       : eventTr("Full blocks of a request were hashed and kept for reuse; they start a prompt, so "
+                                 "a later prompt with the same first tokens finds them.");
+        case trace::ServerCacheChange::Removed:
+            return eventTr("The server needed the room: these cached blocks were the least recently used free ones "
+                           "(or moved to another medium), and their prefix can no longer be reused there.");
+        case trace::ServerCacheChange::Cleared:
+            return eventTr("The server reset its prefix cache (an admin request or a weight update): nothing "
+                           "cached before can be reused.");
+        }
+        return {};
+    }
+};
+
+template <> struct EventLogText<trace::ServerStatusEvent> {
+    static QString summary(const trace::ServerStatusEvent& payload) {
+        QString text = eventTr("message %1%2").arg(payload.messageSequence).arg(payload.replayed ? eventTr(" (replayed)") : QString());
+        if (payload.lostMessages > 0) {
+            text += eventTr(", %1 lost").arg(payload.lostMessages);
+        }
+        if (payload.prefixCacheQueries > 0) {
+            text += eventTr(", hit rate %1%").arg(100.0 * static_cast<double>(payload.prefixCacheHits) /
+                                                   static_cast<double>(payload.prefixCacheQueries), 0, 'f', 1);
+        }
+        return text;
+    }
+    static QString why(const trace::ServerStatusEvent& payload, const EventWhyContext&) {
+        return payload.replayed ? eventTr("Sent before kvscope attached (or lost on the way) and fetched from the "
+                                          "server's replay socket, so the cache shown is complete.")
+                                : eventTr("The server published this step's cache changes.");
+    }
+};
+
 } // namespace
 
 QString EventExplainer::quoteTokens(const TokenLookup& tokens, std::int64_t begin, std::int64_t end) {

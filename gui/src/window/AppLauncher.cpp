@@ -59,6 +59,21 @@ const std::vector<LauncherOption>& launcherOptionsFirst() {
     return options;
 }
 
+/// Following a running server instead of running a model (kvscope-cli attach's options, docs/paged.md).
+const std::vector<LauncherOption>& launcherAttachOptions() {
+    static const std::vector<LauncherOption> options = {
+        {"attach", "Follow a running vLLM or SGLang server's KV cache: its KV event endpoint (tcp://HOST:PORT or "
+                   "ipc://PATH)", "ENDPOINT"},
+        {"replay", "With --attach: the server's replay endpoint, to catch up from its first message and fill gaps",
+         "ENDPOINT"},
+        {"topic", "With --attach: only messages of this topic (default: all)", "TOPIC"},
+        {"metrics", "With --attach: the server's metrics page (http://HOST:PORT/metrics), for its prefix hit rate",
+         "URL"},
+        {"seconds", "With --attach: stop following after this many seconds (default: when stopped)", "N"},
+    };
+    return options;
+}
+
 /// Listed after the run's and the serving options: the window's.
 const std::vector<LauncherOption>& launcherWindowOptions() {
     static const std::vector<LauncherOption> options = {
@@ -97,6 +112,7 @@ void addAllLauncherOptions(QCommandLineParser& parser) {
     // (paged::ServingOptionTable, defaults from config::ServingSettings).
     QtRunOptions::addTo(parser, config::RunSettings{}, paged::ServingOptionTable::options());
     QtRunOptions::addTo(parser, config::RunSettings{}, {paged::ServingOptionTable::compareOption()});
+    addLauncherOptions(parser, launcherAttachOptions());
     addLauncherOptions(parser, launcherWindowOptions());
 }
 
@@ -200,6 +216,44 @@ QString readLaunchServing(const QCommandLineParser& parser, const EngineCapabili
     return {};
 }
 
+/// Following a server: --attach and the options that go with it.
+QString readLaunchAttach(const QCommandLineParser& parser, const EngineCapabilities&, LaunchOptions& options) {
+    const QString attach = launcherOptionName("attach");
+    if (!parser.isSet(attach)) {
+        for (const char* name : {"replay", "topic", "metrics", "seconds"}) {
+            if (parser.isSet(launcherOptionName(name))) {
+                return QStringLiteral("--%1 goes with --attach ENDPOINT").arg(launcherOptionName(name));
+            }
+        }
+        return {};
+    }
+    if (!options.file.isEmpty() || parser.isSet(launcherOptionName("synthetic")) || options.live.serving) {
+        return QStringLiteral("--attach follows a running server: give no session FILE, --synthetic or --workload "
+                              "with it");
+    }
+    config::AttachSettings settings;
+    settings.endpoint = parser.value(attach).toStdString();
+    settings.replayEndpoint = parser.value(launcherOptionName("replay")).toStdString();
+    settings.topic = parser.value(launcherOptionName("topic")).toStdString();
+    settings.metricsUrl = parser.value(launcherOptionName("metrics")).toStdString();
+    if (parser.isSet(launcherOptionName("seconds"))) {
+        bool ok = false;
+        settings.seconds = parser.value(launcherOptionName("seconds")).toDouble(&ok);
+        if (!ok || settings.seconds <= 0) {
+            return QStringLiteral("--seconds must be a positive number, got `%1`")
+                .arg(parser.value(launcherOptionName("seconds")));
+        }
+    }
+    if (parser.isSet(launcherOptionName("screenshot")) && settings.seconds <= 0) {
+        return QStringLiteral("--attach with --screenshot needs --seconds N: how long to follow the server before "
+                              "the picture");
+    }
+    options.live.attach = settings;
+    options.live.tokens = 1 << 30; // followed until stopped (or --seconds)
+    options.welcome = false;
+    return {};
+}
+
 /// The window's flags, then the live run checked as a whole: valid settings, a known preset, a device here.
 QString readLaunchChecks(const QCommandLineParser& parser, const EngineCapabilities& capabilities,
                          LaunchOptions& options) {
@@ -279,7 +333,7 @@ QString readLaunchSessions(const QCommandLineParser& parser, const EngineCapabil
 }
 
 /// How a command line becomes LaunchOptions, step by step (after the help and the tour).
-constexpr LaunchStep kLaunchSteps[] = {readLaunchFile,   readLaunchRun,        readLaunchServing,
+constexpr LaunchStep kLaunchSteps[] = {readLaunchFile,   readLaunchRun,        readLaunchServing,   readLaunchAttach,
                                        readLaunchChecks, readLaunchScreenshot, readLaunchSessions};
 
 } // namespace

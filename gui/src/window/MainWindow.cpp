@@ -15,6 +15,8 @@
 #include "kvscope/gui/views/MemoryView.h"
 #include "kvscope/gui/views/OccupancyMapView.h"
 #include "kvscope/gui/views/PrefixTreeView.h"
+#include "kvscope/gui/views/ServerCacheView.h"
+#include "kvscope/gui/window/AttachDialog.h"
 #include "kvscope/gui/views/QuantizationView.h"
 #include "kvscope/gui/views/RequestLanesView.h"
 #include "kvscope/gui/views/ServingMetricsChart.h"
@@ -146,15 +148,20 @@ void MainWindow::createViews() {
     serving->setStretchFactor(2, 1);
     m_serving = serving;
     m_serving->hide();
+    // An attached server's cache takes the map's place too.
+    m_serverView = new ServerCacheView(*m_session, *m_selection);
+    m_serverView->hide();
     auto* central = new QSplitter(Qt::Vertical);
+    central->addWidget(m_serverView);
     central->addWidget(m_serving);
     central->addWidget(m_occupancy);
     central->addWidget(m_heads);
     central->addWidget(m_tabs);
     central->setStretchFactor(0, 5);
-    central->setStretchFactor(1, 3);
-    central->setStretchFactor(2, 1);
-    central->setStretchFactor(3, 2);
+    central->setStretchFactor(1, 5);
+    central->setStretchFactor(2, 3);
+    central->setStretchFactor(3, 1);
+    central->setStretchFactor(4, 2);
     m_views = central;
     m_welcome = new WelcomePage;
     m_central = new QStackedWidget;
@@ -216,6 +223,9 @@ void MainWindow::createActions() {
                                           &MainWindow::newSession);
     newSession->setShortcut(QKeySequence::New);
     newSession->setEnabled(m_session->canRunLive());
+    QAction* attach = file->addAction(tr("A&ttach to server…"), this, &MainWindow::attachDialog);
+    attach->setEnabled(m_session->canRunLive());
+    attach->setToolTip(tr("Follow a running vLLM or SGLang server's KV cache through its KV event stream"));
     QAction* open = file->addAction(QIcon::fromTheme(QStringLiteral("document-open")), tr("&Open…"), this,
                                     &MainWindow::openDialog);
     open->setShortcut(QKeySequence::Open);
@@ -354,7 +364,9 @@ void MainWindow::noteOpened(const QString& path) {
 void MainWindow::startLive(const config::RunSettings& settings) {
     followTour({});
     m_lastSettings = settings;
-    m_session->startLive(settings, SessionController::Generation::OnRequest);
+    // An attached server is followed as its messages come, not a step per request.
+    m_session->startLive(settings, settings.attach ? SessionController::Generation::ToTheEnd
+                                                   : SessionController::Generation::OnRequest);
     m_transport->setPlaying(true);
 }
 
@@ -420,6 +432,8 @@ void MainWindow::followTour(const QString& name) {
 
 bool MainWindow::showsServingViews() const { return !m_serving->isHidden(); }
 
+bool MainWindow::showsServerView() const { return !m_serverView->isHidden(); }
+
 void MainWindow::updateViewSet() {
     // A dock with nothing to show stays out of the way until it has: the transfer timeline comes with a
     // session's first transfer (an offloaded cache) and goes with a session that moves nothing. Only the
@@ -441,24 +455,30 @@ void MainWindow::updateViewSet() {
             m_channelErrorsDock->raise();
         }
     }
-    const bool serving = m_session->paged().active();
-    if (serving == showsServingViews()) {
+    // From the first batch on (its metadata), so that an attachment that fails to start leaves the map's
+    // failure panel saying why.
+    const bool attached = m_session->server().active() || m_session->metadata().cacheKind == "server";
+    const bool serving = !attached && m_session->paged().active();
+    if (serving == showsServingViews() && attached == showsServerView()) {
         return;
     }
+    m_serverView->setVisible(attached);
     m_serving->setVisible(serving);
-    m_occupancy->setVisible(!serving);
-    m_heads->setVisible(!serving);
+    m_occupancy->setVisible(!serving && !attached);
+    m_heads->setVisible(!serving && !attached);
     m_metricsDock->setVisible(serving);
-    // The per-layer docks have nothing to show for a serving session: the pool views take their room.
+    // The per-layer docks have nothing to show for a serving or attached session: the pool views take their room.
     for (const char* name : {"maskDock", "memoryDock", "quantizationDock", "transcriptDock"}) {
         if (auto* dock = findChild<QDockWidget*>(QLatin1String(name))) {
-            dock->setVisible(!serving);
+            dock->setVisible(!serving && !attached);
         }
     }
     if (serving) {
         // A comparison asked for with the session (File > New session > Serving > Compare with,
         // --compare-serving, --compare FILE) stays in front of the metrics that share its place.
         bringToFront(m_compareDock->isHidden() ? m_metricsDock : m_compareDock);
+    }
+    if (serving || attached) {
         showEventLog();
     }
 }
@@ -549,6 +569,14 @@ void MainWindow::newSession() {
         if (const std::optional<config::ServingSettings> compared = dialog.compareServing()) {
             compareServing(*compared);
         }
+    }
+}
+
+void MainWindow::attachDialog() {
+    const bool live = m_session->mode() == SessionController::Mode::Live;
+    AttachDialog dialog(live ? m_session->liveSettings() : m_lastSettings, this);
+    if (dialog.exec() == QDialog::Accepted) {
+        startLive(dialog.settings());
     }
 }
 

@@ -51,6 +51,10 @@ public:
     /// Refused messages and skipped events, each naming its sequence number and the problem.
     const std::vector<std::string>& notices() const { return m_notices; }
     std::uint64_t messages() const { return m_messages; }
+    /// Messages in gaps() (never received).
+    std::uint64_t lostMessages() const;
+    /// Messages received but refused (not decodable, or not framed as a KV event message).
+    std::uint64_t refusedMessages() const { return m_refused; }
 
 private:
     struct Sockets;
@@ -65,6 +69,7 @@ private:
     std::vector<Gap> m_gaps;
     std::vector<std::string> m_notices;
     std::uint64_t m_messages = 0;
+    std::uint64_t m_refused = 0;
 };
 
 } // namespace kvscope::attach

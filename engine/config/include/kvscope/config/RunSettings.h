@@ -70,6 +70,19 @@ struct ServingSettings {
     bool operator==(const ServingSettings&) const = default;
 };
 
+/// Following a running server's KV cache (`kvscope --attach`, File > Attach to server, `kvscope-cli attach`):
+/// its KV event stream (vLLM's kv_events_config endpoint, or SGLang's), the replay socket to catch up from,
+/// the topic, and its /metrics page for the prefix-cache hit rate. The run's tokenizerPath, when given, turns
+/// the stored blocks' tokens into text.
+struct AttachSettings {
+    std::string endpoint;       ///< tcp://HOST:PORT or ipc://PATH
+    std::string replayEndpoint; ///< empty: no catching up
+    std::string topic;          ///< empty: every topic
+    std::string metricsUrl;     ///< http://HOST:PORT/metrics; empty: no hit rate
+    double seconds = 0;         ///< follow for this long (0: until stopped)
+    bool operator==(const AttachSettings&) const = default;
+};
+
 /// What a run is asked to do, torch-free so that the CLI, the GUI's New session dialog and the engine's
 /// LiveSession share one definition: one model source (preset, config.json, checkpoint folder or GGUF
 /// file; all empty = the default preset), the tokenizer paired with a preset or config.json, the cache, the prompt,
@@ -107,6 +120,8 @@ struct RunSettings {
 
     /// Set: serve a workload of many requests over a paged pool instead of generating from `prompt`.
     std::optional<ServingSettings> serving;
+    /// Set: follow a running server instead of running a model (no model source is loaded).
+    std::optional<AttachSettings> attach;
     bool operator==(const RunSettings&) const = default;
 };
 

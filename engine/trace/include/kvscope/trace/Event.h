@@ -350,6 +350,52 @@ struct ChannelErrorEvent {
     bool operator==(const ChannelErrorEvent&) const = default;
 };
 
+/// What changed in a server's prefix cache, as its KV event stream says (vLLM's BlockStored, BlockRemoved,
+/// AllBlocksCleared; SGLang's alike).
+enum class ServerCacheChange : std::uint8_t {
+    Stored = 0,
+    Removed = 1,
+    Cleared = 2,
+    Last = Cleared,
+};
+
+/// One event of a server's KV event stream (format 1.10; `kvscope --attach`, docs/paged.md), recorded as the
+/// server sent it. Stored: blockHashes, each holding blockSize of tokenIds in order, the first under
+/// parentHash (hasParent false: a prompt's first block); text and pieceEnds give the tokens' text where a
+/// tokenizer was given (as RequestTokens), else both are empty. Removed: blockHashes left `medium`. Cleared:
+/// every block of every medium went. medium is the server's name for where blocks live (GPU, CPU, DISK, ...),
+/// group its KV cache group (layer group).
+struct ServerCacheEvent {
+    // The small fields first: packed together, they keep Event within its size budget (EventTest).
+    ServerCacheChange change = ServerCacheChange::Stored;
+    bool hasParent = false;
+    std::int32_t group = 0;
+    std::vector<std::uint64_t> blockHashes;
+    std::uint64_t parentHash = 0;
+    std::vector<std::int64_t> tokenIds;
+    std::int64_t blockSize = 0;
+    std::string medium;
+    std::string text;
+    std::vector<std::int64_t> pieceEnds;
+    bool operator==(const ServerCacheEvent&) const = default;
+};
+
+/// Where a server's stream stands after one of its messages (format 1.10), emitted with the message's
+/// ServerCache events: the message's sequence number and server time, whether it came from the replay socket,
+/// the messages received, lost in gaps the replay could not fill, and refused (undecodable) so far, and the
+/// server's own prefix-cache counters from its /metrics (vllm:prefix_cache_queries/hits; -1: not known).
+struct ServerStatusEvent {
+    std::uint64_t messageSequence = 0;
+    double serverTime = 0;
+    bool replayed = false;
+    std::int64_t messages = 0;
+    std::int64_t lostMessages = 0;
+    std::int64_t refusedMessages = 0;
+    std::int64_t prefixCacheQueries = -1;
+    std::int64_t prefixCacheHits = -1;
+    bool operator==(const ServerStatusEvent&) const = default;
+};
+
 /// The variant index is the kind's number in session files: append new payloads at the end only.
 using EventPayload =
     std::variant<UpdateEvent, MaskSizesEvent, WindowSlideEvent, QuantizeFlushEvent, TransferEvent, CropEvent,
@@ -357,7 +403,8 @@ using EventPayload =
                  StepEndEvent, ComputeEvent, LogitsEvent, CompressionEvent, PagedPoolEvent,
                  RequestArrivedEvent, RequestAdmittedEvent, RequestScheduledEvent, RequestPreemptedEvent,
                  RequestFinishedEvent, BlockAllocatedEvent, BlockTouchedEvent, BlockCachedEvent,
-                 BlockFreedEvent, BlockEvictedEvent, RequestTokensEvent, ChannelErrorEvent>;
+                 BlockFreedEvent, BlockEvictedEvent, RequestTokensEvent, ChannelErrorEvent, ServerCacheEvent,
+                 ServerStatusEvent>;
 
 /// Names the alternative held by an EventPayload; equal to its variant index.
 enum class EventKind : std::uint8_t {
@@ -390,9 +437,11 @@ enum class EventKind : std::uint8_t {
     BlockEvicted = 26,
     RequestTokens = 27,
     ChannelError = 28,
+    ServerCache = 29,
+    ServerStatus = 30,
 };
 inline constexpr std::size_t kEventKindCount = std::variant_size_v<EventPayload>;
-static_assert(static_cast<std::size_t>(EventKind::ChannelError) + 1 == kEventKindCount,
+static_assert(static_cast<std::size_t>(EventKind::ServerStatus) + 1 == kEventKindCount,
               "EventKind must list every EventPayload alternative in order");
 
 /// One cache or generation operation as recorded by the trace.
@@ -412,9 +461,13 @@ std::string_view toString(TransferDirection direction);
 std::string_view toString(TransferLane lane);
 std::string_view toString(TimingSource timing);
 std::string_view toString(FinishReason reason);
+std::string_view toString(ServerCacheChange change);
 /// Whether the kind is one of the paged-serving events (PagedPool .. BlockEvicted, RequestTokens): step-level,
 /// folded into StepState::paged (RequestTokens changes nothing there: views read text from the timeline).
 bool isPagedKind(EventKind kind);
+/// Whether the kind is one of an attached server's events (ServerCache, ServerStatus): step-level, folded into
+/// StepState::server.
+bool isServerKind(EventKind kind);
 std::optional<EventKind> eventKindFromString(std::string_view name);
 
 } // namespace kvscope::trace

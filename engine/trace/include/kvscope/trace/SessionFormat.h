@@ -12,7 +12,7 @@ struct SessionFormat {
     static constexpr std::array<char, 8> kMagic{'K', 'V', 'S', 'E', 'S', 'S', '\0', '\0'};
     static constexpr std::array<char, 8> kEndMagic{'K', 'V', 'E', 'N', 'D', '\0', '\0', '\0'};
     static constexpr std::uint16_t kMajor = 1; ///< readers refuse a higher major
-    static constexpr std::uint16_t kMinor = 9; ///< readers accept any minor of their major
+    static constexpr std::uint16_t kMinor = 10; ///< readers accept any minor of their major
     /// A snapshot chunk (the state after the last complete step) precedes the first chunk of every
     /// kSnapshotInterval-th step, so seeking folds at most that many steps after the nearest snapshot.
     static constexpr std::int64_t kSnapshotInterval = 256;

@@ -3,6 +3,7 @@
 
 #include "kvscope/trace/LayerState.h"
 #include "kvscope/trace/PagedState.h"
+#include "kvscope/trace/ServerCacheState.h"
 
 #include <cstdint>
 #include <string>
@@ -31,6 +32,9 @@ struct StepState {
     /// Serving sessions: the block pool after the step (format 1.4). Rebuilt from events; session file
     /// snapshots do not carry it (they keep the 1.3 layout so that older readers still open the file).
     PagedState paged;
+    /// Attached sessions: the server's prefix cache after the step (format 1.10), rebuilt from events as
+    /// `paged` is.
+    ServerCacheState server;
 
     std::int64_t memoryDeviceTotal() const { return memoryDeviceFullPrecision + memoryDeviceQuantized; }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvscope/gui/models/PagedHistory.h"
+#include "kvscope/gui/models/ServerCacheHistory.h"
 #include "kvscope/gui/session/LiveSessionRunner.h"
 #include "kvscope/gui/session/SessionEngine.h"
 #include "kvscope/gui/session/StepBatch.h"
@@ -102,6 +103,8 @@ public:
     /// A serving session's requests, text, per-step changes and metrics (inactive for other sessions); kept
     /// in step with the timeline.
     const PagedHistory& paged() const { return m_paged; }
+    /// An attached server's cache over the steps (inactive for other sessions); kept in step with the timeline.
+    const ServerCacheHistory& server() const { return m_server; }
     std::int64_t stepCount() const { return m_timeline.stepCount(); }
     std::int64_t currentStep() const { return m_step; }
     /// Never null: an empty state before the first step.
@@ -141,6 +144,7 @@ private:
     std::unique_ptr<trace::SessionSpill> m_spill;
     QString m_liveFolder;
     PagedHistory m_paged;
+    ServerCacheHistory m_server;
     trace::SessionMetadata m_metadata;
     config::RunSettings m_settings;
     Mode m_mode = Mode::Empty;

@@ -32,6 +32,7 @@ class MemoryView;
 class OccupancyMapView;
 class QuantizationView;
 class RequestLanesView;
+class ServerCacheView;
 class SessionController;
 class TourPanel;
 class TransferTimelineView;
@@ -67,6 +68,9 @@ public:
     BlockTableView* blockTable() const { return m_blockTable; }
     /// Whether the serving views are the ones shown.
     bool showsServingViews() const;
+    /// An attached server's view (kvscope --attach), shown in place of the map while such a session is open.
+    ServerCacheView* serverView() const { return m_serverView; }
+    bool showsServerView() const;
     /// Brings the event log's tab (why each event happened) in front of the layer table.
     void showEventLog();
     /// The welcome page (tours, samples, recent files, new session) in place of the views, until a
@@ -132,6 +136,8 @@ private:
     /// Playback → Cancel run (Esc) and the status bar's Cancel: stops playing and the engine after its step.
     void cancelRun();
     void openDialog();
+    /// File > Attach to server.
+    void attachDialog();
     void openModelDialog();
     /// File > Open model: the known models with their state, then a GGUF file.
     void fillModelMenu();
@@ -174,6 +180,7 @@ private:
     RequestLanesView* m_lanes = nullptr;
     BlockTableView* m_blockTable = nullptr;
     QWidget* m_serving = nullptr;
+    ServerCacheView* m_serverView = nullptr;
     QDockWidget* m_metricsDock = nullptr;
     QDockWidget* m_compareDock = nullptr;
     QTabWidget* m_tabs = nullptr;
