@@ -21,6 +21,8 @@ from .reducer import StepState
 MAGIC = b"KVSESS\0\0"
 END_MAGIC = b"KVEND\0\0\0"
 MAJOR, MINOR = 1, 0
+# The minor a session needs for what it holds: 1.4 brought the paged-serving events (kinds 16-27).
+PAGED_MINOR = 4
 CHUNK_STEP, CHUNK_SNAPSHOT, CHUNK_INDEX = 1, 2, 3
 FLAG_ZSTD = 1
 SNAPSHOT_INTERVAL = 256
@@ -30,12 +32,15 @@ _CHUNK_HEADER = struct.Struct("<IHHQQ")
 
 
 class SessionFile:
-    """One session file being written. `emit` files events under their step; not thread-safe."""
+    """One session file being written. `emit` files events under their step; not thread-safe.
 
-    def __init__(self, path, metadata: dict):
+    `minor`: the format minor written in the header, the lowest one that has every kind the caller emits
+    (a Transformers recording needs 1.0, a paged one PAGED_MINOR)."""
+
+    def __init__(self, path, metadata: dict, minor: int = MINOR):
         self.path = os.fspath(path)
         json_text = json.dumps(metadata, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
-        header = bytearray(_FIXED_HEADER.pack(MAGIC, MAJOR, MINOR, _FIXED_HEADER.size + len(json_text) + 4, 0,
+        header = bytearray(_FIXED_HEADER.pack(MAGIC, MAJOR, minor, _FIXED_HEADER.size + len(json_text) + 4, 0,
                                               int(metadata.get("created_unix_ns", 0)), len(json_text)))
         header += json_text
         header += struct.pack("<I", crc32c(bytes(header)))
