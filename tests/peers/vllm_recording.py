@@ -6,7 +6,8 @@ For each case of tests/peers/data/vllm/cases.json named here (default: shared-pr
 `kvscope.record_vllm` into a session:
   1. step by step through its LLMEngine, requests joining at their arrival steps (as tests/peers/vllm_serving.py);
   2. through `LLM.generate` with every prompt at once, on the same engine, whose pool now holds the first run's
-     cached blocks in vLLM's free order (the session's prologue must set that up).
+     cached blocks in vLLM's free order (the session's prologue must set that up), with SmolLM2's tokenizer: each
+     request's recorded tokens (request_tokens events) must be its prompt and vLLM's outputs, with their text.
 After every scheduler step the child reads vLLM's own KV cache manager: each request's block table per KV cache
 group, the free queue in order, every block's reference count and hash (as vLLM's events convert it), each
 running request's computed tokens; at the end vLLM's counters (preemptions, prefix-cache queries and hits) and
@@ -18,6 +19,7 @@ compared goes to stdout.
 """
 import json
 import os
+import struct
 import subprocess
 import sys
 import time
@@ -83,9 +85,9 @@ def run_engine(model_dir, case_name, out_dir):
     scheduler = engine.engine_core.engine_core.scheduler
     runs = {}
 
-    def observed(name, drive):
+    def observed(name, drive, tokenizer=None):
         """Runs `drive` recorded into NAME.kvsess, reading vLLM's state after every engine step that scheduled."""
-        steps, outputs = [], {}
+        steps, outputs, tokens = [], {}, {}
         plain_step = engine.step
 
         def step():
@@ -96,18 +98,21 @@ def run_engine(model_dir, case_name, out_dir):
             for output in result:
                 if output.finished:
                     outputs[output.request_id] = len(output.outputs[0].token_ids)
+                    tokens[output.request_id] = list(output.prompt_token_ids) + list(output.outputs[0].token_ids)
             return result
 
         engine.step = step  # the oracle's own shadow, outside the recorder's
         start = counters(llm)
         started = time.time()
         try:
-            with kvscope.record_vllm(llm, os.path.join(out_dir, name + ".kvsess")) as recorder:
+            with kvscope.record_vllm(llm, os.path.join(out_dir, name + ".kvsess"), tokenizer=tokenizer) as recorder:
                 drive()
         finally:
             del engine.step
         end = counters(llm)
-        runs[name] = {"steps": steps, "outputs": outputs, "seconds": time.time() - started,
+        texts = {rid: [tokenizer.decode([t]) for t in ids] for rid, ids in tokens.items()} if tokenizer else {}
+        runs[name] = {"steps": steps, "outputs": outputs, "tokens": tokens, "texts": texts,
+                      "seconds": time.time() - started,
                       "steps_written": recorder.steps_written, "prologue_events": recorder.prologue_events,
                       "lost": recorder.lost,
                       "counters": {key: end.get(key, 0) - start.get(key, 0) for key in end}}
@@ -134,9 +139,52 @@ def run_engine(model_dir, case_name, out_dir):
         llm.generate(prompts, params, use_tqdm=False)
 
     observed("stepwise", stepwise)
-    observed("generate", generate)
+    sys.path.insert(0, HERE)
+    import smollm2
+    from transformers import AutoTokenizer
+    gguf = smollm2.path("vllm_recording.py")
+    tokenizer = AutoTokenizer.from_pretrained(os.path.dirname(gguf), gguf_file=os.path.basename(gguf))
+    observed("generate", generate, tokenizer)
     json.dump(runs, open(os.path.join(out_dir, "oracle.json"), "w"))
     os._exit(0)  # the engine's threads need not be joined
+
+
+def request_tokens(path):
+    """Each request's recorded tokens, ids and text, joined in position order, from the session's request_tokens
+    events (sessions/FORMAT.md, kind 27): {request: (ids, text, piece ends)}; a gap or overlap is an error."""
+    import zstandard
+    data = open(path, "rb").read()
+    at = struct.unpack_from("<I", data, 12)[0]  # headerLength
+    found = {}
+    while at < len(data) - 16:
+        chunk_type, _, flags, stored, raw = struct.unpack_from("<IHHQQ", data, at)
+        payload = data[at + 24:at + 24 + stored]
+        at += 24 + stored + 4
+        if chunk_type != 1:
+            continue
+        if flags & 1:
+            payload = zstandard.ZstdDecompressor().decompress(payload, max_output_size=raw)
+        offset = 12
+        for _ in range(struct.unpack_from("<I", payload, 8)[0]):
+            kind, length = struct.unpack_from("<BI", payload, offset)
+            body = payload[offset + 5 + 20:offset + 5 + length]
+            offset += 5 + length
+            if kind != 27:
+                continue
+            n = struct.unpack_from("<I", body, 0)[0]
+            rid, p = body[4:4 + n].decode(), 4 + n
+            first, count = struct.unpack_from("<qI", body, p)
+            ids = list(struct.unpack_from("<%dq" % count, body, p + 12))
+            p += 12 + 8 * count
+            n = struct.unpack_from("<I", body, p)[0]
+            text, p = body[p + 4:p + 4 + n], p + 4 + n
+            count = struct.unpack_from("<I", body, p)[0]
+            ends = list(struct.unpack_from("<%dq" % count, body, p + 4))
+            old_ids, old_text, old_ends = found.get(rid, ([], b"", []))
+            if first != len(old_ids):
+                raise ValueError("%s: tokens from position %d follow %d tokens" % (rid, first, len(old_ids)))
+            found[rid] = (old_ids + ids, old_text + text, old_ends + [len(old_text) + end for end in ends])
+    return {rid: (ids, text.decode("utf-8"), ends) for rid, (ids, text, ends) in found.items()}
 
 
 def replayed_state(step, groups):
@@ -186,6 +234,16 @@ def check_run(cli, session, run, prefix_caching):
     outputs = {r["id"]: r["output_tokens"] for r in last["requests"] if r["state"] == "finished"}
     if outputs != run["outputs"]:
         problems.append("output tokens per request: vLLM %s, the session %s" % (run["outputs"], outputs))
+    recorded = request_tokens(session)
+    if {rid: ids for rid, (ids, _, _) in recorded.items()} != run["tokens"]:
+        problems.append("tokens per request: vLLM's prompts and outputs %s, the session %s" % (
+            run["tokens"], {rid: ids for rid, (ids, _, _) in recorded.items()}))
+    for rid, pieces in run["texts"].items():
+        ids, text, ends = recorded.get(rid, ([], "", []))
+        want_ends = [len("".join(pieces[:i + 1]).encode("utf-8")) for i in range(len(pieces))]
+        if text != "".join(pieces) or ends != want_ends:
+            problems.append("%s: text %r, pieces ending at %s; its tokens decode to %r" % (rid, text[:200], ends[:20],
+                                                                                          "".join(pieces)[:200]))
     if run["lost"]:
         problems.append("the recorder lost %d operations" % run["lost"])
     return problems, info
