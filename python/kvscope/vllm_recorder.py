@@ -113,13 +113,14 @@ class VllmRecorder:
         self._utils = importlib.import_module("vllm.v1.core.kv_cache_utils")
         self._status = importlib.import_module("vllm.v1.request").RequestStatus
         self.tokenizer = self._find_tokenizer()
-        self._file = SessionFile(self.path, self._metadata(), minor=PAGED_MINOR)
+        self._file = SessionFile(self.path, self._metadata(), minor=PAGED_MINOR, snapshots=False)
         self._emit(ev.PAGED_POOL, self._pool_fields())
         self._write_prologue()
         try:
             self._patch()
         except BaseException:
             self._patches.restore()
+            self._file.close_unfinished()
             raise
         return self
 

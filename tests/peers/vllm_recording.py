@@ -11,8 +11,9 @@ For each case of tests/peers/data/vllm/cases.json named here (default: shared-pr
 After every scheduler step the child reads vLLM's own KV cache manager: each request's block table per KV cache
 group, the free queue in order, every block's reference count and hash (as vLLM's events convert it), each
 running request's computed tokens; at the end vLLM's counters (preemptions, prefix-cache queries and hits) and
-outputs. `kvscope-cli replay --all-steps` of each session must give all of that at every step. A table of what was
-compared goes to stdout.
+outputs. `kvscope-cli replay --all-steps` of each session must give all of that at every step. Between the runs, a
+recording of a scheduler that already holds a request must be refused, leaving no file and no shadow. A table of what
+was compared goes to stdout.
 
     vllm_recording.py KVSCOPE_CLI WORK_DIR [CASE ...]
     vllm_recording.py --engine MODEL_DIR CASE_NAME OUT_DIR     (one vLLM engine; what the above spawns)
@@ -139,12 +140,26 @@ def run_engine(model_dir, case_name, out_dir):
         llm.generate(prompts, params, use_tqdm=False)
 
     observed("stepwise", stepwise)
+    # A scheduler that already holds a request is refused before anything is written or shadowed.
+    engine.add_request("early", {"prompt_token_ids": workload["requests"][0]["prompt_ids"]},
+                       SamplingParams(temperature=0.0, max_tokens=1))
+    refused = os.path.join(out_dir, "refused.kvsess")
+    try:
+        with kvscope.record_vllm(llm, refused):
+            refusal = None
+    except RuntimeError as error:
+        refusal = str(error)
+    if os.path.exists(refused) or any(name in vars(scheduler) for name in ("schedule", "add_request")):
+        refusal = "the refused recording left %s or shadows behind" % refused
+    while engine.has_unfinished_requests():
+        engine.step()
     sys.path.insert(0, HERE)
     import smollm2
     from transformers import AutoTokenizer
     gguf = smollm2.path("vllm_recording.py")
     tokenizer = AutoTokenizer.from_pretrained(os.path.dirname(gguf), gguf_file=os.path.basename(gguf))
     observed("generate", generate, tokenizer)
+    runs["refusal"] = refusal
     json.dump(runs, open(os.path.join(out_dir, "oracle.json"), "w"))
     os._exit(0)  # the engine's threads need not be joined
 
@@ -275,6 +290,10 @@ def main():
             failed = True
             continue
         runs = json.load(open(os.path.join(folder, "oracle.json")))
+        refusal = runs.pop("refusal")
+        if not refusal or "already holds 1 request(s) (early-" not in refusal:
+            print("  %s: recording a scheduler that holds a request: %s" % (name, refusal), file=sys.stderr)
+            failed = True
         for run_name, run in runs.items():
             problems, info = check_run(cli, os.path.join(folder, run_name + ".kvsess"), run,
                                        cases[name]["settings"]["prefix_caching"])

@@ -126,3 +126,24 @@ def test_a_paged_event_with_the_wrong_number_of_fields_is_refused():
         assert "takes 4 fields" in str(error)
     else:
         raise AssertionError("three fields of four were encoded")
+
+
+
+def test_a_long_serving_session_seeks_to_any_step(cli, tmp_path):
+    """Without snapshots (whose layout has no pool), `replay --step K` past step 255 folds the pool from the start."""
+    path = tmp_path / "long.kvsess"
+    session = SessionFile(path, {"cache": "paged"}, minor=PAGED_MINOR, snapshots=False)
+    session.emit((ev.PAGED_POOL, 0, -1, (4, 8, 0, True, ev.FREE_POLICY_CURRENT, [0], 64, 4)))
+    session.emit((ev.REQUEST_ARRIVED, 0, -1, ("r0", 4, 1000)))
+    for step in range(300):
+        session.emit((ev.STEP_BEGIN, step, -1, (-1, "")))
+        if step % 4 == 0:
+            session.emit((ev.BLOCK_ALLOCATED, step, -1, ("r0", 0, 1 + step // 4 % 7, step // 4)))
+        session.emit((ev.STEP_END, step, -1, (-1, "", 0)))
+    session.finish()
+    code, every, err = cli("replay", path, "--all-steps")
+    assert code == 0, err
+    for step in (255, 256, 299):
+        code, state, err = cli("replay", path, "--step", step)
+        assert code == 0, err
+        assert state["paged"] == every[step]["paged"]
