@@ -6,8 +6,10 @@ no-prefix-caching), one vLLM `LLM` in this process's child (VLLM_ENABLE_V1_MULTI
 twice, each run recorded by `kvscope.record_vllm` into a session:
   1. step by step through its LLMEngine, requests joining at their arrival steps (as tests/peers/vllm_serving.py);
   2. through `LLM.generate` with every prompt at once, on the same engine, whose pool now holds the first run's
-     cached blocks in vLLM's free order (the session's prologue must set that up), with SmolLM2's tokenizer: each
-     request's recorded tokens (request_tokens events) must be its prompt and vLLM's outputs, with their text.
+     cached blocks in vLLM's free order (the session's prologue must set that up); in the shared-prefix case with
+     SmolLM2's tokenizer.
+Each request's recorded tokens (request_tokens events) must be its prompt and vLLM's outputs, with their text where
+the run had a tokenizer.
 After every scheduler step the child reads vLLM's own KV cache manager: each request's block table per KV cache
 group, the free queue in order, every block's reference count and hash (as vLLM's events convert it), each
 running request's computed tokens; at the end vLLM's counters (preemptions, prefix-cache queries and hits) and
@@ -28,6 +30,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_CASES = ("shared-prefix", "preemption", "no-prefix-caching")
+# The cases whose LLM.generate run is recorded with SmolLM2's tokenizer (loading it costs some 10 s of CPU a case).
+TEXT_CASES = ("shared-prefix",)
 
 
 def external(request_id):
@@ -153,11 +157,13 @@ def run_engine(model_dir, case_name, out_dir):
         refusal = "the refused recording left %s or shadows behind" % refused
     while engine.has_unfinished_requests():
         engine.step()
-    sys.path.insert(0, HERE)
-    import smollm2
-    from transformers import AutoTokenizer
-    gguf = smollm2.path("vllm_recording.py")
-    tokenizer = AutoTokenizer.from_pretrained(os.path.dirname(gguf), gguf_file=os.path.basename(gguf))
+    tokenizer = None
+    if case_name in TEXT_CASES:
+        sys.path.insert(0, HERE)
+        import smollm2
+        from transformers import AutoTokenizer
+        gguf = smollm2.path("vllm_recording.py")
+        tokenizer = AutoTokenizer.from_pretrained(os.path.dirname(gguf), gguf_file=os.path.basename(gguf))
     observed("generate", generate, tokenizer)
     runs["refusal"] = refusal
     json.dump(runs, open(os.path.join(out_dir, "oracle.json"), "w"))
