@@ -20,7 +20,20 @@ if [ "${1:-}" = --stamp ]; then
     echo "$stamp"
     exit 0
 fi
+# kvscope's own Python package (python/: the vLLM recorder) needs two packages of its own on top of vLLM's set;
+# they are a layer with a stamp of their own, so that adding them does not remake the 3.5 GB below.
+recorder_layer() {
+    local layer
+    layer=$(sha256sum <requirements/vllm-recorder.txt | cut -c1-16)
+    if [ "$(cat "$venv/.kvscope-recorder-stamp" 2>/dev/null)" != "$layer" ]; then
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+            -r requirements/vllm-recorder.txt 2>&1 | sed '/^WARNING: Location .* is ignored/d' >&2
+        "$venv/bin/python" -c 'import zstandard, crc32c' >&2
+        echo "$layer" >"$venv/.kvscope-recorder-stamp"
+    fi
+}
 if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.kvscope-stamp" 2>/dev/null)" = "$stamp" ]; then
+    recorder_layer
     echo "$venv/bin/python"
     exit 0
 fi
@@ -33,4 +46,5 @@ mkdir -p "$(dirname "$venv")"
 # Whatever the pins, the import must work: a wheel that needs a left-out package fails here, not in a test.
 "$venv/bin/python" -c 'import vllm, transformers, zmq, msgspec, cbor2' >&2
 echo "$stamp" >"$venv/.kvscope-stamp"
+recorder_layer
 echo "$venv/bin/python"

@@ -24,6 +24,19 @@ STEP_BEGIN = 11
 STEP_END = 12
 COMPUTE = 13
 LOGITS = 14
+# Paged serving (format 1.4; docs/paged.md): step-level (layer -1) events of a block pool and its requests.
+PAGED_POOL = 16
+REQUEST_ARRIVED = 17
+REQUEST_ADMITTED = 18
+REQUEST_SCHEDULED = 19
+REQUEST_PREEMPTED = 20
+REQUEST_FINISHED = 21
+BLOCK_ALLOCATED = 22
+BLOCK_TOUCHED = 23
+BLOCK_CACHED = 24
+BLOCK_FREED = 25
+BLOCK_EVICTED = 26
+REQUEST_TOKENS = 27
 # Annotations (kinds 128 and up) describe the recording, not the cache: no reader folds them into the
 # state, and readers that do not know them skip them by their length (sessions/FORMAT.md).
 LOST = 128
@@ -43,6 +56,10 @@ OFFLOAD, PREFETCH = 0, 1
 LANE_COMPUTE, LANE_PREFETCH = 0, 1
 MEASURED, MODELED = 0, 1
 
+# Why a request finished (trace::FinishReason); free policies of the pool (0 the design document's, 1 vLLM's code).
+FINISH_EOS, FINISH_MAX_TOKENS, FINISH_MAX_MODEL_LEN = 0, 1, 2
+FREE_POLICY_DOCUMENT, FREE_POLICY_CURRENT = 0, 1
+
 # Logits: the whole vocabulary up to this size, else the top ones (trace::kLogits*).
 LOGITS_FULL_VOCABULARY_LIMIT = 1024
 LOGITS_TOP_COUNT = 256
@@ -60,6 +77,41 @@ _FIXED = {
     MEMORY: struct.Struct("<qqq"),
     COMPUTE: struct.Struct("<Bqq"),
 }
+
+# The paged kinds' fields in wire order, as engine/trace/src/EventFields.h lists them: a struct code per
+# fixed-width field (q i64, i i32, Q u64 hash, B u8 enum or bool), "s" a u32-prefixed UTF-8 string, "L" a
+# u32-prefixed list of i64. The fields tuple of such an event holds one value per letter.
+_PAGED_LAYOUTS = {
+    PAGED_POOL: "qiiBBLqi",     # blockSize numBlocks nullBlock prefixCaching freePolicy groupWindows
+                                #   maxNumBatchedTokens maxNumSeqs
+    REQUEST_ARRIVED: "sqq",     # requestId promptTokens maxTokens
+    REQUEST_ADMITTED: "sqqB",   # requestId numTokens cachedTokens resumed
+    REQUEST_SCHEDULED: "sqqB",  # requestId firstPosition numTokens samples
+    REQUEST_PREEMPTED: "sq",    # requestId numComputedTokens
+    REQUEST_FINISHED: "sBq",    # requestId reason outputTokens
+    BLOCK_ALLOCATED: "siii",    # requestId group block tableIndex
+    BLOCK_TOUCHED: "siiii",     # requestId group block tableIndex refCnt
+    BLOCK_CACHED: "siiQQqq",    # requestId group block hash parentHash tokenBegin tokenEnd
+    BLOCK_FREED: "siiiiiB",     # requestId group block tableIndex refCnt queuePosition windowed
+    BLOCK_EVICTED: "iiQ",       # group block hash
+    REQUEST_TOKENS: "sqLsL",    # requestId firstPosition tokenIds text pieceEnds
+}
+
+
+def _encode_layout(kind: int, layout: str, fields: tuple) -> bytes:
+    if len(fields) != len(layout):
+        raise ValueError("event kind %d takes %d fields (%s), got %d" % (kind, len(layout), layout, len(fields)))
+    out = bytearray()
+    for code, value in zip(layout, fields):
+        if code == "s":
+            out += _string(value)
+        elif code == "L":
+            out += _int64_list(value)
+        elif code == "B":
+            out += struct.pack("<B", int(value))  # bools as 0 or 1, as the reader requires
+        else:
+            out += struct.pack("<" + code, value)
+    return bytes(out)
 
 
 def _int64_list(values) -> bytes:
@@ -92,6 +144,9 @@ def encode_payload(kind: int, fields: tuple) -> bytes:
         ids, log_probs, complete = fields
         return (_int64_list(ids) + struct.pack("<I%df" % len(log_probs), len(log_probs), *log_probs)
                 + struct.pack("<B", 1 if complete else 0))
+    layout = _PAGED_LAYOUTS.get(kind)
+    if layout is not None:
+        return _encode_layout(kind, layout, fields)
     raise ValueError("unknown event kind %r" % (kind,))
 
 

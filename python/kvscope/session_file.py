@@ -21,6 +21,8 @@ from .reducer import StepState
 MAGIC = b"KVSESS\0\0"
 END_MAGIC = b"KVEND\0\0\0"
 MAJOR, MINOR = 1, 0
+# The minor a session needs for what it holds: 1.4 brought the paged-serving events (kinds 16-27).
+PAGED_MINOR = 4
 CHUNK_STEP, CHUNK_SNAPSHOT, CHUNK_INDEX = 1, 2, 3
 FLAG_ZSTD = 1
 SNAPSHOT_INTERVAL = 256
@@ -30,12 +32,18 @@ _CHUNK_HEADER = struct.Struct("<IHHQQ")
 
 
 class SessionFile:
-    """One session file being written. `emit` files events under their step; not thread-safe."""
+    """One session file being written. `emit` files events under their step; not thread-safe.
 
-    def __init__(self, path, metadata: dict):
+    `minor`: the format minor written in the header, the lowest one that has every kind the caller emits
+    (a Transformers recording needs 1.0, a paged one PAGED_MINOR). `snapshots`: False for a serving session,
+    whose pool the snapshot layout cannot hold: a reader seeking to a step from a snapshot would lose the pool,
+    and without snapshots it folds the steps from the first."""
+
+    def __init__(self, path, metadata: dict, minor: int = MINOR, snapshots: bool = True):
         self.path = os.fspath(path)
+        self._snapshots_wanted = snapshots
         json_text = json.dumps(metadata, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
-        header = bytearray(_FIXED_HEADER.pack(MAGIC, MAJOR, MINOR, _FIXED_HEADER.size + len(json_text) + 4, 0,
+        header = bytearray(_FIXED_HEADER.pack(MAGIC, MAJOR, minor, _FIXED_HEADER.size + len(json_text) + 4, 0,
                                               int(metadata.get("created_unix_ns", 0)), len(json_text)))
         header += json_text
         header += struct.pack("<I", crc32c(bytes(header)))
@@ -64,7 +72,8 @@ class SessionFile:
             self._flush_step()
         if step > self._last_filed_step:
             # Snapshots only at a step boundary, once the previous step can get no more events.
-            if self._last_filed_step >= 0 and self._steps_since_snapshot >= SNAPSHOT_INTERVAL:
+            if (self._snapshots_wanted and self._last_filed_step >= 0
+                    and self._steps_since_snapshot >= SNAPSHOT_INTERVAL):
                 self._write_snapshot()
             self._unfolded.append((self._last_filed_step + 1, step))
             self._last_filed_step = step
