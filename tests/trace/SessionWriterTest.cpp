@@ -158,6 +158,29 @@ TEST(SessionWriterTest, DestructorFinishesTheFile) {
     EXPECT_TRUE(contents.events == events);
 }
 
+// An attached server's session past the snapshot interval: seeking to a late step still finds the server's cache
+// (and a serving session its pool), which a snapshot would have lost.
+TEST(SessionWriterTest, ASessionWithAServerOrAPoolSeeksToAnyStep) {
+    TemporaryFolder folder;
+    const auto path = folder.file("attached.kvsess");
+    const std::int64_t steps = SessionFormat::kSnapshotInterval + 44;
+    {
+        SessionWriter writer(path, sampleMetadata());
+        for (std::int64_t step = 0; step < steps; ++step) {
+            writer.emit(Event{step, -1, 0,
+                              ServerCacheEvent{ServerCacheChange::Stored, step > 0, 0,
+                                               {static_cast<std::uint64_t>(step) + 1}, static_cast<std::uint64_t>(step),
+                                               {step}, 1, "GPU", "", {}}});
+            writer.emit(Event{step, -1, 0, PagedPoolEvent{16, 8 + static_cast<std::int32_t>(step), -1, true, 0, {0}, 64, 4}});
+        }
+    }
+    for (const std::int64_t step : {std::int64_t{3}, SessionFormat::kSnapshotInterval, steps - 1}) {
+        const StepState state = SessionReader::stateAt(path, step);
+        EXPECT_EQ(state.server.blocks.size(), static_cast<std::size_t>(step) + 1) << step;
+        EXPECT_EQ(state.paged.numBlocks, 8 + step) << step;
+    }
+}
+
 TEST(SessionWriterTest, RefusesEventsAfterFinishAndUnwritablePaths) {
     TemporaryFolder folder;
     SessionWriter writer(folder.file("done.kvsess"), sampleMetadata());

@@ -64,8 +64,11 @@ void SessionWriter::emit(const Event& event) {
         handOverStep();
     }
     if (step > m_lastFiledStep) {
-        // Snapshots are taken only at a step boundary, once the previous step can get no more events.
-        if (m_lastFiledStep >= 0 && m_stepsSinceSnapshot >= SessionFormat::kSnapshotInterval) {
+        // Snapshots are taken only at a step boundary, once the previous step can get no more events. A serving
+        // or attached session gets none: the snapshot layout has no pool or server cache, so a reader seeking
+        // from one would lose them (SessionReader::stateAt folds such a session from its start instead).
+        if (m_lastFiledStep >= 0 && m_stepsSinceSnapshot >= SessionFormat::kSnapshotInterval &&
+            !m_state.paged.active && !m_state.server.active) {
             writeSnapshot();
         }
         for (std::int64_t opened = m_lastFiledStep + 1; opened <= step; ++opened) {
