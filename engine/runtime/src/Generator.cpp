@@ -156,10 +156,10 @@ void Generator::endStep(std::chrono::steady_clock::time_point start) {
             self.eventEmitter().emit(-1, logitsEventOf(m_lastLogits[0]));
         }
         const int64_t token = m_result.tokens.empty() ? -1 : m_result.tokens.front();
-        // A prompt-lookup step adds several tokens: its text is all of them (the token id the last).
-        const std::string text = m_result.added.size() > 1 ? m_text.decode(m_result.added) : m_text.decode({token});
+        // A speculative step adds several tokens: its speculation event names the accepted drafts, and the step's
+        // end the model's own token after them, so that each position has one piece.
         self.eventEmitter().emit(
-            -1, trace::StepEndEvent{token, text,
+            -1, trace::StepEndEvent{token, m_text.decode({token}),
                                     std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()});
     }
 }
@@ -314,9 +314,32 @@ std::vector<int64_t> Generator::lookupCandidates() const {
     return {};
 }
 
+std::vector<int64_t> Generator::layerLengths() const {
+    const cache::Cache& self = m_cache->selfAttention();
+    std::vector<int64_t> lengths;
+    lengths.reserve(self.size());
+    for (size_t layer = 0; layer < self.size(); ++layer) {
+        lengths.push_back(self.seqLength(static_cast<int64_t>(layer)));
+    }
+    return lengths;
+}
+
 void Generator::verifyDraft(const std::vector<int64_t>& fed) {
     const std::vector<int64_t> draft = lookupCandidates();
     const auto drafted = static_cast<int64_t>(draft.size());
+    trace::SpeculationEvent speculation;
+    cache::Cache& self = m_cache->selfAttention();
+    const bool traced = self.eventSink() != nullptr;
+    if (traced) {
+        // The drafts continue the text: they go in right after every token the sequence holds.
+        speculation.firstPosition = m_sequences.size(1);
+        speculation.draftIds = draft;
+        for (const int64_t id : draft) {
+            speculation.draftText += m_text.decode({id});
+            speculation.pieceEnds.push_back(static_cast<int64_t>(speculation.draftText.size()));
+        }
+        speculation.lengthsBefore = layerLengths();
+    }
     if (fed.size() > 1) {
         // The prompt but its last token first (its logits unused): the cache then holds what Transformers' one
         // forward over prompt and draft leaves, and only the draft's logits are computed.
@@ -357,6 +380,11 @@ void Generator::verifyDraft(const std::vector<int64_t>& fed) {
     m_result.added = added;
     m_speculative.push_back({m_step, drafted, accepted, static_cast<int64_t>(added.size()),
                              m_cache->selfAttention().seqLength()});
+    if (traced) {
+        speculation.accepted = accepted;
+        speculation.lengthsAfter = layerLengths();
+        self.eventEmitter().emit(-1, std::move(speculation));
+    }
 }
 
 int64_t Generator::sample(const at::Tensor& logits) {

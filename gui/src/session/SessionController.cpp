@@ -59,6 +59,7 @@ void SessionController::resetSession(Mode mode, const QString& name) {
     discardSpill();
     m_timeline.clear();
     m_paged.clear();
+    m_speculation.reset();
     m_metadata = trace::SessionMetadata{};
     m_mode = mode;
     m_name = name;
@@ -137,6 +138,7 @@ void SessionController::setRecordedSession(const trace::SessionMetadata& metadat
 
 void SessionController::loaded() {
     m_paged.extend(m_timeline);
+    m_speculation.update(m_timeline);
     m_liveFinished = true;
     m_state = m_timeline.stepCount() > 0 ? m_timeline.snapshotAt(0) : std::make_shared<const trace::StepState>();
     Q_EMIT sessionLoaded();
@@ -274,6 +276,7 @@ void SessionController::onBatch(const std::shared_ptr<const StepBatch>& batch) {
             // The steps already on disk stay viewable; the run cannot go on without a place for its events.
             m_runner.cancel();
             m_paged.extend(m_timeline);
+            m_speculation.update(m_timeline);
             m_growthPending = true;
             onFailed(batch->run,
                      tr("kvscope could not record the live session to %1: %2. Free some disk space, "
@@ -286,6 +289,7 @@ void SessionController::onBatch(const std::shared_ptr<const StepBatch>& batch) {
         m_timeline.emitAll(batch->events);
     }
     m_paged.extend(m_timeline);
+    m_speculation.update(m_timeline);
     m_liveFinished = batch->finished;
     if (!m_growthPending) {
         m_growthPending = true;

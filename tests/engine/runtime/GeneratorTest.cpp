@@ -5,10 +5,12 @@
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/model/ModelError.h"
 #include "kvscope/model/ModelLoader.h"
+#include "kvscope/runtime/ByteTextCodec.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/trace/Event.h"
 #include "kvscope/trace/RecordingSink.h"
+#include "kvscope/trace/Timeline.h"
 
 #include "ModelTestHelpers.h"
 
@@ -289,6 +291,64 @@ TEST(GeneratorTest, PromptLookupGivesGreedyTokensAndCropsTheRejectedDrafts) {
         EXPECT_EQ(step.cacheLength, static_cast<int64_t>(prompt.size()) + added - 1);
     }
     EXPECT_EQ(added, 12);
+}
+
+TEST(GeneratorTest, PromptLookupRecordsEachVerificationAsASpeculationEvent) {
+    // Gemma 3's preset has sliding layers: their seq_length rolls back with the full layers' through the recorded past.
+    const std::vector<int64_t> prompt = ByteTokenizer::encode("abcab abcab abcab abcab ab");
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("gemma3"), 1);
+    GenerationOptions lookup = tokensInGenerator(12);
+    lookup.promptLookupNumTokens = 3;
+    kvscope::trace::Timeline timeline;
+    Generator generator(*model, cacheKind("dynamic"), lookup, &timeline);
+    generate(generator, prompt);
+    std::vector<std::pair<int64_t, kvscope::trace::SpeculationEvent>> events;
+    for (const auto& event : timeline.events()) {
+        if (const auto* speculation = std::get_if<kvscope::trace::SpeculationEvent>(&event.payload)) {
+            EXPECT_EQ(event.layer, -1);
+            events.emplace_back(event.step, *speculation);
+        }
+    }
+    const auto& steps = generator.speculativeSteps();
+    ASSERT_EQ(events.size(), steps.size());
+    const std::vector<int64_t> sequence = generator.sequence();
+    int64_t position = static_cast<int64_t>(prompt.size());
+    int64_t rolledBack = 0;
+    const kvscope::runtime::ByteTextCodec bytes;
+    const auto layers = static_cast<size_t>(model->architecture().numLayers());
+    for (size_t index = 0; index < steps.size(); ++index) {
+        const auto& [step, speculation] = events[index];
+        EXPECT_EQ(step, steps[index].step);
+        EXPECT_EQ(speculation.source, kvscope::trace::DraftSource::PromptLookup);
+        EXPECT_EQ(speculation.drafted(), steps[index].drafted) << "step " << step;
+        EXPECT_EQ(speculation.accepted, steps[index].accepted) << "step " << step;
+        EXPECT_EQ(speculation.firstPosition, position) << "the drafts follow the text so far, step " << step;
+        // The accepted drafts are the text's next tokens, and each draft names its byte.
+        for (int64_t draft = 0; draft < speculation.accepted; ++draft) {
+            EXPECT_EQ(speculation.draftIds[static_cast<size_t>(draft)], sequence[static_cast<size_t>(position + draft)]);
+        }
+        for (size_t draft = 0; draft < speculation.draftIds.size(); ++draft) {
+            EXPECT_EQ(speculation.piece(draft), bytes.decode({speculation.draftIds[draft]})) << "step " << step;
+        }
+        ASSERT_EQ(speculation.lengthsBefore.size(), layers);
+        ASSERT_EQ(speculation.lengthsAfter.size(), layers);
+        const kvscope::trace::StepState state = timeline.stateAt(step);
+        for (size_t layer = 0; layer < layers; ++layer) {
+            // Every layer, sliding or not, counts every token and ends the step holding all but the last picked one.
+            EXPECT_EQ(speculation.lengthsBefore[layer], index == 0 ? 0 : position - 1) << "step " << step;
+            EXPECT_EQ(speculation.lengthsAfter[layer], steps[index].cacheLength) << "step " << step;
+            EXPECT_EQ(state.layers[layer].seqLength, speculation.lengthsAfter[layer]) << "the folded state, step " << step;
+        }
+        rolledBack += speculation.drafted() - speculation.accepted;
+        position += steps[index].added;
+    }
+    EXPECT_GT(rolledBack, 0) << "no draft was rolled back: the case tests no rollback";
+    // Each step's end names the model's own token, the last the step added.
+    for (const auto& event : timeline.events()) {
+        if (const auto* end = std::get_if<kvscope::trace::StepEndEvent>(&event.payload)) {
+            EXPECT_EQ(end->text, bytes.decode({end->tokenId}));
+        }
+    }
 }
 
 TEST(GeneratorTest, PromptLookupRefusalsNameTheFix) {

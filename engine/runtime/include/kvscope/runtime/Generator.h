@@ -127,6 +127,8 @@ private:
     std::vector<int64_t> lookupCandidates() const;
     /// Prompt lookup: runs `fed` (tokens not yet cached) and the draft, keeps the accepted prefix and crops the rest.
     void verifyDraft(const std::vector<int64_t>& fed);
+    /// Every self-attention layer's seq_length, for a speculation event.
+    std::vector<int64_t> layerLengths() const;
     void beginStep(int64_t tokenId, const std::string& text);
     void endStep(std::chrono::steady_clock::time_point start);
 

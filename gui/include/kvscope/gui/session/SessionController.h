@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvscope/gui/models/PagedHistory.h"
+#include "kvscope/gui/models/SpeculationHistory.h"
 #include "kvscope/gui/session/LiveSessionRunner.h"
 #include "kvscope/gui/session/SessionEngine.h"
 #include "kvscope/gui/session/StepBatch.h"
@@ -102,6 +103,9 @@ public:
     /// A serving session's requests, text, per-step changes and metrics (inactive for other sessions); kept
     /// in step with the timeline.
     const PagedHistory& paged() const { return m_paged; }
+    /// A speculative-decoding session's verifications and where each step's tokens lie (empty for other
+    /// sessions); kept in step with the timeline.
+    const SpeculationHistory& speculation() const { return m_speculation; }
     std::int64_t stepCount() const { return m_timeline.stepCount(); }
     std::int64_t currentStep() const { return m_step; }
     /// Never null: an empty state before the first step.
@@ -141,6 +145,7 @@ private:
     std::unique_ptr<trace::SessionSpill> m_spill;
     QString m_liveFolder;
     PagedHistory m_paged;
+    SpeculationHistory m_speculation;
     trace::SessionMetadata m_metadata;
     config::RunSettings m_settings;
     Mode m_mode = Mode::Empty;
