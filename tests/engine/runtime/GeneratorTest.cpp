@@ -351,6 +351,64 @@ TEST(GeneratorTest, PromptLookupRecordsEachVerificationAsASpeculationEvent) {
     }
 }
 
+TEST(GeneratorTest, AnAssistantModelDraftsAndTheModelKeepsWhatGreedyDecodingWouldPick) {
+    // Gemma 3's preset (sliding layers) drafted for by itself (every draft kept) and by another seed's weights
+    // (most rejected): either way the text is the model's greedy one.
+    const std::vector<int64_t> prompt = ByteTokenizer::encode("The key-value cache");
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("gemma3"), 1);
+    auto other = ModelLoader::builtin(kvscope::testing::presetConfig("gemma3"), 2);
+    Generator plain(*model, cacheKind("dynamic"), tokensInGenerator(10));
+    const std::vector<int64_t> greedy = generate(plain, prompt);
+    const struct {
+        kvscope::model::LanguageModel* assistant;
+        bool keepsAll;
+    } cases[] = {{model.get(), true}, {other.get(), false}};
+    for (const auto& c : cases) {
+        GenerationOptions assisted = tokensInGenerator(10);
+        assisted.assistant = c.assistant;
+        assisted.numAssistantTokens = 3;
+        kvscope::trace::Timeline timeline;
+        Generator generator(*model, cacheKind("dynamic"), assisted, &timeline);
+        EXPECT_EQ(generate(generator, prompt), greedy);
+        int64_t length = static_cast<int64_t>(prompt.size());
+        int64_t rolledBack = 0;
+        size_t verification = 0;
+        for (const auto& event : timeline.events()) {
+            const auto* speculation = std::get_if<kvscope::trace::SpeculationEvent>(&event.payload);
+            if (speculation == nullptr) {
+                continue;
+            }
+            // Three drafts a step, fewer only where the budget of new tokens ends.
+            const int64_t left = static_cast<int64_t>(prompt.size()) + 10 - length - 1;
+            EXPECT_EQ(speculation->source, kvscope::trace::DraftSource::AssistantModel);
+            EXPECT_EQ(speculation->drafted(), std::min<int64_t>(3, left)) << "step " << event.step;
+            EXPECT_EQ(speculation->firstPosition, length);
+            if (c.keepsAll) {
+                EXPECT_EQ(speculation->accepted, speculation->drafted()) << "a model agrees with itself";
+            }
+            EXPECT_EQ(speculation->accepted, generator.speculativeSteps()[verification].accepted);
+            rolledBack += speculation->drafted() - speculation->accepted;
+            length += speculation->accepted + 1;
+            ++verification;
+        }
+        EXPECT_EQ(verification, generator.speculativeSteps().size());
+        EXPECT_EQ(length, static_cast<int64_t>(prompt.size()) + 10);
+        EXPECT_EQ(rolledBack > 0, !c.keepsAll);
+    }
+}
+
+TEST(GeneratorTest, AnAssistantWithAnotherVocabularyIsRefused) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    kvscope::config::ModelConfig wider = kvscope::testing::presetConfig("llama");
+    wider.vocabSize = 300;
+    auto assistant = ModelLoader::builtin(wider, 1);
+    GenerationOptions assisted = tokensInGenerator(4);
+    assisted.assistant = assistant.get();
+    EXPECT_EQ(refusal([&] { Generator{*model, cacheKind("dynamic"), assisted}; }),
+              "the assistant model's vocabulary (300 ids) is not the model's (259): assisted decoding needs two "
+              "models that share one vocabulary");
+}
+
 TEST(GeneratorTest, PromptLookupRefusalsNameTheFix) {
     auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"));
     GenerationOptions beams = tokensInGenerator(4);
