@@ -82,7 +82,7 @@ TEST(SessionCommandsTest, RunRecordsASessionThatInfoReplayAndExportRead) {
     const Output info = invoke(SessionCommands::info, fileOption(file));
     ASSERT_EQ(info.exitCode, 0) << info.err;
     const Json header = info.json();
-    EXPECT_EQ(header["format_version"], "1.9");
+    EXPECT_EQ(header["format_version"], "1.10");
     EXPECT_TRUE(header["complete"].get<bool>());
     EXPECT_EQ(header["steps"], 10);
     EXPECT_EQ(header["metadata"]["model"], "gemma2");

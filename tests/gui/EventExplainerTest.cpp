@@ -53,6 +53,7 @@ std::vector<trace::EventPayload> explainerEveryKindPayloads() {
         trace::BlockEvictedEvent{0, 3, 0x1234},
         trace::RequestTokensEvent{"r0", 15, {5015}, " keeps", {6}},
         trace::ChannelErrorEvent{1, 3, {0.1F, 0.2F}, {1.0F, 4.0F}, {0.1F}, {1.0F}},
+        trace::SpeculationEvent{trace::DraftSource::PromptLookup, 12, {7, 8}, "ab", {1, 2}, 1, {11}, {13}},
         trace::ServerCacheEvent{trace::ServerCacheChange::Stored, true, 0, {7}, 6, {1, 2}, 2, "GPU", "ab", {1, 2}},
         trace::ServerStatusEvent{4, 1.0, true, 5, 0, 0, 10, 4},
     };
@@ -67,6 +68,44 @@ TEST(EventExplainerTest, EveryKindHasASummaryAndAReason) {
         const trace::Event event{3, 1, 7, payload};
         EXPECT_FALSE(EventExplainer::summary(event).isEmpty()) << int(event.kind());
         EXPECT_FALSE(EventExplainer::why(event, state).isEmpty()) << int(event.kind());
+    }
+}
+
+TEST(EventExplainerTest, SpeculationsSayWhatWasDraftedKeptAndRolledBack) {
+    // Layer 1 slides: a rejected draft's sentence says it took its window's past back.
+    trace::StepState state;
+    state.layers.resize(2);
+    for (trace::LayerState& layer : state.layers) {
+        layer.initialized = true;
+    }
+    state.layers[1].kind = trace::LayerKind::DynamicSlidingWindow;
+    using trace::DraftSource;
+    const struct {
+        trace::SpeculationEvent event;
+        const char* summary;
+        const char* why;
+    } cases[] = {
+        {{DraftSource::PromptLookup, 12, {7, 8, 9}, " a b c", {2, 4, 6}, 1, {11, 11}, {13, 13}},
+         "prompt_lookup drafted 3 at positions 12–14, accepted 1, rolled back 2; seq 11 → 13",
+         "Prompt lookup (the text's last words found earlier in it) drafted 3 token(s) (' a', ' b', ' c'), which the "
+         "step wrote into every layer at positions 12–14 and verified in one forward pass. The model agreed with the "
+         "first 1; the other 2 (' b', ' c') were cropped from every layer, positions 13–14 rolled back, and the "
+         "model's own token takes position 13 instead. Sliding-window layer(s) 1 had let older tokens leave their "
+         "window for the drafts; they kept them aside until this verification and took them back with the crop."},
+        {{DraftSource::AssistantModel, 20, {5, 6}, "xy", {1, 2}, 2, {19, 19}, {22, 22}},
+         "assistant_model drafted 2 at positions 20–21, accepted 2, rolled back 0; seq 19 → 22",
+         "The assistant model drafted 2 token(s) ('x', 'y'), which the step wrote into every layer at positions "
+         "20–21 and verified in one forward pass. The model agreed with every draft: nothing was rolled back, and its "
+         "own next token follows them."},
+        {{DraftSource::PromptLookup, 9, {}, "", {}, 0, {}, {}},
+         "prompt_lookup drafted 0 at no position, accepted 0, rolled back 0",
+         "Prompt lookup (the text's last words found earlier in it) found no draft this step, so the model verified "
+         "nothing and added its own next token only, as plain decoding does."},
+    };
+    for (const auto& c : cases) {
+        const trace::Event event{4, -1, 0, c.event};
+        EXPECT_EQ(EventExplainer::summary(event).toStdString(), c.summary);
+        EXPECT_EQ(EventExplainer::why(event, state).toStdString(), c.why);
     }
 }
 

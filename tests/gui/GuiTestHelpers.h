@@ -22,6 +22,7 @@
 #include <vector>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -107,6 +108,54 @@ inline void loadWithChannelErrors(
     trace::SessionMetadata metadata = syntheticMetadata(options);
     metadata.cacheSettingsJson = settingsJson;
     session.setRecordedSession(metadata, std::move(events), QStringLiteral("llamacpp"));
+}
+
+// A speculative-decoding session over the prompt "<bos>a b a b" (5 pieces), one layer, four steps: step 0 drafts
+// " x", " y" at positions 5-6 and keeps " x" (its own " z" at 6, " y" rolled back); step 1 drafts nothing (" w" at 7);
+// step 2 drafts " p", " q", " r" at 8-10 and keeps them all (" s" at 11); step 3 is plain decoding (" t" at 12).
+struct SpeculativeSession {
+    trace::SessionMetadata metadata;
+    std::vector<trace::Event> events;
+};
+inline SpeculativeSession speculativeSession() {
+    using trace::DraftSource;
+    SpeculativeSession session;
+    session.metadata.model = "speculative";
+    session.metadata.promptPieces = {"<bos>", "a", " b", " a", " b"};
+    struct Step {
+        std::int64_t ownId;
+        const char* own;
+        std::optional<trace::SpeculationEvent> speculation;
+    };
+    const Step steps[] = {
+        {12, " z", trace::SpeculationEvent{DraftSource::PromptLookup, 5, {10, 11}, " x y", {2, 4}, 1, {0}, {6}}},
+        {13, " w", trace::SpeculationEvent{DraftSource::PromptLookup, 7, {}, "", {}, 0, {6}, {7}}},
+        {17, " s", trace::SpeculationEvent{DraftSource::PromptLookup, 8, {14, 15, 16}, " p q r", {2, 4, 6}, 3, {7}, {11}}},
+        {18, " t", std::nullopt},
+    };
+    std::int64_t length = 0;
+    std::int64_t fed = -1;
+    for (std::int64_t step = 0; step < 4; ++step) {
+        const Step& at = steps[step];
+        session.events.push_back(trace::Event{step, -1, 0, trace::StepBeginEvent{fed, ""}});
+        const std::int64_t after = at.speculation ? at.speculation->lengthsAfter.front() : length + 1;
+        const std::int64_t written = at.speculation ? at.speculation->firstPosition + at.speculation->drafted() : after;
+        session.events.push_back(trace::Event{step, 0, 0, trace::UpdateEvent{written - length, written, written, -1,
+                                                                              written, 64 * written}});
+        if (written > after) {
+            session.events.push_back(trace::Event{step, 0, 0, trace::CropEvent{-(written - after), written, after}});
+        }
+        if (at.speculation) {
+            session.events.push_back(trace::Event{step, -1, 0, *at.speculation});
+        }
+        session.events.push_back(trace::Event{step, -1, 0, trace::StepEndEvent{at.ownId, at.own, 1000}});
+        length = after;
+        fed = at.ownId;
+    }
+    for (std::size_t i = 0; i < session.events.size(); ++i) {
+        session.events[i].sequence = i;
+    }
+    return session;
 }
 
 // Every tooltip a painted view gives over its whole area, every second pixel.

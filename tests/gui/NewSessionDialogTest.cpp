@@ -475,6 +475,19 @@ TEST(NewSessionDialogTest, FieldsAndCommandLinesReadAsTheGoldenFile) {
     }
     {
         config::RunSettings s;
+        s.preset = "gemma3";
+        s.promptLookupNumTokens = 3;
+        opened.push_back({"prompt lookup, kept without a field", s});
+    }
+    {
+        config::RunSettings s;
+        s.modelFile = "/no/such/model.gguf";
+        s.assistantModel = "/no/such/draft.gguf";
+        s.numAssistantTokens = 4;
+        opened.push_back({"an assistant model, kept without a field", s});
+    }
+    {
+        config::RunSettings s;
         s.configPath = "/no/such/config.json";
         s.tokenizerPath = "/no/such/tokenizer.json";
         s.cache.kind = config::CacheKind::LlamaCpp;

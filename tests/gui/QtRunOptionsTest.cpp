@@ -110,6 +110,8 @@ TEST(QtRunOptionsTest, EveryRunOptionParsesAlikeThroughBothCommandLines) {
          }},
         {{"--prompt-file", promptFile}, [](S& s) { s.prompt = "from a file"; }},
         {{"--prompt-lookup-num-tokens", "3"}, [](S& s) { s.promptLookupNumTokens = 3; }},
+        {{"--assistant-model", "draft.gguf"}, [](S& s) { s.assistantModel = "draft.gguf"; }},
+        {{"--num-assistant-tokens", "7"}, [](S& s) { s.numAssistantTokens = 7; }},
         {{"--model", "smollm2", "--chat", "--gguf-weights", "float32"},
          [](S& s) {
              s.modelFile = "smollm2";

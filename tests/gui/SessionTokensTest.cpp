@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kvscope/gui/models/SessionTokens.h"
 
+#include "GuiTestHelpers.h"
+
 #include <gtest/gtest.h>
 
 namespace kvscope::gui {
@@ -78,6 +80,28 @@ TEST(SessionTokensTest, SpecialTokensAndTurns) {
         EXPECT_EQ(SessionTokens::isSpecial(test.piece), test.special) << test.piece;
         EXPECT_EQ(SessionTokens::opensTurn(test.piece), test.turn) << test.piece;
     }
+}
+
+TEST(SessionTokensTest, ASpeculativeStepAddsItsAcceptedDraftsBeforeItsOwnToken) {
+    const testing::SpeculativeSession session = testing::speculativeSession();
+    trace::Timeline timeline;
+    timeline.emitAll(session.events);
+    SpeculationHistory speculation;
+    speculation.update(timeline);
+    const std::pair<std::int64_t, std::optional<std::string>> pieces[] = {
+        {4, " b"}, {5, " x"}, {6, " z"}, {7, " w"}, {8, " p"}, {10, " r"}, {11, " s"}, {12, " t"}, {13, std::nullopt}};
+    for (const auto& [position, piece] : pieces) {
+        EXPECT_EQ(SessionTokens::pieceAt(session.metadata, timeline, position, &speculation), piece)
+            << "position " << position;
+    }
+    EXPECT_EQ(SessionTokens::producedTokens(timeline, 0, -1, &speculation),
+              (std::vector<ProducedToken>{{10, " x"}, {12, " z"}, {13, " w"}, {14, " p"}, {15, " q"}, {16, " r"},
+                                          {17, " s"}, {18, " t"}}));
+    EXPECT_EQ(SessionTokens::producedTokens(timeline, 2, 3, &speculation),
+              (std::vector<ProducedToken>{{14, " p"}, {15, " q"}, {16, " r"}, {17, " s"}}));
+    EXPECT_EQ(SessionTokens::producedPosition(session.metadata, 2, &speculation), 11);
+    // Read as one token per step, the same session misplaces every token after the first accepted draft.
+    EXPECT_EQ(SessionTokens::pieceAt(session.metadata, timeline, 6), " w");
 }
 
 } // namespace

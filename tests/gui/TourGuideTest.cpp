@@ -134,7 +134,7 @@ TEST(TourGuideTest, EveryBuiltInTourLoadsAndParsesAsKvscopeOptions) {
     EXPECT_TRUE(TourCatalog::problems().isEmpty()) << TourCatalog::problems().join('\n').toStdString();
     // The tours the front door promises, in order: the real models' first.
     EXPECT_EQ(TourCatalog::names(),
-              (QStringList{"gemma3-long-text", "real-model-attention", "llamacpp-quantized-cache", "sliding-window", "hybrid-sliding-full", "quantized-2bit", "offloading-prefetch",
+              (QStringList{"gemma3-long-text", "gemma3-speculative-rollback", "real-model-attention", "llamacpp-quantized-cache", "sliding-window", "hybrid-sliding-full", "quantized-2bit", "offloading-prefetch",
                            "snapkv-vs-none", "h2o-decoding", "linear-attention-hybrid", "encoder-decoder",
                            "prefix-sharing", "preemption"}));
     for (const Tour& tour : TourCatalog::tours()) {
@@ -190,7 +190,7 @@ TEST(TourGuideTest, LauncherTourOptionsAndWelcome) {
         return std::holds_alternative<QString>(parsed) ? std::get<QString>(parsed) : QString();
     };
     EXPECT_TRUE(error({"--tour", "nope"})
-                    .startsWith("unknown tour `nope` (allowed: gemma3-long-text, real-model-attention, llamacpp-quantized-cache,"));
+                    .startsWith("unknown tour `nope` (allowed: gemma3-long-text, gemma3-speculative-rollback, real-model-attention, llamacpp-quantized-cache,"));
     EXPECT_EQ(error({"--tour", "sliding-window", KVSCOPE_SOURCE_DIR "/sessions/llama-dynamic.kvsess"}),
               "--tour runs live: give no session FILE with it");
     // Options after --tour change the tour's settings.

@@ -234,3 +234,62 @@ TEST_F(TranscriptViewTest, MarksWhereItPartsFromAnotherTranscript) {
 
 } // namespace
 } // namespace kvscope::gui
+
+namespace kvscope::gui {
+namespace {
+
+TEST_F(TranscriptViewTest, ASpeculativeSessionMarksAcceptedAndRolledBackDrafts) {
+    const testing::SpeculativeSession speculative = testing::speculativeSession();
+    session.setRecordedSession(speculative.metadata, speculative.events, QStringLiteral("speculative"));
+    ASSERT_EQ(view.tokenCount(), 13) << "5 prompt tokens, then 2 + 1 + 4 + 1 the steps added";
+    session.setCurrentStep(3);
+    struct Case {
+        std::int64_t position;
+        const char* shown;
+        const char* line; ///< what hovering says after the first line ("" for nothing on drafts)
+    };
+    const Case cases[] = {
+        {5, "\u201c x\u201d, position 5, token id 10, generated at step 0",
+         "Drafted by prompt lookup at step 0 and accepted: the step wrote it into every layer with its drafts and "
+         "kept it after verifying them."},
+        {6, "\u201c z\u201d, position 6, token id 12, generated at step 0",
+         "At step 0 prompt lookup drafted \u201c y\u201d here (positions 6 to 6); the model chose this token instead, "
+         "and the 1 rejected draft(s) were rolled back from every layer."},
+        {7, "\u201c w\u201d, position 7, token id 13, generated at step 1", ""},
+        {10, "\u201c r\u201d, position 10, token id 16, generated at step 2",
+         "Drafted by prompt lookup at step 2 and accepted: the step wrote it into every layer with its drafts and "
+         "kept it after verifying them."},
+        {11, "\u201c s\u201d, position 11, token id 17, generated at step 2", ""},
+        {12, "\u201c t\u201d, position 12, token id 18, generated at step 3", ""},
+    };
+    for (const Case& c : cases) {
+        const QStringList lines = view.describe(c.position).split(QLatin1Char('\n'));
+        EXPECT_EQ(lines.front().toStdString(), c.shown);
+        std::string draft;
+        for (const QString& line : lines) {
+            if (line.startsWith(QStringLiteral("Drafted by")) || line.contains(QStringLiteral(" drafted "))) {
+                draft = line.toStdString();
+            }
+        }
+        EXPECT_EQ(draft, c.line)
+            << "position " << c.position;
+    }
+    // The step's own token is outlined at the position after its accepted drafts; marks show in the paint.
+    session.setCurrentStep(0);
+    EXPECT_EQ(view.describe(6).split(QLatin1Char('\n')).at(2).toStdString(),
+              "Step 0 generates it: it enters the cache at the next step.");
+    session.setCurrentStep(2);
+    const QImage image = view.grab().toImage();
+    const QRect accepted = view.tokenRect(8);
+    const QRect replaced = view.tokenRect(6);
+    EXPECT_EQ(image.pixelColor(replaced.left() + 1, replaced.center().y()).name().toStdString(), "#c21878")
+        << "the rolled-back drafts' bar";
+    bool underlined = false;
+    for (int x = accepted.left() + 1; x < accepted.right(); ++x) {
+        underlined = underlined || image.pixelColor(x, accepted.bottom() - 2).name() == QStringLiteral("#00897b");
+    }
+    EXPECT_TRUE(underlined) << "an accepted draft's underline";
+}
+
+} // namespace
+} // namespace kvscope::gui

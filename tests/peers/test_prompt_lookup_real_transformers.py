@@ -88,6 +88,16 @@ def test_prompt_lookup_matches_transformers_generate(case, num_tokens, tmp_path)
         state = json.loads(subprocess.run([CLI, "replay", str(tmp_path / "run.kvsess"), "--step", str(step)],
                                           capture_output=True, text=True, check=True).stdout)
         assert [layer["seq_length"] for layer in state["layers"]] == expected["lengths"], (case, step)
+        # The step's speculation event (format 1.9): Transformers' drafted and accepted counts, every layer's length
+        # before (the previous step's after the crop) and after, and the positions written then rolled back.
+        speculation = state["speculation"]
+        before = expected_steps[step - 1]["lengths"] if step > 0 else [0] * len(expected["lengths"])
+        assert (speculation["drafted"], speculation["accepted"]) == (expected["drafted"], expected["accepted"]), step
+        assert speculation["lengths_before"] == before, (case, step)
+        assert speculation["lengths_after"] == expected["lengths"], (case, step)
+        first = speculation["first_position"]
+        assert first == (len(ids) if step == 0 else before[0] + 1), (case, step)
+        assert speculation["rolled_back"] == [first + expected["accepted"], first + expected["drafted"]], (case, step)
         # What a sliding layer holds after the crop: the window's W - 1 tokens once it has seen W.
         for layer, config_type in enumerate(getattr(model.config, "layer_types", None) or []):
             if config_type == "sliding_attention":

@@ -310,3 +310,23 @@ TEST(PerfettoExportTest, SampleSessionsExportAsTheirGoldenFiles) {
     PerfettoExport::write(synthetic, metadata(), offloadedSession());
     EXPECT_TRUE(kvscope::testing::GoldenFile::matches("perfetto/synthetic-offloaded.json", synthetic.str()));
 }
+
+TEST(PerfettoExportTest, ASpeculationIsAnInstantOnTheCacheLane) {
+    const std::vector<Event> events = {
+        Event{0, -1, 0, StepBeginEvent{-1, "a b"}},
+        Event{0, -1, 1, SpeculationEvent{DraftSource::PromptLookup, 3, {7, 8}, "", {}, 1, {0}, {4}}},
+        Event{0, -1, 2, StepEndEvent{9, "c", 1000}},
+    };
+    const Json trace = exported(events);
+    std::vector<Json> speculations;
+    for (const Json& event : trace["traceEvents"]) {
+        if (event["ph"] == "i" && event["cat"] == "cache") {
+            speculations.push_back(event);
+        }
+    }
+    ASSERT_EQ(speculations.size(), 1U);
+    EXPECT_EQ(speculations[0]["name"], "speculation: 1 of 2 drafts kept");
+    EXPECT_EQ(speculations[0]["args"]["source"], "prompt_lookup");
+    EXPECT_EQ(speculations[0]["args"]["first_position"], 3);
+    EXPECT_EQ(speculations[0]["args"]["rolled_back"], 1);
+}

@@ -108,6 +108,10 @@ inline std::vector<Event> everyKindSession(std::int64_t tokens = 40, std::int32_
     events.push_back(Event{lastStep, 0, 0,
                            ChannelErrorEvent{2, 17, {0.5F, 0.25F, 0.125F, 1.5F}, {2.0F, 1.0F, 3.0F, 4.0F}, {0.75F, 0.0F},
                                              {1.0F, 0.5F}}});
+    // 1.9: a speculative step (three drafts, two kept, two layers' lengths).
+    events.push_back(Event{lastStep, -1, 0,
+                           SpeculationEvent{DraftSource::PromptLookup, 12, {7, 8, 9}, " a b c", {2, 4, 6}, 2, {11, 11},
+                                            {14, 14}}});
     // 1.4: paged serving, every kind once (a pool of 4 blocks, two requests).
     const std::vector<EventPayload> paged = {
         PagedPoolEvent{4, 4, -1, true, 0, {0, 8}, 16, 2},

@@ -108,7 +108,7 @@ nlohmann::json summaryOf(const runtime::LiveSession& session, const config::RunS
     summary["pieces"] = pieces;
     summary["new_tokens"] = tokens.size();
     summary["beams"] = settings.beams;
-    if (settings.promptLookupNumTokens > 0) {
+    if (generator.speculative()) {
         // Per verification (step 0: the prefill's): drafted tokens, accepted ones, and the cache's length after
         // the rejected ones were cropped.
         nlohmann::json steps = nlohmann::json::array();
@@ -120,8 +120,11 @@ nlohmann::json summaryOf(const runtime::LiveSession& session, const config::RunS
                              {"cache_length", step.cacheLength}});
         }
         // The prompt's ids too, so that a peer can be fed exactly what kvscope's tokenizer gave.
-        summary["prompt_lookup"] = {
-            {"num_tokens", settings.promptLookupNumTokens}, {"steps", steps}, {"prompt_ids", session.promptIds()}};
+        const bool assisted = !settings.assistantModel.empty();
+        summary[assisted ? "assisted" : "prompt_lookup"] = {
+            {"num_tokens", assisted ? settings.numAssistantTokens : settings.promptLookupNumTokens},
+            {"steps", steps},
+            {"prompt_ids", session.promptIds()}};
     }
     if (settings.beams > 1) {
         summary["beam_scores"] = generator.beamScores();

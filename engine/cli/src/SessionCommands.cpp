@@ -243,6 +243,31 @@ void addCompressions(Json& json, const trace::Timeline& timeline) {
     }
 }
 
+/// Adds to `json` (a stateJson) the step's speculative verification (format 1.9), when it made one: where the
+/// drafts went, the drafted ids, how many were accepted, the positions written and rolled back, and every layer's
+/// seq_length before the step and after the crop.
+void addSpeculation(Json& json, const trace::Timeline& timeline) {
+    const std::int64_t step = json.at("step").get<std::int64_t>();
+    for (const trace::Event& event : timeline.retainedEvents()) {
+        if (event.step > step) {
+            break; // retained events come in step order
+        }
+        const auto* speculation = std::get_if<trace::SpeculationEvent>(&event.payload);
+        if (speculation == nullptr || event.step != step) {
+            continue;
+        }
+        const std::int64_t kept = speculation->firstPosition + speculation->accepted;
+        json["speculation"] = {{"source", trace::toString(speculation->source)},
+                               {"first_position", speculation->firstPosition},
+                               {"draft_ids", speculation->draftIds},
+                               {"drafted", speculation->drafted()},
+                               {"accepted", speculation->accepted},
+                               {"rolled_back", {kept, speculation->firstPosition + speculation->drafted()}},
+                               {"lengths_before", speculation->lengthsBefore},
+                               {"lengths_after", speculation->lengthsAfter}};
+    }
+}
+
 /// Adds to each layer of `json` (a stateJson) that reported its quantisation error per channel (llama.cpp's cache,
 /// format 1.8) its latest report at or before the step: the tokens it covers and, per KV head, each channel's RMS
 /// error and size for keys and values.
@@ -388,6 +413,7 @@ int SessionCommands::replay(const Options& options, std::ostream& out, std::ostr
                 Json json = stateJson(timeline.stateAt(step));
                 addCompressions(json, timeline);
                 addChannelErrors(json, timeline);
+                addSpeculation(json, timeline);
                 addNextToken(json, timeline);
                 json["file"] = options.file;
                 states.push_back(std::move(json));
@@ -415,6 +441,7 @@ int SessionCommands::replay(const Options& options, std::ostream& out, std::ostr
         Json json = stateJson(state);
         addCompressions(json, timeline);
         addChannelErrors(json, timeline);
+        addSpeculation(json, timeline);
         addNextToken(json, timeline);
         json["file"] = options.file;
         print(out, json);

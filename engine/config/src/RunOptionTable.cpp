@@ -259,6 +259,16 @@ std::vector<RunOption> build() {
         "Prompt-lookup decoding: draft up to N tokens a step from an earlier occurrence of the text's last "
         "n-gram, verify them in one pass and crop the rejected ones (Transformers' prompt_lookup_num_tokens; 0 = off)",
         Group::Decoding, 0, [](auto& settings) -> auto& { return settings.promptLookupNumTokens; }));
+    table.push_back(text(
+        "assistant-model", "FILE",
+        "Assisted decoding: a GGUF model file or known model with the model's vocabulary drafts tokens, the model "
+        "verifies them in one pass and the rejected ones are cropped from both caches (Transformers' assistant_model)",
+        Group::Decoding, [](auto& settings) -> auto& { return settings.assistantModel; }));
+    table.push_back(whole(
+        "num-assistant-tokens", "N",
+        "Assisted decoding: tokens the assistant drafts a step, always N (Transformers' num_assistant_tokens with "
+        "its \"constant\" schedule)",
+        Group::Decoding, 1, [](auto& settings) -> auto& { return settings.numAssistantTokens; }));
     table.push_back(whole(
         "seed", "S", "Sampling seed", Group::Decoding, 0,
         [](auto& settings) -> auto& { return settings.seed; }));

@@ -128,6 +128,11 @@ void validate(const RunSettings& settings) {
     requireAtLeast(settings.tokens, 1, "tokens");
     requireAtLeast(settings.beams, 1, "beams");
     requireAtLeast(settings.promptLookupNumTokens, 0, "prompt-lookup-num-tokens");
+    requireAtLeast(settings.numAssistantTokens, 1, "num-assistant-tokens");
+    if (!settings.assistantModel.empty() && settings.promptLookupNumTokens > 0) {
+        throw ConfigError("give one source of drafts: --assistant-model or --prompt-lookup-num-tokens, "
+                                    "not both");
+    }
     requireAtLeast(settings.topK, 0, "top-k");
     requireAtLeast(settings.threads, 0, "threads");
     if (!(settings.temperature >= 0.0)) {

@@ -38,6 +38,7 @@ GenerationOptions GenerationOptions::of(const config::RunSettings& settings, con
     options.temperature = settings.temperature;
     options.topK = settings.topK;
     options.promptLookupNumTokens = settings.promptLookupNumTokens;
+    options.numAssistantTokens = settings.numAssistantTokens;
     return options;
 }
 
@@ -70,9 +71,20 @@ Generator::Generator(model::LanguageModel& model, config::CacheSettings cacheSet
                               std::to_string(m_options.promptLookupNumTokens) + " and " +
                               std::to_string(m_options.maxMatchingNgramSize));
     }
-    if (m_options.promptLookupNumTokens > 0 && (m_options.beams > 1 || m_options.temperature > 0.0)) {
-        throw GenerationError("prompt-lookup decoding verifies drafts greedily on one sequence, as Transformers' "
-                              "assisted generate does: use beams 1 and temperature 0 with --prompt-lookup-num-tokens");
+    if (speculative() && (m_options.beams > 1 || m_options.temperature > 0.0)) {
+        throw GenerationError("speculative decoding verifies drafts greedily on one sequence, as Transformers' "
+                              "assisted generate does: use beams 1 and temperature 0 with --prompt-lookup-num-tokens "
+                              "or --assistant-model");
+    }
+    if (m_options.assistant != nullptr && m_options.numAssistantTokens < 1) {
+        throw GenerationError("num-assistant-tokens must be >= 1, got " + std::to_string(m_options.numAssistantTokens));
+    }
+    if (m_options.assistant != nullptr &&
+        m_options.assistant->architecture().vocabSize() != m_model.architecture().vocabSize()) {
+        throw GenerationError("the assistant model's vocabulary (" +
+                              std::to_string(m_options.assistant->architecture().vocabSize()) +
+                              " ids) is not the model's (" + std::to_string(m_model.architecture().vocabSize()) +
+                              "): assisted decoding needs two models that share one vocabulary");
     }
 }
 
@@ -156,10 +168,10 @@ void Generator::endStep(std::chrono::steady_clock::time_point start) {
             self.eventEmitter().emit(-1, logitsEventOf(m_lastLogits[0]));
         }
         const int64_t token = m_result.tokens.empty() ? -1 : m_result.tokens.front();
-        // A prompt-lookup step adds several tokens: its text is all of them (the token id the last).
-        const std::string text = m_result.added.size() > 1 ? m_text.decode(m_result.added) : m_text.decode({token});
+        // A speculative step adds several tokens: its speculation event names the accepted drafts, and the step's
+        // end the model's own token after them, so that each position has one piece.
         self.eventEmitter().emit(
-            -1, trace::StepEndEvent{token, text,
+            -1, trace::StepEndEvent{token, m_text.decode({token}),
                                     std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()});
     }
 }
@@ -195,11 +207,11 @@ const StepResult& Generator::prefill(const std::vector<int64_t>& promptIds) {
     at::Tensor input = prompt.expand({prefillRows, promptLength}).contiguous();
 
     m_speculative.clear();
-    if (m_options.promptLookupNumTokens > 0) {
+    if (speculative()) {
         cache::Cache& self = m_cache->selfAttention();
         for (size_t index = 0; index < self.size(); ++index) {
             if (dynamic_cast<const cache::StaticLayer*>(&self.layer(index)) != nullptr) {
-                throw GenerationError("prompt-lookup decoding crops the rejected drafts, and a " +
+                throw GenerationError("speculative decoding crops the rejected drafts, and a " +
                                       self.layer(index).typeName() +
                                       " cannot be cropped (Transformers refuses static caches for assisted generate "
                                       "too): use --cache dynamic, sliding or quantized");
@@ -208,6 +220,7 @@ const StepResult& Generator::prefill(const std::vector<int64_t>& promptIds) {
         // As Transformers' assisted decoding: sliding and linear-attention layers keep what the drafts push out
         // of their window until the crop after each verification.
         self.activatePastRecording();
+        m_assistantCache.reset();
         m_sequences = prompt;
         m_rowFinished.assign(1, false);
         m_result.step = 0;
@@ -251,7 +264,7 @@ const StepResult& Generator::step() {
     }
     ++m_step;
     at::Tensor input = m_sequences.narrow(1, m_sequences.size(1) - 1, 1).contiguous();
-    if (m_options.promptLookupNumTokens > 0) {
+    if (speculative()) {
         const int64_t last = input.item<int64_t>();
         m_result = StepResult{};
         m_result.step = m_step;
@@ -314,9 +327,69 @@ std::vector<int64_t> Generator::lookupCandidates() const {
     return {};
 }
 
+std::vector<int64_t> Generator::layerLengths() const {
+    const cache::Cache& self = m_cache->selfAttention();
+    std::vector<int64_t> lengths;
+    lengths.reserve(self.size());
+    for (size_t layer = 0; layer < self.size(); ++layer) {
+        lengths.push_back(self.seqLength(static_cast<int64_t>(layer)));
+    }
+    return lengths;
+}
+
+std::vector<int64_t> Generator::assistantCandidates() {
+    model::LanguageModel& assistant = *m_options.assistant;
+    const int64_t length = m_sequences.size(1);
+    const int64_t count = std::min(m_options.numAssistantTokens, m_promptLength + m_options.maxNewTokens - length - 1);
+    if (count <= 0) {
+        return {};
+    }
+    int64_t cached = 0;
+    if (!m_assistantCache) {
+        m_assistantCache = CacheFactory::create(assistant, config::CacheSettings{}, m_promptLength + m_options.maxNewTokens);
+        // Its sliding layers keep what its drafts push out of their window, so that dropping its rejected drafts
+        // can roll them back too.
+        m_assistantCache->selfAttention().activatePastRecording();
+    } else {
+        // As Transformers' AssistedCandidateGenerator: the assistant's cache is cut back to the text less its last
+        // two tokens (dropping its rejected drafts), which it reads again before drafting.
+        cache::Cache& drafts = m_assistantCache->selfAttention();
+        cached = std::min(drafts.seqLength(), length - 2);
+        drafts.cropTokens(-(drafts.seqLength() - cached));
+    }
+    const at::Tensor row = m_sequences[0];
+    at::Tensor input = row.narrow(0, cached, length - cached).unsqueeze(0).contiguous();
+    std::vector<int64_t> draft;
+    while (static_cast<int64_t>(draft.size()) < count) {
+        const int64_t token =
+            assistant.forwardLast(input, m_assistantCache.get()).select(1, 0)[0].argmax().item<int64_t>();
+        draft.push_back(token);
+        if (m_options.stopAtEos && token == m_options.eosTokenId) {
+            break; // the assistant's generate stops at eos, which stays a draft
+        }
+        input = at::full({1, 1}, token, at::kLong);
+    }
+    return draft;
+}
+
 void Generator::verifyDraft(const std::vector<int64_t>& fed) {
-    const std::vector<int64_t> draft = lookupCandidates();
+    const std::vector<int64_t> draft = m_options.assistant != nullptr ? assistantCandidates() : lookupCandidates();
     const auto drafted = static_cast<int64_t>(draft.size());
+    trace::SpeculationEvent speculation;
+    cache::Cache& self = m_cache->selfAttention();
+    const bool traced = self.eventSink() != nullptr;
+    if (traced) {
+        // The drafts continue the text: they go in right after every token the sequence holds.
+        speculation.source =
+            m_options.assistant != nullptr ? trace::DraftSource::AssistantModel : trace::DraftSource::PromptLookup;
+        speculation.firstPosition = m_sequences.size(1);
+        speculation.draftIds = draft;
+        for (const int64_t id : draft) {
+            speculation.draftText += m_text.decode({id});
+            speculation.pieceEnds.push_back(static_cast<int64_t>(speculation.draftText.size()));
+        }
+        speculation.lengthsBefore = layerLengths();
+    }
     if (fed.size() > 1) {
         // The prompt but its last token first (its logits unused): the cache then holds what Transformers' one
         // forward over prompt and draft leaves, and only the draft's logits are computed.
@@ -357,6 +430,11 @@ void Generator::verifyDraft(const std::vector<int64_t>& fed) {
     m_result.added = added;
     m_speculative.push_back({m_step, drafted, accepted, static_cast<int64_t>(added.size()),
                              m_cache->selfAttention().seqLength()});
+    if (traced) {
+        speculation.accepted = accepted;
+        speculation.lengthsAfter = layerLengths();
+        self.eventEmitter().emit(-1, std::move(speculation));
+    }
 }
 
 int64_t Generator::sample(const at::Tensor& logits) {

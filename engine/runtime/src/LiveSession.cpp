@@ -23,6 +23,8 @@ namespace kvscope::runtime {
 struct LiveSession::Impl {
     config::RunSettings settings;
     ModelSource::Loaded loaded;
+    /// Assisted decoding: the model drafting for `loaded` (no model otherwise).
+    ModelSource::Loaded assistant;
     /// The cache press the settings ask for (null without one), attached to the model while it lives
     /// (declared after both, so it detaches first).
     std::unique_ptr<CachePressHook> press;
@@ -51,6 +53,17 @@ LiveSession::LiveSession(config::RunSettings settings, PressDefaults pressDefaul
     ComputeThreads::apply(config::computeThreads(s));
     const at::Device device = model::ModelLoader::device(s.device);
     impl.loaded = ModelSource::load(s, device);
+    if (!s.assistantModel.empty()) {
+        // The assistant is a model source of its own (a GGUF file or a known model) with its own tokenizer; the
+        // generator refuses it unless the two vocabularies are one.
+        config::RunSettings assistant = s;
+        assistant.preset.clear();
+        assistant.configPath.clear();
+        assistant.checkpointDir.clear();
+        assistant.tokenizerPath.clear();
+        assistant.modelFile = s.assistantModel;
+        impl.assistant = ModelSource::load(assistant, device);
+    }
     impl.promptIds = s.chat ? impl.loaded.text->encodeChat(s.prompt) : impl.loaded.text->encode(s.prompt);
     if (pressDefaults == PressDefaults::FitToPrompt && !s.press.name.empty()) {
         impl.fitNotices = config::PressDescriptions::fitToPrompt(
@@ -101,9 +114,10 @@ void LiveSession::start(trace::EventSink& sink) {
         throw GenerationError("the live session has already started");
     }
     const config::RunSettings& s = m_impl->settings;
-    m_impl->generator =
-        std::make_unique<Generator>(*m_impl->loaded.model, s.cache, GenerationOptions::of(s, *m_impl->loaded.text),
-                                    &sink, m_impl->loaded.text.get());
+    GenerationOptions options = GenerationOptions::of(s, *m_impl->loaded.text);
+    options.assistant = m_impl->assistant.model.get();
+    m_impl->generator = std::make_unique<Generator>(*m_impl->loaded.model, s.cache, options, &sink,
+                                                    m_impl->loaded.text.get());
     m_impl->lastStepSeconds = m_impl->generator->prefill(m_impl->promptIds).seconds;
 }
 

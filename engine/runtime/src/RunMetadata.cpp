@@ -23,6 +23,10 @@ trace::SessionMetadata RunMetadata::build(const ModelSource::Loaded& loaded, con
     if (run.promptLookupNumTokens > 0) {
         settings["prompt_lookup_num_tokens"] = run.promptLookupNumTokens;
     }
+    if (!run.assistantModel.empty()) {
+        settings["assistant_model"] = run.assistantModel;
+        settings["num_assistant_tokens"] = run.numAssistantTokens;
+    }
     if (!run.press.name.empty()) {
         // The press travels with the cache's settings (sessions/FORMAT.md 1.2).
         settings["press"] = run.press.toJson();

@@ -37,6 +37,7 @@ constexpr std::array<std::string_view, kEventKindCount> kEventKindNames{
     "block_evicted",
     "request_tokens",
     "channel_error",
+    "speculation",
     "server_cache",
     "server_status",
 };
@@ -76,6 +77,30 @@ std::string_view toString(TimingSource timing) {
         return "modeled";
     }
     return "unknown";
+}
+
+std::string_view toString(DraftSource source) {
+    switch (source) {
+    case DraftSource::PromptLookup:
+        return "prompt_lookup";
+    case DraftSource::AssistantModel:
+        return "assistant_model";
+    }
+    return "unknown";
+}
+
+std::string_view SpeculationEvent::piece(std::size_t draft) const {
+    // A piece ends where pieceEnds says and starts where the previous one ended; lists that do not fit the text
+    // (a damaged or foreign file) give no piece rather than reading past it.
+    if (draft >= pieceEnds.size() || pieceEnds.size() != draftIds.size()) {
+        return {};
+    }
+    const std::int64_t begin = draft == 0 ? 0 : pieceEnds[draft - 1];
+    const std::int64_t end = pieceEnds[draft];
+    if (begin < 0 || end < begin || end > static_cast<std::int64_t>(draftText.size())) {
+        return {};
+    }
+    return std::string_view(draftText).substr(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
 }
 
 std::string_view toString(FinishReason reason) {

@@ -32,6 +32,9 @@ template <> constexpr const char* enumName<Residency>() {
 template <> constexpr const char* enumName<FinishReason>() {
     return "finish reason";
 }
+template <> constexpr const char* enumName<DraftSource>() {
+    return "draft source";
+}
 template <> constexpr const char* enumName<ServerCacheChange>() {
     return "server cache change";
 }
@@ -130,6 +133,16 @@ void checkDecoded(const LogitsEvent& e) {
     if (!e.complete && e.tokenIds.size() != e.logProbs.size()) {
         throw EventCodec::Invalid("logits hold " + std::to_string(e.tokenIds.size()) + " token ids but " +
                                   std::to_string(e.logProbs.size()) + " log-probabilities");
+    }
+}
+/// A speculation names a piece per draft and keeps at most what it drafted.
+void checkDecoded(const SpeculationEvent& e) {
+    if (e.accepted < 0 || e.accepted > e.drafted() || (!e.pieceEnds.empty() && e.pieceEnds.size() != e.draftIds.size()) ||
+        e.lengthsBefore.size() != e.lengthsAfter.size()) {
+        throw EventCodec::Invalid("a speculation accepts " + std::to_string(e.accepted) + " of " +
+                                  std::to_string(e.drafted()) + " drafts with " + std::to_string(e.pieceEnds.size()) +
+                                  " piece ends and " + std::to_string(e.lengthsBefore.size()) + "/" +
+                                  std::to_string(e.lengthsAfter.size()) + " layer lengths");
     }
 }
 template <typename Payload> void checkDecoded(const Payload&) {}

@@ -99,6 +99,10 @@ KVSCOPE_EVENT_FIELDS(RequestTokensEvent, &RequestTokensEvent::requestId, &Reques
 KVSCOPE_EVENT_FIELDS(ChannelErrorEvent, &ChannelErrorEvent::heads, &ChannelErrorEvent::tokens,
                      &ChannelErrorEvent::keyError, &ChannelErrorEvent::keySize, &ChannelErrorEvent::valueError,
                      &ChannelErrorEvent::valueSize);
+// 1.9: speculative decoding's draft, verification and rollback.
+KVSCOPE_EVENT_FIELDS(SpeculationEvent, &SpeculationEvent::source, &SpeculationEvent::firstPosition,
+                     &SpeculationEvent::draftIds, &SpeculationEvent::draftText, &SpeculationEvent::pieceEnds,
+                     &SpeculationEvent::accepted, &SpeculationEvent::lengthsBefore, &SpeculationEvent::lengthsAfter);
 // 1.10: an attached server's stream.
 KVSCOPE_EVENT_FIELDS(ServerCacheEvent, &ServerCacheEvent::change, &ServerCacheEvent::hasParent,
                      &ServerCacheEvent::group, &ServerCacheEvent::blockHashes, &ServerCacheEvent::parentHash,

@@ -316,6 +316,21 @@ template <> struct PerfettoRow<CropEvent> {
     }
 };
 
+template <> struct PerfettoRow<SpeculationEvent> {
+    static void add(const SpeculationEvent& speculation, const Event& event, ExportStep& at) {
+        Json detail = args(event.step, event.layer);
+        detail["source"] = toString(speculation.source);
+        detail["first_position"] = speculation.firstPosition;
+        detail["drafted"] = speculation.drafted();
+        detail["accepted"] = speculation.accepted;
+        detail["rolled_back"] = speculation.drafted() - speculation.accepted;
+        cacheInstant(at,
+                     "speculation: " + std::to_string(speculation.accepted) + " of " +
+                         std::to_string(speculation.drafted()) + " drafts kept",
+                     std::move(detail));
+    }
+};
+
 template <> struct PerfettoRow<ReorderEvent> {
     static void add(const ReorderEvent& reorder, const Event& event, ExportStep& at) {
         Json detail = args(event.step, event.layer);

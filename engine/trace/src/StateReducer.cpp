@@ -117,6 +117,8 @@ struct LayerFolder {
     void operator()(const LogitsEvent&) const {}
     // Read by the channel error view from the retained events; no layer count changes.
     void operator()(const ChannelErrorEvent&) const {}
+    // The step's update and crop events change the layers; this one says why (read from the retained events).
+    void operator()(const SpeculationEvent&) const {}
     // Paged-serving events are step-level (PagedStateReducer): no layer changes.
     template <typename Paged>
     requires(std::is_same_v<Paged, PagedPoolEvent> || std::is_same_v<Paged, RequestArrivedEvent> ||
@@ -166,6 +168,7 @@ StateReducer::Scope StateReducer::scopeOf(const Event& event) {
     case EventKind::StepBegin:
     case EventKind::StepEnd:
     case EventKind::Logits:
+    case EventKind::Speculation:
         return Scope::Step;
     case EventKind::PagedPool:
     case EventKind::RequestArrived:

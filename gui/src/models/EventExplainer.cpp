@@ -39,6 +39,14 @@ QString idList(const std::vector<std::int64_t>& ids) {
     return parts.join(QStringLiteral(", "));
 }
 
+/// "position 7" or "positions 7–9" for [begin, end); "no position" when empty.
+QString positionRange(std::int64_t begin, std::int64_t end) {
+    if (end <= begin) {
+        return eventTr("no position");
+    }
+    return end - begin == 1 ? eventTr("position %1").arg(begin) : eventTr("positions %1–%2").arg(begin).arg(end - 1);
+}
+
 QString microseconds(std::int64_t ns) { return QString::number(static_cast<double>(ns) / 1000.0, 'f', 1) + " µs"; }
 
 /// A token's text in single quotes, newlines written \n so that a row stays one line.
@@ -345,6 +353,76 @@ template <> struct EventLogText<trace::ChannelErrorEvent> {
             text += QLatin1Char('.');
         }
         return text + eventTr(" The Channel errors dock maps every layer's channels.");
+    }
+};
+
+template <> struct EventLogText<trace::SpeculationEvent> {
+    static QString summary(const trace::SpeculationEvent& payload) {
+        const std::int64_t rejected = payload.drafted() - payload.accepted;
+        QString text = eventTr("%1 drafted %2 at %3, accepted %4, rolled back %5")
+                           .arg(QString::fromUtf8(trace::toString(payload.source)))
+                           .arg(payload.drafted())
+                           .arg(positionRange(payload.firstPosition, payload.firstPosition + payload.drafted()))
+                           .arg(payload.accepted)
+                           .arg(rejected);
+        if (!payload.lengthsBefore.empty() && !payload.lengthsAfter.empty()) {
+            text += eventTr("; seq %1 → %2").arg(payload.lengthsBefore.front()).arg(payload.lengthsAfter.front());
+        }
+        return text;
+    }
+    static QString why(const trace::SpeculationEvent& payload, const EventWhyContext& context) {
+        const QString source = payload.source == trace::DraftSource::AssistantModel
+                                   ? eventTr("The assistant model")
+                                   : eventTr("Prompt lookup (the text's last words found earlier in it)");
+        if (payload.drafted() == 0) {
+            return eventTr("%1 found no draft this step, so the model verified nothing and added its own next token "
+                           "only, as plain decoding does.")
+                .arg(source);
+        }
+        const auto drafts = [&payload](std::int64_t begin, std::int64_t end) {
+            QStringList pieces;
+            for (std::int64_t draft = begin; draft < end && draft - begin < 3; ++draft) {
+                pieces << quoted(std::string(payload.piece(static_cast<std::size_t>(draft))));
+            }
+            if (end - begin > 3) {
+                pieces << QStringLiteral("…");
+            }
+            return pieces.join(QStringLiteral(", "));
+        };
+        const std::int64_t kept = payload.firstPosition + payload.accepted;
+        const std::int64_t end = payload.firstPosition + payload.drafted();
+        QString text = eventTr("%1 drafted %2 token(s) (%3), which the step wrote into every layer at %4 and verified "
+                               "in one forward pass. ")
+                           .arg(source)
+                           .arg(payload.drafted())
+                           .arg(drafts(0, payload.drafted()))
+                           .arg(positionRange(payload.firstPosition, end));
+        if (payload.accepted == payload.drafted()) {
+            text += eventTr("The model agreed with every draft: nothing was rolled back, and its own next token "
+                            "follows them.");
+        } else {
+            text += eventTr("The model agreed with the first %1; the other %2 (%3) were cropped from every layer, "
+                            "%4 rolled back, and the model's own token takes position %5 instead.")
+                        .arg(payload.accepted)
+                        .arg(payload.drafted() - payload.accepted)
+                        .arg(drafts(payload.accepted, payload.drafted()))
+                        .arg(positionRange(kept, end))
+                        .arg(kept);
+        }
+        // Sliding layers hold fewer tokens but count every one: a crop rolls them back through the past they
+        // recorded while the drafts pushed older tokens out of the window.
+        QStringList sliding;
+        for (std::size_t layer = 0; layer < context.state.layers.size(); ++layer) {
+            if (context.state.layers[layer].initialized && trace::isSlidingWindow(context.state.layers[layer].kind)) {
+                sliding << QString::number(layer);
+            }
+        }
+        if (!sliding.isEmpty() && payload.accepted < payload.drafted()) {
+            text += eventTr(" Sliding-window layer(s) %1 had let older tokens leave their window for the drafts; "
+                            "they kept them aside until this verification and took them back with the crop.")
+                        .arg(sliding.join(QStringLiteral(", ")));
+        }
+        return text;
     }
 };
 

@@ -9,7 +9,8 @@
 namespace kvscope::gui {
 
 std::optional<std::string> SessionTokens::pieceAt(const trace::SessionMetadata& metadata,
-                                                  const trace::Timeline& timeline, std::int64_t position) {
+                                                  const trace::Timeline& timeline, std::int64_t position,
+                                                  const SpeculationHistory* speculation) {
     const auto promptLength = static_cast<std::int64_t>(metadata.promptPieces.size());
     if (position < 0 || promptLength == 0) {
         return std::nullopt;
@@ -17,8 +18,17 @@ std::optional<std::string> SessionTokens::pieceAt(const trace::SessionMetadata& 
     if (position < promptLength) {
         return metadata.promptPieces[static_cast<std::size_t>(position)];
     }
-    // The token step s produced is fed at step s + 1, at position promptLength + s.
-    for (const trace::Event& event : timeline.eventsOfStep(position - promptLength)) {
+    // The token step s produced is fed at step s + 1, at position promptLength + s (plus the drafts accepted before).
+    std::int64_t step = position - promptLength;
+    if (speculation != nullptr && !speculation->empty()) {
+        const auto [producer, index] = *speculation->producer(promptLength, position);
+        const SpeculationHistory::Verification* verification = speculation->at(producer);
+        if (verification != nullptr && index < verification->event.accepted) {
+            return std::string(verification->event.piece(static_cast<std::size_t>(index)));
+        }
+        step = producer;
+    }
+    for (const trace::Event& event : timeline.eventsOfStep(step)) {
         if (const auto* end = std::get_if<trace::StepEndEvent>(&event.payload)) {
             return end->text;
         }
@@ -35,16 +45,26 @@ std::vector<std::string> SessionTokens::producedPieces(const trace::Timeline& ti
 }
 
 std::vector<ProducedToken> SessionTokens::producedTokens(const trace::Timeline& timeline, std::int64_t fromStep,
-                                                         std::int64_t toStep) {
+                                                         std::int64_t toStep, const SpeculationHistory* speculation) {
     fromStep = std::max<std::int64_t>(fromStep, 0);
     toStep = toStep < 0 ? timeline.stepCount() : std::min(toStep, timeline.stepCount());
-    std::vector<ProducedToken> tokens(static_cast<std::size_t>(std::max<std::int64_t>(toStep - fromStep, 0)));
+    std::vector<ProducedToken> tokens;
+    tokens.reserve(static_cast<std::size_t>(std::max<std::int64_t>(toStep - fromStep, 0)));
     for (std::int64_t step = fromStep; step < toStep; ++step) {
-        for (const trace::Event& event : timeline.eventsOfStep(step)) {
-            if (const auto* end = std::get_if<trace::StepEndEvent>(&event.payload)) {
-                tokens[static_cast<std::size_t>(step - fromStep)] = {end->tokenId, end->text};
+        if (const SpeculationHistory::Verification* verification = speculation ? speculation->at(step) : nullptr) {
+            const trace::SpeculationEvent& drafts = verification->event;
+            for (std::int64_t draft = 0; draft < drafts.accepted; ++draft) {
+                const auto index = static_cast<std::size_t>(draft);
+                tokens.push_back({drafts.draftIds[index], std::string(drafts.piece(index))});
             }
         }
+        ProducedToken own;
+        for (const trace::Event& event : timeline.eventsOfStep(step)) {
+            if (const auto* end = std::get_if<trace::StepEndEvent>(&event.payload)) {
+                own = {end->tokenId, end->text};
+            }
+        }
+        tokens.push_back(std::move(own));
     }
     return tokens;
 }
@@ -77,8 +97,13 @@ bool SessionTokens::opensTurn(const std::string& piece) {
     return openers.contains(piece);
 }
 
-std::int64_t SessionTokens::producedPosition(const trace::SessionMetadata& metadata, std::int64_t step) {
-    return metadata.promptPieces.empty() ? -1 : static_cast<std::int64_t>(metadata.promptPieces.size()) + step;
+std::int64_t SessionTokens::producedPosition(const trace::SessionMetadata& metadata, std::int64_t step,
+                                             const SpeculationHistory* speculation) {
+    const auto promptLength = static_cast<std::int64_t>(metadata.promptPieces.size());
+    if (promptLength == 0) {
+        return -1;
+    }
+    return speculation != nullptr ? speculation->producedPosition(promptLength, step) : promptLength + step;
 }
 
 std::string SessionTokens::visible(const std::string& piece) {

@@ -59,6 +59,7 @@ void SessionController::resetSession(Mode mode, const QString& name) {
     discardSpill();
     m_timeline.clear();
     m_paged.clear();
+    m_speculation.reset();
     m_server.clear();
     m_metadata = trace::SessionMetadata{};
     m_mode = mode;
@@ -138,6 +139,7 @@ void SessionController::setRecordedSession(const trace::SessionMetadata& metadat
 
 void SessionController::loaded() {
     m_paged.extend(m_timeline);
+    m_speculation.update(m_timeline);
     m_server.extend(m_timeline);
     m_liveFinished = true;
     m_state = m_timeline.stepCount() > 0 ? m_timeline.snapshotAt(0) : std::make_shared<const trace::StepState>();
@@ -276,6 +278,7 @@ void SessionController::onBatch(const std::shared_ptr<const StepBatch>& batch) {
             // The steps already on disk stay viewable; the run cannot go on without a place for its events.
             m_runner.cancel();
             m_paged.extend(m_timeline);
+            m_speculation.update(m_timeline);
             m_server.extend(m_timeline);
             m_growthPending = true;
             onFailed(batch->run,
@@ -289,6 +292,7 @@ void SessionController::onBatch(const std::shared_ptr<const StepBatch>& batch) {
         m_timeline.emitAll(batch->events);
     }
     m_paged.extend(m_timeline);
+    m_speculation.update(m_timeline);
     m_server.extend(m_timeline);
     m_liveFinished = batch->finished;
     if (!m_growthPending) {

@@ -190,7 +190,7 @@ void CompareView::recompute() {
     // Each transcript marks the divergent step's token at its own position (the prompts may differ in length).
     for (auto [session, transcript] : {std::pair{&m_a, m_transcriptA}, std::pair{&m_b, m_transcriptB}}) {
         transcript->setPartingPosition(
-            m_firstDivergence >= 0 ? SessionTokens::producedPosition(session->metadata(), m_firstDivergence) : -1);
+            m_firstDivergence >= 0 ? SessionTokens::producedPosition(session->metadata(), m_firstDivergence, &session->speculation()) : -1);
     }
     moveCursor();
     m_plot->replot(QCustomPlot::rpQueuedReplot);

@@ -35,7 +35,7 @@ EventLogView::EventLogView(SessionController& session, ViewSelection& selection,
     filters->addWidget(m_layerOnly);
     filters->addWidget(m_count);
     m_model->setTokens([this](std::int64_t position) {
-        return SessionTokens::pieceAt(m_session.metadata(), m_session.timeline(), position);
+        return SessionTokens::pieceAt(m_session.metadata(), m_session.timeline(), position, &m_session.speculation());
     });
     m_model->setPagedHistory(&m_session.paged());
     m_table->setModel(m_model);

@@ -94,13 +94,13 @@ std::optional<HeadDecision> HeadOccupancyView::decision() const {
     if (latest == nullptr) {
         return std::nullopt;
     }
-    const std::int64_t covered = SessionTokens::producedPosition(m_session.metadata(), latest->step);
+    const std::int64_t covered = SessionTokens::producedPosition(m_session.metadata(), latest->step, &m_session.speculation());
     return HeadOccupancyGeometry::decisionOf(latest->event, latest->step, std::max<std::int64_t>(covered, 0));
 }
 
 std::int64_t HeadOccupancyView::positions() const {
     const std::int64_t produced =
-        SessionTokens::producedPosition(m_session.metadata(), m_session.currentStep());
+        SessionTokens::producedPosition(m_session.metadata(), m_session.currentStep(), &m_session.speculation());
     if (produced >= 0) {
         return produced;
     }
@@ -146,7 +146,7 @@ HeadOccupancyView::Layout HeadOccupancyView::layoutOf(const HeadDecision& decide
     Layout layout;
     // The axis spans the session's last step, as the occupancy map's does, so stepping fills the rows.
     const std::int64_t last =
-        SessionTokens::producedPosition(m_session.metadata(), m_session.stepCount() - 1);
+        SessionTokens::producedPosition(m_session.metadata(), m_session.stepCount() - 1, &m_session.speculation());
     layout.span = PositionSpan{0, std::max<std::int64_t>({positions(), last, 1})};
     layout.heads = static_cast<int>(decided.kept.size());
     layout.rowsPerHead = decided.rerotated() ? 3 : 1; // token row, map strip, rotated row
@@ -182,7 +182,7 @@ QString HeadOccupancyView::toolTipAt(const QPoint& point) const {
         OccupancyGeometry::xToPosition(point.x() - layout.area.left(), layout.span, layout.area.width());
     const auto quoted = [&](std::int64_t at) {
         const std::optional<std::string> piece =
-            SessionTokens::pieceAt(m_session.metadata(), m_session.timeline(), at);
+            SessionTokens::pieceAt(m_session.metadata(), m_session.timeline(), at, &m_session.speculation());
         return piece ? tr("position %1 “%2”")
                            .arg(at)
                            .arg(QString::fromStdString(SessionTokens::visible(*piece)))

@@ -197,7 +197,7 @@ int OccupancyMapView::stripLayer() const {
 QString OccupancyMapView::tokenAt(int x) const {
     const QRect map = mapRect();
     const std::int64_t position = OccupancyGeometry::xToPosition(x - map.left(), span(), map.width());
-    const std::optional<std::string> piece = SessionTokens::pieceAt(m_session.metadata(), m_session.timeline(), position);
+    const std::optional<std::string> piece = SessionTokens::pieceAt(m_session.metadata(), m_session.timeline(), position, &m_session.speculation());
     return piece ? QString::fromStdString(*piece) : QString();
 }
 
@@ -301,7 +301,7 @@ void OccupancyMapView::paintScores(QPainter& painter, const QRectF& row, int lay
 
 QString OccupancyMapView::describe(int layer, std::int64_t position) const {
     const std::optional<SlotState> slot = slotAt(layer, position);
-    const std::optional<std::string> piece = SessionTokens::pieceAt(m_session.metadata(), m_session.timeline(), position);
+    const std::optional<std::string> piece = SessionTokens::pieceAt(m_session.metadata(), m_session.timeline(), position, &m_session.speculation());
     const QString token =
         piece ? QStringLiteral(" \u201c%1\u201d").arg(QString::fromStdString(SessionTokens::visible(*piece))) : QString();
     QString score;
@@ -324,12 +324,12 @@ void OccupancyMapView::paintColumnLabels(QPainter& painter, const PositionSpan& 
         return;
     }
     const trace::SessionMetadata& metadata = m_session.metadata();
-    const std::int64_t produced = SessionTokens::producedPosition(metadata, m_session.currentStep());
+    const std::int64_t produced = SessionTokens::producedPosition(metadata, m_session.currentStep(), &m_session.speculation());
     const QFontMetrics metrics(painter.font());
     const double lineHeight = metrics.height();
     for (const ColumnLabel& label : OccupancyGeometry::columnLabels(span, band.width(), lineHeight)) {
         const std::optional<std::string> piece =
-            label.position <= produced ? SessionTokens::pieceAt(metadata, m_session.timeline(), label.position)
+            label.position <= produced ? SessionTokens::pieceAt(metadata, m_session.timeline(), label.position, &m_session.speculation())
                                        : std::nullopt;
         if (!piece) {
             continue;
@@ -361,7 +361,7 @@ void OccupancyMapView::paintTokenStrip(QPainter& painter, const PositionSpan& sp
         return;
     }
     const std::vector<SlotSegment> segments = segmentsFor(layer);
-    const std::int64_t produced = SessionTokens::producedPosition(metadata, m_session.currentStep());
+    const std::int64_t produced = SessionTokens::producedPosition(metadata, m_session.currentStep(), &m_session.speculation());
     const double width = strip.width();
     const double cell = width / static_cast<double>(std::max<std::int64_t>(span.count, 1));
     const auto colourAt = [&](std::int64_t position) {
@@ -385,7 +385,7 @@ void OccupancyMapView::paintTokenStrip(QPainter& painter, const PositionSpan& sp
             const QRectF box(x0, strip.top(), std::max(cell - (cell >= 4 ? 1.0 : 0.0), 1.0), strip.height());
             painter.fillRect(box, colourAt(position));
             if (cell >= 7) {
-                const std::optional<std::string> piece = SessionTokens::pieceAt(metadata, m_session.timeline(), position);
+                const std::optional<std::string> piece = SessionTokens::pieceAt(metadata, m_session.timeline(), position, &m_session.speculation());
                 if (piece) {
                     painter.setPen(QColor(30, 30, 40));
                     const QString text = metrics.elidedText(QString::fromStdString(SessionTokens::visible(*piece)),

@@ -11,6 +11,7 @@
 #include <QPainter>
 #include <QElapsedTimer>
 #include <QScrollBar>
+#include <QStringList>
 #include <QTimer>
 #include <QToolTip>
 #include <QWheelEvent>
@@ -30,6 +31,16 @@ constexpr float kTokenPadding = 2.0F;
 constexpr float kSpecialPadding = 8.0F;
 /// The orange the compare view marks divergence with.
 const QColor kPartingColour(203, 75, 22);
+/// Speculative decoding's marks: a teal underline under an accepted draft, a magenta bar where drafts were rejected.
+const QColor kAcceptedDraftColour(0, 137, 123);
+const QColor kRolledBackColour(194, 24, 120);
+using DraftKind = SpeculationHistory::DraftMark::Kind;
+
+/// "prompt lookup" or "the assistant model": what drafted a speculative step's tokens.
+QString draftSourceName(trace::DraftSource source) {
+    return source == trace::DraftSource::AssistantModel ? QObject::tr("the assistant model")
+                                                        : QObject::tr("prompt lookup");
+}
 /// The fates a legend lists, in the order a summary ranks them (mildest first).
 constexpr TokenFate kLegendFates[] = {TokenFate::Kept,    TokenFate::Quantized,     TokenFate::Offloaded, TokenFate::Masked,
                                       TokenFate::SlidOut, TokenFate::PartlyDropped, TokenFate::Dropped};
@@ -179,7 +190,8 @@ void TranscriptView::readSlice() {
     const std::int64_t steps = m_promptLength > 0 ? m_session.stepCount() : m_stepsRead;
     while (m_stepsRead < steps && clock.nsecsElapsed() < kSliceNs) {
         const std::int64_t to = std::min(steps, m_stepsRead + kSliceSteps);
-        for (const ProducedToken& token : SessionTokens::producedTokens(m_session.timeline(), m_stepsRead, to)) {
+        for (const ProducedToken& token :
+             SessionTokens::producedTokens(m_session.timeline(), m_stepsRead, to, &m_session.speculation())) {
             appendToken(token.text, token.id);
         }
         m_stepsRead = to;
@@ -259,7 +271,7 @@ void TranscriptView::changeEvent(QEvent* event) {
 }
 
 std::int64_t TranscriptView::producedPosition() const {
-    return m_promptLength > 0 ? m_promptLength + m_session.currentStep() : -1;
+    return m_session.speculation().producedPosition(m_promptLength, m_session.currentStep());
 }
 
 void TranscriptView::ensureVisible(std::int64_t position) {
@@ -330,8 +342,10 @@ QString TranscriptView::describe(std::int64_t position) const {
     if (position < m_promptLength) {
         text += tr(", in the prompt");
     } else {
-        text += tr(", token id %1, generated at step %2").arg(token.id).arg(position - m_promptLength);
+        const auto producer = m_session.speculation().producer(m_promptLength, position);
+        text += tr(", token id %1, generated at step %2").arg(token.id).arg(producer ? producer->first : -1);
     }
+    text += draftLine(position);
     if (position == produced) {
         return text + tr("\nStep %1 generates it: it enters the cache at the next step.").arg(step);
     }
@@ -368,6 +382,32 @@ QString TranscriptView::describe(std::int64_t position) const {
     return text;
 }
 
+QString TranscriptView::draftLine(std::int64_t position) const {
+    const SpeculationHistory::DraftMark mark = m_session.speculation().markAt(m_promptLength, position);
+    if (mark.kind == DraftKind::None) {
+        return {};
+    }
+    const trace::SpeculationEvent& event = mark.verification->event;
+    if (mark.kind == DraftKind::Accepted) {
+        return tr("\nDrafted by %1 at step %2 and accepted: the step wrote it into every layer with its drafts and "
+                  "kept it after verifying them.")
+            .arg(draftSourceName(event.source))
+            .arg(mark.step);
+    }
+    QStringList rejected;
+    for (std::int64_t draft = event.accepted; draft < event.drafted(); ++draft) {
+        rejected << QStringLiteral("\u201c%1\u201d").arg(
+                        shownText(std::string(event.piece(static_cast<std::size_t>(draft)))));
+    }
+    const std::int64_t from = event.firstPosition + event.accepted;
+    return tr("\nAt step %1 %2 drafted %3 here (positions %4 to %5); the model chose this token instead, and the %n "
+              "rejected draft(s) were rolled back from every layer.", nullptr, static_cast<int>(event.drafted() - event.accepted))
+        .arg(mark.step)
+        .arg(draftSourceName(event.source), rejected.join(QStringLiteral(", ")))
+        .arg(from)
+        .arg(event.firstPosition + event.drafted() - 1);
+}
+
 QString TranscriptView::toolTipAt(const QPoint& point) const { return describe(positionAt(point)); }
 
 std::vector<TranscriptView::LegendEntry> TranscriptView::legendEntries() const {
@@ -377,6 +417,10 @@ std::vector<TranscriptView::LegendEntry> TranscriptView::legendEntries() const {
     }
     if (shownLayer() < 0) {
         entries.push_back({tr("lower half: some layers"), TokenFate::Dropped, true, {}});
+    }
+    if (!m_session.speculation().empty()) {
+        entries.push_back({tr("accepted draft"), TokenFate::Kept, false, {}, DraftKind::Accepted});
+        entries.push_back({tr("drafts rolled back here"), TokenFate::Kept, false, {}, DraftKind::Replacement});
     }
     // Under the title's line, wrapped to the width.
     const QFontMetrics metrics(font());
@@ -410,7 +454,9 @@ void TranscriptView::paintLegend(QPainter& painter) {
     painter.drawText(QRect(kMargin, 2, width() - 2 * kMargin, 18), Qt::AlignLeft | Qt::AlignVCenter, title);
     for (const LegendEntry& entry : legendEntries()) {
         const QRectF swatch(entry.at.x(), entry.at.y() + 3, 10, 10);
-        if (entry.someLayers) {
+        if (entry.draft != DraftKind::None) {
+            paintDraftMark(painter, swatch, entry.draft);
+        } else if (entry.someLayers) {
             painter.fillRect(swatch, PlotStyle::fateColour(TokenFate::Kept));
             painter.fillRect(swatch.adjusted(0, swatch.height() * kPartialTop, 0, 0), QColor(150, 150, 160));
         } else {
@@ -486,6 +532,9 @@ void TranscriptView::paintEvent(QPaintEvent*) {
             } else {
                 (gone ? m_struck : m_text).draw(painter, box.adjusted(1, 0, 0, 0), Qt::AlignLeft, token.shown);
             }
+            if (position <= produced) {
+                paintDraftMark(painter, box, m_session.speculation().markAt(m_promptLength, position).kind);
+            }
             if (m_parting >= 0 && position >= m_parting) {
                 painter.setPen(QPen(kPartingColour, position == m_parting ? 3 : 1.5));
                 painter.drawLine(QPointF(box.left(), box.bottom()), QPointF(box.right(), box.bottom()));
@@ -498,6 +547,16 @@ void TranscriptView::paintEvent(QPaintEvent*) {
                 painter.restore();
             }
         }
+    }
+}
+
+void TranscriptView::paintDraftMark(QPainter& painter, const QRectF& box, SpeculationHistory::DraftMark::Kind kind) {
+    if (kind == DraftKind::Accepted) {
+        // Above the compare view's parting line, so that both show.
+        painter.setPen(QPen(kAcceptedDraftColour, 2, Qt::DashLine));
+        painter.drawLine(QPointF(box.left() + 1, box.bottom() - 2), QPointF(box.right() - 1, box.bottom() - 2));
+    } else if (kind == DraftKind::Replacement) {
+        painter.fillRect(QRectF(box.left(), box.top(), 3, box.height()), kRolledBackColour);
     }
 }
 

@@ -429,6 +429,11 @@ config::RunSettings NewSessionDialog::settings() const {
     settings.ignoreEos = m_shown.ignoreEos;
     settings.weightSeed = m_shown.weightSeed;
     settings.threads = m_shown.threads;
+    // Speculative decoding has no field: a session opened with it (kvscope --prompt-lookup-num-tokens, a tour)
+    // keeps its drafts when started again from here.
+    settings.promptLookupNumTokens = m_shown.promptLookupNumTokens;
+    settings.assistantModel = m_shown.assistantModel;
+    settings.numAssistantTokens = m_shown.numAssistantTokens;
     if (m_usePreset->isChecked()) {
         settings.preset = m_preset->currentText().toStdString();
     } else if (m_useConfig->isChecked()) {

@@ -5,10 +5,12 @@
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/model/ModelError.h"
 #include "kvscope/model/ModelLoader.h"
+#include "kvscope/runtime/ByteTextCodec.h"
 #include "kvscope/runtime/GenerationError.h"
 #include "kvscope/runtime/Generator.h"
 #include "kvscope/trace/Event.h"
 #include "kvscope/trace/RecordingSink.h"
+#include "kvscope/trace/Timeline.h"
 
 #include "ModelTestHelpers.h"
 
@@ -289,6 +291,122 @@ TEST(GeneratorTest, PromptLookupGivesGreedyTokensAndCropsTheRejectedDrafts) {
         EXPECT_EQ(step.cacheLength, static_cast<int64_t>(prompt.size()) + added - 1);
     }
     EXPECT_EQ(added, 12);
+}
+
+TEST(GeneratorTest, PromptLookupRecordsEachVerificationAsASpeculationEvent) {
+    // Gemma 3's preset has sliding layers: their seq_length rolls back with the full layers' through the recorded past.
+    const std::vector<int64_t> prompt = ByteTokenizer::encode("abcab abcab abcab abcab ab");
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("gemma3"), 1);
+    GenerationOptions lookup = tokensInGenerator(12);
+    lookup.promptLookupNumTokens = 3;
+    kvscope::trace::Timeline timeline;
+    Generator generator(*model, cacheKind("dynamic"), lookup, &timeline);
+    generate(generator, prompt);
+    std::vector<std::pair<int64_t, kvscope::trace::SpeculationEvent>> events;
+    for (const auto& event : timeline.events()) {
+        if (const auto* speculation = std::get_if<kvscope::trace::SpeculationEvent>(&event.payload)) {
+            EXPECT_EQ(event.layer, -1);
+            events.emplace_back(event.step, *speculation);
+        }
+    }
+    const auto& steps = generator.speculativeSteps();
+    ASSERT_EQ(events.size(), steps.size());
+    const std::vector<int64_t> sequence = generator.sequence();
+    int64_t position = static_cast<int64_t>(prompt.size());
+    int64_t rolledBack = 0;
+    const kvscope::runtime::ByteTextCodec bytes;
+    const auto layers = static_cast<size_t>(model->architecture().numLayers());
+    for (size_t index = 0; index < steps.size(); ++index) {
+        const auto& [step, speculation] = events[index];
+        EXPECT_EQ(step, steps[index].step);
+        EXPECT_EQ(speculation.source, kvscope::trace::DraftSource::PromptLookup);
+        EXPECT_EQ(speculation.drafted(), steps[index].drafted) << "step " << step;
+        EXPECT_EQ(speculation.accepted, steps[index].accepted) << "step " << step;
+        EXPECT_EQ(speculation.firstPosition, position) << "the drafts follow the text so far, step " << step;
+        // The accepted drafts are the text's next tokens, and each draft names its byte.
+        for (int64_t draft = 0; draft < speculation.accepted; ++draft) {
+            EXPECT_EQ(speculation.draftIds[static_cast<size_t>(draft)], sequence[static_cast<size_t>(position + draft)]);
+        }
+        for (size_t draft = 0; draft < speculation.draftIds.size(); ++draft) {
+            EXPECT_EQ(speculation.piece(draft), bytes.decode({speculation.draftIds[draft]})) << "step " << step;
+        }
+        ASSERT_EQ(speculation.lengthsBefore.size(), layers);
+        ASSERT_EQ(speculation.lengthsAfter.size(), layers);
+        const kvscope::trace::StepState state = timeline.stateAt(step);
+        for (size_t layer = 0; layer < layers; ++layer) {
+            // Every layer, sliding or not, counts every token and ends the step holding all but the last picked one.
+            EXPECT_EQ(speculation.lengthsBefore[layer], index == 0 ? 0 : position - 1) << "step " << step;
+            EXPECT_EQ(speculation.lengthsAfter[layer], steps[index].cacheLength) << "step " << step;
+            EXPECT_EQ(state.layers[layer].seqLength, speculation.lengthsAfter[layer]) << "the folded state, step " << step;
+        }
+        rolledBack += speculation.drafted() - speculation.accepted;
+        position += steps[index].added;
+    }
+    EXPECT_GT(rolledBack, 0) << "no draft was rolled back: the case tests no rollback";
+    // Each step's end names the model's own token, the last the step added.
+    for (const auto& event : timeline.events()) {
+        if (const auto* end = std::get_if<kvscope::trace::StepEndEvent>(&event.payload)) {
+            EXPECT_EQ(end->text, bytes.decode({end->tokenId}));
+        }
+    }
+}
+
+TEST(GeneratorTest, AnAssistantModelDraftsAndTheModelKeepsWhatGreedyDecodingWouldPick) {
+    // Gemma 3's preset (sliding layers) drafted for by itself (every draft kept) and by another seed's weights
+    // (most rejected): either way the text is the model's greedy one.
+    const std::vector<int64_t> prompt = ByteTokenizer::encode("The key-value cache");
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("gemma3"), 1);
+    auto other = ModelLoader::builtin(kvscope::testing::presetConfig("gemma3"), 2);
+    Generator plain(*model, cacheKind("dynamic"), tokensInGenerator(10));
+    const std::vector<int64_t> greedy = generate(plain, prompt);
+    const struct {
+        kvscope::model::LanguageModel* assistant;
+        bool keepsAll;
+    } cases[] = {{model.get(), true}, {other.get(), false}};
+    for (const auto& c : cases) {
+        GenerationOptions assisted = tokensInGenerator(10);
+        assisted.assistant = c.assistant;
+        assisted.numAssistantTokens = 3;
+        kvscope::trace::Timeline timeline;
+        Generator generator(*model, cacheKind("dynamic"), assisted, &timeline);
+        EXPECT_EQ(generate(generator, prompt), greedy);
+        int64_t length = static_cast<int64_t>(prompt.size());
+        int64_t rolledBack = 0;
+        size_t verification = 0;
+        for (const auto& event : timeline.events()) {
+            const auto* speculation = std::get_if<kvscope::trace::SpeculationEvent>(&event.payload);
+            if (speculation == nullptr) {
+                continue;
+            }
+            // Three drafts a step, fewer only where the budget of new tokens ends.
+            const int64_t left = static_cast<int64_t>(prompt.size()) + 10 - length - 1;
+            EXPECT_EQ(speculation->source, kvscope::trace::DraftSource::AssistantModel);
+            EXPECT_EQ(speculation->drafted(), std::min<int64_t>(3, left)) << "step " << event.step;
+            EXPECT_EQ(speculation->firstPosition, length);
+            if (c.keepsAll) {
+                EXPECT_EQ(speculation->accepted, speculation->drafted()) << "a model agrees with itself";
+            }
+            EXPECT_EQ(speculation->accepted, generator.speculativeSteps()[verification].accepted);
+            rolledBack += speculation->drafted() - speculation->accepted;
+            length += speculation->accepted + 1;
+            ++verification;
+        }
+        EXPECT_EQ(verification, generator.speculativeSteps().size());
+        EXPECT_EQ(length, static_cast<int64_t>(prompt.size()) + 10);
+        EXPECT_EQ(rolledBack > 0, !c.keepsAll);
+    }
+}
+
+TEST(GeneratorTest, AnAssistantWithAnotherVocabularyIsRefused) {
+    auto model = ModelLoader::builtin(kvscope::testing::presetConfig("llama"), 1);
+    kvscope::config::ModelConfig wider = kvscope::testing::presetConfig("llama");
+    wider.vocabSize = 300;
+    auto assistant = ModelLoader::builtin(wider, 1);
+    GenerationOptions assisted = tokensInGenerator(4);
+    assisted.assistant = assistant.get();
+    EXPECT_EQ(refusal([&] { Generator{*model, cacheKind("dynamic"), assisted}; }),
+              "the assistant model's vocabulary (300 ids) is not the model's (259): assisted decoding needs two "
+              "models that share one vocabulary");
 }
 
 TEST(GeneratorTest, PromptLookupRefusalsNameTheFix) {

@@ -105,6 +105,9 @@ struct RunSettings {
     std::int64_t tokens = 32;
     std::int64_t beams = 1;   ///< beam search width (1 = greedy or sampling)
     std::int64_t promptLookupNumTokens = 0; ///< prompt-lookup decoding: drafted tokens per step (0 = off)
+    /// Assisted decoding: a GGUF file or known model sharing the model's vocabulary drafts for it (empty = off).
+    std::string assistantModel;
+    std::int64_t numAssistantTokens = 5; ///< assisted decoding: drafted tokens per step (a constant schedule)
     double temperature = 0.0; ///< 0 = greedy
     std::int64_t topK = 0;    ///< 0 = all tokens
     bool ignoreEos = false;   ///< generate every token even past the tokenizer's eos

@@ -40,6 +40,11 @@ struct GenerationOptions {
     /// the rejected ones (Cache::cropTokens after activatePastRecording). Greedy, one sequence, croppable caches.
     int64_t promptLookupNumTokens = 0;
     int64_t maxMatchingNgramSize = 2; ///< the longest n-gram looked up (Transformers' default)
+    /// Non-null: assisted decoding (Transformers' `assistant_model`): this model, which must share the model's
+    /// vocabulary and outlive the generator, drafts numAssistantTokens tokens greedily each step on a cache of its
+    /// own; the model verifies them as prompt lookup's drafts, and both caches drop the rejected ones.
+    model::LanguageModel* assistant = nullptr;
+    int64_t numAssistantTokens = 5; ///< always this many (Transformers' "constant" schedule), within the budget
 
     /// The decoding a run's settings ask for (tokens, beams, seed, temperature, top-k), stopping at the
     /// text's eos unless the settings ignore it.
@@ -114,7 +119,9 @@ public:
     const model::LanguageModel& model() const { return m_model; }
     const GenerationOptions& options() const { return m_options; }
     const config::CacheSettings& cacheSettings() const { return m_cacheSettings; }
-    /// Every verification so far (prompt lookup only; step 0 is the prefill's).
+    /// Whether each step drafts and verifies (prompt lookup or an assistant model).
+    bool speculative() const { return m_options.promptLookupNumTokens > 0 || m_options.assistant != nullptr; }
+    /// Every verification so far (speculative decoding only; step 0 is the prefill's).
     const std::vector<SpeculativeStep>& speculativeSteps() const { return m_speculative; }
 
 private:
@@ -125,8 +132,13 @@ private:
     void pickBeams(const at::Tensor& logits, bool first);
     /// Prompt lookup: the draft for the current text (Transformers' PromptLookupCandidateGenerator), possibly empty.
     std::vector<int64_t> lookupCandidates() const;
+    /// Assisted decoding: the assistant's greedy draft for the current text (Transformers' AssistedCandidateGenerator
+    /// with a constant schedule and no confidence threshold), possibly empty.
+    std::vector<int64_t> assistantCandidates();
     /// Prompt lookup: runs `fed` (tokens not yet cached) and the draft, keeps the accepted prefix and crops the rest.
     void verifyDraft(const std::vector<int64_t>& fed);
+    /// Every self-attention layer's seq_length, for a speculation event.
+    std::vector<int64_t> layerLengths() const;
     void beginStep(int64_t tokenId, const std::string& text);
     void endStep(std::chrono::steady_clock::time_point start);
 
@@ -136,6 +148,7 @@ private:
     trace::EventSink* m_sink;
     const TextCodec& m_text;
     std::unique_ptr<model::ModelCache> m_cache;
+    std::unique_ptr<model::ModelCache> m_assistantCache; ///< assisted decoding: the assistant's own, untraced
     at::Generator m_rng;
     at::Tensor m_sequences;  ///< [rows, prompt + generated], int64 on CPU
     at::Tensor m_lastFed;    ///< the sequences as of the last forward pass (for recomputeDifference)

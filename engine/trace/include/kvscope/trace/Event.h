@@ -350,6 +350,36 @@ struct ChannelErrorEvent {
     bool operator==(const ChannelErrorEvent&) const = default;
 };
 
+/// Where a speculative step's draft came from.
+enum class DraftSource : std::uint8_t {
+    PromptLookup = 0,   ///< an earlier occurrence of the text's last n-gram (Transformers' prompt_lookup_num_tokens)
+    AssistantModel = 1, ///< a smaller model sharing the vocabulary (Transformers' assistant_model)
+    Last = AssistantModel,
+};
+
+/// One verification of speculative decoding (format 1.9, kind 29; layer -1, after the step's cache events): the step
+/// wrote the drafted tokens into every layer at positions [firstPosition, firstPosition + drafted), after the tokens it
+/// fed, verified them in one forward pass, kept the first `accepted` and cropped the rest, so positions
+/// [firstPosition + accepted, firstPosition + drafted) were written and rolled back; the model's own next token
+/// follows the accepted drafts at firstPosition + accepted (the step's step_end names it). draftText holds the
+/// drafts' text pieces one after another, draft i's ending at byte pieceEnds[i] (both empty without text).
+/// lengthsBefore and lengthsAfter are every layer's seq_length before the step and after the crop, so that a reader
+/// sees each layer roll back without folding the step.
+struct SpeculationEvent {
+    DraftSource source = DraftSource::PromptLookup;
+    std::int64_t firstPosition = 0;
+    std::vector<std::int64_t> draftIds;
+    std::string draftText;
+    std::vector<std::int64_t> pieceEnds;
+    std::int64_t accepted = 0;
+    std::vector<std::int64_t> lengthsBefore;
+    std::vector<std::int64_t> lengthsAfter;
+    std::int64_t drafted() const { return static_cast<std::int64_t>(draftIds.size()); }
+    /// Draft i's text piece; empty where the event has none.
+    std::string_view piece(std::size_t draft) const;
+    bool operator==(const SpeculationEvent&) const = default;
+};
+
 /// What changed in a server's prefix cache, as its KV event stream says (vLLM's BlockStored, BlockRemoved,
 /// AllBlocksCleared; SGLang's alike).
 enum class ServerCacheChange : std::uint8_t {
@@ -403,8 +433,8 @@ using EventPayload =
                  StepEndEvent, ComputeEvent, LogitsEvent, CompressionEvent, PagedPoolEvent,
                  RequestArrivedEvent, RequestAdmittedEvent, RequestScheduledEvent, RequestPreemptedEvent,
                  RequestFinishedEvent, BlockAllocatedEvent, BlockTouchedEvent, BlockCachedEvent,
-                 BlockFreedEvent, BlockEvictedEvent, RequestTokensEvent, ChannelErrorEvent, ServerCacheEvent,
-                 ServerStatusEvent>;
+                 BlockFreedEvent, BlockEvictedEvent, RequestTokensEvent, ChannelErrorEvent,
+                 SpeculationEvent, ServerCacheEvent, ServerStatusEvent>;
 
 /// Names the alternative held by an EventPayload; equal to its variant index.
 enum class EventKind : std::uint8_t {
@@ -437,8 +467,9 @@ enum class EventKind : std::uint8_t {
     BlockEvicted = 26,
     RequestTokens = 27,
     ChannelError = 28,
-    ServerCache = 29,
-    ServerStatus = 30,
+    Speculation = 29,
+    ServerCache = 30,
+    ServerStatus = 31,
 };
 inline constexpr std::size_t kEventKindCount = std::variant_size_v<EventPayload>;
 static_assert(static_cast<std::size_t>(EventKind::ServerStatus) + 1 == kEventKindCount,
@@ -461,6 +492,7 @@ std::string_view toString(TransferDirection direction);
 std::string_view toString(TransferLane lane);
 std::string_view toString(TimingSource timing);
 std::string_view toString(FinishReason reason);
+std::string_view toString(DraftSource source);
 std::string_view toString(ServerCacheChange change);
 /// Whether the kind is one of the paged-serving events (PagedPool .. BlockEvicted, RequestTokens): step-level,
 /// folded into StepState::paged (RequestTokens changes nothing there: views read text from the timeline).

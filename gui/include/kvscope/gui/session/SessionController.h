@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvscope/gui/models/PagedHistory.h"
+#include "kvscope/gui/models/SpeculationHistory.h"
 #include "kvscope/gui/models/ServerCacheHistory.h"
 #include "kvscope/gui/session/LiveSessionRunner.h"
 #include "kvscope/gui/session/SessionEngine.h"
@@ -103,6 +104,9 @@ public:
     /// A serving session's requests, text, per-step changes and metrics (inactive for other sessions); kept
     /// in step with the timeline.
     const PagedHistory& paged() const { return m_paged; }
+    /// A speculative-decoding session's verifications and where each step's tokens lie (empty for other
+    /// sessions); kept in step with the timeline.
+    const SpeculationHistory& speculation() const { return m_speculation; }
     /// An attached server's cache over the steps (inactive for other sessions); kept in step with the timeline.
     const ServerCacheHistory& server() const { return m_server; }
     std::int64_t stepCount() const { return m_timeline.stepCount(); }
@@ -144,6 +148,7 @@ private:
     std::unique_ptr<trace::SessionSpill> m_spill;
     QString m_liveFolder;
     PagedHistory m_paged;
+    SpeculationHistory m_speculation;
     ServerCacheHistory m_server;
     trace::SessionMetadata m_metadata;
     config::RunSettings m_settings;

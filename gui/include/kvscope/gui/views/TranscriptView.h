@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvscope/gui/geometry/TranscriptLayout.h"
+#include "kvscope/gui/models/SpeculationHistory.h"
 #include "kvscope/gui/models/TokenFates.h"
 #include "kvscope/gui/views/StaticTextCache.h"
 
@@ -17,6 +18,9 @@
 class QScrollBar;
 class QTimer;
 
+class QPainter;
+class QRectF;
+
 namespace kvscope::gui {
 
 class SessionController;
@@ -30,7 +34,8 @@ class ViewSelection;
 /// happened to it since which step. Only the lines in view are painted; the lines are laid out by
 /// TranscriptLayout once per width and token count, so a 131072-token session scrolls and steps fluidly; its
 /// text is read in slices between the event loop's other work (a file-backed step is decoded to read its token).
-/// In compare mode a transcript marks the tokens from where it parts from the other session's.
+/// In compare mode a transcript marks the tokens from where it parts from the other session's. In a speculative-decoding
+/// session it underlines the drafts the model accepted and marks where it rejected drafts, which were rolled back.
 class TranscriptView : public QWidget {
     Q_OBJECT
 public:
@@ -102,7 +107,14 @@ private:
         TokenFate fate = TokenFate::Kept;
         bool someLayers = false;
         QPointF at;
+        /// A speculative session's mark (accepted drafts, rolled-back drafts) instead of a fate's swatch.
+        SpeculationHistory::DraftMark::Kind draft = SpeculationHistory::DraftMark::Kind::None;
     };
+    /// The tooltip's line on speculative decoding: the position was an accepted draft, or the model's token where
+    /// it rejected drafts (named, with the positions rolled back); empty otherwise.
+    QString draftLine(std::int64_t position) const;
+    /// An accepted draft's underline or a rolled-back draft's bar, in `box`.
+    static void paintDraftMark(QPainter& painter, const QRectF& box, SpeculationHistory::DraftMark::Kind kind);
     /// The legend's swatches laid out under the title, wrapped to the width.
     std::vector<LegendEntry> legendEntries() const;
     /// The title and the legend's lines.
