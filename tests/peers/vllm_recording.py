@@ -77,6 +77,8 @@ def run_engine(model_dir, case_name, out_dir):
     import kvscope
     from vllm import LLM, SamplingParams
     from vllm.inputs import TokensPrompt
+    sys.path.insert(0, HERE)
+    import vllm_serving
     case = json.load(open(os.path.join(HERE, "data", "vllm", "cases.json")))[case_name]
     settings = case["settings"]
     workload = json.load(open(os.path.join(HERE, "data", "vllm", case["workload"])))
@@ -123,19 +125,7 @@ def run_engine(model_dir, case_name, out_dir):
                       "counters": {key: end.get(key, 0) - start.get(key, 0) for key in end}}
 
     def stepwise():
-        requests = sorted(workload["requests"], key=lambda r: r.get("arrival_step", 0))
-        step, added = 0, 0
-        while added < len(requests) or engine.has_unfinished_requests():
-            while added < len(requests) and requests[added].get("arrival_step", 0) <= step:
-                r = requests[added]
-                added += 1
-                prompt = {"prompt_token_ids": r["prompt_ids"]}
-                if r.get("cache_salt"):
-                    prompt["cache_salt"] = r["cache_salt"]
-                engine.add_request(r["id"], prompt, SamplingParams(
-                    temperature=0.0, max_tokens=r.get("max_tokens", 16), ignore_eos=r.get("ignore_eos", False)))
-            engine.step()
-            step += 1
+        vllm_serving.step_workload(engine, workload, SamplingParams)
 
     def generate():
         prompts = [TokensPrompt(prompt_token_ids=r["prompt_ids"]) for r in workload["requests"]]

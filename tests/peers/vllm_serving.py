@@ -56,6 +56,27 @@ def hf_folder(cache_root):
     return folder
 
 
+def step_workload(engine, workload, sampling_params, on_finished=lambda output: None):
+    """Steps an LLMEngine one scheduler step at a time, each request added at its arrival step (greedy); calls
+    on_finished with each finished request's output. Returns the steps taken."""
+    requests = sorted(workload["requests"], key=lambda r: r.get("arrival_step", 0))
+    step, added = 0, 0
+    while added < len(requests) or engine.has_unfinished_requests():
+        while added < len(requests) and requests[added].get("arrival_step", 0) <= step:
+            r = requests[added]
+            added += 1
+            prompt = {"prompt_token_ids": r["prompt_ids"]}
+            if r.get("cache_salt"):
+                prompt["cache_salt"] = r["cache_salt"]
+            engine.add_request(r["id"], prompt, sampling_params(
+                temperature=0.0, max_tokens=r.get("max_tokens", 16), ignore_eos=r.get("ignore_eos", False)))
+        for output in engine.step():
+            if output.finished:
+                on_finished(output)
+        step += 1
+    return step
+
+
 def run_engine(model_dir, workload_path, settings_path, out_path):
     """One vLLM engine in this process (VLLM_ENABLE_V1_MULTIPROCESSING=0): steps the workload, then reads every
     event batch back from the replay socket."""
@@ -76,21 +97,9 @@ def run_engine(model_dir, workload_path, settings_path, out_path):
         disable_log_stats=False,
         kv_events_config=KVEventsConfig(enable_kv_cache_events=True, publisher="zmq", endpoint=publish,
                                         replay_endpoint=replay, topic="kv")))
-    requests = sorted(workload["requests"], key=lambda r: r.get("arrival_step", 0))
-    step, added, outputs = 0, 0, {}
-    while added < len(requests) or engine.has_unfinished_requests():
-        while added < len(requests) and requests[added].get("arrival_step", 0) <= step:
-            r = requests[added]
-            added += 1
-            prompt = {"prompt_token_ids": r["prompt_ids"]}
-            if r.get("cache_salt"):
-                prompt["cache_salt"] = r["cache_salt"]
-            engine.add_request(r["id"], prompt, SamplingParams(
-                temperature=0.0, max_tokens=r.get("max_tokens", 16), ignore_eos=r.get("ignore_eos", False)))
-        for output in engine.step():
-            if output.finished:
-                outputs[output.request_id] = list(output.outputs[0].token_ids)
-        step += 1
+    outputs = {}
+    step = step_workload(engine, workload, SamplingParams, lambda output: outputs.__setitem__(
+        output.request_id, list(output.outputs[0].token_ids)))
     # The publisher thread sends what the last steps queued within a few hundred milliseconds.
     time.sleep(1.0)
     metrics = {m.name: m.value for m in engine.get_metrics() if hasattr(m, "value")}
