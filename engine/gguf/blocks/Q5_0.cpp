@@ -48,6 +48,17 @@ public:
     }
 
 #if KVSCOPE_ROWDOT_X86
+    static constexpr bool kSplitOffset = false;
+    /// A block as 16-bit integer codes q - 16 and d, for the split-row kernel.
+    struct DecodeCodesAvx2 {
+        KVSCOPE_AVX2 void operator()(const uint8_t* block, rowdot::Codes32* codes) const {
+            const __m256i fifth = _mm256_and_si256(rowdot::bitsToBytes(loadU32(block + 2)), _mm256_set1_epi8(16));
+            const __m256i q = _mm256_sub_epi8(_mm256_or_si256(rowdot::nibblesLowThenHigh(block + 6), fifth),
+                                              _mm256_set1_epi8(16));
+            codes[0] = {_mm256_cvtepi8_epi16(_mm256_castsi256_si128(q)),
+                        _mm256_cvtepi8_epi16(_mm256_extracti128_si256(q, 1)), rowdot::loadHalfScale(block)};
+        }
+    };
     struct WidenAvx2 {
         KVSCOPE_AVX2 void operator()(const uint8_t* block, float* out) const {
             const __m256i fifth = _mm256_and_si256(rowdot::bitsToBytes(loadU32(block + 2)), _mm256_set1_epi8(16));

@@ -36,6 +36,33 @@ public:
     }
 
 #if KVSCOPE_ROWDOT_X86
+    static constexpr bool kSplitOffset = false;
+    /// A block as eight groups of 32 codes (q - 32) times their 16-value group's int8 scale, as 16-bit integers
+    /// (exact: at most 32 x 128), each group scaled by d.
+    struct DecodeCodesAvx2 {
+        KVSCOPE_AVX2 void operator()(const uint8_t* block, rowdot::Codes32* codes) const {
+            const int8_t* scales = reinterpret_cast<const int8_t*>(block + 192);
+            const __m128 d = rowdot::loadHalfScale(block + 208);  // the block's last two bytes
+            const __m256i bias = _mm256_set1_epi8(32);
+            for (int half = 0; half < 2; ++half) {
+                const __m256i high = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128 + 32 * half));
+                for (int t = 0; t < 4; ++t) {
+                    const __m256i low =
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 64 * half + 32 * (t % 2)));
+                    const __m256i q = _mm256_sub_epi8(_mm256_or_si256(rowdot::bitField(low, 4 * (t / 2), 15),
+                                                                      _mm256_slli_epi16(rowdot::bitField(high, 2 * t, 3), 4)),
+                                                      bias);
+                    const int group = 8 * half + 2 * t;
+                    codes[4 * half + t] = {
+                        _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm256_castsi256_si128(q)),
+                                           _mm256_set1_epi16(scales[group])),
+                        _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm256_extracti128_si256(q, 1)),
+                                           _mm256_set1_epi16(scales[group + 1])),
+                        d};
+                }
+            }
+        }
+    };
     struct WidenAvx2 {
         KVSCOPE_AVX2 void operator()(const uint8_t* block, float* out) const {
             const int8_t* scales = reinterpret_cast<const int8_t*>(block + 192);

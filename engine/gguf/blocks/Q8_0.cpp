@@ -37,6 +37,15 @@ struct DecodeScaledAvx2 {
         return scaled;
     }
 };
+
+/// A block as 16-bit integer codes for the split-row kernel, with d.
+struct DecodeCodesAvx2 {
+    KVSCOPE_AVX2 void operator()(const uint8_t* block, rowdot::Codes32* codes) const {
+        codes[0] = {_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2))),
+                _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 18))),
+                rowdot::loadHalfScale(block)};
+    }
+};
 #endif
 
 class Q8_0Block final : public BlockType {
@@ -81,6 +90,23 @@ public:
         }
 #endif
         BlockType::dotRow(blocks, blockCount, inputs, inputCount, inputStride, out);
+    }
+    bool dotsSplitRows() const override {
+#if KVSCOPE_ROWDOT_X86
+        return rowdot::avx2();
+#else
+        return false;
+#endif
+    }
+    void dotSplitRow(const uint8_t* blocks, size_t blockCount, const SplitRow* inputs, size_t inputCount,
+                     float* out) const override {
+#if KVSCOPE_ROWDOT_X86
+        if (rowdot::avx2()) {
+            rowdot::dotSplit<32, false>(blocks, 34, blockCount, inputs, inputCount, out, DecodeCodesAvx2());
+            return;
+        }
+#endif
+        BlockType::dotSplitRow(blocks, blockCount, inputs, inputCount, out);
     }
 };
 

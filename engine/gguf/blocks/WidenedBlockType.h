@@ -32,6 +32,28 @@ public:
 #endif
         BlockType::dotRow(blocks, blockCount, inputs, inputCount, inputStride, out);
     }
+    /// Types that give their blocks as integer codes (`DecodeCodesAvx2`, `kSplitOffset`) have split-row kernels.
+    bool dotsSplitRows() const final {
+#if KVSCOPE_ROWDOT_X86
+        if constexpr (requires { typename Type::DecodeCodesAvx2; }) {
+            return rowdot::avx2();
+        }
+#endif
+        return false;
+    }
+    void dotSplitRow(const uint8_t* blocks, size_t blockCount, const SplitRow* inputs, size_t inputCount,
+                     float* out) const final {
+#if KVSCOPE_ROWDOT_X86
+        if constexpr (requires { typename Type::DecodeCodesAvx2; }) {
+            if (rowdot::avx2()) {
+                rowdot::dotSplit<Type::kValues, Type::kSplitOffset>(blocks, Type::kBytes, blockCount, inputs,
+                                                                    inputCount, out, typename Type::DecodeCodesAvx2());
+                return;
+            }
+        }
+#endif
+        BlockType::dotSplitRow(blocks, blockCount, inputs, inputCount, out);
+    }
 };
 
 } // namespace kvscope::gguf

@@ -79,6 +79,10 @@ void BlockType::dotRow(const uint8_t* blocks, size_t blockCount, const float* in
     }
 }
 
+void BlockType::dotSplitRow(const uint8_t*, size_t, const SplitRow*, size_t, float*) const {
+    throw GgufError(std::string("no split-row kernel for ") + name() + " at this kernel level (check dotsSplitRows())");
+}
+
 const std::vector<const BlockType*>& BlockType::all() {
     static const std::vector<const BlockType*> types = [] {
         std::vector<const BlockType*> list = {

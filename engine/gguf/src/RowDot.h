@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+
+#include "kvscope/gguf/BlockType.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -16,6 +19,8 @@
 #endif
 
 namespace kvscope::gguf::rowdot {
+
+using gguf::SplitRow;
 
 /// Whether the AVX2/FMA/F16C kernels run (BlockType::kernelLevel(): the processor has them, none lower chosen).
 bool avx2();
@@ -232,6 +237,90 @@ KVSCOPE_AVX2 inline void dotBlocks32(const uint8_t* blocks, size_t typeSize, siz
     if (first < inputCount) {
         const float* x = inputs + first * inputStride;
         dotBlocks32Inputs<1, kOffset>(blocks, typeSize, blockCount, x, x, out + first, decode);
+    }
+}
+
+/// How far ahead of its reads a row's kernel asks for the matrix's bytes: a decode step streams every weight from
+/// memory once, and the processor's own prefetcher starts again at every task's first row.
+constexpr size_t kPrefetchBytes = 1024;
+
+/// One 32-value block as integer codes for dotSplit: values 0-15 and 16-31 as 16-bit integers, and the block's
+/// scale d (lane 0 of `scales`) and offset m (lane 1): its values are d * code + m.
+struct Codes32 {
+    __m256i low;
+    __m256i high;
+    __m128 scales;
+};
+
+/// The fp16 pair at `p` (d then m) widened: d in lane 0, m in lane 1.
+KVSCOPE_AVX2 inline __m128 loadHalfPair(const uint8_t* p) {
+    int32_t pair;
+    std::memcpy(&pair, p, sizeof(pair));
+    return _mm_cvtph_ps(_mm_cvtsi32_si128(pair));
+}
+
+/// The fp16 value at `p` widened into lane 0 (lane 1 zero: no offset), reading only its two bytes.
+KVSCOPE_AVX2 inline __m128 loadHalfScale(const uint8_t* p) {
+    return _mm_cvtph_ps(_mm_cvtsi32_si128(p[0] | (p[1] << 8)));
+}
+
+/// Accumulates one block against one split row: the codes times the row's halves as exact integer sums, each
+/// scaled by d once; m times the block's sum of values.
+template <bool kOffset>
+KVSCOPE_AVX2 inline void accumulateSplit32(const Codes32& c, const SplitRow& x, size_t b, __m256& high, __m256& low,
+                                           float& offset) {
+    const int16_t* h = x.high + 32 * b;
+    const int16_t* l = x.low + 32 * b;
+    const __m256i highSum =
+        _mm256_add_epi32(_mm256_madd_epi16(c.low, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h))),
+                         _mm256_madd_epi16(c.high, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + 16))));
+    const __m256i lowSum =
+        _mm256_add_epi32(_mm256_madd_epi16(c.low, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l))),
+                         _mm256_madd_epi16(c.high, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l + 16))));
+    const __m256 d = _mm256_broadcastss_ps(c.scales);
+    high = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(highSum), high);
+    low = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(lowSum), low);
+    if constexpr (kOffset) {
+        offset += _mm_cvtss_f32(_mm_movehdup_ps(c.scales)) * x.blockSums[b];
+    }
+}
+
+/// out[t] for a row of blocks of `kValues` values and `typeSize` bytes against split rows, `decode(block, codes)`
+/// giving each block's kValues / 32 Codes32; inputs two at a time, so that a block is decoded once for both.
+template <size_t kValues, bool kOffset, typename Decode>
+KVSCOPE_AVX2 inline void dotSplit(const uint8_t* blocks, size_t typeSize, size_t blockCount, const SplitRow* inputs,
+                                  size_t inputCount, float* out, const Decode& decode) {
+    static_assert(kValues % 32 == 0);
+    constexpr size_t kGroups = kValues / 32;
+    for (size_t first = 0; first < inputCount; first += 2) {
+        const bool pair = first + 1 < inputCount;
+        const SplitRow& x0 = inputs[first];
+        const SplitRow& x1 = inputs[pair ? first + 1 : first];
+        __m256 high0 = _mm256_setzero_ps();
+        __m256 low0 = _mm256_setzero_ps();
+        __m256 high1 = _mm256_setzero_ps();
+        __m256 low1 = _mm256_setzero_ps();
+        float offset0 = 0.0f;
+        float offset1 = 0.0f;
+        Codes32 codes[kGroups];
+        for (size_t b = 0; b < blockCount; ++b) {
+            const uint8_t* block = blocks + b * typeSize;
+            _mm_prefetch(reinterpret_cast<const char*>(block) + kPrefetchBytes, _MM_HINT_T0);
+            if constexpr (kValues > 64) {
+                _mm_prefetch(reinterpret_cast<const char*>(block) + kPrefetchBytes + 64, _MM_HINT_T0);
+            }
+            decode(block, codes);
+            for (size_t g = 0; g < kGroups; ++g) {
+                accumulateSplit32<kOffset>(codes[g], x0, b * kGroups + g, high0, low0, offset0);
+                if (pair) {
+                    accumulateSplit32<kOffset>(codes[g], x1, b * kGroups + g, high1, low1, offset1);
+                }
+            }
+        }
+        out[first] = x0.highScale * horizontalSum(high0) + x0.lowScale * horizontalSum(low0) + offset0;
+        if (pair) {
+            out[first + 1] = x1.highScale * horizontalSum(high1) + x1.lowScale * horizontalSum(low1) + offset1;
+        }
     }
 }
 #endif

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "DecodeAttention.h"
 
+#include "KernelThreads.h"
+
 #include "kvscope/gguf/BlockType.h"
 
 #include <ATen/ATen.h>
@@ -77,7 +79,7 @@ KVSCOPE_DECODE_AVX2 void outputTask(const float* weights, int64_t rows, int64_t 
 template <typename Task>
 void forEachKeyChunk(int64_t headCount, int64_t kvLength, const Task& task) {
     const int64_t chunks = (kvLength + kKeysPerTask - 1) / kKeysPerTask;
-    at::parallel_for(0, headCount * chunks, 1, [&](int64_t begin, int64_t end) {
+    KernelThreads::shared().parallelFor(headCount * chunks, 1, [&](int64_t begin, int64_t end) {
         for (int64_t index = begin; index < end; ++index) {
             const int64_t first = (index % chunks) * kKeysPerTask;
             task(index / chunks, first, std::min(kvLength, first + kKeysPerTask));

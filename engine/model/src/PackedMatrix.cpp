@@ -4,7 +4,10 @@
 #include "kvscope/gguf/BlockType.h"
 #include "kvscope/gguf/GgufFile.h"
 #include "kvscope/gguf/GgufTensorInfo.h"
+#include "kvscope/gguf/SplitActivation.h"
 #include "kvscope/model/ModelError.h"
+
+#include "KernelThreads.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -99,11 +102,27 @@ at::Tensor PackedMatrix::multiply(const at::Tensor& input) const {
     at::Tensor output = at::empty({inputRows, m_rows}, at::kFloat);
     const float* x = flat.data_ptr<float>();
     float* out = output.data_ptr<float>();
-    at::parallel_for(0, m_rows, kRowsPerTask, [&](int64_t begin, int64_t end) {
+    // The integer kernels where the type has them (the activations split once per product, exact to below
+    // float32's rounding), else the float ones.
+    thread_local gguf::SplitActivation split;
+    const gguf::SplitRow* halves =
+        m_type->dotsSplitRows() && split.split(x, static_cast<size_t>(inputRows), static_cast<size_t>(m_cols),
+                                               static_cast<size_t>(m_cols))
+            ? split.rows()
+            : nullptr;
+    // One run of rows per thread: each streams its part of the matrix from memory in order.
+    const int64_t threads = std::max(1, at::get_num_threads());
+    const int64_t grain = std::max(kRowsPerTask, (m_rows + threads - 1) / threads);
+    KernelThreads::shared().parallelFor(m_rows, grain, [&](int64_t begin, int64_t end) {
         float sums[kKernelInputRows];
         for (int64_t r = begin; r < end; ++r) {
-            m_type->dotRow(row(r), static_cast<size_t>(m_blocksPerRow), x, static_cast<size_t>(inputRows),
-                           static_cast<size_t>(m_cols), sums);
+            if (halves != nullptr) {
+                m_type->dotSplitRow(row(r), static_cast<size_t>(m_blocksPerRow), halves,
+                                    static_cast<size_t>(inputRows), sums);
+            } else {
+                m_type->dotRow(row(r), static_cast<size_t>(m_blocksPerRow), x, static_cast<size_t>(inputRows),
+                               static_cast<size_t>(m_cols), sums);
+            }
             for (int64_t t = 0; t < inputRows; ++t) {
                 out[t * m_rows + r] = sums[t];
             }

@@ -17,6 +17,18 @@ struct GgmlTypeTraits {
     uint32_t typeSize = 0;
 };
 
+/// One activation row as BlockType::dotSplitRow takes it (SplitActivation makes it): value i is
+/// highScale * high[i] + lowScale * low[i] to within highScale / 65536 (about 31 bits of the row's largest value,
+/// finer than float32's 24-bit rounding of the products' sums), and blockSums[k] is the sum of values
+/// 32k .. 32k + 31 (for the offsets of types whose values are d * q + m).
+struct SplitRow {
+    const int16_t* high = nullptr;
+    const int16_t* low = nullptr;
+    const float* blockSums = nullptr;
+    float highScale = 0.0f;
+    float lowScale = 0.0f;
+};
+
 /// The instruction sets of the kernels behind BlockType::dequantize() and dotRow(), lowest first.
 enum class KernelLevel { Portable, Avx2, Avx512 };
 
@@ -43,6 +55,13 @@ public:
     /// Types with a kernel of their own override it; the default dequantises the row, then dots.
     virtual void dotRow(const uint8_t* blocks, size_t blockCount, const float* inputs, size_t inputCount,
                         size_t inputStride, float* out) const;
+    /// Whether dotSplitRow has a kernel for this type at the kernel level in use.
+    virtual bool dotsSplitRows() const { return false; }
+    /// dotRow against split rows: each block's integer codes multiply the rows' 16-bit halves as integers (exact
+    /// sums), scaled once per block; so a decode step's products cost about half the float kernel's
+    /// instructions. Only where dotsSplitRows(); GgufError elsewhere.
+    virtual void dotSplitRow(const uint8_t* blocks, size_t blockCount, const SplitRow* inputs, size_t inputCount,
+                             float* out) const;
 
     uint32_t id() const { return traits().id; }
     const char* name() const { return traits().name; }
