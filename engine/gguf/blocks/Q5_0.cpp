@@ -56,7 +56,7 @@ public:
             const __m256i q = _mm256_sub_epi8(_mm256_or_si256(rowdot::nibblesLowThenHigh(block + 6), fifth),
                                               _mm256_set1_epi8(16));
             codes[0] = {_mm256_cvtepi8_epi16(_mm256_castsi256_si128(q)),
-                        _mm256_cvtepi8_epi16(_mm256_extracti128_si256(q, 1)), rowdot::loadHalfScale(block)};
+                        _mm256_cvtepi8_epi16(_mm256_extracti128_si256(q, 1)), rowdot::loadHalfPair(block)};
         }
     };
     struct WidenAvx2 {

@@ -43,7 +43,7 @@ struct DecodeCodesAvx2 {
     KVSCOPE_AVX2 void operator()(const uint8_t* block, rowdot::Codes32* codes) const {
         codes[0] = {_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2))),
                 _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 18))),
-                rowdot::loadHalfScale(block)};
+                rowdot::loadHalfPair(block)};
     }
 };
 #endif

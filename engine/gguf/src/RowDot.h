@@ -252,7 +252,8 @@ struct Codes32 {
     __m128 scales;
 };
 
-/// The fp16 pair at `p` (d then m) widened: d in lane 0, m in lane 1.
+/// The fp16 pair at `p` (d then m) widened: d in lane 0, m in lane 1. Reads four bytes: for a type without an
+/// offset whose d is followed by more of its block, lane 1 is that block's next bytes, unused.
 KVSCOPE_AVX2 inline __m128 loadHalfPair(const uint8_t* p) {
     int32_t pair;
     std::memcpy(&pair, p, sizeof(pair));

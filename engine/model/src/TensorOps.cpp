@@ -18,6 +18,9 @@ namespace {
 constexpr int64_t kWidenedElements = int64_t{1} << 22;
 /// Score elements [batch, heads, query rows, keys] attention computes at once (32 MB of float32).
 constexpr int64_t kScoreElements = int64_t{1} << 23;
+/// Elements up to which rmsNorm runs its own loop (a decode step's or a short prompt's rows); longer inputs keep
+/// LibTorch's vectorised, threaded operations.
+constexpr int64_t kNormLoopElements = int64_t{1} << 16;
 /// Query rows per chunk of a masked prompt longer than that: a causal chunk skips the keys after its last row, so
 /// smaller chunks skip more (256: about 55% of a 2048-token prompt's scores instead of 64% at the budget's 455).
 constexpr int64_t kMaskedChunk = 256;
@@ -61,7 +64,43 @@ int64_t attentionQueryChunk(int64_t batch, int64_t heads, int64_t kvLength) {
     return std::max<int64_t>(1, kScoreElements / std::max<int64_t>(1, batch * heads * kvLength));
 }
 
+namespace {
+
+/// rmsNorm of float rows in one loop (a decode step runs a few hundred norms; LibTorch's seven operations each
+/// cost more than a row's arithmetic): the same arithmetic in float32, the mean's sum in this loop's order.
+at::Tensor rmsNormRows(const at::Tensor& input, const at::Tensor& weight, double eps, bool addOne) {
+    const at::Tensor x = input.contiguous();
+    const at::Tensor w = weight.contiguous();
+    at::Tensor out = at::empty_like(x);
+    const int64_t width = x.size(-1);
+    const int64_t rows = x.numel() / width;
+    const float* in = x.data_ptr<float>();
+    const float* scale = w.data_ptr<float>();
+    float* result = out.data_ptr<float>();
+    for (int64_t r = 0; r < rows; ++r, in += width, result += width) {
+        float squares = 0.0f;
+        for (int64_t i = 0; i < width; ++i) {
+            squares += in[i] * in[i];
+        }
+        const float inverse = 1.0f / std::sqrt(squares / static_cast<float>(width) + static_cast<float>(eps));
+        for (int64_t i = 0; i < width; ++i) {
+            const float normalised = in[i] * inverse;
+            result[i] = addOne ? normalised * (scale[i] + 1.0f) : scale[i] * normalised;
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 at::Tensor rmsNorm(const at::Tensor& input, const at::Tensor& weight, double eps, bool addOne) {
+    const bool rowsLoop = input.device().is_cpu() && weight.device().is_cpu() && input.scalar_type() == at::kFloat &&
+                          weight.scalar_type() == at::kFloat && weight.dim() == 1 && input.dim() >= 1 &&
+                          weight.size(0) == input.size(-1) && input.numel() > 0 && !input.requires_grad() &&
+                          !weight.requires_grad() && input.numel() <= kNormLoopElements;
+    if (rowsLoop) {
+        return rmsNormRows(input, weight, eps, addOne);
+    }
     at::Tensor normalised = input * at::rsqrt(input.pow(2).mean(-1, /*keepdim=*/true) + eps);
     return addOne ? normalised * (weight + 1.0) : weight * normalised;
 }

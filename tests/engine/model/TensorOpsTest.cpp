@@ -127,3 +127,25 @@ TEST(TensorOpsTest, AttentionInQueryChunksEqualsTheUnchunkedPath) {
         }
     }
 }
+
+TEST(TensorOpsTest, RmsNormOfShortRowsEqualsTheTensorFormula) {
+    // A decode step's rows go through rmsNorm's own loop, long inputs through LibTorch: both as the reference's
+    // x * rsqrt(mean(x^2) + eps) * w (Gemma's * (1 + w)), on contiguous and strided inputs.
+    for (const bool addOne : {false, true}) {
+        for (const auto& shape : std::vector<std::vector<int64_t>>{{1, 1, 576}, {1, 4, 1, 256}, {2, 3, 640}, {1, 300, 576}}) {
+            const at::Tensor input = randomTensor(shape, 11) * 3.0;
+            const at::Tensor weight = randomTensor({shape.back()}, 12);
+            const at::Tensor expected = input * at::rsqrt(input.pow(2).mean(-1, true) + 1e-6) * (addOne ? weight + 1.0 : weight);
+            EXPECT_LE(maxAbsDifference(ops::rmsNorm(input, weight, 1e-6, addOne), expected), 2e-6);
+            const at::Tensor strided = input.transpose(0, 1);
+            const at::Tensor stridedExpected = expected.transpose(0, 1);
+            EXPECT_LE(maxAbsDifference(ops::rmsNorm(strided, weight, 1e-6, addOne), stridedExpected), 2e-6);
+        }
+    }
+    // A wrong eps or a dropped weight shows.
+    const at::Tensor input = randomTensor({1, 1, 64}, 13);
+    const at::Tensor weight = randomTensor({64}, 14);
+    const at::Tensor expected = input * at::rsqrt(input.pow(2).mean(-1, true) + 1e-6) * weight;
+    EXPECT_GT(maxAbsDifference(ops::rmsNorm(input, weight, 1e-1, false), expected), 1e-3);
+    EXPECT_GT(maxAbsDifference(ops::rmsNorm(input, weight, 1e-6, true), expected), 1e-3);
+}
