@@ -117,7 +117,7 @@ def peer(name, path, prompt_tokens, decode_tokens, repeats, threads):
 def run_kvscope(cli, model, weights, prompt_tokens, decode_tokens, repeats, threads):
     command = [cli, "bench", "model", "--model", model, "--gguf-weights", weights, "--prompt-tokens",
                str(prompt_tokens), "--tokens", str(decode_tokens), "--repeats", str(repeats), "--threads", str(threads),
-               "--no-progress"]
+               "--no-progress", "--no-plain"]
     # Its own parent process, so that its peak RSS is its own and not the largest of every child so far.
     measured = ("import json, resource, subprocess, sys\n"
                 "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"

@@ -267,6 +267,9 @@ CLI::App* ModelBenchmark::addSubcommand(CLI::App& bench, ModelBenchmarkOptions& 
         ->check(OptionChecks::integerAtLeast(0));
     command->add_flag("!--no-record", options.record,
                       "Time the engine without writing its events to a session");
+    command->add_flag("!--no-plain", options.plain,
+                      "Time the engine alone, without the plain-LibTorch loop: the process's peak memory is then the "
+                      "engine's (scripts/bench-gguf.py)");
     return command;
 }
 
@@ -279,7 +282,7 @@ nlohmann::json ModelBenchmark::run(const ModelBenchmarkOptions& options) {
     model::LanguageModel& model = *loaded.model;
     // A model the plain loop does not cover (Gemma's sliding layers, a recurrent layer ...) is timed alone.
     const std::string refusal = plainLoopRefusal(model.architecture());
-    const bool withPlain = refusal.empty();
+    const bool withPlain = refusal.empty() && options.plain;
     // Ids spread over the vocabulary, the same for both loops; no tokenizer needed.
     std::vector<int64_t> prompt;
     const int64_t vocab = model.architecture().vocabSize();
@@ -348,7 +351,10 @@ nlohmann::json ModelBenchmark::run(const ModelBenchmarkOptions& options) {
         {"repeats", options.repeats},
         {"recorded", options.record},
         {"engine", phases(engineRuns, quietEngine)}};
-    if (!withPlain) {
+    if (!options.plain) {
+        result["plain"] = nullptr;
+        result["plain_refused"] = "not asked for (--no-plain)";
+    } else if (!withPlain) {
         result["plain"] = nullptr;
         result["plain_refused"] = "the plain loop covers the Llama family's math (llama, mistral, qwen2, qwen3: "
                                   "full attention, RMSNorm, rotary positions, a gated MLP), not " + refusal;

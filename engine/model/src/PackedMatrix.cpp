@@ -57,7 +57,7 @@ const uint8_t* PackedMatrix::row(int64_t r) const {
 at::Tensor PackedMatrix::widenedRows(int64_t first, int64_t count) const {
     at::Tensor out = at::empty({count, m_cols}, at::kFloat);
     float* data = out.data_ptr<float>();
-    at::parallel_for(0, count, kRowsPerTask, [&](int64_t begin, int64_t end) {
+    KernelThreads::shared().parallelFor(count, kRowsPerTask, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
             m_type->dequantize(row(first + r), static_cast<size_t>(m_blocksPerRow), data + r * m_cols);
         }
@@ -91,8 +91,12 @@ at::Tensor PackedMatrix::multiply(const at::Tensor& input) const {
     const at::Tensor flat = input.reshape({-1, m_cols}).to(at::kFloat).contiguous();
     const int64_t inputRows = flat.size(0);
     if (inputRows > kKernelInputRows) {
-        at::Tensor output = at::empty({inputRows, m_rows}, at::kFloat);
         const int64_t slice = std::max<int64_t>(1, kWidenedElements / m_cols);
+        if (slice >= m_rows) {
+            // The whole matrix in one slice (every matrix of a small model): the product is the output.
+            return at::mm(flat, widenedRows(0, m_rows).t()).reshape(shape);
+        }
+        at::Tensor output = at::empty({inputRows, m_rows}, at::kFloat);
         for (int64_t first = 0; first < m_rows; first += slice) {
             const int64_t count = std::min(slice, m_rows - first);
             output.narrow(1, first, count).copy_(at::matmul(flat, widenedRows(first, count).t()));

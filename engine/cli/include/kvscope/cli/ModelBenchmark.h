@@ -21,6 +21,9 @@ struct ModelBenchmarkOptions {
     int64_t repeats = 3;
     /// Attach a session writer (a temporary file) to the engine's events, as `run --out` does.
     bool record = true;
+    /// Whether the plain-LibTorch loop runs beside the engine (where it covers the model); without it the
+    /// process's peak memory is the engine's own.
+    bool plain = true;
 };
 
 /// `kvscope-cli bench model`: prefill and decode tokens/s of kvscope's engine (Generator, dynamic cache,
