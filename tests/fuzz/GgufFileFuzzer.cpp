@@ -2,7 +2,7 @@
 // libFuzzer target: any bytes opened as a GGUF file (what `--model FILE.gguf` reads from strangers) must either
 // be refused with a GgufError or give tensors whose bytes lie inside the input, checked here in 128-bit
 // arithmetic independently of the reader's own checks; every tensor of a type kvscope reads then dequantises
-// and dots as one row with two inputs (under ASan, any read past its bytes is caught), every metadata value
+// and dots as one row with two inputs, through the float and the integer kernels (under ASan, any read past its bytes is caught), every metadata value
 // renders, and the tokenizer the metadata describes (byte-level BPE or SentencePiece) is written or refused.
 // Build: CC=clang CXX=clang++ cmake --preset dev -B build/fuzz && ninja -C build/fuzz GgufFileFuzzer
 // Run:   build/fuzz/tests/fuzz/GgufFileFuzzer -max_len=65536 -rss_limit_mb=2048 tests/fuzz/gguf-seeds
@@ -10,6 +10,7 @@
 #include "kvscope/gguf/GgufError.h"
 #include "kvscope/gguf/GgufFile.h"
 #include "kvscope/gguf/GgufTokenizerJson.h"
+#include "kvscope/gguf/SplitActivation.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -45,6 +46,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 float sums[2];
                 if (blocks > 0) {
                     type->dotRow(file.bytes(info).data(), blocks, inputs.data(), 2, blocks * type->blockSize(), sums);
+                }
+                // The integer kernel (a decode step's), against the same inputs split into 16-bit halves.
+                if (blocks > 0 && type->dotsSplitRows()) {
+                    kvscope::gguf::SplitActivation halves;
+                    if (halves.split(inputs.data(), 2, blocks * type->blockSize(), blocks * type->blockSize())) {
+                        type->dotSplitRow(file.bytes(info).data(), blocks, halves.rows(), 2, sums);
+                    }
                 }
             }
         }

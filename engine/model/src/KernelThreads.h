@@ -46,11 +46,11 @@ public:
 
 private:
     void work(int index);
-    /// Runs the chunks of generation `generation` until none is left; false when the generation has moved on.
+    /// Claims and runs chunks of product `generation` until none is left or the next product has begun.
     void runChunks(uint64_t generation);
     void growTo(int workers);
 
-    // The claim word: generation (32 bits) | participants (8) | chunks (12) | next chunk (12)... sized below.
+    // generation (24 bits) | participants (8) | chunks (16) | next chunk (16): see KernelThreads.cpp.
     std::atomic<uint64_t> m_claim{0};
     std::atomic<int64_t> m_done{0};
     const Task* m_task = nullptr;
