@@ -13,6 +13,7 @@ build running), to see who keeps their speed.
 Usage (from the repository root, after a build and scripts/peers-env.sh):
     scripts/bench-gguf.py [--models smollm2,gemma3-270m|FILE.gguf,...] [--prompt-tokens 512,2048]
                           [--tokens 64] [--repeats 3] [--threads 2] [--busy 0] [--runners kvscope,llamacpp,transformers]
+                          (a runner kvscope=PATH times another build's kvscope-cli in the same run)
                           [--cli build/dev/engine/cli/kvscope-cli]
 Prints a markdown table per model (the README's "Speed" section quotes them) and the JSON of every run.
 """
@@ -174,9 +175,12 @@ def main():
             rows = []
             for length in lengths:
                 for runner in runners:
-                    if runner == "kvscope":
-                        row = run_kvscope(given.cli, path, "packed", length, given.tokens, given.repeats,
-                                          given.threads)
+                    if runner == "kvscope" or runner.startswith("kvscope="):
+                        # kvscope=PATH: another build's kvscope-cli (a before/after row in the same run).
+                        cli = runner.split("=", 1)[1] if "=" in runner else given.cli
+                        row = run_kvscope(cli, path, "packed", length, given.tokens, given.repeats, given.threads)
+                        if "=" in runner:
+                            row["version"] += f" ({cli})"
                     else:
                         row = run_peer(python, runner, path, length, given.tokens, given.repeats, given.threads)
                     row["prompt_tokens"] = length
