@@ -4,10 +4,12 @@
 // the block kernels for a decode step's row, widened slices for a prefill's 128) against the same matrix
 // widened to float32 at load (LibTorch's product, 4 bytes a weight resident). Then every block type at Gemma 3
 // 270M's MLP down projection (640 x 2048), one decode row, with each kernel level the processor runs
-// (BlockType::useKernelLevel: "portable" is what a processor without AVX2 gets). README.md, "A real model
-// beside llama.cpp and Transformers", records the numbers.
+// (BlockType::useKernelLevel: "portable" is what a processor without AVX2 gets), and the float kernel beside the
+// integer one for the types that have both. README.md, "Real models beside llama.cpp and Transformers", records
+// the numbers.
 #include "kvscope/gguf/BlockType.h"
 #include "kvscope/gguf/GgufFile.h"
+#include "kvscope/gguf/SplitActivation.h"
 #include "kvscope/model/PackedMatrix.h"
 #include "GgufTestWriter.h"
 
@@ -92,7 +94,58 @@ void kernelProduct(benchmark::State& state, const char* typeName) {
     state.SetBytesProcessed(state.iterations() * matrix.bytes());
 }
 
+/// One decode row against the same 640 x 2048 matrix through each AVX2 kernel a type has: the float kernel
+/// (BlockType::dotRow, Arg 0) and, where the type has one, the integer kernel against the row split into 16-bit
+/// halves (BlockType::dotSplitRow, Arg 1; the split itself included, once per product as PackedMatrix does).
+void rowKernels(benchmark::State& state, const char* typeName) {
+    const auto* type = kvscope::gguf::BlockType::find(typeName);
+    const bool integer = state.range(0) == 1;
+    if (kvscope::gguf::BlockType::kernelLevel() == kvscope::gguf::KernelLevel::Portable ||
+        (integer && !type->dotsSplitRows())) {
+        state.SkipWithError("no such kernel for this type on this processor");
+        return;
+    }
+    state.SetLabel(integer ? "integer (split rows)" : "float");
+    constexpr int64_t rows = 640;
+    constexpr int64_t cols = 2048;
+    const int64_t blocks = cols / type->blockSize();
+    std::vector<uint8_t> data(static_cast<size_t>(rows * blocks * type->typeSize()));
+    std::mt19937 random(7);
+    for (uint8_t& byte : data) {
+        byte = static_cast<uint8_t>(random() & 0x3b);
+    }
+    std::vector<float> x(cols);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (float& v : x) {
+        v = normal(random);
+    }
+    std::vector<float> out(rows);
+    kvscope::gguf::SplitActivation halves;
+    for (auto _ : state) {
+        if (integer) {
+            halves.split(x.data(), 1, cols, cols);
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+            const uint8_t* row = data.data() + r * blocks * type->typeSize();
+            if (integer) {
+                type->dotSplitRow(row, static_cast<size_t>(blocks), halves.rows(), 1, &out[static_cast<size_t>(r)]);
+            } else {
+                type->dotRow(row, static_cast<size_t>(blocks), x.data(), 1, cols, &out[static_cast<size_t>(r)]);
+            }
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(data.size()));
+}
+
 } // namespace
+
+#define KVSCOPE_ROW_KERNELS(type) BENCHMARK_CAPTURE(rowKernels, type, #type)->Arg(0)->Arg(1)
+KVSCOPE_ROW_KERNELS(q8_0);
+KVSCOPE_ROW_KERNELS(q4_1);
+KVSCOPE_ROW_KERNELS(q5_0);
+KVSCOPE_ROW_KERNELS(q4_k);
+KVSCOPE_ROW_KERNELS(q6_k);
 
 #define KVSCOPE_KERNEL_BENCHMARK(type) BENCHMARK_CAPTURE(kernelProduct, type, #type)->Arg(0)->Arg(1)->Arg(2)
 KVSCOPE_KERNEL_BENCHMARK(q8_0);

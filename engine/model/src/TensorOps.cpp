@@ -18,8 +18,8 @@ namespace {
 constexpr int64_t kWidenedElements = int64_t{1} << 22;
 /// Score elements [batch, heads, query rows, keys] attention computes at once (32 MB of float32).
 constexpr int64_t kScoreElements = int64_t{1} << 23;
-/// Elements up to which rmsNorm runs its own loop (a decode step's or a short prompt's rows); longer inputs keep
-/// LibTorch's vectorised, threaded operations.
+/// Elements up to which rmsNorm and applyRotary run their own loops (a decode step's or a short prompt's rows);
+/// longer inputs keep LibTorch's vectorised, threaded operations.
 constexpr int64_t kNormLoopElements = int64_t{1} << 16;
 /// Query rows per chunk of a masked prompt longer than that: a causal chunk skips the keys after its last row, so
 /// smaller chunks skip more (256: about 55% of a 2048-token prompt's scores instead of 64% at the budget's 455).
@@ -67,7 +67,7 @@ int64_t attentionQueryChunk(int64_t batch, int64_t heads, int64_t kvLength) {
 namespace {
 
 /// rmsNorm of float rows in one loop (a decode step runs a few hundred norms; LibTorch's seven operations each
-/// cost more than a row's arithmetic): the same arithmetic in float32, the mean's sum in this loop's order.
+/// cost more than a row's arithmetic): the reference's arithmetic, the mean of squares summed in double.
 at::Tensor rmsNormRows(const at::Tensor& input, const at::Tensor& weight, double eps, bool addOne) {
     const at::Tensor x = input.contiguous();
     const at::Tensor w = weight.contiguous();
@@ -78,11 +78,14 @@ at::Tensor rmsNormRows(const at::Tensor& input, const at::Tensor& weight, double
     const float* scale = w.data_ptr<float>();
     float* result = out.data_ptr<float>();
     for (int64_t r = 0; r < rows; ++r, in += width, result += width) {
-        float squares = 0.0f;
+        // The mean of squares in double: a float sum in this loop's order strays further from the reference's
+        // (a tree of float sums) than the logits' 1e-4 allows on a 576-wide row.
+        double squares = 0.0;
         for (int64_t i = 0; i < width; ++i) {
-            squares += in[i] * in[i];
+            squares += static_cast<double>(in[i]) * in[i];
         }
-        const float inverse = 1.0f / std::sqrt(squares / static_cast<float>(width) + static_cast<float>(eps));
+        const float mean = static_cast<float>(squares / static_cast<double>(width));
+        const float inverse = static_cast<float>(1.0 / std::sqrt(static_cast<double>(mean + static_cast<float>(eps))));
         for (int64_t i = 0; i < width; ++i) {
             const float normalised = in[i] * inverse;
             result[i] = addOne ? normalised * (scale[i] + 1.0f) : scale[i] * normalised;
@@ -156,7 +159,60 @@ std::pair<at::Tensor, at::Tensor> rotary(const at::Tensor& positions, const at::
     return {embedding.cos().unsqueeze(1), embedding.sin().unsqueeze(1)};
 }
 
+namespace {
+
+/// applyRotary of a decode step's rows in one loop, where the tensor formula costs six operations a call: the
+/// same float products and sum per value (x * cos + rotate_half(x) * sin, each rounded as LibTorch rounds it).
+at::Tensor rotateRows(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+    const at::Tensor in = x.contiguous();
+    const at::Tensor c = cos.contiguous();
+    const at::Tensor s = sin.contiguous();
+    at::Tensor out = at::empty_like(in);
+    const int64_t batch = in.size(0);
+    const int64_t heads = in.size(1);
+    const int64_t length = in.size(2);
+    const int64_t dim = in.size(3);
+    const int64_t half = dim / 2;
+    const float* source = in.data_ptr<float>();
+    const float* cosines = c.data_ptr<float>();
+    const float* sines = s.data_ptr<float>();
+    float* result = out.data_ptr<float>();
+    for (int64_t b = 0; b < batch; ++b) {
+        for (int64_t h = 0; h < heads; ++h) {
+            for (int64_t t = 0; t < length; ++t) {
+                const float* row = source + ((b * heads + h) * length + t) * dim;
+                const float* cr = cosines + (b * length + t) * dim;
+                const float* sr = sines + (b * length + t) * dim;
+                float* o = result + ((b * heads + h) * length + t) * dim;
+                for (int64_t i = 0; i < half; ++i) {
+                    const float direct = row[i] * cr[i];
+                    const float turned = -row[i + half] * sr[i];
+                    o[i] = direct + turned;
+                }
+                for (int64_t i = half; i < dim; ++i) {
+                    const float direct = row[i] * cr[i];
+                    const float turned = row[i - half] * sr[i];
+                    o[i] = direct + turned;
+                }
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+    const bool rowsLoop = x.dim() == 4 && cos.dim() == 4 && sin.dim() == 4 && x.device().is_cpu() &&
+                          cos.device().is_cpu() && sin.device().is_cpu() && x.scalar_type() == at::kFloat &&
+                          cos.scalar_type() == at::kFloat && sin.scalar_type() == at::kFloat &&
+                          cos.size(-1) == x.size(-1) && x.size(-1) % 2 == 0 && cos.sizes() == sin.sizes() &&
+                          cos.size(0) == x.size(0) && cos.size(1) == 1 && cos.size(2) == x.size(2) &&
+                          !x.requires_grad() && !cos.requires_grad() && !sin.requires_grad() &&
+                          x.numel() <= kNormLoopElements;
+    if (rowsLoop) {
+        return rotateRows(x, cos, sin);
+    }
     const int64_t rotaryDim = cos.size(-1);
     if (rotaryDim < x.size(-1)) {
         at::Tensor rotating = x.narrow(-1, 0, rotaryDim);

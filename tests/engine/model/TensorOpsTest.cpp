@@ -149,3 +149,22 @@ TEST(TensorOpsTest, RmsNormOfShortRowsEqualsTheTensorFormula) {
     EXPECT_GT(maxAbsDifference(ops::rmsNorm(input, weight, 1e-1, false), expected), 1e-3);
     EXPECT_GT(maxAbsDifference(ops::rmsNorm(input, weight, 1e-6, true), expected), 1e-3);
 }
+
+TEST(TensorOpsTest, RotaryOfShortRowsEqualsTheTensorFormula) {
+    // A decode step's rows through applyRotary's own loop, a prompt's through LibTorch: both the reference's
+    // x * cos + rotate_half(x) * sin, bit for bit (the same float products and sums), on a head-split view.
+    for (const int64_t length : {int64_t{1}, int64_t{3}, int64_t{700}}) {
+        const at::Tensor flat = randomTensor({2, length, 4 * 64}, 21);
+        const at::Tensor x = flat.view({2, length, 4, 64}).transpose(1, 2);  // [B, H, T, D], strided as splitHeads
+        const at::Tensor positions = at::arange(length, at::kLong).unsqueeze(0).expand({2, length}) + 5;
+        const at::Tensor inverse = ops::inverseFrequencies(64, 10000.0, std::nullopt, at::kCPU);
+        const auto [cos, sin] = ops::rotary(positions, inverse);
+        const at::Tensor rotated = at::cat({-x.narrow(-1, 32, 32), x.narrow(-1, 0, 32)}, -1);
+        const at::Tensor expected = x * cos + rotated * sin;
+        EXPECT_TRUE(at::equal(ops::applyRotary(x, cos, sin), expected)) << length << " rows";
+    }
+    // Swapped tables show.
+    const at::Tensor x = randomTensor({1, 2, 1, 16}, 22);
+    const auto [cos, sin] = ops::rotary(at::full({1, 1}, 7, at::kLong), ops::inverseFrequencies(16, 10000.0, std::nullopt, at::kCPU));
+    EXPECT_FALSE(at::allclose(ops::applyRotary(x, cos, sin), ops::applyRotary(x, sin, cos)));
+}
