@@ -67,14 +67,18 @@ void widenedProduct(benchmark::State& state, int64_t rows, int64_t cols, const c
 
 /// A [rows, cols] matrix of `typeName` from bytes masked to 0x3b: every fp16 scale finite and below 1, so the
 /// kernels run on ordinary numbers (the types without a quantiser in kvscope, K-quants among them, included).
-PackedMatrix maskedBytes(int64_t rows, int64_t cols, const char* typeName) {
-    const auto* type = kvscope::gguf::BlockType::find(typeName);
-    std::vector<uint8_t> data(static_cast<size_t>(rows * cols / type->blockSize() * type->typeSize()));
+std::vector<uint8_t> maskedBlockBytes(int64_t rows, int64_t cols, const kvscope::gguf::BlockType& type) {
+    std::vector<uint8_t> data(static_cast<size_t>(rows * cols / type.blockSize() * type.typeSize()));
     std::mt19937 random(7);
     for (uint8_t& byte : data) {
         byte = static_cast<uint8_t>(random() & 0x3b);
     }
-    return fromBlocks(rows, cols, *type, data);
+    return data;
+}
+
+PackedMatrix maskedBytes(int64_t rows, int64_t cols, const char* typeName) {
+    const auto* type = kvscope::gguf::BlockType::find(typeName);
+    return fromBlocks(rows, cols, *type, maskedBlockBytes(rows, cols, *type));
 }
 
 void kernelProduct(benchmark::State& state, const char* typeName) {
@@ -109,11 +113,8 @@ void rowKernels(benchmark::State& state, const char* typeName) {
     constexpr int64_t rows = 640;
     constexpr int64_t cols = 2048;
     const int64_t blocks = cols / type->blockSize();
-    std::vector<uint8_t> data(static_cast<size_t>(rows * blocks * type->typeSize()));
-    std::mt19937 random(7);
-    for (uint8_t& byte : data) {
-        byte = static_cast<uint8_t>(random() & 0x3b);
-    }
+    const std::vector<uint8_t> data = maskedBlockBytes(rows, cols, *type);
+    std::mt19937 random(11);
     std::vector<float> x(cols);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     for (float& v : x) {
