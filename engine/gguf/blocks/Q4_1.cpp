@@ -3,6 +3,7 @@
 #include "BlockTypeRegistration.h"
 #include "BlockQuantiser.h"
 #include "RowDot.h"
+#include "SplitRowKernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -39,20 +40,25 @@ struct DecodeScaledAvx2 {
                 _mm256_set1_ps(rowdot::loadHalfF16c(block + 2))};
     }
 };
-
-/// A block as 16-bit integer codes for the split-row kernel, with d and m.
-struct DecodeCodesAvx2 {
-    KVSCOPE_AVX2 void operator()(const uint8_t* block, rowdot::Codes32* codes) const {
-        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 4));
-        const __m128i nibble = _mm_set1_epi8(15);
-        codes[0] = {_mm256_cvtepu8_epi16(_mm_and_si128(bytes, nibble)),
-                _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(bytes, 4), nibble)), rowdot::loadHalfPair(block)};
-    }
-};
 #endif
 
-class Q4_1Block final : public BlockType {
+class Q4_1Block final : public SplitRowKernels<Q4_1Block> {
 public:
+    static constexpr size_t kValues = 32;
+    static constexpr size_t kBytes = 20;
+    static constexpr bool kSplitOffset = true;
+#if KVSCOPE_ROWDOT_X86
+    /// A block as 16-bit integer codes for the split-row kernel, with d and m.
+    struct DecodeCodesAvx2 {
+        KVSCOPE_AVX2 void operator()(const uint8_t* block, rowdot::Codes32* codes) const {
+            const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 4));
+            const __m128i nibble = _mm_set1_epi8(15);
+            codes[0] = {_mm256_cvtepu8_epi16(_mm_and_si128(bytes, nibble)),
+                        _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(bytes, 4), nibble)),
+                        rowdot::loadHalfPair(block)};
+        }
+    };
+#endif
     const GgmlTypeTraits& traits() const override { return *ggmlType(3); }
     bool quantizes() const override { return true; }
     void quantize(const float* values, size_t blockCount, uint8_t* out) const override {
@@ -96,23 +102,6 @@ public:
         }
 #endif
         BlockType::dotRow(blocks, blockCount, inputs, inputCount, inputStride, out);
-    }
-    bool dotsSplitRows() const override {
-#if KVSCOPE_ROWDOT_X86
-        return rowdot::avx2();
-#else
-        return false;
-#endif
-    }
-    void dotSplitRow(const uint8_t* blocks, size_t blockCount, const SplitRow* inputs, size_t inputCount,
-                     float* out) const override {
-#if KVSCOPE_ROWDOT_X86
-        if (rowdot::avx2()) {
-            rowdot::dotSplit<32, true>(blocks, 20, blockCount, inputs, inputCount, out, DecodeCodesAvx2());
-            return;
-        }
-#endif
-        BlockType::dotSplitRow(blocks, blockCount, inputs, inputCount, out);
     }
 };
 

@@ -3,6 +3,7 @@
 #include "BlockTypeRegistration.h"
 #include "BlockQuantiser.h"
 #include "RowDot.h"
+#include "SplitRowKernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -37,19 +38,23 @@ struct DecodeScaledAvx2 {
         return scaled;
     }
 };
-
-/// A block as 16-bit integer codes for the split-row kernel, with d.
-struct DecodeCodesAvx2 {
-    KVSCOPE_AVX2 void operator()(const uint8_t* block, rowdot::Codes32* codes) const {
-        codes[0] = {_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2))),
-                _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 18))),
-                rowdot::loadHalfPair(block)};
-    }
-};
 #endif
 
-class Q8_0Block final : public BlockType {
+class Q8_0Block final : public SplitRowKernels<Q8_0Block> {
 public:
+    static constexpr size_t kValues = 32;
+    static constexpr size_t kBytes = 34;
+    static constexpr bool kSplitOffset = false;
+#if KVSCOPE_ROWDOT_X86
+    /// A block as 16-bit integer codes for the split-row kernel, with d.
+    struct DecodeCodesAvx2 {
+        KVSCOPE_AVX2 void operator()(const uint8_t* block, rowdot::Codes32* codes) const {
+            codes[0] = {_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2))),
+                        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 18))),
+                        rowdot::loadHalfPair(block)};
+        }
+    };
+#endif
     const GgmlTypeTraits& traits() const override { return *ggmlType(8); }
     bool quantizes() const override { return true; }
     void quantize(const float* values, size_t blockCount, uint8_t* out) const override {
@@ -90,23 +95,6 @@ public:
         }
 #endif
         BlockType::dotRow(blocks, blockCount, inputs, inputCount, inputStride, out);
-    }
-    bool dotsSplitRows() const override {
-#if KVSCOPE_ROWDOT_X86
-        return rowdot::avx2();
-#else
-        return false;
-#endif
-    }
-    void dotSplitRow(const uint8_t* blocks, size_t blockCount, const SplitRow* inputs, size_t inputCount,
-                     float* out) const override {
-#if KVSCOPE_ROWDOT_X86
-        if (rowdot::avx2()) {
-            rowdot::dotSplit<32, false>(blocks, 34, blockCount, inputs, inputCount, out, DecodeCodesAvx2());
-            return;
-        }
-#endif
-        BlockType::dotSplitRow(blocks, blockCount, inputs, inputCount, out);
     }
 };
 

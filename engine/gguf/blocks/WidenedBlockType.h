@@ -3,14 +3,16 @@
 
 #include "BlockTypeRegistration.h"
 #include "RowDot.h"
+#include "SplitRowKernels.h"
 
 namespace kvscope::gguf {
 
 /// A block type whose kernel widens each block to floats and dots them (rowdot::dotWidened): `Type` gives
 /// kValues and kBytes (a block's values and bytes), widenPortable() (gguf-py's arithmetic in plain loops) and,
-/// on x86, `WidenAvx2` (the same values to the bit, vectorised). The AVX2 path runs where the processor has it.
+/// on x86, `WidenAvx2` (the same values to the bit, vectorised). The AVX2 path runs where the processor has it. A
+/// type that also gives `DecodeCodesAvx2` and `kSplitOffset` has an integer kernel (SplitRowKernels).
 template <typename Type>
-class WidenedBlockType : public BlockType {
+class WidenedBlockType : public SplitRowKernels<Type> {
 public:
     void dequantize(const uint8_t* blocks, size_t blockCount, float* out) const final {
 #if KVSCOPE_ROWDOT_X86
@@ -31,28 +33,6 @@ public:
         }
 #endif
         BlockType::dotRow(blocks, blockCount, inputs, inputCount, inputStride, out);
-    }
-    /// Types that give their blocks as integer codes (`DecodeCodesAvx2`, `kSplitOffset`) have split-row kernels.
-    bool dotsSplitRows() const final {
-#if KVSCOPE_ROWDOT_X86
-        if constexpr (requires { typename Type::DecodeCodesAvx2; }) {
-            return rowdot::avx2();
-        }
-#endif
-        return false;
-    }
-    void dotSplitRow(const uint8_t* blocks, size_t blockCount, const SplitRow* inputs, size_t inputCount,
-                     float* out) const final {
-#if KVSCOPE_ROWDOT_X86
-        if constexpr (requires { typename Type::DecodeCodesAvx2; }) {
-            if (rowdot::avx2()) {
-                rowdot::dotSplit<Type::kValues, Type::kSplitOffset>(blocks, Type::kBytes, blockCount, inputs,
-                                                                    inputCount, out, typename Type::DecodeCodesAvx2());
-                return;
-            }
-        }
-#endif
-        BlockType::dotSplitRow(blocks, blockCount, inputs, inputCount, out);
     }
 };
 
