@@ -11,32 +11,29 @@ namespace kvscope::gui {
 void ChannelErrorHistory::reset() {
     m_byLayer.clear();
     m_reports = 0;
-    m_eventsRead = 0;
-    m_lastStep = 0;
+    m_reader.reset();
 }
 
 void ChannelErrorHistory::update(const trace::Timeline& timeline) {
-    // The retained events hold every report in both kinds of timeline: a file-backed session's steps are not
-    // decoded for this.
-    const std::span<const trace::Event> events = timeline.retainedEvents();
-    if (events.size() < m_eventsRead) {
-        reset(); // a new session in the same timeline
-    }
-    for (; m_eventsRead < events.size(); ++m_eventsRead) {
-        const trace::Event& event = events[m_eventsRead];
-        // Filed as the timeline files it: an event older than the newest step belongs to the newest step.
-        m_lastStep = std::max(m_lastStep, event.step);
-        const auto* report = std::get_if<trace::ChannelErrorEvent>(&event.payload);
-        // A layer index beyond the session's layers is a damaged file's: not a row to draw.
-        if (report == nullptr || !consistent(*report) || event.layer < 0 || event.layer >= std::max(timeline.layerCount(), 1)) {
-            continue;
-        }
-        if (static_cast<std::size_t>(event.layer) >= m_byLayer.size()) {
-            m_byLayer.resize(static_cast<std::size_t>(event.layer) + 1);
-        }
-        m_byLayer[static_cast<std::size_t>(event.layer)].push_back({m_lastStep, *report});
-        ++m_reports;
-    }
+    m_reader.read(
+        timeline,
+        [this] {
+            m_byLayer.clear();
+            m_reports = 0;
+        },
+        [this, &timeline](const trace::Event& event, std::int64_t step) {
+            const auto* report = std::get_if<trace::ChannelErrorEvent>(&event.payload);
+            // A layer index beyond the session's layers is a damaged file's: not a row to draw.
+            if (report == nullptr || !consistent(*report) || event.layer < 0 ||
+                event.layer >= std::max(timeline.layerCount(), 1)) {
+                return;
+            }
+            if (static_cast<std::size_t>(event.layer) >= m_byLayer.size()) {
+                m_byLayer.resize(static_cast<std::size_t>(event.layer) + 1);
+            }
+            m_byLayer[static_cast<std::size_t>(event.layer)].push_back({step, *report});
+            ++m_reports;
+        });
 }
 
 const ChannelErrorHistory::Report* ChannelErrorHistory::latestAt(std::int32_t layer, std::int64_t step) const {

@@ -9,26 +9,18 @@ namespace kvscope::gui {
 
 void PressHistory::reset() {
     m_compressions.clear();
-    m_eventsRead = 0;
-    m_lastStep = 0;
+    m_reader.reset();
 }
 
 void PressHistory::update(const trace::Timeline& timeline) {
-    // The retained events hold every compression in both kinds of timeline: a file-backed session's
-    // steps are not decoded for this.
-    const std::span<const trace::Event> events = timeline.retainedEvents();
-    if (events.size() < m_eventsRead) {
-        reset(); // a new session in the same timeline
-    }
-    for (; m_eventsRead < events.size(); ++m_eventsRead) {
-        const trace::Event& event = events[m_eventsRead];
-        // Filed as the timeline files it: an event older than the newest step belongs to the newest step.
-        m_lastStep = std::max(m_lastStep, event.step);
-        if (const auto* compression = std::get_if<trace::CompressionEvent>(&event.payload);
-            compression != nullptr && event.layer >= 0) {
-            m_compressions.push_back({m_lastStep, event.layer, *compression});
-        }
-    }
+    m_reader.read(
+        timeline, [this] { m_compressions.clear(); },
+        [this](const trace::Event& event, std::int64_t step) {
+            if (const auto* compression = std::get_if<trace::CompressionEvent>(&event.payload);
+                compression != nullptr && event.layer >= 0) {
+                m_compressions.push_back({step, event.layer, *compression});
+            }
+        });
 }
 
 const PressHistory::Compression* PressHistory::latestAt(std::int32_t layer, std::int64_t step) const {

@@ -9,25 +9,17 @@ namespace kvscope::gui {
 
 void SpeculationHistory::reset() {
     m_verifications.clear();
-    m_eventsRead = 0;
-    m_lastStep = 0;
+    m_reader.reset();
 }
 
 void SpeculationHistory::update(const trace::Timeline& timeline) {
-    // The retained events hold every speculation in both kinds of timeline: a file-backed session's steps are not
-    // decoded for this.
-    const std::span<const trace::Event> events = timeline.retainedEvents();
-    if (events.size() < m_eventsRead) {
-        reset(); // a new session in the same timeline
-    }
-    for (; m_eventsRead < events.size(); ++m_eventsRead) {
-        const trace::Event& event = events[m_eventsRead];
-        // Filed as the timeline files it: an event older than the newest step belongs to the newest step.
-        m_lastStep = std::max(m_lastStep, event.step);
-        if (const auto* speculation = std::get_if<trace::SpeculationEvent>(&event.payload)) {
-            m_verifications.push_back({m_lastStep, *speculation, speculation->firstPosition + speculation->accepted + 1});
-        }
-    }
+    m_reader.read(
+        timeline, [this] { m_verifications.clear(); },
+        [this](const trace::Event& event, std::int64_t step) {
+            if (const auto* speculation = std::get_if<trace::SpeculationEvent>(&event.payload)) {
+                m_verifications.push_back({step, *speculation, speculation->firstPosition + speculation->accepted + 1});
+            }
+        });
 }
 
 const SpeculationHistory::Verification* SpeculationHistory::at(std::int64_t step) const {

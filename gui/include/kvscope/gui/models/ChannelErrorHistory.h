@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/gui/models/RetainedEventReader.h"
 #include "kvscope/trace/Event.h"
 #include "kvscope/trace/Timeline.h"
 
@@ -52,8 +53,7 @@ public:
 private:
     std::vector<std::vector<Report>> m_byLayer;
     std::size_t m_reports = 0;
-    std::size_t m_eventsRead = 0; ///< of the timeline's retained events
-    std::int64_t m_lastStep = 0;
+    RetainedEventReader m_reader;
 };
 
 } // namespace kvscope::gui

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/gui/models/RetainedEventReader.h"
 #include "kvscope/trace/Event.h"
 #include "kvscope/trace/Timeline.h"
 
@@ -31,8 +32,7 @@ public:
 
 private:
     std::vector<Compression> m_compressions;
-    std::size_t m_eventsRead = 0; ///< of the timeline's retained events
-    std::int64_t m_lastStep = 0;
+    RetainedEventReader m_reader;
 };
 
 } // namespace kvscope::gui

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "kvscope/gui/models/RetainedEventReader.h"
 #include "kvscope/trace/Event.h"
 #include "kvscope/trace/Timeline.h"
 
@@ -54,8 +55,7 @@ public:
 
 private:
     std::vector<Verification> m_verifications;
-    std::size_t m_eventsRead = 0; ///< of the timeline's retained events
-    std::int64_t m_lastStep = 0;
+    RetainedEventReader m_reader;
 };
 
 } // namespace kvscope::gui
