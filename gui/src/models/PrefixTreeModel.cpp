@@ -14,12 +14,12 @@
 
 namespace kvscope::gui {
 
-PrefixTreeModel::PrefixTreeModel(QObject* parent) : QAbstractItemModel(parent) {}
+PrefixTreeModel::PrefixTreeModel(QObject* parent) : NodeTreeModel(ColumnCount, parent) {}
 
 void PrefixTreeModel::setState(const trace::StepState& state, const PagedHistory& history) {
     beginResetModel();
     m_nodes.clear();
-    m_roots.clear();
+    clearLinks(0);
     const trace::PagedState& paged = state.paged;
     if (paged.active && history.active()) {
         // The record that cached each live block last, up to this step.
@@ -63,67 +63,22 @@ void PrefixTreeModel::setState(const trace::StepState& state, const PagedHistory
         }
         // Parents by hash; a node whose parent hash is not cached (the first block, or a parent evicted) is
         // a root. Children in block order, which is the order blocks were first listed.
+        clearLinks(m_nodes.size());
         for (std::size_t index = 0; index < m_nodes.size(); ++index) {
-            Node& node = m_nodes[index];
-            const auto parentHash = parentOf.find(node.hash);
+            const auto parentHash = parentOf.find(m_nodes[index].hash);
             const auto parent = parentHash == parentOf.end() ? byHash.end() : byHash.find(parentHash->second);
-            if (parent == byHash.end() || parent->second == static_cast<int>(index)) {
-                node.row = static_cast<int>(m_roots.size());
-                m_roots.push_back(static_cast<int>(index));
-            } else {
-                node.parent = parent->second;
-                Node& up = m_nodes[static_cast<std::size_t>(parent->second)];
-                node.row = static_cast<int>(up.children.size());
-                up.children.push_back(static_cast<int>(index));
-            }
+            const bool root = parent == byHash.end() || parent->second == static_cast<int>(index);
+            link(static_cast<int>(index), root ? -1 : parent->second);
         }
     }
     endResetModel();
-}
-
-QModelIndex PrefixTreeModel::index(int row, int column, const QModelIndex& parent) const {
-    if (row < 0 || column < 0 || column >= ColumnCount) {
-        return {};
-    }
-    const std::vector<int>& rows =
-        parent.isValid() ? m_nodes[static_cast<std::size_t>(parent.internalId() - 1)].children : m_roots;
-    if (row >= static_cast<int>(rows.size())) {
-        return {};
-    }
-    return createIndex(row, column, static_cast<quintptr>(rows[static_cast<std::size_t>(row)] + 1));
-}
-
-QModelIndex PrefixTreeModel::parent(const QModelIndex& child) const {
-    if (!child.isValid()) {
-        return {};
-    }
-    const Node& node = m_nodes[static_cast<std::size_t>(child.internalId() - 1)];
-    if (node.parent < 0) {
-        return {};
-    }
-    const Node& up = m_nodes[static_cast<std::size_t>(node.parent)];
-    return createIndex(up.row, 0, static_cast<quintptr>(node.parent + 1));
-}
-
-int PrefixTreeModel::rowCount(const QModelIndex& parent) const {
-    if (!parent.isValid()) {
-        return static_cast<int>(m_roots.size());
-    }
-    if (parent.column() != 0) {
-        return 0;
-    }
-    return static_cast<int>(m_nodes[static_cast<std::size_t>(parent.internalId() - 1)].children.size());
-}
-
-int PrefixTreeModel::columnCount(const QModelIndex&) const {
-    return ColumnCount;
 }
 
 QVariant PrefixTreeModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid()) {
         return {};
     }
-    const Node& node = m_nodes[static_cast<std::size_t>(index.internalId() - 1)];
+    const Node& node = m_nodes[nodeOf(index)];
     if (role == HitRole) {
         return node.hit;
     }

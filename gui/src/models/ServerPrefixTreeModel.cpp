@@ -12,12 +12,12 @@
 
 namespace kvscope::gui {
 
-ServerPrefixTreeModel::ServerPrefixTreeModel(QObject* parent) : QAbstractItemModel(parent) {}
+ServerPrefixTreeModel::ServerPrefixTreeModel(QObject* parent) : NodeTreeModel(ColumnCount, parent) {}
 
 void ServerPrefixTreeModel::setState(const trace::ServerCacheState& state, std::int64_t step) {
     beginResetModel();
     m_nodes.clear();
-    m_roots.clear();
+    clearLinks(0);
     // One node per hash: a block held in several media (GPU and its CPU copy) is one prefix.
     std::map<std::uint64_t, int> byHash;
     std::map<std::uint64_t, std::pair<bool, std::uint64_t>> parentOf;
@@ -70,62 +70,18 @@ void ServerPrefixTreeModel::setState(const trace::ServerCacheState& state, std::
             mark[static_cast<std::size_t>(at)] = 2;
         }
     }
+    clearLinks(m_nodes.size());
     for (std::size_t index = 0; index < m_nodes.size(); ++index) {
-        Node& node = m_nodes[index];
-        if (parentIndex[index] < 0) {
-            node.row = static_cast<int>(m_roots.size());
-            m_roots.push_back(static_cast<int>(index));
-        } else {
-            node.parent = parentIndex[index];
-            Node& up = m_nodes[static_cast<std::size_t>(node.parent)];
-            node.row = static_cast<int>(up.children.size());
-            up.children.push_back(static_cast<int>(index));
-        }
+        link(static_cast<int>(index), parentIndex[index]);
     }
     endResetModel();
 }
-
-QModelIndex ServerPrefixTreeModel::index(int row, int column, const QModelIndex& parent) const {
-    if (row < 0 || column < 0 || column >= ColumnCount) {
-        return {};
-    }
-    const std::vector<int>& rows =
-        parent.isValid() ? m_nodes[static_cast<std::size_t>(parent.internalId() - 1)].children : m_roots;
-    if (row >= static_cast<int>(rows.size())) {
-        return {};
-    }
-    return createIndex(row, column, static_cast<quintptr>(rows[static_cast<std::size_t>(row)] + 1));
-}
-
-QModelIndex ServerPrefixTreeModel::parent(const QModelIndex& child) const {
-    if (!child.isValid()) {
-        return {};
-    }
-    const Node& node = m_nodes[static_cast<std::size_t>(child.internalId() - 1)];
-    if (node.parent < 0) {
-        return {};
-    }
-    const Node& up = m_nodes[static_cast<std::size_t>(node.parent)];
-    return createIndex(up.row, 0, static_cast<quintptr>(node.parent + 1));
-}
-
-int ServerPrefixTreeModel::rowCount(const QModelIndex& parent) const {
-    if (!parent.isValid()) {
-        return static_cast<int>(m_roots.size());
-    }
-    if (parent.column() != 0) {
-        return 0;
-    }
-    return static_cast<int>(m_nodes[static_cast<std::size_t>(parent.internalId() - 1)].children.size());
-}
-
-int ServerPrefixTreeModel::columnCount(const QModelIndex&) const { return ColumnCount; }
 
 QVariant ServerPrefixTreeModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid()) {
         return {};
     }
-    const Node& node = m_nodes[static_cast<std::size_t>(index.internalId() - 1)];
+    const Node& node = m_nodes[nodeOf(index)];
     if (role == NewRole) {
         return node.isNew;
     }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <QAbstractItemModel>
+#include "kvscope/gui/models/NodeTreeModel.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,7 +19,7 @@ class PagedHistory;
 /// blocks before it (a shared system prompt is the trunk), showing its tokens as text, the block(s) holding
 /// it, their reference count and who cached it. Blocks a prefix hit reused in the step are marked
 /// (HitRole), so the path a new request reused lights up. Reset from a StepState and the PagedHistory.
-class PrefixTreeModel : public QAbstractItemModel {
+class PrefixTreeModel : public NodeTreeModel {
     Q_OBJECT
 public:
     enum Column { Tokens, Blocks, RefCount, CachedBy, ColumnCount };
@@ -33,19 +34,12 @@ public:
     /// Nodes in the tree (every cached hash once).
     int nodeCount() const { return static_cast<int>(m_nodes.size()); }
 
-    QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
-    QModelIndex parent(const QModelIndex& child) const override;
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
     struct Node {
         std::uint64_t hash = 0;
-        int parent = -1; ///< index in m_nodes, -1 for a root
-        int row = 0;     ///< among its parent's children
-        std::vector<int> children;
         std::vector<std::int32_t> blocks;
         std::int32_t refCnt = 0;
         std::string text;
@@ -56,7 +50,6 @@ private:
         bool hit = false;
     };
     std::vector<Node> m_nodes;
-    std::vector<int> m_roots;
 };
 
 } // namespace kvscope::gui

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <QAbstractItemModel>
+#include "kvscope/gui/models/NodeTreeModel.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,7 +17,7 @@ namespace kvscope::gui {
 /// shared system prompt is the trunk; a block whose parent is not held, evicted or stored before kvscope
 /// attached, is a root), with its tokens' text, where it lives (medium, KV cache group) and the step that
 /// stored it. Blocks stored in the step shown are marked (NewRole). Reset from a ServerCacheState.
-class ServerPrefixTreeModel : public QAbstractItemModel {
+class ServerPrefixTreeModel : public NodeTreeModel {
     Q_OBJECT
 public:
     enum Column { Tokens, Medium, Group, StoredAt, Hash, ColumnCount };
@@ -29,19 +30,12 @@ public:
     /// Nodes in the tree (every held hash once, whatever its media).
     int nodeCount() const { return static_cast<int>(m_nodes.size()); }
 
-    QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
-    QModelIndex parent(const QModelIndex& child) const override;
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
     struct Node {
         std::uint64_t hash = 0;
-        int parent = -1; ///< index in m_nodes, -1 for a root
-        int row = 0;     ///< among its parent's children
-        std::vector<int> children;
         std::string text;
         std::size_t tokens = 0;
         std::vector<std::string> media;
@@ -51,7 +45,6 @@ private:
         bool isNew = false;
     };
     std::vector<Node> m_nodes;
-    std::vector<int> m_roots;
 };
 
 } // namespace kvscope::gui
