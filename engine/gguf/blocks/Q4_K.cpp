@@ -33,44 +33,39 @@ public:
 
 #if KVSCOPE_ROWDOT_X86
     static constexpr bool kSplitOffset = true;
+    /// Calls group(k, codes, d * scale[k], dmin * min[k]) for the block's eight groups of 32 four-bit codes (32
+    /// bytes, one per code), in value order: what both kernels below read.
+    template <typename Group>
+    KVSCOPE_AVX2 static void forEachGroup(const uint8_t* block, const Group& group) {
+        const __m128 dm = rowdot::loadHalfPair(block);
+        const float d = _mm_cvtss_f32(dm);
+        const float dmin = _mm_cvtss_f32(_mm_movehdup_ps(dm));
+        uint8_t scale[8];
+        uint8_t min[8];
+        unpackKQuantScales(block + 4, scale, min);
+        for (int pair = 0; pair < 4; ++pair) {
+            const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 16 + 32 * pair));
+            for (int half = 0; half < 2; ++half) {
+                const int k = 2 * pair + half;
+                group(k, rowdot::bitField(bytes, 4 * half, 15), d * static_cast<float>(scale[k]),
+                      dmin * static_cast<float>(min[k]));
+            }
+        }
+    }
     /// A block as eight groups of 16-bit integer codes, each with its d * scale and -dmin * min.
     struct DecodeCodesAvx2 {
         KVSCOPE_AVX2 void operator()(const uint8_t* block, rowdot::Codes32* codes) const {
-            const __m128 dm = rowdot::loadHalfPair(block);
-            const float d = _mm_cvtss_f32(dm);
-            const float dmin = _mm_cvtss_f32(_mm_movehdup_ps(dm));
-            uint8_t scale[8];
-            uint8_t min[8];
-            unpackKQuantScales(block + 4, scale, min);
-            for (int pair = 0; pair < 4; ++pair) {
-                const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 16 + 32 * pair));
-                for (int half = 0; half < 2; ++half) {
-                    const int k = 2 * pair + half;
-                    const __m256i q = rowdot::bitField(bytes, 4 * half, 15);
-                    codes[k] = {_mm256_cvtepu8_epi16(_mm256_castsi256_si128(q)),
-                                _mm256_cvtepu8_epi16(_mm256_extracti128_si256(q, 1)),
-                                _mm_setr_ps(d * static_cast<float>(scale[k]), -(dmin * static_cast<float>(min[k])),
-                                            0.0f, 0.0f)};
-                }
-            }
+            forEachGroup(block, [codes](int k, __m256i q, float scale, float min) KVSCOPE_AVX2 {
+                codes[k] = {_mm256_cvtepu8_epi16(_mm256_castsi256_si128(q)),
+                            _mm256_cvtepu8_epi16(_mm256_extracti128_si256(q, 1)), _mm_setr_ps(scale, -min, 0.0f, 0.0f)};
+            });
         }
     };
     struct WidenAvx2 {
         KVSCOPE_AVX2 void operator()(const uint8_t* block, float* out) const {
-            const float d = rowdot::loadHalfF16c(block);
-            const float dmin = rowdot::loadHalfF16c(block + 2);
-            uint8_t scale[8];
-            uint8_t min[8];
-            unpackKQuantScales(block + 4, scale, min);
-            for (int pair = 0; pair < 4; ++pair) {
-                const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 16 + 32 * pair));
-                for (int half = 0; half < 2; ++half) {
-                    const int k = 2 * pair + half;
-                    const rowdot::Block32 q = rowdot::widenUnsigned32(rowdot::bitField(bytes, 4 * half, 15));
-                    rowdot::storeBlockScaledLess(out + 32 * k, q, d * static_cast<float>(scale[k]),
-                                                 dmin * static_cast<float>(min[k]));
-                }
-            }
+            forEachGroup(block, [out](int k, __m256i q, float scale, float min) KVSCOPE_AVX2 {
+                rowdot::storeBlockScaledLess(out + 32 * k, rowdot::widenUnsigned32(q), scale, min);
+            });
         }
     };
 #endif
