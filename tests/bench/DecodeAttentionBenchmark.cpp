@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// One decode step's attention of one layer over a cache of 512 or 2048 tokens, at the real models' shapes
-// (SmolLM2-135M: 9 query heads over 3 KV heads of 64; Gemma 3 270M: 4 over 1 of 256), on one thread:
-// kvscope's decode kernels (DecodeAttention) against LibTorch's products (what a processor without AVX2 runs,
-// and what every step ran before). README.md's speed section records the numbers.
+// One layer's attention at the real models' shapes (SmolLM2-135M: 9 query heads over 3 KV heads of 64; Gemma 3
+// 270M: 4 over 1 of 256): a decode step over a cache of 512 or 2048 tokens on one thread, kvscope's decode kernels
+// (DecodeAttention) against LibTorch's products; a causal prompt of 512 or 2048 tokens on two threads, the tiles
+// (PrefillAttention) against LibTorch's products (what a processor without AVX2 runs, and what every step and
+// prompt ran before). README.md's speed section records the numbers.
 #include "kvscope/gguf/BlockType.h"
+#include "kvscope/model/MaskBuilder.h"
 #include "kvscope/model/TensorOps.h"
 
 #include <ATen/ATen.h>
@@ -36,8 +38,39 @@ void decodeAttention(benchmark::State& state, int64_t heads, int64_t kvHeads, in
     state.SetBytesProcessed(state.iterations() * 2 * keys.numel() * 4);
 }
 
+/// One layer's attention over a causal prompt (the prefill), on two threads: the tiles' running softmax
+/// (PrefillAttention) against LibTorch's products over chunks of query rows (what a processor without AVX2 runs).
+void prefillAttention(benchmark::State& state, int64_t heads, int64_t kvHeads, int64_t dim) {
+    const int64_t length = state.range(0);
+    const auto level = static_cast<KernelLevel>(state.range(1));
+    if (BlockType::useKernelLevel(level) != level) {
+        state.SkipWithError("this processor does not run that kernel level");
+        return;
+    }
+    state.SetLabel(level == KernelLevel::Portable ? "libtorch" : "tiles");
+    at::set_num_threads(2);
+    at::manual_seed(0);
+    const at::Tensor query = at::randn({1, length, heads, dim}).transpose(1, 2);
+    const at::Tensor keys = at::randn({1, kvHeads, length, dim});
+    const at::Tensor values = at::randn({1, kvHeads, length, dim});
+    const at::Tensor mask = kvscope::model::MaskBuilder::build(kvscope::model::AttentionKind::FullAttention, 0, length,
+                                                               0, {length, 0}, at::Tensor(), at::kCPU);
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(kvscope::model::ops::attend(query, keys, values, mask, 0.125));
+    }
+    BlockType::useKernelLevel(BlockType::supportedKernelLevel());
+}
+
 } // namespace
 
+BENCHMARK_CAPTURE(prefillAttention, smollm2, 9, 3, 64)
+    ->ArgsProduct({{512, 2048}, {0, 1}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(prefillAttention, gemma3_270m, 4, 1, 256)
+    ->ArgsProduct({{512, 2048}, {0, 1}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(decodeAttention, smollm2, 9, 3, 64)->ArgsProduct({{512, 2048}, {0, 1}})->UseRealTime();
 BENCHMARK_CAPTURE(decodeAttention, gemma3_270m, 4, 1, 256)->ArgsProduct({{512, 2048}, {0, 1}})->UseRealTime();
 BENCHMARK_MAIN();

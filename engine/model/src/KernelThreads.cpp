@@ -77,7 +77,7 @@ void KernelThreads::growTo(int workers) {
     }
 }
 
-void KernelThreads::parallelFor(int64_t count, int64_t grain, const Task& task, int threads) {
+void KernelThreads::parallelFor(int64_t count, int64_t grain, const Task& task, int threads, After after) {
     if (count <= 0) {
         return;
     }
@@ -103,6 +103,7 @@ void KernelThreads::parallelFor(int64_t count, int64_t grain, const Task& task, 
     m_error = nullptr;
     m_done.store(0, std::memory_order_relaxed);
     const uint64_t generation = (generationOf(m_claim.load(std::memory_order_relaxed)) + 1) & 0xffffff;
+    m_sleepAfter.store(after == After::Sleep ? generation : ~uint64_t{0}, std::memory_order_relaxed);
     m_claim.store((generation << kGenerationShift) | (static_cast<uint64_t>(participants) << kParticipantsShift) |
                       (static_cast<uint64_t>(chunks) << kChunksShift),
                   std::memory_order_seq_cst);
@@ -152,11 +153,12 @@ void KernelThreads::runChunks(uint64_t generation) {
 void KernelThreads::work(int index) {
     uint64_t seen = generationOf(m_claim.load(std::memory_order_acquire));
     while (true) {
-        // Spin for the next product, then sleep until one comes.
+        // Spin for the next product (unless the last asked for sleep), then sleep until one comes.
         const auto start = std::chrono::steady_clock::now();
+        const bool sleepNow = m_sleepAfter.load(std::memory_order_relaxed) == seen;
         uint64_t claim = m_claim.load(std::memory_order_acquire);
         for (int spins = 0; generationOf(claim) == seen && !m_stop.load(std::memory_order_relaxed); ++spins) {
-            if ((spins & 255) == 255 && std::chrono::steady_clock::now() - start > kSpin) {
+            if (sleepNow || ((spins & 255) == 255 && std::chrono::steady_clock::now() - start > kSpin)) {
                 std::unique_lock<std::mutex> lock(m_sleepMutex);
                 m_sleepers.fetch_add(1, std::memory_order_seq_cst);
                 m_wake.wait(lock, [&] {

@@ -20,6 +20,9 @@ namespace kvscope::model {
 class KernelThreads {
 public:
     using Task = std::function<void(int64_t begin, int64_t end)>;
+    /// What the other threads do once a product is done: spin for the next (a decode step's products follow one
+    /// another) or sleep at once (LibTorch's or OpenBLAS's threads run next, on the same cores).
+    enum class After { Spin, Sleep };
 
     /// The process's threads.
     static KernelThreads& shared();
@@ -33,7 +36,7 @@ public:
     /// on the calling thread and up to `threads` - 1 others; `threads` <= 0 means LibTorch's intra-op count.
     /// Fewer when other programs keep cores busy (CpuLoad). A call from inside a task, or while another thread's
     /// call runs, runs its ranges on the calling thread alone. The first exception a task throws is rethrown.
-    void parallelFor(int64_t count, int64_t grain, const Task& task, int threads = 0);
+    void parallelFor(int64_t count, int64_t grain, const Task& task, int threads = 0, After after = After::Spin);
 
     /// Threads the last parallelFor ran on (the caller included).
     int lastThreads() const { return m_lastThreads.load(std::memory_order_relaxed); }
@@ -52,6 +55,8 @@ private:
 
     // generation (24 bits) | participants (8) | chunks (16) | next chunk (16): see KernelThreads.cpp.
     std::atomic<uint64_t> m_claim{0};
+    /// The generation after which the threads sleep at once (After::Sleep).
+    std::atomic<uint64_t> m_sleepAfter{~uint64_t{0}};
     std::atomic<int64_t> m_done{0};
     const Task* m_task = nullptr;
     int64_t m_count = 0;

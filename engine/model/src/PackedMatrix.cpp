@@ -57,11 +57,15 @@ const uint8_t* PackedMatrix::row(int64_t r) const {
 at::Tensor PackedMatrix::widenedRows(int64_t first, int64_t count) const {
     at::Tensor out = at::empty({count, m_cols}, at::kFloat);
     float* data = out.data_ptr<float>();
-    KernelThreads::shared().parallelFor(count, kRowsPerTask, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-            m_type->dequantize(row(first + r), static_cast<size_t>(m_blocksPerRow), data + r * m_cols);
-        }
-    });
+    // OpenBLAS's threads multiply next: these leave the cores to them at once.
+    KernelThreads::shared().parallelFor(
+        count, kRowsPerTask,
+        [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+                m_type->dequantize(row(first + r), static_cast<size_t>(m_blocksPerRow), data + r * m_cols);
+            }
+        },
+        0, KernelThreads::After::Sleep);
     return out;
 }
 

@@ -2,6 +2,7 @@
 #include "kvscope/model/TensorOps.h"
 
 #include "DecodeAttention.h"
+#include "PrefillAttention.h"
 
 #include <ATen/ATen.h>
 #include <algorithm>
@@ -293,6 +294,14 @@ at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Ten
     const int64_t heads = query.size(1);
     const int64_t length = query.size(2);
     const int64_t kvLength = keys.size(2);
+    // A prompt's rows (more than one), where no one reads the weights: the tiles' running softmax.
+    if (length > 1 && probabilities == nullptr && !weightsSink && !hiddenSlots.defined() && softcap == 0.0 &&
+        PrefillAttention::applies(query, k, v, mask)) {
+        at::Tensor output = PrefillAttention::attend(query, k, v, mask, scale);
+        if (output.defined()) {
+            return output;
+        }
+    }
     // A long prompt's rows go in chunks of at most kMaskedChunk, each against only the keys its mask lets it see.
     const int64_t chunk = queryChunk > 0 ? queryChunk
                                          : std::min(attentionQueryChunk(batch, heads, kvLength),
