@@ -11,6 +11,9 @@
 namespace kvscope::cache {
 namespace {
 
+/// Tokens of room past the first append, at least (a prompt's first decode steps).
+constexpr int64_t kFirstHeadroom = 16;
+
 std::string shapeText(const at::Tensor& tensor) {
     std::ostringstream out;
     out << tensor.sizes();
@@ -68,8 +71,14 @@ void SequenceBuffer::reserveForAppend(int64_t extra) {
 at::Tensor SequenceBuffer::append(const at::Tensor& states) {
     if (!m_storage.defined()) {
         checkFourDimensional(states, "states");
-        assign(states.clone(at::MemoryFormat::Contiguous));
-        return view();
+        // Room for what follows a prompt: the first steps append in place, where an exact fit moved the whole
+        // prompt's states at the first step and held both copies (a 2048-token prompt's 94 MB twice).
+        auto sizes = states.sizes().vec();
+        sizes[2] = states.size(2) + std::max<int64_t>(kFirstHeadroom, states.size(2) / 8);
+        m_storage = at::empty(sizes, states.options().memory_format(at::MemoryFormat::Contiguous));
+        m_tailShared = false;
+        m_begin = 0;
+        m_length = 0;
     }
     checkSameSequenceShape(m_storage, states, "states");
     const int64_t extra = states.size(2);

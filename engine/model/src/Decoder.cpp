@@ -12,6 +12,7 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -20,6 +21,11 @@ namespace kvscope::model {
 namespace {
 
 std::string layerPrefix(int64_t layer) { return "model.layers." + std::to_string(layer) + "."; }
+
+/// Tokens a dense MLP takes at once: a long prompt's intermediate activations ([tokens, intermediate], three of
+/// them at once) stay those of 512 tokens (18 MB for SmolLM2) instead of growing with the prompt (a 128k-token
+/// prompt's would be gigabytes). Its rows are independent: the result is the same.
+constexpr int64_t kMlpTokens = 512;
 
 /// Keys, values and mask a layer attended with, kept for the shared-KV layers that reuse them.
 struct AttendedStates {
@@ -581,14 +587,26 @@ at::Tensor Decoder::mlp(int64_t layer, const at::Tensor& hidden) const {
         return sparseExperts(layer, hidden);
     }
     const std::string p = layerPrefix(layer) + "mlp.";
-    if (!m_architecture.fusedProjections()) {
-        return gatedProduct(p, hidden);
+    const auto dense = [&](const at::Tensor& rows) {
+        if (!m_architecture.fusedProjections()) {
+            return gatedProduct(p, rows);
+        }
+        // Phi-3's gate_up_proj: gate rows first, then up rows; it computes up * act(gate), the same product.
+        at::Tensor fused = linear(rows, p + "gate_up_proj.weight");
+        const at::Tensor gate = fused.narrow(-1, 0, m_architecture.intermediateSize());
+        const at::Tensor up = fused.narrow(-1, m_architecture.intermediateSize(), m_architecture.intermediateSize());
+        return linear(ops::activate(gate, m_architecture.activation()) * up, p + "down_proj.weight");
+    };
+    const int64_t tokens = hidden.size(1);
+    if (tokens <= kMlpTokens || (at::GradMode::is_enabled() && hidden.requires_grad())) {
+        return dense(hidden);
     }
-    // Phi-3's gate_up_proj: gate rows first, then up rows; it computes up * act(gate), the same product.
-    at::Tensor fused = linear(hidden, p + "gate_up_proj.weight");
-    const at::Tensor gate = fused.narrow(-1, 0, m_architecture.intermediateSize());
-    const at::Tensor up = fused.narrow(-1, m_architecture.intermediateSize(), m_architecture.intermediateSize());
-    return linear(ops::activate(gate, m_architecture.activation()) * up, p + "down_proj.weight");
+    at::Tensor output = at::empty_like(hidden, at::MemoryFormat::Contiguous);
+    for (int64_t first = 0; first < tokens; first += kMlpTokens) {
+        const int64_t count = std::min(kMlpTokens, tokens - first);
+        output.narrow(1, first, count).copy_(dense(hidden.narrow(1, first, count)));
+    }
+    return output;
 }
 
 } // namespace kvscope::model

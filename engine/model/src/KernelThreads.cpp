@@ -49,7 +49,8 @@ KernelThreads& KernelThreads::shared() {
     return threads;
 }
 
-KernelThreads::KernelThreads() : m_load(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
+KernelThreads::KernelThreads()
+    : m_load(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))), m_spin(kSpin.count()) {}
 
 KernelThreads::~KernelThreads() {
     {
@@ -155,10 +156,11 @@ void KernelThreads::work(int index) {
     while (true) {
         // Spin for the next product (unless the last asked for sleep), then sleep until one comes.
         const auto start = std::chrono::steady_clock::now();
+        const std::chrono::microseconds spin(m_spin.load(std::memory_order_relaxed));
         const bool sleepNow = m_sleepAfter.load(std::memory_order_relaxed) == seen;
         uint64_t claim = m_claim.load(std::memory_order_acquire);
         for (int spins = 0; generationOf(claim) == seen && !m_stop.load(std::memory_order_relaxed); ++spins) {
-            if (sleepNow || ((spins & 255) == 255 && std::chrono::steady_clock::now() - start > kSpin)) {
+            if (sleepNow || ((spins & 255) == 255 && std::chrono::steady_clock::now() - start > spin)) {
                 std::unique_lock<std::mutex> lock(m_sleepMutex);
                 m_sleepers.fetch_add(1, std::memory_order_seq_cst);
                 m_wake.wait(lock, [&] {

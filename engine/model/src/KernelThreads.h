@@ -4,6 +4,7 @@
 #include "CpuLoad.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -47,6 +48,11 @@ public:
     /// Sizes the threads to the free cores (the default) or always to the count asked for.
     void setFollowLoad(bool follow) { m_followLoad.store(follow, std::memory_order_relaxed); }
 
+    /// How long the threads spin for the next product before they sleep (1 ms by default).
+    void setSpin(std::chrono::microseconds spin) { m_spin.store(spin.count(), std::memory_order_relaxed); }
+    /// Threads asleep now (waiting for a product without spinning).
+    int sleepingThreads() const { return m_sleepers.load(std::memory_order_seq_cst); }
+
 private:
     void work(int index);
     /// Claims and runs chunks of product `generation` until none is left or the next product has begun.
@@ -73,6 +79,7 @@ private:
     std::mutex m_callMutex;
     CpuLoad m_load;
     std::atomic<bool> m_followLoad{true};
+    std::atomic<int64_t> m_spin;
     std::atomic<int> m_lastThreads{1};
 };
 

@@ -35,6 +35,28 @@ TEST(SequenceBufferTest, FirstAppendCopiesTheStates) {
     EXPECT_EQ(view.sizes(), (at::IntArrayRef{1, 1, 3, 1}));
 }
 
+TEST(SequenceBufferTest, FirstAppendLeavesRoomForTheStepsAfterAPrompt) {
+    // Room for max(16, tokens / 8) more: a prompt's first steps append in place, the next one moves.
+    struct Case {
+        int64_t prompt;
+        int64_t room;
+    };
+    for (const Case c : {Case{1, 16}, Case{64, 16}, Case{200, 25}, Case{2048, 256}}) {
+        SequenceBuffer buffer;
+        buffer.append(at::zeros({1, 2, c.prompt, 4}));
+        EXPECT_EQ(buffer.storage().size(2), c.prompt + c.room) << c.prompt;
+        const void* storage = buffer.storage().data_ptr();
+        for (int64_t step = 0; step < c.room; ++step) {
+            buffer.append(at::full({1, 2, 1, 4}, static_cast<float>(step)));
+        }
+        EXPECT_EQ(buffer.storage().data_ptr(), storage) << c.prompt;
+        EXPECT_EQ(buffer.view().select(2, c.prompt + c.room - 1).max().item<float>(), static_cast<float>(c.room - 1));
+        buffer.append(at::zeros({1, 2, 1, 4}));
+        EXPECT_NE(buffer.storage().data_ptr(), storage) << c.prompt;
+        EXPECT_EQ(buffer.length(), c.prompt + c.room + 1);
+    }
+}
+
 TEST(SequenceBufferTest, AppendGrowsInOrderPastManyReallocations) {
     SequenceBuffer buffer;
     Values expected;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The built-in decoder over real caches: logits of cached decoding (token by token and in chunks,
-// with and without left padding) equal those of recomputing the whole sequence without a cache.
+// with and without left padding) equal those of recomputing the whole sequence without a cache; a long prompt's MLP
+// in slices gives the unsliced logits.
 #include "kvscope/cache/DynamicCache.h"
 #include "kvscope/cache/EncoderDecoderCache.h"
 #include "kvscope/cache/LinearAttentionLayer.h"
@@ -242,4 +243,16 @@ TEST(DecoderTest, AttentionInQueryChunksGivesTheUnchunkedLogits) {
             EXPECT_LE(maxAbsDifference(last, expected.narrow(1, length - 1, 1)), 1e-5);
         }
     }
+}
+
+TEST(DecoderTest, ALongPromptsMlpInSlicesGivesTheUnslicedLogits) {
+    // 700 tokens: the MLP takes them 512 at a time. Its first 512 rows against a 512-token prompt's (one slice), and
+    // every row against a cache fed 300 then 400 tokens (each pass one slice).
+    const ModelConfig config = presetConfig("llama");
+    auto model = ModelLoader::builtin(config, 7);
+    const at::Tensor ids = randomIds(1, 700, 21);
+    const at::Tensor sliced = model->forward(ids, nullptr);
+    EXPECT_LE(maxAbsDifference(sliced.narrow(1, 0, 512), model->forward(ids.narrow(1, 0, 512), nullptr)), 1e-5);
+    auto cache = dynamicCache(config);
+    EXPECT_LE(maxAbsDifference(cachedLogits(*model, *cache, ids, 300, 400), sliced), kTolerance);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The decode kernels' threads: every index of a product covered exactly once whatever the count, grain and
-// threads, products back to back and after the workers slept, calls from inside a task and from a second
+// threads, products back to back and after the workers slept, the threads asleep at once after a product that asks
+// for it, calls from inside a task and from a second
 // thread run whole on their caller, a task's exception reaches the caller; and CpuLoad's free cores against
 // literal /proc/stat lines and loads.
 #include "CpuLoad.h"
@@ -76,6 +77,25 @@ TEST(KernelThreadsTest, ProductsAfterTheWorkersSleptAndBackToBack) {
     }
     EXPECT_EQ(sum.load(), 3 * 200 * 64);
     EXPECT_EQ(threads.lastThreads(), 4);
+}
+
+TEST(KernelThreadsTest, AfterSleepTheThreadsSleepAtOnceWhereSpinKeepsThemAwake) {
+    KernelThreads threads;
+    threads.setFollowLoad(false);
+    threads.setSpin(std::chrono::seconds(30));
+    std::atomic<int64_t> sum{0};
+    const auto add = [&](int64_t begin, int64_t end) { sum += end - begin; };
+    threads.parallelFor(64, 1, add, 3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(threads.sleepingThreads(), 0);  // spinning for the next product
+    threads.parallelFor(64, 1, add, 3, KernelThreads::After::Sleep);
+    const auto start = std::chrono::steady_clock::now();
+    while (threads.sleepingThreads() < 2 && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(threads.sleepingThreads(), 2);  // both asleep long before the spin's 30 s
+    threads.parallelFor(64, 1, add, 3);       // and woken by the next product
+    EXPECT_EQ(sum.load(), 3 * 64);
 }
 
 TEST(KernelThreadsTest, OtherThreadsTakePartWhenAsked) {
