@@ -157,31 +157,49 @@ TEST(BlockTypeDotRowTest, SplitRowKernelsDotTheirDequantisedRow) {
 }
 
 TEST(BlockTypeDotRowTest, SplitHalvesCarryEachValueAndRefuseWhatIsNotFinite) {
-    std::vector<float> x = {3.0f, -1e-3f, 0.1f, 1.0f / 3.0f, -2.999f, 7e-8f, 0.0f, 1.5f};
-    x.resize(64, 0.25f);
-    SplitActivation halves;
-    ASSERT_TRUE(halves.split(x.data(), 1, 64, 64));
-    const SplitRow& row = halves.rows()[0];
-    EXPECT_EQ(row.highScale, 3.0f / 32767.0f);
-    EXPECT_EQ(row.lowScale, row.highScale / 32768.0f);
-    for (size_t i = 0; i < x.size(); ++i) {
-        const double carried = static_cast<double>(row.highScale) * row.high[i] + static_cast<double>(row.lowScale) * row.low[i];
-        EXPECT_LE(std::fabs(carried - x[i]), row.highScale / 65536.0 * 1.01) << "value " << i;
+    // The AVX2 split (fused remainder) and the portable one (in double), each within t / 2 of every value.
+    const KernelLevel before = BlockType::kernelLevel();
+    for (const KernelLevel level : {KernelLevel::Portable, BlockType::supportedKernelLevel()}) {
+        SCOPED_TRACE(BlockType::kernelLevelName(level));
+        BlockType::useKernelLevel(level);
+        std::vector<float> x = {3.0f, -1e-3f, 0.1f, 1.0f / 3.0f, -2.999f, 7e-8f, 0.0f, 1.5f};
+        x.resize(64, 0.25f);
+        SplitActivation halves;
+        ASSERT_TRUE(halves.split(x.data(), 1, 64, 64));
+        const SplitRow& row = halves.rows()[0];
+        EXPECT_EQ(row.highScale, 3.0f / 32767.0f);
+        EXPECT_EQ(row.lowScale, row.highScale / 32768.0f);
+        const auto carried = [&](size_t i) {
+            return static_cast<double>(row.highScale) * row.high[i] + static_cast<double>(row.lowScale) * row.low[i];
+        };
+        for (size_t i = 0; i < x.size(); ++i) {
+            EXPECT_LE(std::fabs(carried(i) - x[i]), row.highScale / 65536.0 * 1.01) << "value " << i;
+        }
+        double firstSum = 0.0;
+        for (size_t i = 0; i < 32; ++i) {
+            firstSum += x[i];
+        }
+        EXPECT_FLOAT_EQ(row.blockSums[0], static_cast<float>(firstSum));
+        EXPECT_FLOAT_EQ(row.blockSums[1], 8.0f);
+        // The same rows again keep their split; a changed value is split anew.
+        ASSERT_TRUE(halves.split(x.data(), 1, 64, 64));
+        EXPECT_LE(std::fabs(carried(3) - x[3]), row.highScale / 65536.0 * 1.01);
+        x[3] = -2.5f;
+        ASSERT_TRUE(halves.split(x.data(), 1, 64, 64));
+        EXPECT_LE(std::fabs(carried(3) + 2.5), row.highScale / 65536.0 * 1.01);
+        std::vector<float> zeros(32, 0.0f);
+        ASSERT_TRUE(halves.split(zeros.data(), 1, 32, 32));
+        EXPECT_EQ(halves.rows()[0].high[0], 0);
+        x[9] = std::nanf("");
+        EXPECT_FALSE(halves.split(x.data(), 1, 64, 64));
+        x[9] = INFINITY;
+        EXPECT_FALSE(halves.split(x.data(), 1, 64, 64));
+        x[9] = 0.5f;
+        x[40] = -INFINITY;  // in the second block
+        EXPECT_FALSE(halves.split(x.data(), 1, 64, 64));
+        EXPECT_THROW(halves.split(x.data(), 1, 48, 48), std::exception);
     }
-    double firstSum = 0.0;
-    for (size_t i = 0; i < 32; ++i) {
-        firstSum += x[i];
-    }
-    EXPECT_FLOAT_EQ(row.blockSums[0], static_cast<float>(firstSum));
-    EXPECT_FLOAT_EQ(row.blockSums[1], 8.0f);
-    std::vector<float> zeros(32, 0.0f);
-    ASSERT_TRUE(halves.split(zeros.data(), 1, 32, 32));
-    EXPECT_EQ(halves.rows()[0].high[0], 0);
-    x[9] = std::nanf("");
-    EXPECT_FALSE(halves.split(x.data(), 1, 64, 64));
-    x[9] = INFINITY;
-    EXPECT_FALSE(halves.split(x.data(), 1, 64, 64));
-    EXPECT_THROW(halves.split(x.data(), 1, 48, 48), std::exception);
+    BlockType::useKernelLevel(before);
 }
 
 TEST(BlockTypeDotRowTest, AWrongValueShowsThroughTheSplitKernel) {
