@@ -17,14 +17,23 @@ namespace {
 using kvscope::gguf::BlockType;
 using kvscope::gguf::KernelLevel;
 
-void decodeAttention(benchmark::State& state, int64_t heads, int64_t kvHeads, int64_t dim) {
-    const int64_t length = state.range(0);
+/// Uses the kernel level of the benchmark's second argument and labels the run `kernels` or `libtorch` (the
+/// portable level: LibTorch's products); false, the run skipped, where this processor does not run that level.
+bool useLevel(benchmark::State& state, const char* kernels) {
     const auto level = static_cast<KernelLevel>(state.range(1));
     if (BlockType::useKernelLevel(level) != level) {
         state.SkipWithError("this processor does not run that kernel level");
+        return false;
+    }
+    state.SetLabel(level == KernelLevel::Portable ? "libtorch" : kernels);
+    return true;
+}
+
+void decodeAttention(benchmark::State& state, int64_t heads, int64_t kvHeads, int64_t dim) {
+    const int64_t length = state.range(0);
+    if (!useLevel(state, "kernels")) {
         return;
     }
-    state.SetLabel(level == KernelLevel::Portable ? "libtorch" : "kernels");
     at::set_num_threads(1);
     at::manual_seed(0);
     const at::Tensor query = at::randn({1, heads, 1, dim});
@@ -42,12 +51,9 @@ void decodeAttention(benchmark::State& state, int64_t heads, int64_t kvHeads, in
 /// (PrefillAttention) against LibTorch's products over chunks of query rows (what a processor without AVX2 runs).
 void prefillAttention(benchmark::State& state, int64_t heads, int64_t kvHeads, int64_t dim) {
     const int64_t length = state.range(0);
-    const auto level = static_cast<KernelLevel>(state.range(1));
-    if (BlockType::useKernelLevel(level) != level) {
-        state.SkipWithError("this processor does not run that kernel level");
+    if (!useLevel(state, "tiles")) {
         return;
     }
-    state.SetLabel(level == KernelLevel::Portable ? "libtorch" : "tiles");
     at::set_num_threads(2);
     at::manual_seed(0);
     const at::Tensor query = at::randn({1, length, heads, dim}).transpose(1, 2);

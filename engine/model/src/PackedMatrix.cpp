@@ -28,11 +28,11 @@ constexpr int64_t kRowsPerTask = 16;
 
 PackedMatrix::PackedMatrix(std::shared_ptr<const gguf::GgufFile> file, const gguf::GgufTensorInfo& info,
                            std::vector<int64_t> rowOrder)
-    : m_file(std::move(file)), m_rowOrder(std::move(rowOrder)) {
+    : m_mapping(file->mapping()), m_rowOrder(std::move(rowOrder)) {
     const std::vector<int64_t> shape = info.shape();
     m_type = gguf::BlockType::find(info.type.id);
     if (shape.size() != 2 || m_type == nullptr) {
-        throw ModelError("GGUF tensor `" + info.name + "` of `" + m_file->name() +
+        throw ModelError("GGUF tensor `" + info.name + "` of `" + file->name() +
                          "` is no matrix of a type kvscope reads (" + gguf::BlockType::readNames() + ")");
     }
     m_rows = shape[0];
@@ -43,7 +43,7 @@ PackedMatrix::PackedMatrix(std::shared_ptr<const gguf::GgufFile> file, const ggu
     }
     m_blocksPerRow = m_cols / m_type->blockSize();
     m_rowBytes = m_blocksPerRow * m_type->typeSize();
-    m_data = m_file->bytes(info).data();
+    m_data = file->bytes(info).data();
     if (!m_rowOrder.empty() && static_cast<int64_t>(m_rowOrder.size()) != m_rows) {
         throw ModelError("a row order of " + std::to_string(m_rowOrder.size()) + " rows for GGUF tensor `" +
                          info.name + "` of " + std::to_string(m_rows));

@@ -76,6 +76,18 @@ TEST(PackedMatrixTest, WidensToTheFilesValuesInTheRowOrderAsked) {
     EXPECT_THROW(PackedMatrix(file, file->tensor("w"), {0, 1}), kvscope::model::ModelError);
 }
 
+TEST(PackedMatrixTest, KeepsTheFilesBytesButNotItsMetadata) {
+    // A loaded model's matrices hold the mapping only: the parsed file (a vocabulary's token strings) goes.
+    at::manual_seed(4);
+    auto file = fileOf(at::randn({kRows, kCols}), "q4_1");
+    const at::Tensor stored = fileValues(*file);
+    const PackedMatrix matrix(file, file->tensor("w"));
+    const std::weak_ptr<const GgufFile> parsed = file;
+    file.reset();
+    EXPECT_TRUE(parsed.expired());
+    EXPECT_TRUE(at::equal(matrix.widened(), stored));
+}
+
 TEST(PackedMatrixTest, ProductsEqualTheWidenedMatrixsProduct) {
     at::manual_seed(2);
     for (const char* typeName : {"q8_0", "q4_0", "q4_1", "q5_1"}) {

@@ -34,8 +34,11 @@ public:
     const GgufTensorInfo* find(const std::string& tensorName) const;
     /// GgufError naming the file when there is no such tensor.
     const GgufTensorInfo& tensor(const std::string& tensorName) const;
-    /// The tensor's stored bytes (a view of the mapping, alive as long as this file).
+    /// The tensor's stored bytes (a view of the mapping, alive as long as this file or a copy of mapping()).
     std::span<const uint8_t> bytes(const GgufTensorInfo& info) const;
+    /// What keeps the mapping (and every bytes() view) alive without the parsed metadata: a model's matrices hold
+    /// this, so that the metadata (a large vocabulary's token strings) goes once the model is loaded.
+    std::shared_ptr<const void> mapping() const { return m_bytes; }
     /// Dequantises to float32 in ggml's element order into `out` (elementCount floats); a type kvscope does not
     /// read is refused by name, with the list of those it does.
     void dequantize(const GgufTensorInfo& info, float* out) const;

@@ -24,7 +24,7 @@ public:
     /// of weight rows at a time into a LibTorch product.
     static constexpr int64_t kKernelInputRows = 8;
 
-    /// The 2-D tensor `info` of `file` (kept open by this matrix). Row r of the matrix is the stored row
+    /// The 2-D tensor `info` of `file` (its mapping kept open by this matrix; not its metadata). Row r of the matrix is the stored row
     /// `rowOrder[r]` (the converter's Q/K permutation, undone), or row r when `rowOrder` is empty.
     PackedMatrix(std::shared_ptr<const gguf::GgufFile> file, const gguf::GgufTensorInfo& info,
                  std::vector<int64_t> rowOrder = {});
@@ -49,7 +49,7 @@ public:
 private:
     const uint8_t* row(int64_t r) const;
 
-    std::shared_ptr<const gguf::GgufFile> m_file;
+    std::shared_ptr<const void> m_mapping;
     const gguf::BlockType* m_type = nullptr;
     const uint8_t* m_data = nullptr;
     int64_t m_rows = 0;
