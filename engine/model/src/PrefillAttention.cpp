@@ -200,7 +200,7 @@ KVSCOPE_PREFILL_AVX2 void softmaxTile(float* scores, int64_t count, int64_t rows
     }
 }
 
-/// Everything one task reads: the operands' data and strides, the mask's rows and the blocks' geometry.
+/// Everything one task reads: the operands' data and strides, the mask's rows and the heads' geometry.
 struct Operands {
     const float* query;
     int64_t queryStrides[4];
@@ -217,7 +217,6 @@ struct Operands {
     int64_t groups;
     int64_t dim;
     float scale;
-    int64_t tokensPerBlock;
     float* output;  // [B, T, Hq * D]
 };
 
@@ -389,7 +388,6 @@ at::Tensor PrefillAttention::attend(const at::Tensor& query, const at::Tensor& k
                 groups,
                 dim,
                 static_cast<float>(scale),
-                tokensPerBlock,
                 output.data_ptr<float>()};
     const int64_t blocks = (length + tokensPerBlock - 1) / tokensPerBlock;
     const int64_t units = batch * kvHeads;
