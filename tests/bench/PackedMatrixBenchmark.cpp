@@ -17,6 +17,7 @@
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 #include <random>
+#include <string>
 
 namespace {
 
@@ -98,18 +99,21 @@ void kernelProduct(benchmark::State& state, const char* typeName) {
     state.SetBytesProcessed(state.iterations() * matrix.bytes());
 }
 
-/// One decode row against the same 640 x 2048 matrix through each AVX2 kernel a type has: the float kernel
-/// (BlockType::dotRow, Arg 0) and, where the type has one, the integer kernel against the row split into 16-bit
-/// halves (BlockType::dotSplitRow, Arg 1; the split itself included, once per product as PackedMatrix does).
+/// One decode row against the same 640 x 2048 matrix through each kernel a type has at the AVX2 and AVX-512
+/// levels (the second argument, 1 or 2): the float kernel (BlockType::dotRow, first argument 0) and, where the
+/// type has one, the integer kernel against the row split into 16-bit halves (BlockType::dotSplitRow, first
+/// argument 1; the split itself included, once per product as PackedMatrix does).
 void rowKernels(benchmark::State& state, const char* typeName) {
     const auto* type = kvscope::gguf::BlockType::find(typeName);
     const bool integer = state.range(0) == 1;
-    if (kvscope::gguf::BlockType::kernelLevel() == kvscope::gguf::KernelLevel::Portable ||
-        (integer && !type->dotsSplitRows())) {
+    const auto level = static_cast<kvscope::gguf::KernelLevel>(state.range(1));
+    if (kvscope::gguf::BlockType::useKernelLevel(level) != level || (integer && !type->dotsSplitRows())) {
+        kvscope::gguf::BlockType::useKernelLevel(kvscope::gguf::BlockType::supportedKernelLevel());
         state.SkipWithError("no such kernel for this type on this processor");
         return;
     }
-    state.SetLabel(integer ? "integer (split rows)" : "float");
+    state.SetLabel(std::string(integer ? "integer (split rows), " : "float, ") +
+                   kvscope::gguf::BlockType::kernelLevelName(level));
     constexpr int64_t rows = 640;
     constexpr int64_t cols = 2048;
     const int64_t blocks = cols / type->blockSize();
@@ -136,12 +140,13 @@ void rowKernels(benchmark::State& state, const char* typeName) {
         }
         benchmark::DoNotOptimize(out.data());
     }
+    kvscope::gguf::BlockType::useKernelLevel(kvscope::gguf::BlockType::supportedKernelLevel());
     state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(data.size()));
 }
 
 } // namespace
 
-#define KVSCOPE_ROW_KERNELS(type) BENCHMARK_CAPTURE(rowKernels, type, #type)->Arg(0)->Arg(1)
+#define KVSCOPE_ROW_KERNELS(type) BENCHMARK_CAPTURE(rowKernels, type, #type)->ArgsProduct({{0, 1}, {1, 2}})
 KVSCOPE_ROW_KERNELS(q8_0);
 KVSCOPE_ROW_KERNELS(q4_1);
 KVSCOPE_ROW_KERNELS(q5_0);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <gtest/gtest.h>
 #include <random>
+#include <string>
 #include <vector>
 
 using kvscope::gguf::BlockType;
@@ -219,4 +220,39 @@ TEST(BlockTypeDotRowTest, AWrongValueShowsThroughTheSplitKernel) {
     block[2] = 1;
     type->dotSplitRow(block.data(), 1, halves.rows(), 1, &got);
     EXPECT_EQ(got, 1.0f);
+}
+
+TEST(BlockTypeDotRowTest, TheAvx512SplitKernelsGiveTheAvx2KernelsBits) {
+    // Every level gives the same values: VNNI's products add the same integers in the same order.
+    if (BlockType::supportedKernelLevel() < KernelLevel::Avx512) {
+        GTEST_SKIP() << "this processor has no AVX-512 VNNI";
+    }
+    std::mt19937 random(20261207);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<std::string> compared;
+    for (const BlockType* type : BlockType::all()) {
+        BlockType::useKernelLevel(KernelLevel::Avx2);
+        if (!type->dotsSplitRows()) {
+            continue;
+        }
+        compared.push_back(type->name());
+        const size_t blocksPerRow = 9;
+        const size_t width = blocksPerRow * type->blockSize();
+        const size_t inputs = 3;
+        const std::vector<uint8_t> row = randomBlocks(*type, blocksPerRow, random);
+        std::vector<float> x(inputs * width);
+        for (float& v : x) {
+            v = normal(random);
+        }
+        SplitActivation halves;
+        ASSERT_TRUE(halves.split(x.data(), inputs, width, width));
+        std::vector<float> avx2(inputs);
+        type->dotSplitRow(row.data(), blocksPerRow, halves.rows(), inputs, avx2.data());
+        BlockType::useKernelLevel(KernelLevel::Avx512);
+        std::vector<float> avx512(inputs, std::nanf(""));
+        type->dotSplitRow(row.data(), blocksPerRow, halves.rows(), inputs, avx512.data());
+        EXPECT_EQ(std::memcmp(avx2.data(), avx512.data(), inputs * sizeof(float)), 0) << type->name();
+    }
+    EXPECT_EQ(compared, (std::vector<std::string>{"Q4_1", "Q5_0", "Q8_0", "Q4_K", "Q6_K"}));
+    BlockType::useKernelLevel(BlockType::supportedKernelLevel());
 }

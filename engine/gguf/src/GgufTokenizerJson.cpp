@@ -82,7 +82,8 @@ const PreTokenizerRow& preTokenizerOf(const GgufMetadata& metadata, const std::s
 }
 
 /// Byte-level BPE (`gpt2`): the file's merges, GPT-2's byte alphabet, the pre-tokenizer `pre` names.
-json byteLevelBpe(const GgufMetadata& metadata, const PreTokenizerRow& preRow, const json& vocab) {
+/// `vocab` is moved into the document (a copy would hold a second vocabulary at the peak of loading).
+json byteLevelBpe(const GgufMetadata& metadata, const PreTokenizerRow& preRow, json vocab) {
     return {{"normalizer", nullptr},
             {"pre_tokenizer", preRow.make()},
             {"post_processor", byteLevel(false)},
@@ -90,7 +91,7 @@ json byteLevelBpe(const GgufMetadata& metadata, const PreTokenizerRow& preRow, c
             {"model",
              {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
               {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
-              {"ignore_merges", preRow.ignoresMerges}, {"vocab", vocab},
+              {"ignore_merges", preRow.ignoresMerges}, {"vocab", std::move(vocab)},
               {"merges", metadata.strings("tokenizer.ggml.merges")}}}};
 }
 
@@ -100,7 +101,7 @@ json byteLevelBpe(const GgufMetadata& metadata, const PreTokenizerRow& preRow, c
 /// whose merges are every split of every token into two tokens, ranked by the joined token's score (then by
 /// id), as Transformers' SentencePieceExtractor builds a Llama tokenizer's merges.
 json sentencePiece(const GgufMetadata& metadata, const std::string& fileName, const std::vector<std::string>& tokens,
-                   const json& vocab) {
+                   json vocab) {
     const std::vector<double> scores = metadata.numbers("tokenizer.ggml.scores");
     if (scores.size() != tokens.size()) {
         throw GgufError("GGUF file `" + fileName + "` has " + std::to_string(scores.size()) + " token scores for " +
@@ -138,10 +139,20 @@ json sentencePiece(const GgufMetadata& metadata, const std::string& fileName, co
         }
         return std::pair(a.left, a.right) < std::pair(b.left, b.right);
     });
+    // "left right" where neither token has a space: one JSON string, a third of a pair's memory (Gemma 3's
+    // vocabulary makes 514847 merges); the pair where one has.
     json mergeList = json::array();
+    mergeList.get_ref<json::array_t&>().reserve(merges.size());
     for (const Merge& merge : merges) {
-        mergeList.push_back(json::array({tokens[merge.left], tokens[merge.right]}));
+        const std::string& left = tokens[merge.left];
+        const std::string& right = tokens[merge.right];
+        if (left.find(' ') == std::string::npos && right.find(' ') == std::string::npos) {
+            mergeList.push_back(left + " " + right);
+        } else {
+            mergeList.push_back(json::array({left, right}));
+        }
     }
+    merges = {};
     const bool spacePrefix = metadata.optionalBool("tokenizer.ggml.add_space_prefix").value_or(true);
     const std::string space = "\xE2\x96\x81"; // U+2581, SentencePiece's space
     json normalizers = json::array();
@@ -165,7 +176,7 @@ json sentencePiece(const GgufMetadata& metadata, const std::string& fileName, co
             {"model",
              {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", unknown}, {"continuing_subword_prefix", nullptr},
               {"end_of_word_suffix", nullptr}, {"fuse_unk", true}, {"byte_fallback", true},
-              {"ignore_merges", false}, {"vocab", vocab}, {"merges", mergeList}}}};
+              {"ignore_merges", false}, {"vocab", std::move(vocab)}, {"merges", std::move(mergeList)}}}};
 }
 
 } // namespace
@@ -205,7 +216,8 @@ GgufTokenizerJson GgufTokenizerJson::fromMetadata(const GgufMetadata& metadata, 
     }
     const bool spm = model == "llama";
     const PreTokenizerRow* preRow = spm ? nullptr : &preTokenizerOf(metadata, fileName);
-    json document = spm ? sentencePiece(metadata, fileName, tokens, vocab) : byteLevelBpe(metadata, *preRow, vocab);
+    json document = spm ? sentencePiece(metadata, fileName, tokens, std::move(vocab))
+                        : byteLevelBpe(metadata, *preRow, std::move(vocab));
     document["version"] = "1.0";
     document["truncation"] = nullptr;
     document["padding"] = nullptr;

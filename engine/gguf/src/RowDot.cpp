@@ -63,7 +63,9 @@ KernelLevel supported() {
     if (!(f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) {
         return KernelLevel::Portable;
     }
-    return __builtin_cpu_supports("avx512f") ? KernelLevel::Avx512 : KernelLevel::Avx2;
+    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    return avx512 ? KernelLevel::Avx512 : KernelLevel::Avx2;
 #else
     return KernelLevel::Portable;
 #endif

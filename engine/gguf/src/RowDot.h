@@ -16,6 +16,8 @@
 #include <immintrin.h>
 #define KVSCOPE_ROWDOT_X86 1
 #define KVSCOPE_AVX2 __attribute__((target("avx2,fma,f16c")))
+// The AVX-512 level: F, BW, VL and VNNI (Ice Lake, Zen 4 and later); its integer kernel stays 256 bits wide.
+#define KVSCOPE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 #endif
 
 namespace kvscope::gguf::rowdot {
@@ -24,7 +26,8 @@ using gguf::SplitRow;
 
 /// Whether the AVX2/FMA/F16C kernels run (BlockType::kernelLevel(): the processor has them, none lower chosen).
 bool avx2();
-/// Whether AVX-512F runs too: dotWidened's products then take 16 lanes at a time.
+/// Whether the AVX-512 level runs too (F, BW, VL, VNNI): dotWidened's products take 16 lanes at a time and
+/// dotSplit's integer products go through vpdpwssd.
 bool avx512();
 /// The dot product of `n` floats.
 float dot(const float* a, const float* b, size_t n);
@@ -265,11 +268,18 @@ KVSCOPE_AVX2 inline __m128 loadHalfScale(const uint8_t* p) {
     return _mm_cvtph_ps(_mm_cvtsi32_si128(p[0] | (p[1] << 8)));
 }
 
+/// One split row's running sums against a row of blocks: the codes times the row's high halves, times its low
+/// halves (each block's share scaled by its d), and the offsets m times the block sums.
+struct SplitSum {
+    __m256 high;
+    __m256 low;
+    float offset;
+};
+
 /// Accumulates one block against one split row: the codes times the row's halves as exact integer sums, each
 /// scaled by d once; m times the block's sum of values.
 template <bool kOffset>
-KVSCOPE_AVX2 inline void accumulateSplit32(const Codes32& c, const SplitRow& x, size_t b, __m256& high, __m256& low,
-                                           float& offset) {
+KVSCOPE_AVX2 inline void accumulateSplit32(const Codes32& c, const SplitRow& x, size_t b, SplitSum& sum) {
     const int16_t* h = x.high + 32 * b;
     const int16_t* l = x.low + 32 * b;
     const __m256i highSum =
@@ -279,51 +289,63 @@ KVSCOPE_AVX2 inline void accumulateSplit32(const Codes32& c, const SplitRow& x, 
         _mm256_add_epi32(_mm256_madd_epi16(c.low, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l))),
                          _mm256_madd_epi16(c.high, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l + 16))));
     const __m256 d = _mm256_broadcastss_ps(c.scales);
-    high = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(highSum), high);
-    low = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(lowSum), low);
+    sum.high = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(highSum), sum.high);
+    sum.low = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(lowSum), sum.low);
     if constexpr (kOffset) {
-        offset += _mm_cvtss_f32(_mm_movehdup_ps(c.scales)) * x.blockSums[b];
+        sum.offset += _mm_cvtss_f32(_mm_movehdup_ps(c.scales)) * x.blockSums[b];
     }
 }
 
-/// out[t] for a row of blocks of `kValues` values and `typeSize` bytes against split rows, `decode(block, codes)`
-/// giving each block's kValues / 32 Codes32; inputs two at a time, so that a block is decoded once for both.
-template <size_t kValues, bool kOffset, typename Decode>
-KVSCOPE_AVX2 inline void dotSplit(const uint8_t* blocks, size_t typeSize, size_t blockCount, const SplitRow* inputs,
-                                  size_t inputCount, float* out, const Decode& decode) {
-    static_assert(kValues % 32 == 0);
-    constexpr size_t kGroups = kValues / 32;
-    for (size_t first = 0; first < inputCount; first += 2) {
-        const bool pair = first + 1 < inputCount;
-        const SplitRow& x0 = inputs[first];
-        const SplitRow& x1 = inputs[pair ? first + 1 : first];
-        __m256 high0 = _mm256_setzero_ps();
-        __m256 low0 = _mm256_setzero_ps();
-        __m256 high1 = _mm256_setzero_ps();
-        __m256 low1 = _mm256_setzero_ps();
-        float offset0 = 0.0f;
-        float offset1 = 0.0f;
-        Codes32 codes[kGroups];
-        for (size_t b = 0; b < blockCount; ++b) {
-            const uint8_t* block = blocks + b * typeSize;
-            _mm_prefetch(reinterpret_cast<const char*>(block) + kPrefetchBytes, _MM_HINT_T0);
-            if constexpr (kValues > 64) {
-                _mm_prefetch(reinterpret_cast<const char*>(block) + kPrefetchBytes + 64, _MM_HINT_T0);
-            }
-            decode(block, codes);
-            for (size_t g = 0; g < kGroups; ++g) {
-                accumulateSplit32<kOffset>(codes[g], x0, b * kGroups + g, high0, low0, offset0);
-                if (pair) {
-                    accumulateSplit32<kOffset>(codes[g], x1, b * kGroups + g, high1, low1, offset1);
-                }
-            }
-        }
-        out[first] = x0.highScale * horizontalSum(high0) + x0.lowScale * horizontalSum(low0) + offset0;
-        if (pair) {
-            out[first + 1] = x1.highScale * horizontalSum(high1) + x1.lowScale * horizontalSum(low1) + offset1;
-        }
+/// accumulateSplit32 with AVX-512 VNNI: vpdpwssd adds the second sixteen values' products into the first's,
+/// one instruction where AVX2 takes a multiply and an add (the sums are the same integers).
+template <bool kOffset>
+KVSCOPE_AVX512 inline void accumulateSplit32Vnni(const Codes32& c, const SplitRow& x, size_t b, SplitSum& sum) {
+    const int16_t* h = x.high + 32 * b;
+    const int16_t* l = x.low + 32 * b;
+    const __m256i highSum =
+        _mm256_dpwssd_epi32(_mm256_madd_epi16(c.low, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h))),
+                            c.high, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + 16)));
+    const __m256i lowSum =
+        _mm256_dpwssd_epi32(_mm256_madd_epi16(c.low, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l))),
+                            c.high, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l + 16)));
+    const __m256 d = _mm256_broadcastss_ps(c.scales);
+    sum.high = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(highSum), sum.high);
+    sum.low = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(lowSum), sum.low);
+    if constexpr (kOffset) {
+        sum.offset += _mm_cvtss_f32(_mm_movehdup_ps(c.scales)) * x.blockSums[b];
     }
 }
+
+/// Asks for the bytes kPrefetchBytes ahead of a block of `kValues` values.
+template <size_t kValues>
+KVSCOPE_AVX2 inline void prefetchAhead(const uint8_t* block) {
+    _mm_prefetch(reinterpret_cast<const char*>(block) + kPrefetchBytes, _MM_HINT_T0);
+    if constexpr (kValues > 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(block) + kPrefetchBytes + 64, _MM_HINT_T0);
+    }
+}
+
+/// dotSplit's result for one row: the high and low sums each by the row's scale, plus the offsets.
+KVSCOPE_AVX2 inline float splitResult(const SplitRow& x, const SplitSum& sum) {
+    return x.highScale * horizontalSum(sum.high) + x.lowScale * horizontalSum(sum.low) + sum.offset;
+}
+
+// dotSplit (AVX2) and dotSplitAvx512 (the same loop with VNNI's accumulation; the decoders are the AVX2 ones):
+// one body, compiled for each instruction set.
+#define KVSCOPE_DOT_SPLIT_TARGET KVSCOPE_AVX2
+#define KVSCOPE_DOT_SPLIT_NAME dotSplit
+#define KVSCOPE_DOT_SPLIT_ACCUMULATE accumulateSplit32
+#include "DotSplit.inc"
+#undef KVSCOPE_DOT_SPLIT_TARGET
+#undef KVSCOPE_DOT_SPLIT_NAME
+#undef KVSCOPE_DOT_SPLIT_ACCUMULATE
+#define KVSCOPE_DOT_SPLIT_TARGET KVSCOPE_AVX512
+#define KVSCOPE_DOT_SPLIT_NAME dotSplitAvx512
+#define KVSCOPE_DOT_SPLIT_ACCUMULATE accumulateSplit32Vnni
+#include "DotSplit.inc"
+#undef KVSCOPE_DOT_SPLIT_TARGET
+#undef KVSCOPE_DOT_SPLIT_NAME
+#undef KVSCOPE_DOT_SPLIT_ACCUMULATE
 #endif
 
 } // namespace kvscope::gguf::rowdot

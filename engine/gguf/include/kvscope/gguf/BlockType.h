@@ -30,6 +30,7 @@ struct SplitRow {
 };
 
 /// The instruction sets of the kernels behind BlockType::dequantize() and dotRow(), lowest first.
+/// Avx512 is F, BW, VL and VNNI together (Ice Lake, Zen 4 and later).
 enum class KernelLevel { Portable, Avx2, Avx512 };
 
 /// One ggml tensor type kvscope reads (gguf-py's quants.py: one class per block type): its geometry and its
