@@ -19,10 +19,6 @@ constexpr std::size_t kMaxCachedWordLength = 256;
 constexpr std::size_t kCacheCapacity = 200000;
 constexpr std::uint64_t kMaxVocabularyId = 1u << 24;
 
-std::uint64_t pairKey(std::uint32_t left, std::uint32_t right) {
-    return (static_cast<std::uint64_t>(left) << 32) | right;
-}
-
 struct Symbol {
     std::uint32_t id;
     std::int32_t prev;
@@ -64,13 +60,7 @@ BpeModel::BpeModel(const nlohmann::json& json) {
                                  std::to_string(kMaxVocabularyId - 1));
         }
         const auto value = id.get<std::uint32_t>();
-        m_vocab.emplace(token, value);
-        if (value >= m_tokens.size()) {
-            m_tokens.resize(value + 1);
-            m_present.resize(value + 1);
-        }
-        m_tokens[value] = token;
-        m_present[value] = true;
+        m_vocab.add(token, value);
     }
     m_continuingSubwordPrefix = ComponentJson::string(json, "continuing_subword_prefix", kBpeModelComponent);
     m_endOfWordSuffix = ComponentJson::string(json, "end_of_word_suffix", kBpeModelComponent);
@@ -79,18 +69,15 @@ BpeModel::BpeModel(const nlohmann::json& json) {
     m_ignoreMerges = ComponentJson::boolean(json, "ignore_merges", kBpeModelComponent, false);
     const std::string unk = ComponentJson::string(json, "unk_token", kBpeModelComponent);
     if (!unk.empty()) {
-        const auto it = m_vocab.find(unk);
-        if (it == m_vocab.end()) {
+        m_unkId = m_vocab.find(unk);
+        if (!m_unkId) {
             throw TokenizerError("model BPE: unk_token '" + unk + "' is not in the vocabulary");
         }
-        m_unkId = it->second;
     }
     for (int b = 0; b < 256; ++b) {
         char name[8];
         std::snprintf(name, sizeof name, "<0x%02X>", b);
-        if (const auto it = m_vocab.find(std::string_view(name)); it != m_vocab.end()) {
-            m_byteIds[static_cast<std::size_t>(b)] = it->second;
-        }
+        m_byteIds[static_cast<std::size_t>(b)] = m_vocab.find(std::string_view(name));
     }
 
     const auto& merges = ComponentJson::array(json, "merges", kBpeModelComponent);
@@ -116,9 +103,9 @@ BpeModel::BpeModel(const nlohmann::json& json) {
         }
         const auto leftId = m_vocab.find(left);
         const auto rightId = m_vocab.find(right);
-        if (leftId == m_vocab.end() || rightId == m_vocab.end()) {
+        if (!leftId || !rightId) {
             throw TokenizerError("model BPE: merge " + std::to_string(rank) + " uses a token missing from the vocabulary ('" +
-                                 (leftId == m_vocab.end() ? left : right) + "')");
+                                 (!leftId ? left : right) + "')");
         }
         std::string_view rightPart = right;
         if (!m_continuingSubwordPrefix.empty() && rightPart.starts_with(m_continuingSubwordPrefix)) {
@@ -126,26 +113,22 @@ BpeModel::BpeModel(const nlohmann::json& json) {
         }
         const std::string merged = left + std::string(rightPart);
         const auto mergedId = m_vocab.find(merged);
-        if (mergedId == m_vocab.end()) {
+        if (!mergedId) {
             throw TokenizerError("model BPE: merge " + std::to_string(rank) + " makes '" + merged +
                                  "', which is not in the vocabulary");
         }
         // The first occurrence of a pair wins, as in Hugging Face's hash map built in order.
-        m_merges.try_emplace(pairKey(leftId->second, rightId->second), rank, mergedId->second);
+        m_merges.add(*leftId, *rightId, {rank, *mergedId});
         ++rank;
     }
 }
 
 std::optional<std::uint32_t> BpeModel::tokenToId(std::string_view token) const {
-    const auto it = m_vocab.find(token);
-    return it == m_vocab.end() ? std::nullopt : std::optional<std::uint32_t>(it->second);
+    return m_vocab.find(token);
 }
 
 const std::string* BpeModel::idToToken(std::uint32_t id) const {
-    if (id >= m_tokens.size() || !m_present[id]) {
-        return nullptr;
-    }
-    return &m_tokens[id];
+    return m_vocab.token(id);
 }
 
 void BpeModel::tokenize(std::string_view word, std::vector<ModelToken>& out) const {
@@ -153,8 +136,8 @@ void BpeModel::tokenize(std::string_view word, std::vector<ModelToken>& out) con
         return;
     }
     if (m_ignoreMerges) {
-        if (const auto it = m_vocab.find(word); it != m_vocab.end()) {
-            out.push_back({it->second, 0, static_cast<std::uint32_t>(word.size())});
+        if (const auto id = m_vocab.find(word)) {
+            out.push_back({*id, 0, static_cast<std::uint32_t>(word.size())});
             return;
         }
     }
@@ -209,12 +192,12 @@ void BpeModel::tokenizeUncached(std::string_view word, std::vector<ModelToken>& 
             scratch.append(m_endOfWordSuffix);
             piece = scratch;
         }
-        if (const auto it = m_vocab.find(piece); it != m_vocab.end()) {
+        if (const auto id = m_vocab.find(piece)) {
             if (unkPending) {
                 add(*m_unkId, unkBegin, unkLength);
                 unkPending = false;
             }
-            add(it->second, static_cast<std::uint32_t>(begin), byteLength);
+            add(*id, static_cast<std::uint32_t>(begin), byteLength);
             continue;
         }
         if (m_byteFallback) {
@@ -260,8 +243,8 @@ void BpeModel::tokenizeUncached(std::string_view word, std::vector<ModelToken>& 
         heap.clear();
         std::priority_queue<Merge> queue(std::less<Merge>(), std::move(heap));
         for (std::size_t k = 0; k + 1 < symbols.size(); ++k) {
-            if (const auto it = m_merges.find(pairKey(symbols[k].id, symbols[k + 1].id)); it != m_merges.end()) {
-                queue.push({it->second.first, static_cast<std::uint32_t>(k), it->second.second});
+            if (const auto* merge = m_merges.find(symbols[k].id, symbols[k + 1].id)) {
+                queue.push({merge->rank, static_cast<std::uint32_t>(k), merge->mergedId});
             }
         }
         while (!queue.empty()) {
@@ -273,8 +256,8 @@ void BpeModel::tokenizeUncached(std::string_view word, std::vector<ModelToken>& 
             }
             const auto nextPosition = static_cast<std::size_t>(current.next);
             const Symbol right = symbols[nextPosition];
-            const auto it = m_merges.find(pairKey(current.id, right.id));
-            if (it == m_merges.end() || it->second.second != top.newId) {
+            const auto* merge = m_merges.find(current.id, right.id);
+            if (merge == nullptr || merge->mergedId != top.newId) {
                 continue; // stale: one side merged since this entry was queued
             }
             current.id = top.newId;
@@ -286,14 +269,14 @@ void BpeModel::tokenizeUncached(std::string_view word, std::vector<ModelToken>& 
             }
             if (current.prev >= 0) {
                 const Symbol& previous = symbols[static_cast<std::size_t>(current.prev)];
-                if (const auto p = m_merges.find(pairKey(previous.id, current.id)); p != m_merges.end()) {
-                    queue.push({p->second.first, static_cast<std::uint32_t>(current.prev), p->second.second});
+                if (const auto* p = m_merges.find(previous.id, current.id)) {
+                    queue.push({p->rank, static_cast<std::uint32_t>(current.prev), p->mergedId});
                 }
             }
             if (current.next >= 0) {
                 const Symbol& following = symbols[static_cast<std::size_t>(current.next)];
-                if (const auto n = m_merges.find(pairKey(current.id, following.id)); n != m_merges.end()) {
-                    queue.push({n->second.first, top.position, n->second.second});
+                if (const auto* n = m_merges.find(current.id, following.id)) {
+                    queue.push({n->rank, top.position, n->mergedId});
                 }
             }
         }

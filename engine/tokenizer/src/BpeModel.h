@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "MergeTable.h"
 #include "Model.h"
 #include "StringHash.h"
+#include "Vocabulary.h"
 
 #include <array>
 #include <mutex>
@@ -21,18 +23,15 @@ public:
     void tokenize(std::string_view word, std::vector<ModelToken>& out) const override;
     std::optional<std::uint32_t> tokenToId(std::string_view token) const override;
     const std::string* idToToken(std::uint32_t id) const override;
-    std::size_t vocabSize() const override { return m_tokens.size(); }
+    std::size_t vocabSize() const override { return m_vocab.idCount(); }
     std::optional<std::uint32_t> unkId() const override { return m_unkId; }
     std::string typeName() const override { return "BPE"; }
 
 private:
     void tokenizeUncached(std::string_view word, std::vector<ModelToken>& out) const;
 
-    std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> m_vocab;
-    std::vector<std::string> m_tokens; // by id
-    std::vector<bool> m_present;       // ids the vocabulary actually has (it may have holes)
-    // (left id << 32 | right id) -> (rank, merged id)
-    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> m_merges;
+    Vocabulary m_vocab; // its ids may have holes
+    MergeTable m_merges;
     std::optional<std::uint32_t> m_unkId;
     std::string m_continuingSubwordPrefix;
     std::string m_endOfWordSuffix;

@@ -20,22 +20,22 @@ constexpr double kUnkPenalty = 10.0;
 
 UnigramModel::UnigramModel(const nlohmann::json& json) {
     const auto& vocab = ComponentJson::array(json, "vocab", kUnigramModelComponent);
-    m_tokens.reserve(vocab.size());
+    m_vocab.reserve(vocab.size());
     m_scores.reserve(vocab.size());
     double minScore = std::numeric_limits<double>::infinity();
     for (const auto& entry : vocab) {
         if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_number()) {
             throw TokenizerError("model Unigram: vocab entries must be [piece, score]");
         }
-        const auto id = static_cast<std::uint32_t>(m_tokens.size());
-        m_tokens.push_back(entry[0].get<std::string>());
+        const auto id = static_cast<std::uint32_t>(m_vocab.idCount());
+        std::string piece = entry[0].get<std::string>();
+        m_maxPieceLength = std::max(m_maxPieceLength, piece.size());
         m_scores.push_back(entry[1].get<double>());
-        m_vocab.try_emplace(m_tokens.back(), id);
-        m_maxPieceLength = std::max(m_maxPieceLength, m_tokens.back().size());
+        m_vocab.add(std::move(piece), id);
         minScore = std::min(minScore, m_scores.back());
     }
     if (const auto it = json.find("unk_id"); it != json.end() && !it->is_null()) {
-        if (!ComponentJson::isIndex(*it) || it->get<std::size_t>() >= m_tokens.size()) {
+        if (!ComponentJson::isIndex(*it) || it->get<std::size_t>() >= m_vocab.idCount()) {
             throw TokenizerError("model Unigram: unk_id must index the vocabulary");
         }
         m_unkId = it->get<std::uint32_t>();
@@ -45,19 +45,16 @@ UnigramModel::UnigramModel(const nlohmann::json& json) {
     for (int b = 0; b < 256; ++b) {
         char name[8];
         std::snprintf(name, sizeof name, "<0x%02X>", b);
-        if (const auto it = m_vocab.find(std::string_view(name)); it != m_vocab.end()) {
-            m_byteIds[static_cast<std::size_t>(b)] = it->second;
-        }
+        m_byteIds[static_cast<std::size_t>(b)] = m_vocab.find(std::string_view(name));
     }
 }
 
 std::optional<std::uint32_t> UnigramModel::tokenToId(std::string_view token) const {
-    const auto it = m_vocab.find(token);
-    return it == m_vocab.end() ? std::nullopt : std::optional<std::uint32_t>(it->second);
+    return m_vocab.find(token);
 }
 
 const std::string* UnigramModel::idToToken(std::uint32_t id) const {
-    return id < m_tokens.size() ? &m_tokens[id] : nullptr;
+    return m_vocab.token(id);
 }
 
 void UnigramModel::tokenize(std::string_view word, std::vector<ModelToken>& out) const {
@@ -79,14 +76,14 @@ void UnigramModel::tokenize(std::string_view word, std::vector<ModelToken>& out)
         bool hasSingleChar = false;
         const std::size_t longest = std::min(m_maxPieceLength, word.size() - position);
         for (std::size_t length = 1; length <= longest; ++length) {
-            const auto it = m_vocab.find(word.substr(position, length));
-            if (it == m_vocab.end()) {
+            const auto id = m_vocab.find(word.substr(position, length));
+            if (!id) {
                 continue;
             }
-            const double candidate = m_scores[it->second] + scoreHere;
+            const double candidate = m_scores[*id] + scoreHere;
             Best& target = best[position + length];
             if (target.start < 0 || candidate > target.score) {
-                target = {candidate, static_cast<std::int64_t>(position), it->second};
+                target = {candidate, static_cast<std::int64_t>(position), *id};
             }
             hasSingleChar = hasSingleChar || length == charLength;
         }
@@ -124,8 +121,8 @@ void UnigramModel::tokenize(std::string_view word, std::vector<ModelToken>& out)
     std::reverse(pieces.begin(), pieces.end());
     for (const Piece& piece : pieces) {
         const std::string_view text = word.substr(piece.begin, piece.end - piece.begin);
-        if (const auto it = m_vocab.find(text); it != m_vocab.end()) {
-            out.push_back({it->second, static_cast<std::uint32_t>(piece.begin), static_cast<std::uint32_t>(piece.end)});
+        if (const auto id = m_vocab.find(text)) {
+            out.push_back({*id, static_cast<std::uint32_t>(piece.begin), static_cast<std::uint32_t>(piece.end)});
             continue;
         }
         bool all = m_byteFallback;

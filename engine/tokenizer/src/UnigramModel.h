@@ -2,10 +2,9 @@
 #pragma once
 
 #include "Model.h"
-#include "StringHash.h"
+#include "Vocabulary.h"
 
 #include <array>
-#include <unordered_map>
 
 namespace kvscope::tokenizer {
 
@@ -19,14 +18,13 @@ public:
     void tokenize(std::string_view word, std::vector<ModelToken>& out) const override;
     std::optional<std::uint32_t> tokenToId(std::string_view token) const override;
     const std::string* idToToken(std::uint32_t id) const override;
-    std::size_t vocabSize() const override { return m_tokens.size(); }
+    std::size_t vocabSize() const override { return m_vocab.idCount(); }
     std::optional<std::uint32_t> unkId() const override { return m_unkId; }
     std::string typeName() const override { return "Unigram"; }
 
 private:
-    std::vector<std::string> m_tokens;
+    Vocabulary m_vocab; // ids are positions in the file's list
     std::vector<double> m_scores;
-    std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> m_vocab;
     std::size_t m_maxPieceLength = 0;
     std::optional<std::uint32_t> m_unkId;
     double m_unkScore = 0.0;
