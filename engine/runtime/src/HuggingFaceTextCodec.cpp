@@ -10,6 +10,7 @@
 #include "kvscope/tokenizer/TokenizerError.h"
 
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 namespace kvscope::runtime {
@@ -28,14 +29,21 @@ std::unique_ptr<HuggingFaceTextCodec> HuggingFaceTextCodec::fromPath(const std::
 
 std::unique_ptr<HuggingFaceTextCodec> HuggingFaceTextCodec::fromGguf(const std::filesystem::path& file) {
     try {
-        const gguf::GgufFile gguf(file);
-        const gguf::GgufTokenizerJson text = gguf::GgufTokenizerJson::fromMetadata(gguf.metadata(), file.string());
+        // The parsed file (Gemma 3's metadata: 38 MB) goes before the tokenizer is built from its JSON.
+        std::optional<gguf::GgufTokenizerJson> text;
+        std::string chatTemplate;
+        {
+            const gguf::GgufFile gguf(file);
+            text = gguf::GgufTokenizerJson::fromMetadata(gguf.metadata(), file.string());
+            chatTemplate = gguf.metadata().optionalString("tokenizer.chat_template").value_or("");
+        }
         auto tokenizer = std::make_unique<tokenizer::Tokenizer>(
-            tokenizer::Tokenizer::fromJson(text.tokenizerJson, text.configJson));
+            tokenizer::Tokenizer::fromJson(text->tokenizerJson, text->configJson));
+        text->tokenizerJson = {};
         std::unique_ptr<HuggingFaceTextCodec> codec(new HuggingFaceTextCodec(std::move(tokenizer), file.string()));
-        codec->m_chatTemplate = gguf.metadata().optionalString("tokenizer.chat_template").value_or("");
+        codec->m_chatTemplate = std::move(chatTemplate);
         // The special tokens' texts as GgufTokenizerJson wrote them into the tokenizer config.
-        const nlohmann::json config = nlohmann::json::parse(text.configJson);
+        const nlohmann::json config = nlohmann::json::parse(text->configJson);
         codec->m_bosToken = config.value("bos_token", std::string());
         codec->m_eosToken = config.value("eos_token", std::string());
         return codec;
