@@ -97,21 +97,6 @@ bool avx512() {
     return current().load(std::memory_order_relaxed) >= KernelLevel::Avx512;
 }
 
-#if KVSCOPE_ROWDOT_X86
-__attribute__((target("avx512f,avx2,fma,f16c"))) void dotWidenedAvx512(const float* values, size_t valueCount,
-                                                                        const float* const* x, size_t count,
-                                                                        __m256* sums) {
-    for (size_t t = 0; t < count; ++t) {
-        __m512 sum = _mm512_setzero_ps();
-        for (size_t i = 0; i < valueCount; i += 16) {
-            sum = _mm512_fmadd_ps(_mm512_load_ps(values + i), _mm512_loadu_ps(x[t] + i), sum);
-        }
-        sums[2 * t] = _mm256_add_ps(sums[2 * t], _mm512_castps512_ps256(sum));
-        sums[2 * t + 1] = _mm256_add_ps(sums[2 * t + 1], _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(sum), 1)));
-    }
-}
-#endif
-
 float dot(const float* a, const float* b, size_t n) {
 #if KVSCOPE_ROWDOT_X86
     if (avx2()) {

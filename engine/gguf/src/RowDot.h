@@ -26,8 +26,9 @@ using gguf::SplitRow;
 
 /// Whether the AVX2/FMA/F16C kernels run (BlockType::kernelLevel(): the processor has them, none lower chosen).
 bool avx2();
-/// Whether the AVX-512 level runs too (F, BW, VL, VNNI): dotWidened's products take 16 lanes at a time and
-/// dotSplit's integer products go through vpdpwssd.
+/// Whether the AVX-512 level runs too (F, BW, VL, VNNI): dotSplit's integer products then go through vpdpwssd.
+/// The float kernels stay AVX2 there: a 512-bit product per block was slower on Zen 4 (IQ4_NL's decode row 0.22
+/// -> 0.53 ms, Q5_1's 0.26 -> 0.41; PackedMatrixBenchmark).
 bool avx512();
 /// The dot product of `n` floats.
 float dot(const float* a, const float* b, size_t n);
@@ -121,9 +122,6 @@ KVSCOPE_AVX2 inline void widenBlocks(const uint8_t* blocks, size_t typeSize, siz
     }
 }
 
-/// Where the running processor has AVX-512F: the dot products of dotWidened, 16 lanes at a time.
-void dotWidenedAvx512(const float* values, size_t valueCount, const float* const* x, size_t count, __m256* sums);
-
 /// out[t] for a row of `blockCount` blocks of `kValues` values: each block widened once by `widen` into a
 /// buffer that stays in the first-level cache (exactly dequantize()'s values), then dotted with up to four
 /// inputs. The products are the widened row's; only the order of the sums is the kernel's.
@@ -132,7 +130,6 @@ KVSCOPE_AVX2 inline void dotWidened(const uint8_t* blocks, size_t typeSize, size
                                     size_t inputCount, size_t inputStride, float* out, const Widen& widen) {
     static_assert(kValues % 16 == 0);
     alignas(64) float values[kValues];
-    const bool wide = avx512();
     for (size_t first = 0; first < inputCount; first += 4) {
         const size_t count = std::min<size_t>(4, inputCount - first);
         __m256 sums[4][2];
@@ -145,10 +142,6 @@ KVSCOPE_AVX2 inline void dotWidened(const uint8_t* blocks, size_t typeSize, size
             const float* x[4];
             for (size_t t = 0; t < count; ++t) {
                 x[t] = inputs + (first + t) * inputStride + b * kValues;
-            }
-            if (wide) {
-                dotWidenedAvx512(values, kValues, x, count, &sums[0][0]);
-                continue;
             }
             for (size_t t = 0; t < count; ++t) {
                 __m256 s0 = sums[t][0];
