@@ -269,44 +269,18 @@ struct SplitSum {
     float offset;
 };
 
-/// Accumulates one block against one split row: the codes times the row's halves as exact integer sums, each
-/// scaled by d once; m times the block's sum of values.
-template <bool kOffset>
-KVSCOPE_AVX2 inline void accumulateSplit32(const Codes32& c, const SplitRow& x, size_t b, SplitSum& sum) {
-    const int16_t* h = x.high + 32 * b;
-    const int16_t* l = x.low + 32 * b;
-    const __m256i highSum =
-        _mm256_add_epi32(_mm256_madd_epi16(c.low, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h))),
-                         _mm256_madd_epi16(c.high, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + 16))));
-    const __m256i lowSum =
-        _mm256_add_epi32(_mm256_madd_epi16(c.low, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l))),
-                         _mm256_madd_epi16(c.high, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l + 16))));
-    const __m256 d = _mm256_broadcastss_ps(c.scales);
-    sum.high = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(highSum), sum.high);
-    sum.low = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(lowSum), sum.low);
-    if constexpr (kOffset) {
-        sum.offset += _mm_cvtss_f32(_mm_movehdup_ps(c.scales)) * x.blockSums[b];
-    }
+/// The 32 products of one group's codes (values 0-15 in `low`, 16-31 in `high`) with 32 16-bit halves of a split
+/// row, as eight exact 32-bit sums.
+KVSCOPE_AVX2 inline __m256i splitProducts(__m256i low, __m256i high, const int16_t* x) {
+    return _mm256_add_epi32(_mm256_madd_epi16(low, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x))),
+                            _mm256_madd_epi16(high, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16))));
 }
 
-/// accumulateSplit32 with AVX-512 VNNI: vpdpwssd adds the second sixteen values' products into the first's,
-/// one instruction where AVX2 takes a multiply and an add (the sums are the same integers).
-template <bool kOffset>
-KVSCOPE_AVX512 inline void accumulateSplit32Vnni(const Codes32& c, const SplitRow& x, size_t b, SplitSum& sum) {
-    const int16_t* h = x.high + 32 * b;
-    const int16_t* l = x.low + 32 * b;
-    const __m256i highSum =
-        _mm256_dpwssd_epi32(_mm256_madd_epi16(c.low, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h))),
-                            c.high, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + 16)));
-    const __m256i lowSum =
-        _mm256_dpwssd_epi32(_mm256_madd_epi16(c.low, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l))),
-                            c.high, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l + 16)));
-    const __m256 d = _mm256_broadcastss_ps(c.scales);
-    sum.high = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(highSum), sum.high);
-    sum.low = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(lowSum), sum.low);
-    if constexpr (kOffset) {
-        sum.offset += _mm_cvtss_f32(_mm_movehdup_ps(c.scales)) * x.blockSums[b];
-    }
+/// splitProducts with AVX-512 VNNI: vpdpwssd adds the second sixteen values' products into the first's, one
+/// instruction where AVX2 takes a multiply and an add (the same integers).
+KVSCOPE_AVX512 inline __m256i splitProductsVnni(__m256i low, __m256i high, const int16_t* x) {
+    return _mm256_dpwssd_epi32(_mm256_madd_epi16(low, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x))), high,
+                               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16)));
 }
 
 /// Asks for the bytes kPrefetchBytes ahead of a block of `kValues` values.
@@ -323,22 +297,26 @@ KVSCOPE_AVX2 inline float splitResult(const SplitRow& x, const SplitSum& sum) {
     return x.highScale * horizontalSum(sum.high) + x.lowScale * horizontalSum(sum.low) + sum.offset;
 }
 
-// dotSplit (AVX2) and dotSplitAvx512 (the same loop with VNNI's accumulation; the decoders are the AVX2 ones):
-// one body, compiled for each instruction set.
+// accumulateSplit32 and dotSplit (AVX2), accumulateSplit32Vnni and dotSplitAvx512 (the same with VNNI's products;
+// the decoders are the AVX2 ones): one body, compiled for each instruction set.
 #define KVSCOPE_DOT_SPLIT_TARGET KVSCOPE_AVX2
 #define KVSCOPE_DOT_SPLIT_NAME dotSplit
 #define KVSCOPE_DOT_SPLIT_ACCUMULATE accumulateSplit32
+#define KVSCOPE_DOT_SPLIT_PRODUCTS splitProducts
 #include "DotSplit.inc"
 #undef KVSCOPE_DOT_SPLIT_TARGET
 #undef KVSCOPE_DOT_SPLIT_NAME
 #undef KVSCOPE_DOT_SPLIT_ACCUMULATE
+#undef KVSCOPE_DOT_SPLIT_PRODUCTS
 #define KVSCOPE_DOT_SPLIT_TARGET KVSCOPE_AVX512
 #define KVSCOPE_DOT_SPLIT_NAME dotSplitAvx512
 #define KVSCOPE_DOT_SPLIT_ACCUMULATE accumulateSplit32Vnni
+#define KVSCOPE_DOT_SPLIT_PRODUCTS splitProductsVnni
 #include "DotSplit.inc"
 #undef KVSCOPE_DOT_SPLIT_TARGET
 #undef KVSCOPE_DOT_SPLIT_NAME
 #undef KVSCOPE_DOT_SPLIT_ACCUMULATE
+#undef KVSCOPE_DOT_SPLIT_PRODUCTS
 #endif
 
 } // namespace kvscope::gguf::rowdot
