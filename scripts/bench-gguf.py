@@ -12,7 +12,8 @@ last position's logits. With --busy N, N other processes keep cores busy the who
 build running), to see who keeps their speed.
 Usage (from the repository root, after a build and scripts/peers-env.sh):
     scripts/bench-gguf.py [--models smollm2,gemma3-270m|FILE.gguf,...] [--prompt-tokens 512,2048]
-                          [--tokens 64] [--repeats 3] [--threads 2] [--busy 0] [--runners kvscope,llamacpp,transformers]
+                          [--tokens 64] [--repeats 3] [--rounds 1] [--threads 2] [--busy 0]
+                          [--runners kvscope,llamacpp,transformers]
                           (a runner kvscope=PATH times another build's kvscope-cli in the same run)
                           [--cli build/dev/engine/cli/kvscope-cli]
 Prints a markdown table per model (the README's "Speed" section quotes them) and the JSON of every run.
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -60,7 +62,6 @@ def last_token(llm):
 
 # The peers' loops, run in the peers' Python as `bench-gguf.py --peer NAME ...`.
 def peer(name, path, prompt_tokens, decode_tokens, repeats, threads):
-    import statistics
     ids = [(i * 7919 + 11) % 32000 + 100 for i in range(prompt_tokens)]
     prefill, decode, tokens = [], [], []
     load_start = time.perf_counter()
@@ -149,6 +150,25 @@ def run_peer(python, name, path, prompt_tokens, decode_tokens, repeats, threads)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def combined(rows, length):
+    """One runner's rounds as one row: the median of each rate, its range, the largest peak RSS."""
+    row = dict(rows[0])
+    for key in ("prefill_tokens_per_s", "decode_tokens_per_s"):
+        values = [r[key] for r in rows]
+        row[key] = round(statistics.median(values), 1)
+        row[key + "_range"] = [min(values), max(values)]
+    row["peak_rss_mb"] = max(r["peak_rss_mb"] for r in rows)
+    row["prompt_tokens"] = length
+    if len(rows) > 1:
+        row["rounds"] = rows
+    return row
+
+
+def shown(row, key):
+    low, high = row[key + "_range"]
+    return f"{row[key]}" if low == high else f"{row[key]} ({low:g}-{high:g})"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="smollm2,gemma3-270m")
@@ -156,6 +176,9 @@ def main():
     parser.add_argument("--prompt-tokens", default="512,2048")
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run every runner this many times in turn (a fresh process each) and report the median "
+                             "round with the range: a noisy machine's slow minute then falls on every runner alike")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--busy", type=int, default=0, help="other processes keeping cores busy meanwhile")
     parser.add_argument("--runners", default="kvscope,llamacpp,transformers")
@@ -174,27 +197,31 @@ def main():
             path = model_path(python, model)
             rows = []
             for length in lengths:
+                rounds = {runner: [] for runner in runners}
+                for _ in range(given.rounds):
+                    for runner in runners:
+                        if runner == "kvscope" or runner.startswith("kvscope="):
+                            # kvscope=PATH: another build's kvscope-cli (a before/after row in the same run).
+                            cli = runner.split("=", 1)[1] if "=" in runner else given.cli
+                            row = run_kvscope(cli, path, "packed", length, given.tokens, given.repeats, given.threads)
+                            if "=" in runner:
+                                row["version"] += f" ({cli})"
+                        else:
+                            row = run_peer(python, runner, path, length, given.tokens, given.repeats, given.threads)
+                        rounds[runner].append(row)
                 for runner in runners:
-                    if runner == "kvscope" or runner.startswith("kvscope="):
-                        # kvscope=PATH: another build's kvscope-cli (a before/after row in the same run).
-                        cli = runner.split("=", 1)[1] if "=" in runner else given.cli
-                        row = run_kvscope(cli, path, "packed", length, given.tokens, given.repeats, given.threads)
-                        if "=" in runner:
-                            row["version"] += f" ({cli})"
-                    else:
-                        row = run_peer(python, runner, path, length, given.tokens, given.repeats, given.threads)
-                    row["prompt_tokens"] = length
-                    rows.append(row)
+                    rows.append(combined(rounds[runner], length))
             everything.append({"model": model, "file": path, "rows": rows})
             size = os.path.getsize(path) / 1e6
             print(f"{os.path.basename(path)} ({size:.0f} MB): a prompt, then {given.tokens} greedy steps; "
                   f"{given.threads} threads" + (f", {given.busy} other busy processes" if given.busy else "") +
-                  f"; median of {given.repeats}:\n")
+                  f"; median of {given.repeats}" +
+                  (f", the median of {given.rounds} rounds (range)" if given.rounds > 1 else "") + ":\n")
             print("| runner | prompt | prefill tokens/s | decode tokens/s | peak RSS |")
             print("| --- | --- | --- | --- | --- |")
             for row in rows:
-                print(f"| {row['version']} | {row['prompt_tokens']} | {row['prefill_tokens_per_s']} | "
-                      f"{row['decode_tokens_per_s']} | {row['peak_rss_mb']:.0f} MB |")
+                print(f"| {row['version']} | {row['prompt_tokens']} | {shown(row, 'prefill_tokens_per_s')} | "
+                      f"{shown(row, 'decode_tokens_per_s')} | {row['peak_rss_mb']:.0f} MB |")
             print(flush=True)
     finally:
         for process in busy:
