@@ -82,11 +82,25 @@ PackedMatrix maskedBytes(int64_t rows, int64_t cols, const char* typeName) {
     return fromBlocks(rows, cols, *type, maskedBlockBytes(rows, cols, *type));
 }
 
+/// Uses kernel level `level` for the run (useKernelLevel); false, the run skipped, where this processor does not
+/// run it.
+bool useLevel(benchmark::State& state, kvscope::gguf::KernelLevel level) {
+    if (kvscope::gguf::BlockType::useKernelLevel(level) != level) {
+        state.SkipWithError("this processor does not run that kernel level");
+        return false;
+    }
+    return true;
+}
+
+/// Back to the level this processor runs, after a run at another.
+void restoreLevel() {
+    kvscope::gguf::BlockType::useKernelLevel(kvscope::gguf::BlockType::supportedKernelLevel());
+}
+
 void kernelProduct(benchmark::State& state, const char* typeName) {
     at::set_num_threads(1);
     const auto level = static_cast<kvscope::gguf::KernelLevel>(state.range(0));
-    if (kvscope::gguf::BlockType::useKernelLevel(level) != level) {
-        state.SkipWithError("this processor does not run that kernel level");
+    if (!useLevel(state, level)) {
         return;
     }
     state.SetLabel(kvscope::gguf::BlockType::kernelLevelName(level));
@@ -95,7 +109,7 @@ void kernelProduct(benchmark::State& state, const char* typeName) {
     for (auto _ : state) {
         benchmark::DoNotOptimize(matrix.multiply(x));
     }
-    kvscope::gguf::BlockType::useKernelLevel(kvscope::gguf::BlockType::supportedKernelLevel());
+    restoreLevel();
     state.SetBytesProcessed(state.iterations() * matrix.bytes());
 }
 
@@ -107,9 +121,12 @@ void rowKernels(benchmark::State& state, const char* typeName) {
     const auto* type = kvscope::gguf::BlockType::find(typeName);
     const bool integer = state.range(0) == 1;
     const auto level = static_cast<kvscope::gguf::KernelLevel>(state.range(1));
-    if (kvscope::gguf::BlockType::useKernelLevel(level) != level || (integer && !type->dotsSplitRows())) {
-        kvscope::gguf::BlockType::useKernelLevel(kvscope::gguf::BlockType::supportedKernelLevel());
-        state.SkipWithError("no such kernel for this type on this processor");
+    if (!useLevel(state, level)) {
+        return;
+    }
+    if (integer && !type->dotsSplitRows()) {
+        restoreLevel();
+        state.SkipWithError("no integer kernel for this type");
         return;
     }
     state.SetLabel(std::string(integer ? "integer (split rows), " : "float, ") +
@@ -140,7 +157,7 @@ void rowKernels(benchmark::State& state, const char* typeName) {
         }
         benchmark::DoNotOptimize(out.data());
     }
-    kvscope::gguf::BlockType::useKernelLevel(kvscope::gguf::BlockType::supportedKernelLevel());
+    restoreLevel();
     state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(data.size()));
 }
 

@@ -13,10 +13,16 @@ void Vocabulary::reserve(std::size_t count) {
     if (slots > m_slots.size()) {
         m_slots.assign(slots, 0);
         for (std::uint32_t entry = 0; entry < m_texts.size(); ++entry) {
-            if (find(m_texts[entry]) == std::nullopt) {
-                m_slots[slotOf(m_texts[entry])] = entry + 1;
-            }
+            index(entry);
         }
+    }
+}
+
+void Vocabulary::index(std::uint32_t entry) {
+    // A text already indexed keeps its earlier entry (its first id).
+    std::uint32_t& slot = m_slots[slotOf(m_texts[entry])];
+    if (slot == 0) {
+        slot = entry + 1;
     }
 }
 
@@ -35,12 +41,9 @@ void Vocabulary::add(std::string text, std::uint32_t id) {
         reserve(2 * (m_texts.size() + 1));
     }
     const auto entry = static_cast<std::uint32_t>(m_texts.size());
-    const std::size_t slot = slotOf(text);
     m_texts.push_back(std::move(text));
     m_ids.push_back(id);
-    if (m_slots[slot] == 0) {
-        m_slots[slot] = entry + 1;
-    }
+    index(entry);
     if (id >= m_entryById.size()) {
         m_entryById.resize(static_cast<std::size_t>(id) + 1, kNone);
     }

@@ -28,6 +28,8 @@ public:
 private:
     static constexpr std::uint32_t kNone = UINT32_MAX;
     std::size_t slotOf(std::string_view text) const;
+    /// Puts entry `entry` in the index unless its text is there already.
+    void index(std::uint32_t entry);
 
     std::vector<std::string> m_texts;      // by entry, in the order added
     std::vector<std::uint32_t> m_ids;      // by entry
