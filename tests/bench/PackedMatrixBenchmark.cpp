@@ -5,7 +5,8 @@
 // widened to float32 at load (LibTorch's product, 4 bytes a weight resident). Then every block type at Gemma 3
 // 270M's MLP down projection (640 x 2048), one decode row, with each kernel level the processor runs
 // (BlockType::useKernelLevel: "portable" is what a processor without AVX2 gets), and the float kernel beside the
-// integer one for the types that have both. README.md, "Real models beside llama.cpp and Transformers", records
+// integer one for the types that have both. Then a layer's products of one input (Gemma 3's q, k and v; its gate
+// and up), two threads, stacked into one product against one product each. README.md, "Real models beside llama.cpp and Transformers", records
 // the numbers.
 #include "kvscope/gguf/BlockType.h"
 #include "kvscope/gguf/GgufFile.h"
@@ -161,7 +162,40 @@ void rowKernels(benchmark::State& state, const char* typeName) {
     state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(data.size()));
 }
 
+/// Gemma 3 270M's products of one input, Q5_0 as its Q4_K_M file keeps 640-wide rows, on two threads: the second
+/// argument 0 for q, k and v (1024, 256 and 256 rows), 1 for the MLP's gate and up (2048 each); the third 1 for
+/// one stacked product (PackedMatrix::multiplyStacked), 0 for one product per matrix. First argument: input rows
+/// (1, a decode step; 512, a prompt).
+void layerProducts(benchmark::State& state) {
+    at::set_num_threads(2);
+    const bool mlp = state.range(1) == 1;
+    const bool stacked = state.range(2) == 1;
+    std::vector<PackedMatrix> matrices;
+    for (int64_t rows : mlp ? std::vector<int64_t>{2048, 2048} : std::vector<int64_t>{1024, 256, 256}) {
+        matrices.push_back(maskedBytes(rows, 640, "q5_0"));
+    }
+    std::vector<const PackedMatrix*> stack;
+    for (const PackedMatrix& matrix : matrices) {
+        stack.push_back(&matrix);
+    }
+    state.SetLabel(std::string(mlp ? "gate, up" : "q, k, v") + (stacked ? ": stacked" : ": one product each"));
+    const at::Tensor x = at::randn({state.range(0), 640});
+    for (auto _ : state) {
+        if (stacked) {
+            benchmark::DoNotOptimize(PackedMatrix::multiplyStacked(x, stack));
+        } else {
+            for (const PackedMatrix& matrix : matrices) {
+                benchmark::DoNotOptimize(matrix.multiply(x));
+            }
+        }
+    }
+    at::set_num_threads(1);
+    state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
 } // namespace
+
+BENCHMARK(layerProducts)->ArgsProduct({{1, 512}, {0, 1}, {0, 1}})->UseRealTime();
 
 #define KVSCOPE_ROW_KERNELS(type) BENCHMARK_CAPTURE(rowKernels, type, #type)->ArgsProduct({{0, 1}, {1, 2}})
 KVSCOPE_ROW_KERNELS(q8_0);

@@ -415,7 +415,17 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> Decoder::project(int64_t layer, c
         keys = fused.narrow(-1, queryWidth, kvWidth);
         values = fused.narrow(-1, queryWidth + kvWidth, kvWidth);
     } else {
-        query = linear(hidden, p + "q_proj.weight", optional(p + "q_proj.bias"));
+        // The projections of one input: one stacked product where the weights are packed (GgufCheckpoint).
+        std::vector<std::string> names{p + "q_proj.weight"};
+        std::vector<at::Tensor> biases{optional(p + "q_proj.bias")};
+        if (ownStates) {
+            for (const char* name : {"k_proj", "v_proj"}) {
+                names.push_back(p + name + ".weight");
+                biases.push_back(optional(p + name + ".bias"));
+            }
+        }
+        std::vector<at::Tensor> products = m_parameters.linearStacked(hidden, names, biases);
+        query = products[0];
         if (arch.gatedAttention()) {
             // Qwen3-Next: [query | gate] per head; the gate stays flat, as the attention output it scales.
             const at::Tensor perHead = query.reshape({query.size(0), query.size(1), arch.numHeads(), 2 * arch.headDim()});
@@ -425,8 +435,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> Decoder::project(int64_t layer, c
             query = perHead.narrow(-1, 0, arch.headDim()).reshape({query.size(0), query.size(1), -1});
         }
         if (ownStates) {
-            keys = linear(hidden, p + "k_proj.weight", optional(p + "k_proj.bias"));
-            values = linear(hidden, p + "v_proj.weight", optional(p + "v_proj.bias"));
+            keys = products[1];
+            values = products[2];
         }
     }
     query = ops::splitHeads(query, arch.numHeads());
@@ -577,9 +587,9 @@ at::Tensor Decoder::sparseExperts(int64_t layer, const at::Tensor& hidden) const
 }
 
 at::Tensor Decoder::gatedProduct(const std::string& prefix, const at::Tensor& hidden) const {
-    return linear(ops::activate(linear(hidden, prefix + "gate_proj.weight"), m_architecture.activation()) *
-                      linear(hidden, prefix + "up_proj.weight"),
-                  prefix + "down_proj.weight");
+    const std::vector<at::Tensor> gateUp =
+        m_parameters.linearStacked(hidden, {prefix + "gate_proj.weight", prefix + "up_proj.weight"});
+    return linear(ops::activate(gateUp[0], m_architecture.activation()) * gateUp[1], prefix + "down_proj.weight");
 }
 
 at::Tensor Decoder::mlp(int64_t layer, const at::Tensor& hidden) const {

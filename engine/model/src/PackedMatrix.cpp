@@ -54,18 +54,32 @@ const uint8_t* PackedMatrix::row(int64_t r) const {
     return m_data + (m_rowOrder.empty() ? r : m_rowOrder[static_cast<size_t>(r)]) * m_rowBytes;
 }
 
-at::Tensor PackedMatrix::widenedRows(int64_t first, int64_t count) const {
-    at::Tensor out = at::empty({count, m_cols}, at::kFloat);
-    float* data = out.data_ptr<float>();
+void PackedMatrix::widenStacked(std::span<const PackedMatrix* const> matrices, int64_t first, int64_t count,
+                                float* out) {
+    const int64_t cols = matrices.front()->m_cols;
     // OpenBLAS's threads multiply next: these leave the cores to them at once.
     KernelThreads::shared().parallelFor(
         count, kRowsPerTask,
         [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r) {
-                m_type->dequantize(row(first + r), static_cast<size_t>(m_blocksPerRow), data + r * m_cols);
+            size_t m = 0;
+            int64_t base = 0;  // the stacked row of matrices[m]'s first row
+            for (int64_t r = first + begin; r < first + end; ++r) {
+                while (r - base >= matrices[m]->m_rows) {
+                    base += matrices[m]->m_rows;
+                    ++m;
+                }
+                const PackedMatrix& matrix = *matrices[m];
+                matrix.m_type->dequantize(matrix.row(r - base), static_cast<size_t>(matrix.m_blocksPerRow),
+                                          out + (r - first) * cols);
             }
         },
         0, KernelThreads::After::Sleep);
+}
+
+at::Tensor PackedMatrix::widenedRows(int64_t first, int64_t count) const {
+    at::Tensor out = at::empty({count, m_cols}, at::kFloat);
+    const PackedMatrix* self = this;
+    widenStacked({&self, 1}, first, count, out.data_ptr<float>());
     return out;
 }
 
@@ -86,53 +100,83 @@ at::Tensor PackedMatrix::gather(const at::Tensor& ids) const {
 }
 
 at::Tensor PackedMatrix::multiply(const at::Tensor& input) const {
-    if (input.size(-1) != m_cols) {
+    const PackedMatrix* self = this;
+    return multiplyStacked(input, {&self, 1});
+}
+
+at::Tensor PackedMatrix::multiplyStacked(const at::Tensor& input, std::span<const PackedMatrix* const> matrices) {
+    if (matrices.empty()) {
+        throw ModelError("a stacked product of no matrices");
+    }
+    const int64_t cols = matrices.front()->m_cols;
+    int64_t rows = 0;
+    bool anySplit = false;
+    for (const PackedMatrix* matrix : matrices) {
+        if (matrix->m_cols != cols) {
+            throw ModelError("a stacked product of packed matrices of " + std::to_string(cols) + " and " +
+                             std::to_string(matrix->m_cols) + " columns");
+        }
+        rows += matrix->m_rows;
+        anySplit = anySplit || matrix->m_type->dotsSplitRows();
+    }
+    if (input.size(-1) != cols) {
         throw ModelError("a product of " + std::to_string(input.size(-1)) + "-wide activations with a packed [" +
-                         std::to_string(m_rows) + ", " + std::to_string(m_cols) + "] matrix");
+                         std::to_string(rows) + ", " + std::to_string(cols) + "] matrix");
     }
     std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
-    shape.back() = m_rows;
-    const at::Tensor flat = input.reshape({-1, m_cols}).to(at::kFloat).contiguous();
+    shape.back() = rows;
+    const at::Tensor flat = input.reshape({-1, cols}).to(at::kFloat).contiguous();
     const int64_t inputRows = flat.size(0);
+    const auto widened = [&](int64_t first, int64_t count) {
+        at::Tensor weights = at::empty({count, cols}, at::kFloat);
+        widenStacked(matrices, first, count, weights.data_ptr<float>());
+        return weights;
+    };
     if (inputRows > kKernelInputRows) {
-        const int64_t slice = std::max<int64_t>(1, kWidenedElements / m_cols);
-        if (slice >= m_rows) {
-            // The whole matrix in one slice (every matrix of a small model): the product is the output.
-            return at::mm(flat, widenedRows(0, m_rows).t()).reshape(shape);
+        const int64_t slice = std::max<int64_t>(1, kWidenedElements / cols);
+        if (slice >= rows) {
+            // The whole stack in one slice (every matrix of a small model): the product is the output.
+            return at::mm(flat, widened(0, rows).t()).reshape(shape);
         }
-        at::Tensor output = at::empty({inputRows, m_rows}, at::kFloat);
-        for (int64_t first = 0; first < m_rows; first += slice) {
-            const int64_t count = std::min(slice, m_rows - first);
-            output.narrow(1, first, count).copy_(at::matmul(flat, widenedRows(first, count).t()));
+        at::Tensor output = at::empty({inputRows, rows}, at::kFloat);
+        for (int64_t first = 0; first < rows; first += slice) {
+            const int64_t count = std::min(slice, rows - first);
+            output.narrow(1, first, count).copy_(at::matmul(flat, widened(first, count).t()));
         }
         return output.reshape(shape);
     }
-    at::Tensor output = at::empty({inputRows, m_rows}, at::kFloat);
+    at::Tensor output = at::empty({inputRows, rows}, at::kFloat);
     const float* x = flat.data_ptr<float>();
     float* out = output.data_ptr<float>();
     // The integer kernels where the type has them (the activations split once per product, exact to below
     // float32's rounding), else the float ones.
     thread_local gguf::SplitActivation split;
     const gguf::SplitRow* halves =
-        m_type->dotsSplitRows() && split.split(x, static_cast<size_t>(inputRows), static_cast<size_t>(m_cols),
-                                               static_cast<size_t>(m_cols))
+        anySplit && split.split(x, static_cast<size_t>(inputRows), static_cast<size_t>(cols), static_cast<size_t>(cols))
             ? split.rows()
             : nullptr;
-    // One run of rows per thread: each streams its part of the matrix from memory in order.
+    // One run of rows per thread: each streams its part of the stack from memory in order.
     const int64_t threads = std::max(1, at::get_num_threads());
-    const int64_t grain = std::max(kRowsPerTask, (m_rows + threads - 1) / threads);
-    KernelThreads::shared().parallelFor(m_rows, grain, [&](int64_t begin, int64_t end) {
+    const int64_t grain = std::max(kRowsPerTask, (rows + threads - 1) / threads);
+    KernelThreads::shared().parallelFor(rows, grain, [&](int64_t begin, int64_t end) {
         float sums[kKernelInputRows];
+        size_t m = 0;
+        int64_t base = 0;  // the stacked row of matrices[m]'s first row
         for (int64_t r = begin; r < end; ++r) {
-            if (halves != nullptr) {
-                m_type->dotSplitRow(row(r), static_cast<size_t>(m_blocksPerRow), halves,
-                                    static_cast<size_t>(inputRows), sums);
+            while (r - base >= matrices[m]->m_rows) {
+                base += matrices[m]->m_rows;
+                ++m;
+            }
+            const PackedMatrix& matrix = *matrices[m];
+            if (halves != nullptr && matrix.m_type->dotsSplitRows()) {
+                matrix.m_type->dotSplitRow(matrix.row(r - base), static_cast<size_t>(matrix.m_blocksPerRow), halves,
+                                           static_cast<size_t>(inputRows), sums);
             } else {
-                m_type->dotRow(row(r), static_cast<size_t>(m_blocksPerRow), x, static_cast<size_t>(inputRows),
-                               static_cast<size_t>(m_cols), sums);
+                matrix.m_type->dotRow(matrix.row(r - base), static_cast<size_t>(matrix.m_blocksPerRow), x,
+                                      static_cast<size_t>(inputRows), static_cast<size_t>(cols), sums);
             }
             for (int64_t t = 0; t < inputRows; ++t) {
-                out[t * m_rows + r] = sums[t];
+                out[t * rows + r] = sums[t];
             }
         }
     });

@@ -139,6 +139,37 @@ at::Tensor ParameterStore::linear(const at::Tensor& input, const std::string& we
     return bias.defined() ? product + bias : product;
 }
 
+std::vector<at::Tensor> ParameterStore::linearStacked(const at::Tensor& input,
+                                                      const std::vector<std::string>& weightNames,
+                                                      const std::vector<at::Tensor>& biases) const {
+    const auto biasOf = [&](size_t i) { return i < biases.size() ? biases[i] : at::Tensor(); };
+    std::vector<const PackedMatrix*> matrices;
+    for (const std::string& name : weightNames) {
+        const PackedMatrix* matrix = packed(name);
+        if (matrix == nullptr || matrix->cols() != packed(weightNames.front())->cols()) {
+            matrices.clear();
+            break;
+        }
+        matrices.push_back(matrix);
+    }
+    std::vector<at::Tensor> products;
+    products.reserve(weightNames.size());
+    if (matrices.size() < 2) {
+        for (size_t i = 0; i < weightNames.size(); ++i) {
+            products.push_back(linear(input, weightNames[i], biasOf(i)));
+        }
+        return products;
+    }
+    const at::Tensor stacked = PackedMatrix::multiplyStacked(input, matrices);
+    int64_t first = 0;
+    for (size_t i = 0; i < matrices.size(); ++i) {
+        const at::Tensor product = stacked.narrow(-1, first, matrices[i]->rows());
+        products.push_back(biasOf(i).defined() ? product + biasOf(i) : product);
+        first += matrices[i]->rows();
+    }
+    return products;
+}
+
 at::Tensor ParameterStore::embed(const std::string& tableName, const at::Tensor& ids) const {
     const PackedMatrix* matrix = packed(tableName);
     return matrix != nullptr ? matrix->gather(ids) : ops::embed(get(tableName), ids);

@@ -12,6 +12,7 @@
 #include "ModelTestHelpers.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 #include <limits>
 
@@ -25,14 +26,16 @@ namespace {
 constexpr int64_t kRows = 40;
 constexpr int64_t kCols = 96;
 
-/// A file holding `values` [kRows, kCols] quantised as `typeName`, as tensor "w".
+/// A file holding `values` [rows, cols] (kRows x kCols unless said) quantised as `typeName`, as tensor "w".
 std::shared_ptr<const GgufFile> fileOf(const at::Tensor& values, const char* typeName) {
     const BlockType* type = BlockType::find(typeName);
-    std::vector<uint8_t> data(static_cast<size_t>(kRows * kCols / type->blockSize() * type->typeSize()));
+    const auto rows = static_cast<uint64_t>(values.size(0));
+    const auto cols = static_cast<uint64_t>(values.size(1));
+    std::vector<uint8_t> data(static_cast<size_t>(rows * cols / type->blockSize() * type->typeSize()));
     const at::Tensor contiguous = values.contiguous();
     type->quantize(contiguous.data_ptr<float>(), data.size() / type->typeSize(), data.data());
     kvscope::testing::GgufTestWriter writer;
-    writer.header(3, 1, 0).tensor("w", {kCols, kRows}, type->id(), 0).padTo(32).append(data);
+    writer.header(3, 1, 0).tensor("w", {cols, rows}, type->id(), 0).padTo(32).append(data);
     return std::make_shared<const GgufFile>(GgufFile::fromBytes(writer.bytes, "packed.gguf"));
 }
 
@@ -106,6 +109,67 @@ TEST(PackedMatrixTest, ProductsEqualTheWidenedMatrixsProduct) {
                 << rows << " rows: largest error " << kvscope::testing::maxAbsDifference(got.to(at::kDouble), expected);
         }
     }
+}
+
+TEST(PackedMatrixTest, AStackedProductIsEachMatrixsProductSideBySide) {
+    // Three types (q4_1 and q8_0 with integer kernels, q5_1 with float ones only) of 40, 24 and 56 rows: on two
+    // threads the halves of the 120 stacked rows part inside the second matrix. The block kernels give each
+    // matrix's own product bit for bit; the widened product (a prompt's rows) the same values up to the sums'
+    // order.
+    at::manual_seed(5);
+    const int previousThreads = at::get_num_threads();
+    at::set_num_threads(2);
+    std::vector<PackedMatrix> matrices;
+    const std::vector<std::pair<int64_t, const char*>> parts{{40, "q4_1"}, {24, "q5_1"}, {56, "q8_0"}};
+    for (const auto& [rows, typeName] : parts) {
+        const auto file = fileOf(at::randn({rows, kCols}), typeName);
+        matrices.emplace_back(file, file->tensor("w"), rows == 40 ? reversedRows() : std::vector<int64_t>{});
+    }
+    const std::vector<const PackedMatrix*> stack{&matrices[0], &matrices[1], &matrices[2]};
+    for (const int64_t rows : {int64_t{1}, int64_t{3}, PackedMatrix::kKernelInputRows, int64_t{20}}) {
+        SCOPED_TRACE(rows);
+        const at::Tensor input = at::randn({1, rows, kCols});
+        const at::Tensor stacked = PackedMatrix::multiplyStacked(input, stack);
+        ASSERT_EQ(stacked.sizes(), at::IntArrayRef({1, rows, 120}));
+        int64_t first = 0;
+        for (const PackedMatrix& matrix : matrices) {
+            const at::Tensor part = stacked.narrow(-1, first, matrix.rows());
+            if (rows <= PackedMatrix::kKernelInputRows) {
+                EXPECT_TRUE(at::equal(part, matrix.multiply(input))) << "rows from " << first;
+            } else {
+                EXPECT_TRUE(withinFloatSumBound(part, input, matrix.widened())) << "rows from " << first;
+            }
+            first += matrix.rows();
+        }
+    }
+    at::set_num_threads(previousThreads);
+    const auto narrow = fileOf(at::randn({kRows, 64}), "q8_0");
+    const PackedMatrix other(narrow, narrow->tensor("w"));
+    const std::vector<const PackedMatrix*> mixed{&matrices[0], &other};
+    EXPECT_THROW(PackedMatrix::multiplyStacked(at::randn({1, kCols}), mixed), kvscope::model::ModelError);
+    EXPECT_THROW(PackedMatrix::multiplyStacked(at::randn({1, kCols}), {}), kvscope::model::ModelError);
+}
+
+TEST(PackedMatrixTest, AStoreStacksThePackedProductsOfOneInput) {
+    at::manual_seed(6);
+    ParameterStore store;
+    for (const char* name : {"q", "k"}) {
+        const auto file = fileOf(at::randn({kRows, kCols}), "q4_0");
+        store.setPacked(name, PackedMatrix(file, file->tensor("w")));
+    }
+    store.set("plain", at::randn({kRows, kCols}));
+    const at::Tensor bias = at::randn({kRows});
+    const at::Tensor input = at::randn({1, 2, kCols});
+    // Packed: one stacked product, viewed; the bias where one is given.
+    const std::vector<at::Tensor> both = store.linearStacked(input, {"q", "k"}, {at::Tensor(), bias});
+    ASSERT_EQ(both.size(), 2u);
+    EXPECT_TRUE(at::equal(both[0], store.linear(input, "q")));
+    EXPECT_TRUE(at::equal(both[1], store.linear(input, "k", bias)));
+    // A weight kept as a tensor: each product on its own, as linear() gives it.
+    const std::vector<at::Tensor> separate = store.linearStacked(input, {"q", "plain"});
+    ASSERT_EQ(separate.size(), 2u);
+    EXPECT_TRUE(at::equal(separate[0], store.linear(input, "q")));
+    EXPECT_TRUE(at::equal(separate[1], store.linear(input, "plain")));
 }
 
 TEST(PackedMatrixTest, GathersWidenedRowsAndRefusesIdsOutsideIt) {

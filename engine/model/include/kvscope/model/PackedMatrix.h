@@ -40,6 +40,10 @@ public:
     /// `input` [..., cols] times the matrix's transpose: [..., rows], float32 (the values it holds are
     /// exactly the widened ones; only the sums' order is the kernel's).
     at::Tensor multiply(const at::Tensor& input) const;
+    /// `input` [..., cols] times several matrices of one width, their rows stacked: [..., sum of rows], each
+    /// matrix's product in its own columns, the values its multiply() gives. One pass of the threads for a decode
+    /// step's row, one widened LibTorch product for a prefill (the activations packed once, not per matrix).
+    static at::Tensor multiplyStacked(const at::Tensor& input, std::span<const PackedMatrix* const> matrices);
     /// The rows `ids` name (any shape), widened: [..., cols] float32 (an embedding lookup).
     at::Tensor gather(const at::Tensor& ids) const;
     /// Rows first .. first + count - 1 widened to float32, as gguf-py dequantises them.
@@ -48,6 +52,9 @@ public:
 
 private:
     const uint8_t* row(int64_t r) const;
+    /// Widens rows [first, first + count) of the matrices stacked into `out` ([count, cols] float32), on the
+    /// kernel threads.
+    static void widenStacked(std::span<const PackedMatrix* const> matrices, int64_t first, int64_t count, float* out);
 
     std::shared_ptr<const void> m_mapping;
     const gguf::BlockType* m_type = nullptr;

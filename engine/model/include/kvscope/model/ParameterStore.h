@@ -52,6 +52,11 @@ public:
     const PackedMatrix* packed(const std::string& name) const;
     /// `input @ weight^T + bias` of the named weight (ops::linear), block by block where it is kept packed.
     at::Tensor linear(const at::Tensor& input, const std::string& weightName, const at::Tensor& bias = at::Tensor()) const;
+    /// linear() of one input with each named weight (and its bias, where `biases` has a defined one): where every
+    /// weight is a packed matrix of one width, one stacked product (PackedMatrix::multiplyStacked) whose columns
+    /// the results view.
+    std::vector<at::Tensor> linearStacked(const at::Tensor& input, const std::vector<std::string>& weightNames,
+                                          const std::vector<at::Tensor>& biases = {}) const;
     /// The rows of the named embedding table for `ids`, float32 (ops::embed), widened row by row where packed.
     at::Tensor embed(const std::string& tableName, const at::Tensor& ids) const;
     /// The tensors held as tensors (not the packed matrices).
