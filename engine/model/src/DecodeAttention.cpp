@@ -2,11 +2,16 @@
 #include "DecodeAttention.h"
 
 #include "KernelThreads.h"
+#include "VectorExp.h"
 
 #include "kvscope/gguf/BlockType.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
@@ -87,6 +92,132 @@ void forEachKeyChunk(int64_t headCount, int64_t kvLength, const Task& task) {
     });
 }
 
+/// Keys a fused task takes at least (its start and the combine outweigh fewer) and at most (its scores stay in
+/// a buffer of the first-level cache).
+constexpr int64_t kMinRunKeys = 64;
+constexpr int64_t kMaxRunKeys = 256;
+/// Fused tasks per thread: a KV head's keys part into runs so that the threads finish together.
+constexpr int64_t kRunsPerThread = 8;
+
+/// q . k for one query row against four keys, their sums in lanes 0-3.
+KVSCOPE_DECODE_AVX2 inline __m128 dotFour(const float* q, const float* k0, const float* k1, const float* k2,
+                                          const float* k3, int64_t dim) {
+    __m256 a0 = _mm256_setzero_ps();
+    __m256 a1 = _mm256_setzero_ps();
+    __m256 a2 = _mm256_setzero_ps();
+    __m256 a3 = _mm256_setzero_ps();
+    for (int64_t d = 0; d < dim; d += 8) {
+        const __m256 x = _mm256_loadu_ps(q + d);
+        a0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k0 + d), a0);
+        a1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k1 + d), a1);
+        a2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k2 + d), a2);
+        a3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k3 + d), a3);
+    }
+    const __m256 pairs = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+    return _mm_add_ps(_mm256_castps256_ps128(pairs), _mm256_extractf128_ps(pairs, 1));
+}
+
+KVSCOPE_DECODE_AVX2 inline float maxOf(__m256 v) {
+    const __m128 half = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 quarter = _mm_max_ps(half, _mm_movehl_ps(half, half));
+    return _mm_cvtss_f32(_mm_max_ss(quarter, _mm_movehdup_ps(quarter)));
+}
+
+/// One run of a KV head's keys for attend(): where the operands are and what the run leaves behind.
+struct FusedRun {
+    const float* query;   // [rows, dim], contiguous
+    int64_t rows;
+    int64_t dim;
+    const float* keys;    // the run's first key; rows keyStride apart
+    int64_t keyStride;
+    const float* values;  // the run's first value row
+    int64_t valueStride;
+    const uint8_t* mask;  // [tokens, KV] of this batch row at the run's first key (rows r % tokens), or nullptr
+    int64_t tokens;
+    int64_t kvLength;
+    int64_t count;        // keys in the run
+    float scale;
+    float* maxima;        // [rows]: the run's largest score per row (-inf where the row sees none of its keys)
+    float* totals;        // [rows]: sum of exp(score - maximum)
+    float* sums;          // [rows, dim]: sum of exp(score - maximum) * value
+};
+
+KVSCOPE_DECODE_AVX2 void attendRun(const FusedRun& run) {
+    constexpr float kHidden = -std::numeric_limits<float>::infinity();
+    const int64_t stride = (run.count + 7) / 8 * 8;  // a row of scores, padded with -inf to whole vectors
+    alignas(32) float scores[DecodeAttention::kMaxRows * kMaxRunKeys];
+    const __m128 scale = _mm_set1_ps(run.scale);
+    for (int64_t r = 0; r < run.rows; ++r) {
+        const float* q = run.query + r * run.dim;
+        float* s = scores + r * stride;
+        int64_t j = 0;
+        for (; j + 4 <= run.count; j += 4) {
+            const float* k = run.keys + j * run.keyStride;
+            // Eager attention's order: the product, then times the scale (both rounded to float).
+            _mm_storeu_ps(s + j, _mm_mul_ps(dotFour(q, k, k + run.keyStride, k + 2 * run.keyStride,
+                                                    k + 3 * run.keyStride, run.dim),
+                                            scale));
+        }
+        for (; j < run.count; ++j) {
+            s[j] = dot(q, run.keys + j * run.keyStride, run.dim) * run.scale;
+        }
+        for (; j < stride; ++j) {
+            s[j] = kHidden;
+        }
+        if (run.mask != nullptr) {
+            const uint8_t* allowed = run.mask + (r % run.tokens) * run.kvLength;
+            for (j = 0; j < run.count; ++j) {
+                if (allowed[j] == 0) {
+                    s[j] = kHidden;
+                }
+            }
+        }
+    }
+    for (int64_t r = 0; r < run.rows; ++r) {
+        float* s = scores + r * stride;
+        __m256 largest = _mm256_set1_ps(kHidden);
+        for (int64_t j = 0; j < stride; j += 8) {
+            largest = _mm256_max_ps(largest, _mm256_load_ps(s + j));
+        }
+        const float maximum = maxOf(largest);
+        run.maxima[r] = maximum;
+        // A row that sees none of the run's keys: weights 0 (exp(-inf) is 0), never NaN.
+        const __m256 subtracted = _mm256_set1_ps(maximum == kHidden ? 0.0f : maximum);
+        __m256 total = _mm256_setzero_ps();
+        for (int64_t j = 0; j < stride; j += 8) {
+            const __m256 p = expNonPositive(_mm256_sub_ps(_mm256_load_ps(s + j), subtracted));
+            _mm256_store_ps(s + j, p);
+            total = _mm256_add_ps(total, p);
+        }
+        run.totals[r] = horizontalSum(total);
+    }
+    // The weighted values, sixteen columns by up to four rows at a time in registers.
+    for (int64_t d = 0; d < run.dim; d += 16) {
+        for (int64_t r = 0; r < run.rows; r += 4) {
+            const int64_t block = std::min<int64_t>(4, run.rows - r);
+            __m256 a[4][2] = {{_mm256_setzero_ps(), _mm256_setzero_ps()}, {_mm256_setzero_ps(), _mm256_setzero_ps()},
+                              {_mm256_setzero_ps(), _mm256_setzero_ps()}, {_mm256_setzero_ps(), _mm256_setzero_ps()}};
+            const float* w = scores + r * stride;
+            const float* v = run.values + d;
+            for (int64_t j = 0; j < run.count; ++j, v += run.valueStride) {
+                const __m256 low = _mm256_loadu_ps(v);
+                const __m256 high = _mm256_loadu_ps(v + 8);
+                for (int64_t i = 0; i < 4; ++i) {
+                    if (i < block) {
+                        const __m256 weight = _mm256_broadcast_ss(w + i * stride + j);
+                        a[i][0] = _mm256_fmadd_ps(weight, low, a[i][0]);
+                        a[i][1] = _mm256_fmadd_ps(weight, high, a[i][1]);
+                    }
+                }
+            }
+            for (int64_t i = 0; i < block; ++i) {
+                _mm256_storeu_ps(run.sums + (r + i) * run.dim + d, a[i][0]);
+                _mm256_storeu_ps(run.sums + (r + i) * run.dim + d + 8, a[i][1]);
+            }
+        }
+    }
+}
+
 } // namespace
 #endif
 
@@ -151,6 +282,164 @@ at::Tensor DecodeAttention::output(const at::Tensor& weights, const at::Tensor& 
     return (chunks == 1 ? partial : partial.sum(1)).view({batch, heads, rows, dim});
 #else
     return at::matmul(w, values);
+#endif
+}
+
+bool DecodeAttention::fuses(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values,
+                            const at::Tensor& mask) {
+#if KVSCOPE_DECODE_ATTENTION_X86
+    if (gguf::BlockType::kernelLevel() == gguf::KernelLevel::Portable || query.dim() != 4 || keys.dim() != 4 ||
+        values.dim() != 4 || keys.size(1) == 0 || keys.size(2) == 0 || query.size(1) % keys.size(1) != 0) {
+        return false;
+    }
+    for (const at::Tensor* tensor : {&query, &keys, &values}) {
+        if (!tensor->device().is_cpu() || tensor->scalar_type() != at::kFloat || tensor->requires_grad() ||
+            tensor->size(0) != query.size(0) || tensor->size(3) != query.size(3)) {
+            return false;
+        }
+    }
+    const int64_t rows = query.size(1) / keys.size(1) * query.size(2);
+    const bool operands = rows <= kMaxRows && query.size(3) % 16 == 0 && keys.stride(3) == 1 &&
+                          values.stride(3) == 1 && values.size(1) == keys.size(1) && values.size(2) == keys.size(2);
+    return operands && (!mask.defined() || (mask.device().is_cpu() && mask.scalar_type() == at::kBool &&
+                                            mask.dim() == 4 && (mask.size(0) == 1 || mask.size(0) == query.size(0)) &&
+                                            mask.size(1) == 1 && mask.size(2) == query.size(2) &&
+                                            mask.size(3) == keys.size(2)));
+#else
+    (void)query;
+    (void)keys;
+    (void)values;
+    (void)mask;
+    return false;
+#endif
+}
+
+#if KVSCOPE_DECODE_ATTENTION_X86
+namespace {
+
+/// out = sum over runs of exp(maximum - overall) * sums / the same sum of totals, for one row: the runs of
+/// attendRun() combined into softmax's result. False where no run saw a key.
+KVSCOPE_DECODE_AVX2 bool combineRuns(const float* maxima, const float* totals, const float* sums, int64_t runs,
+                                     int64_t rows, int64_t dim, float* out) {
+    constexpr float kHidden = -std::numeric_limits<float>::infinity();
+    float overall = kHidden;
+    for (int64_t c = 0; c < runs; ++c) {
+        overall = std::max(overall, maxima[c * rows]);
+    }
+    if (overall == kHidden) {
+        return false;
+    }
+    for (int64_t d = 0; d < dim; d += 8) {
+        _mm256_storeu_ps(out + d, _mm256_setzero_ps());
+    }
+    float total = 0.0f;
+    for (int64_t c = 0; c < runs; ++c) {
+        if (maxima[c * rows] == kHidden) {
+            continue;
+        }
+        const float alpha = std::exp(maxima[c * rows] - overall);
+        total += alpha * totals[c * rows];
+        const __m256 weight = _mm256_set1_ps(alpha);
+        const float* run = sums + c * rows * dim;
+        for (int64_t d = 0; d < dim; d += 8) {
+            _mm256_storeu_ps(out + d, _mm256_fmadd_ps(weight, _mm256_loadu_ps(run + d), _mm256_loadu_ps(out + d)));
+        }
+    }
+    const __m256 divisor = _mm256_set1_ps(total);
+    for (int64_t d = 0; d < dim; d += 8) {
+        _mm256_storeu_ps(out + d, _mm256_div_ps(_mm256_loadu_ps(out + d), divisor));
+    }
+    return true;
+}
+
+} // namespace
+#endif
+
+at::Tensor DecodeAttention::attend(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values,
+                                   const at::Tensor& mask, double scale) {
+#if KVSCOPE_DECODE_ATTENTION_X86
+    const int64_t batch = query.size(0);
+    const int64_t heads = query.size(1);
+    const int64_t tokens = query.size(2);
+    const int64_t dim = query.size(3);
+    const int64_t kvHeads = keys.size(1);
+    const int64_t groups = heads / kvHeads;
+    const int64_t rows = groups * tokens;
+    const int64_t kvLength = keys.size(2);
+    // [B, Hkv, groups * T, D]: row g * T + t is query head h * groups + g at token t.
+    const at::Tensor grouped = query.reshape({batch, kvHeads, rows, dim}).contiguous();
+    const at::Tensor allowed = mask.defined() ? mask.contiguous() : mask;
+    const auto* maskData = allowed.defined() ? reinterpret_cast<const uint8_t*>(allowed.data_ptr<bool>()) : nullptr;
+    const int64_t maskBatches = allowed.defined() ? allowed.size(0) : 1;
+
+    // Runs of keys per KV head: enough tasks for every thread, each between kMinRunKeys and kMaxRunKeys keys.
+    const int64_t headCount = batch * kvHeads;
+    const int64_t threads = std::max(1, at::get_num_threads());
+    int64_t runs = (kRunsPerThread * threads + headCount - 1) / headCount;
+    runs = std::min(runs, (kvLength + kMinRunKeys - 1) / kMinRunKeys);
+    runs = std::max({runs, (kvLength + kMaxRunKeys - 1) / kMaxRunKeys, int64_t{1}});
+    const int64_t runKeys = (kvLength + runs - 1) / runs;
+    runs = (kvLength + runKeys - 1) / runKeys;
+
+    thread_local std::vector<float> maxima;
+    thread_local std::vector<float> totals;
+    thread_local std::vector<float> sums;
+    maxima.resize(static_cast<size_t>(headCount * runs * rows));
+    totals.resize(maxima.size());
+    sums.resize(maxima.size() * static_cast<size_t>(dim));
+    const float* queryData = grouped.data_ptr<float>();
+    const float* keyData = keys.data_ptr<float>();
+    const float* valueData = values.data_ptr<float>();
+    float* maximaData = maxima.data();
+    float* totalsData = totals.data();
+    float* sumsData = sums.data();
+    KernelThreads::shared().parallelFor(headCount * runs, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t task = begin; task < end; ++task) {
+            const int64_t head = task / runs;  // b * kvHeads + h
+            const int64_t b = head / kvHeads;
+            const int64_t h = head % kvHeads;
+            const int64_t first = (task % runs) * runKeys;
+            FusedRun run{};
+            run.query = queryData + head * rows * dim;
+            run.rows = rows;
+            run.dim = dim;
+            run.keys = keyData + b * keys.stride(0) + h * keys.stride(1) + first * keys.stride(2);
+            run.keyStride = keys.stride(2);
+            run.values = valueData + b * values.stride(0) + h * values.stride(1) + first * values.stride(2);
+            run.valueStride = values.stride(2);
+            run.mask = maskData == nullptr ? nullptr
+                                           : maskData + (maskBatches == 1 ? 0 : b) * tokens * kvLength + first;
+            run.tokens = tokens;
+            run.kvLength = kvLength;
+            run.count = std::min(runKeys, kvLength - first);
+            run.scale = static_cast<float>(scale);
+            run.maxima = maximaData + task * rows;
+            run.totals = totalsData + task * rows;
+            run.sums = sumsData + task * rows * dim;
+            attendRun(run);
+        }
+    });
+    at::Tensor output = at::empty({batch, tokens, heads * dim}, query.options());
+    float* out = output.data_ptr<float>();
+    for (int64_t head = 0; head < headCount; ++head) {
+        const int64_t b = head / kvHeads;
+        const int64_t h = head % kvHeads;
+        for (int64_t r = 0; r < rows; ++r) {
+            const int64_t first = head * runs * rows + r;  // run 0's entry for the row (run c's: c * rows further)
+            if (!combineRuns(maximaData + first, totalsData + first, sumsData + first * dim, runs, rows, dim,
+                             out + ((b * tokens + r % tokens) * heads + h * groups + r / tokens) * dim)) {
+                return at::Tensor();
+            }
+        }
+    }
+    return output;
+#else
+    (void)query;
+    (void)keys;
+    (void)values;
+    (void)mask;
+    (void)scale;
+    return at::Tensor();
 #endif
 }
 
