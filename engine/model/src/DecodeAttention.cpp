@@ -147,21 +147,26 @@ KVSCOPE_DECODE_AVX2 void attendRun(const FusedRun& run) {
     const int64_t stride = (run.count + 7) / 8 * 8;  // a row of scores, padded with -inf to whole vectors
     alignas(32) float scores[DecodeAttention::kMaxRows * kMaxRunKeys];
     const __m128 scale = _mm_set1_ps(run.scale);
-    for (int64_t r = 0; r < run.rows; ++r) {
-        const float* q = run.query + r * run.dim;
-        float* s = scores + r * stride;
-        int64_t j = 0;
-        for (; j + 4 <= run.count; j += 4) {
-            const float* k = run.keys + j * run.keyStride;
+    // Four keys at a time against every row: each key comes from memory once and in order.
+    int64_t j = 0;
+    for (; j + 4 <= run.count; j += 4) {
+        const float* k = run.keys + j * run.keyStride;
+        for (int64_t r = 0; r < run.rows; ++r) {
             // Eager attention's order: the product, then times the scale (both rounded to float).
-            _mm_storeu_ps(s + j, _mm_mul_ps(dotFour(q, k, k + run.keyStride, k + 2 * run.keyStride,
-                                                    k + 3 * run.keyStride, run.dim),
-                                            scale));
+            _mm_storeu_ps(scores + r * stride + j,
+                          _mm_mul_ps(dotFour(run.query + r * run.dim, k, k + run.keyStride, k + 2 * run.keyStride,
+                                             k + 3 * run.keyStride, run.dim),
+                                     scale));
         }
-        for (; j < run.count; ++j) {
-            s[j] = dot(q, run.keys + j * run.keyStride, run.dim) * run.scale;
+    }
+    for (; j < run.count; ++j) {
+        for (int64_t r = 0; r < run.rows; ++r) {
+            scores[r * stride + j] = dot(run.query + r * run.dim, run.keys + j * run.keyStride, run.dim) * run.scale;
         }
-        for (; j < stride; ++j) {
+    }
+    for (int64_t r = 0; r < run.rows; ++r) {
+        float* s = scores + r * stride;
+        for (j = run.count; j < stride; ++j) {
             s[j] = kHidden;
         }
         if (run.mask != nullptr) {
@@ -191,28 +196,19 @@ KVSCOPE_DECODE_AVX2 void attendRun(const FusedRun& run) {
         }
         run.totals[r] = horizontalSum(total);
     }
-    // The weighted values, sixteen columns by up to four rows at a time in registers.
-    for (int64_t d = 0; d < run.dim; d += 16) {
-        for (int64_t r = 0; r < run.rows; r += 4) {
-            const int64_t block = std::min<int64_t>(4, run.rows - r);
-            __m256 a[4][2] = {{_mm256_setzero_ps(), _mm256_setzero_ps()}, {_mm256_setzero_ps(), _mm256_setzero_ps()},
-                              {_mm256_setzero_ps(), _mm256_setzero_ps()}, {_mm256_setzero_ps(), _mm256_setzero_ps()}};
-            const float* w = scores + r * stride;
-            const float* v = run.values + d;
-            for (int64_t j = 0; j < run.count; ++j, v += run.valueStride) {
-                const __m256 low = _mm256_loadu_ps(v);
-                const __m256 high = _mm256_loadu_ps(v + 8);
-                for (int64_t i = 0; i < 4; ++i) {
-                    if (i < block) {
-                        const __m256 weight = _mm256_broadcast_ss(w + i * stride + j);
-                        a[i][0] = _mm256_fmadd_ps(weight, low, a[i][0]);
-                        a[i][1] = _mm256_fmadd_ps(weight, high, a[i][1]);
-                    }
-                }
-            }
-            for (int64_t i = 0; i < block; ++i) {
-                _mm256_storeu_ps(run.sums + (r + i) * run.dim + d, a[i][0]);
-                _mm256_storeu_ps(run.sums + (r + i) * run.dim + d + 8, a[i][1]);
+    // The weighted values: each value row from memory once and in order, the rows' sums in the first-level cache.
+    for (int64_t i = 0; i < run.rows * run.dim; i += 8) {
+        _mm256_storeu_ps(run.sums + i, _mm256_setzero_ps());
+    }
+    for (int64_t j = 0; j < run.count; ++j) {
+        const float* row = run.values + j * run.valueStride;
+        for (int64_t r = 0; r < run.rows; ++r) {
+            const __m256 w = _mm256_broadcast_ss(scores + r * stride + j);
+            float* sums = run.sums + r * run.dim;
+            for (int64_t d = 0; d < run.dim; d += 16) {
+                _mm256_storeu_ps(sums + d, _mm256_fmadd_ps(w, _mm256_loadu_ps(row + d), _mm256_loadu_ps(sums + d)));
+                _mm256_storeu_ps(sums + d + 8,
+                                 _mm256_fmadd_ps(w, _mm256_loadu_ps(row + d + 8), _mm256_loadu_ps(sums + d + 8)));
             }
         }
     }
