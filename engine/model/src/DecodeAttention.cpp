@@ -94,7 +94,7 @@ void forEachKeyChunk(int64_t headCount, int64_t kvLength, const Task& task) {
 
 /// Keys a fused task takes at least (its start and the combine outweigh fewer) and at most (its scores stay in
 /// a buffer of the first-level cache).
-constexpr int64_t kMinRunKeys = 64;
+constexpr int64_t kMinRunKeys = 128;
 constexpr int64_t kMaxRunKeys = 256;
 /// Fused tasks per thread: a KV head's keys part into runs so that the threads finish together.
 constexpr int64_t kRunsPerThread = 8;
