@@ -197,21 +197,7 @@ KVSCOPE_DECODE_AVX2 void attendRun(const FusedRun& run) {
         run.totals[r] = horizontalSum(total);
     }
     // The weighted values: each value row from memory once and in order, the rows' sums in the first-level cache.
-    for (int64_t i = 0; i < run.rows * run.dim; i += 8) {
-        _mm256_storeu_ps(run.sums + i, _mm256_setzero_ps());
-    }
-    for (int64_t j = 0; j < run.count; ++j) {
-        const float* row = run.values + j * run.valueStride;
-        for (int64_t r = 0; r < run.rows; ++r) {
-            const __m256 w = _mm256_broadcast_ss(scores + r * stride + j);
-            float* sums = run.sums + r * run.dim;
-            for (int64_t d = 0; d < run.dim; d += 16) {
-                _mm256_storeu_ps(sums + d, _mm256_fmadd_ps(w, _mm256_loadu_ps(row + d), _mm256_loadu_ps(sums + d)));
-                _mm256_storeu_ps(sums + d + 8,
-                                 _mm256_fmadd_ps(w, _mm256_loadu_ps(row + d + 8), _mm256_loadu_ps(sums + d + 8)));
-            }
-        }
-    }
+    outputTask(scores, run.rows, stride, run.values, run.valueStride, 0, run.count, run.sums, run.dim);
 }
 
 } // namespace
