@@ -2,6 +2,7 @@
 #include "DecodeAttention.h"
 
 #include "KernelThreads.h"
+#include "PrefillAttention.h"
 #include "VectorExp.h"
 
 #include "kvscope/gguf/BlockType.h"
@@ -269,31 +270,10 @@ at::Tensor DecodeAttention::output(const at::Tensor& weights, const at::Tensor& 
 
 bool DecodeAttention::fuses(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& values,
                             const at::Tensor& mask) {
-#if KVSCOPE_DECODE_ATTENTION_X86
-    if (gguf::BlockType::kernelLevel() == gguf::KernelLevel::Portable || query.dim() != 4 || keys.dim() != 4 ||
-        values.dim() != 4 || keys.size(1) == 0 || keys.size(2) == 0 || query.size(1) % keys.size(1) != 0) {
-        return false;
-    }
-    for (const at::Tensor* tensor : {&query, &keys, &values}) {
-        if (!tensor->device().is_cpu() || tensor->scalar_type() != at::kFloat || tensor->requires_grad() ||
-            tensor->size(0) != query.size(0) || tensor->size(3) != query.size(3)) {
-            return false;
-        }
-    }
-    const int64_t rows = query.size(1) / keys.size(1) * query.size(2);
-    const bool operands = rows <= kMaxRows && query.size(3) % 16 == 0 && keys.stride(3) == 1 &&
-                          values.stride(3) == 1 && values.size(1) == keys.size(1) && values.size(2) == keys.size(2);
-    return operands && (!mask.defined() || (mask.device().is_cpu() && mask.scalar_type() == at::kBool &&
-                                            mask.dim() == 4 && (mask.size(0) == 1 || mask.size(0) == query.size(0)) &&
-                                            mask.size(1) == 1 && mask.size(2) == query.size(2) &&
-                                            mask.size(3) == keys.size(2)));
-#else
-    (void)query;
-    (void)keys;
-    (void)values;
-    (void)mask;
-    return false;
-#endif
+    // The prompt tiles' operands (CPU float32, whole rows, a boolean mask of their shape, AVX2), in rows the
+    // kernels take and whole 16-value column blocks.
+    return PrefillAttention::applies(query, keys, values, mask) &&
+           query.size(1) / keys.size(1) * query.size(2) <= kMaxRows && query.size(3) % 16 == 0;
 }
 
 #if KVSCOPE_DECODE_ATTENTION_X86

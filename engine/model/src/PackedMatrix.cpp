@@ -24,6 +24,21 @@ constexpr int64_t kWidenedElements = int64_t{1} << 22;
 /// Rows a thread takes at a time: enough blocks that a task outweighs its scheduling.
 constexpr int64_t kRowsPerTask = 16;
 
+/// Calls visit(matrix, its row, stacked row) for stacked rows [begin, end) of `matrices`, their rows one after
+/// another.
+template <typename Visit>
+void forStackedRows(std::span<const PackedMatrix* const> matrices, int64_t begin, int64_t end, const Visit& visit) {
+    size_t m = 0;
+    int64_t base = 0;  // the stacked row of matrices[m]'s first row
+    for (int64_t r = begin; r < end; ++r) {
+        while (r - base >= matrices[m]->rows()) {
+            base += matrices[m]->rows();
+            ++m;
+        }
+        visit(*matrices[m], r - base, r);
+    }
+}
+
 } // namespace
 
 PackedMatrix::PackedMatrix(std::shared_ptr<const gguf::GgufFile> file, const gguf::GgufTensorInfo& info,
@@ -61,17 +76,11 @@ void PackedMatrix::widenStacked(std::span<const PackedMatrix* const> matrices, i
     KernelThreads::shared().parallelFor(
         count, kRowsPerTask,
         [&](int64_t begin, int64_t end) {
-            size_t m = 0;
-            int64_t base = 0;  // the stacked row of matrices[m]'s first row
-            for (int64_t r = first + begin; r < first + end; ++r) {
-                while (r - base >= matrices[m]->m_rows) {
-                    base += matrices[m]->m_rows;
-                    ++m;
-                }
-                const PackedMatrix& matrix = *matrices[m];
-                matrix.m_type->dequantize(matrix.row(r - base), static_cast<size_t>(matrix.m_blocksPerRow),
-                                          out + (r - first) * cols);
-            }
+            forStackedRows(matrices, first + begin, first + end,
+                           [&](const PackedMatrix& matrix, int64_t row, int64_t stacked) {
+                               matrix.m_type->dequantize(matrix.row(row), static_cast<size_t>(matrix.m_blocksPerRow),
+                                                         out + (stacked - first) * cols);
+                           });
         },
         0, KernelThreads::After::Sleep);
 }
@@ -160,25 +169,18 @@ at::Tensor PackedMatrix::multiplyStacked(const at::Tensor& input, std::span<cons
     const int64_t grain = std::max(kRowsPerTask, (rows + threads - 1) / threads);
     KernelThreads::shared().parallelFor(rows, grain, [&](int64_t begin, int64_t end) {
         float sums[kKernelInputRows];
-        size_t m = 0;
-        int64_t base = 0;  // the stacked row of matrices[m]'s first row
-        for (int64_t r = begin; r < end; ++r) {
-            while (r - base >= matrices[m]->m_rows) {
-                base += matrices[m]->m_rows;
-                ++m;
-            }
-            const PackedMatrix& matrix = *matrices[m];
+        forStackedRows(matrices, begin, end, [&](const PackedMatrix& matrix, int64_t row, int64_t stacked) {
             if (halves != nullptr && matrix.m_type->dotsSplitRows()) {
-                matrix.m_type->dotSplitRow(matrix.row(r - base), static_cast<size_t>(matrix.m_blocksPerRow), halves,
+                matrix.m_type->dotSplitRow(matrix.row(row), static_cast<size_t>(matrix.m_blocksPerRow), halves,
                                            static_cast<size_t>(inputRows), sums);
             } else {
-                matrix.m_type->dotRow(matrix.row(r - base), static_cast<size_t>(matrix.m_blocksPerRow), x,
+                matrix.m_type->dotRow(matrix.row(row), static_cast<size_t>(matrix.m_blocksPerRow), x,
                                       static_cast<size_t>(inputRows), static_cast<size_t>(cols), sums);
             }
             for (int64_t t = 0; t < inputRows; ++t) {
-                out[t * rows + r] = sums[t];
+                out[t * rows + stacked] = sums[t];
             }
-        }
+        });
     });
     return output.reshape(shape);
 }

@@ -146,7 +146,7 @@ std::vector<at::Tensor> ParameterStore::linearStacked(const at::Tensor& input,
     std::vector<const PackedMatrix*> matrices;
     for (const std::string& name : weightNames) {
         const PackedMatrix* matrix = packed(name);
-        if (matrix == nullptr || matrix->cols() != packed(weightNames.front())->cols()) {
+        if (matrix == nullptr || (!matrices.empty() && matrix->cols() != matrices.front()->cols())) {
             matrices.clear();
             break;
         }

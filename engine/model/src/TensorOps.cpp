@@ -294,17 +294,17 @@ at::Tensor attend(const at::Tensor& query, const at::Tensor& keys, const at::Ten
     const int64_t heads = query.size(1);
     const int64_t length = query.size(2);
     const int64_t kvLength = keys.size(2);
-    // A decode step's row, where no one reads the weights: runs of keys on every thread, combined.
-    if (length == 1 && probabilities == nullptr && !weightsSink && !hiddenSlots.defined() && softcap == 0.0 &&
-        DecodeAttention::fuses(query, k, v, mask)) {
+    // Where no one reads the weights (and no softcap or hidden slot changes them), softmax's result alone.
+    const bool resultOnly = probabilities == nullptr && !weightsSink && !hiddenSlots.defined() && softcap == 0.0;
+    // A decode step's row: runs of keys on every thread, combined.
+    if (resultOnly && length == 1 && DecodeAttention::fuses(query, k, v, mask)) {
         at::Tensor output = DecodeAttention::attend(query, k, v, mask, scale);
         if (output.defined()) {
             return output;
         }
     }
-    // A prompt's rows (more than one), where no one reads the weights: the tiles' running softmax.
-    if (length > 1 && probabilities == nullptr && !weightsSink && !hiddenSlots.defined() && softcap == 0.0 &&
-        PrefillAttention::applies(query, k, v, mask)) {
+    // A prompt's rows (more than one): the tiles' running softmax.
+    if (resultOnly && length > 1 && PrefillAttention::applies(query, k, v, mask)) {
         at::Tensor output = PrefillAttention::attend(query, k, v, mask, scale);
         if (output.defined()) {
             return output;
