@@ -8,6 +8,7 @@
 #include "kvscope/model/MaskBuilder.h"
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/model/ModelError.h"
+#include "PromptBufferPool.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <tuple>
 
 namespace kvscope::model {
@@ -194,6 +196,13 @@ at::Tensor Decoder::run(const at::Tensor& inputIds, ModelCache* modelCache, cons
         throw ModelError("a decoder-only model takes a decoder cache, not an encoder-decoder cache");
     }
     const at::Tensor ids = checkedInputIds(inputIds);
+    // A prompt's layers ask for the same large buffers one after another: the pool hands them on and returns
+    // them to the system after, where glibc's heap kept them (the process's peak). A training step's buffers
+    // live on for its backward pass, so it keeps glibc's.
+    std::optional<PromptBufferPool::Prompt> prompt;
+    if (ids.size(1) > 1 && !at::GradMode::is_enabled()) {
+        prompt.emplace();
+    }
     Pass pass;
     pass.cache = modelCache != nullptr ? &modelCache->selfAttention() : nullptr;
     pass.batch = ids.size(0);
