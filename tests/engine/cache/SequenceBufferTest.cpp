@@ -129,6 +129,27 @@ TEST(SequenceBufferTest, KeepLastLeavesEarlierViewsAlone) {
     EXPECT_EQ(values(before), (Values{1, 2, 3, 4}));
 }
 
+TEST(SequenceBufferTest, KeepingFewOfALongPromptMovesThemToRoomOfTheirSize) {
+    // A sliding window of 512 after a 2048-token prompt: its 511 tokens move to 511 + 63 rows, the prompt's
+    // 2304-row allocation stays only with the view handed out; keeping most of an allocation moves nothing.
+    SequenceBuffer buffer;
+    const at::Tensor prompt = at::arange(2048, at::kFloat).reshape({1, 1, 2048, 1}).expand({1, 2, 2048, 4});
+    const at::Tensor full = buffer.append(prompt);
+    ASSERT_EQ(buffer.storage().size(2), 2048 + 256);
+    buffer.keepLast(511);
+    EXPECT_EQ(buffer.storage().size(2), 511 + 63);
+    EXPECT_TRUE(buffer.view().equal(prompt.narrow(2, 2048 - 511, 511)));
+    EXPECT_TRUE(full.equal(prompt));
+    const void* storage = buffer.storage().data_ptr();
+    for (int64_t step = 0; step < 63; ++step) {
+        buffer.append(at::full({1, 2, 1, 4}, 2048.0f + static_cast<float>(step)));
+        buffer.keepLast(511);
+    }
+    EXPECT_EQ(buffer.storage().data_ptr(), storage);
+    EXPECT_EQ(buffer.view().select(2, 510).max().item<float>(), 2048.0f + 62.0f);
+    EXPECT_EQ(buffer.view().select(2, 0).max().item<float>(), 2048.0f - 511.0f + 63.0f);
+}
+
 TEST(SequenceBufferTest, TruncateKeepsTheFirstTokens) {
     SequenceBuffer buffer;
     buffer.append(rangeStates(1, 5));
