@@ -44,6 +44,8 @@ public:
 #endif
     c10::DeleterFnPtr raw_deleter() const override { return &release; }
 
+    /// False where the region could not be reserved, or in a build with AddressSanitizer: every buffer is glibc's.
+    bool hasRegion() const { return m_region != nullptr; }
     /// Bytes of the region's buffers in use.
     std::size_t usedBytes() const;
     /// The region's extent: the end of the highest buffer it has handed out (what a prompt touched at most).

@@ -36,10 +36,24 @@ ModelConfig llamaOfLayers(int layers) {
     return ModelConfig::fromJson(config);
 }
 
+class PromptBufferPoolTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+#if defined(__SANITIZE_ADDRESS__)
+        GTEST_SKIP() << "built with AddressSanitizer: the pool stands aside so that it checks every buffer";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+        GTEST_SKIP() << "built with AddressSanitizer: the pool stands aside so that it checks every buffer";
+#endif
+#endif
+        ASSERT_TRUE(pool().hasRegion()) << "the region's address space could not be reserved";
+    }
+};
+
 } // namespace
 
 // First: its prompt reaches further into the region than the other tests' buffers do.
-TEST(PromptBufferPoolTest, ADecodersLayersReuseOneLayersBuffers) {
+TEST_F(PromptBufferPoolTest, ADecodersLayersReuseOneLayersBuffers) {
     const at::Tensor ids = at::arange(512, at::kLong).remainder(259).unsqueeze(0);
     const std::size_t usedBefore = pool().usedBytes();
     const std::size_t extentBefore = pool().extentBytes();
@@ -55,7 +69,7 @@ TEST(PromptBufferPoolTest, ADecodersLayersReuseOneLayersBuffers) {
     EXPECT_TRUE(at::isfinite(eightLayers).all().item<bool>());
 }
 
-TEST(PromptBufferPoolTest, ACachesRowsTakeNoMoreOfTheRegionThanTheyHold) {
+TEST_F(PromptBufferPoolTest, ACachesRowsTakeNoMoreOfTheRegionThanTheyHold) {
     // Each layer keeps its keys and values (2 KV heads x 576 rows of 64: the prompt and room for what follows,
     // 288 KB each) between the next layers' buffers: 8 layers reach further than 2 by no more than 6 layers' rows
     // and the holes of one.
@@ -73,7 +87,7 @@ TEST(PromptBufferPoolTest, ACachesRowsTakeNoMoreOfTheRegionThanTheyHold) {
     EXPECT_LE(extents[1], extents[0] + 7 * layerRows);
 }
 
-TEST(PromptBufferPoolTest, APromptsLargeBufferComesFromTheRegionAndItsSpaceIsHandedOn) {
+TEST_F(PromptBufferPoolTest, APromptsLargeBufferComesFromTheRegionAndItsSpaceIsHandedOn) {
     PromptBufferPool::Prompt prompt;
     const std::size_t usedBefore = pool().usedBytes();
     at::Tensor first = floats(kMegabyteFloats);
@@ -87,7 +101,7 @@ TEST(PromptBufferPoolTest, APromptsLargeBufferComesFromTheRegionAndItsSpaceIsHan
     EXPECT_EQ(pool().extentBytes(), extent);
 }
 
-TEST(PromptBufferPoolTest, FreedNeighboursJoinForALargerBuffer) {
+TEST_F(PromptBufferPoolTest, FreedNeighboursJoinForALargerBuffer) {
     PromptBufferPool::Prompt prompt;
     // Three of 512 KB side by side, the first two freed: one of 1 MB takes their place.
     at::Tensor a = floats(kMegabyteFloats / 2);
@@ -103,7 +117,7 @@ TEST(PromptBufferPoolTest, FreedNeighboursJoinForALargerBuffer) {
     EXPECT_EQ(pool().extentBytes(), extent);
 }
 
-TEST(PromptBufferPoolTest, SmallBuffersAndBuffersOutsideAPromptComeFromGlibc) {
+TEST_F(PromptBufferPoolTest, SmallBuffersAndBuffersOutsideAPromptComeFromGlibc) {
     const std::size_t used = pool().usedBytes();
     const at::Tensor outside = floats(kMegabyteFloats);
     EXPECT_EQ(pool().usedBytes(), used);
@@ -114,7 +128,7 @@ TEST(PromptBufferPoolTest, SmallBuffersAndBuffersOutsideAPromptComeFromGlibc) {
     EXPECT_EQ(pool().usedBytes(), used + PromptBufferPool::kPooledBytes);
 }
 
-TEST(PromptBufferPoolTest, WhenTheLastPromptEndsFreePagesGoBackAndKeptBuffersKeepTheirValues) {
+TEST_F(PromptBufferPoolTest, WhenTheLastPromptEndsFreePagesGoBackAndKeptBuffersKeepTheirValues) {
     at::Tensor kept;
     {
         PromptBufferPool::Prompt outer;
