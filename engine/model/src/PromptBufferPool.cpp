@@ -33,11 +33,12 @@ PromptBufferPool::PromptBufferPool() {
     // AddressSanitizer checks what glibc hands out, not the region: there every buffer stays glibc's.
     return;
 #endif
-    // Address space only (no pages until written, no commit charge): as much as the machine's memory, which no
-    // prompt's buffers reach; a buffer that finds no room in it comes from glibc.
+    // Address space only, as much as the machine's memory, which no prompt's buffers reach: inaccessible, so that
+    // no commit charge is taken for it even where the kernel counts every writable page (overcommit_memory=2); the
+    // part buffers reach is opened as they do (`carve`). A buffer that finds no room comes from glibc.
     const long pages = ::sysconf(_SC_PHYS_PAGES);
     const std::size_t wanted = pages > 0 ? static_cast<std::size_t>(pages) * pageBytes() : std::size_t{1} << 32;
-    void* region = ::mmap(nullptr, wanted, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* region = ::mmap(nullptr, wanted, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (region != MAP_FAILED) {
         m_region = static_cast<char*>(region);
         m_regionBytes = wanted;
@@ -112,6 +113,16 @@ void* PromptBufferPool::carve(std::size_t bytes) {
         return nullptr;
     }
     const std::size_t offset = fit->first;
+    if (offset + bytes > m_openBytes) {
+        // Opened 64 MB at a time: a prompt's first layer opens what the rest reuse.
+        constexpr std::size_t kOpenedAtOnce = std::size_t{64} << 20;
+        const std::size_t open =
+            std::min(m_regionBytes, (offset + bytes + kOpenedAtOnce - 1) / kOpenedAtOnce * kOpenedAtOnce);
+        if (::mprotect(m_region + m_openBytes, open - m_openBytes, PROT_READ | PROT_WRITE) != 0) {
+            return nullptr; // no memory to commit: glibc's turn
+        }
+        m_openBytes = open;
+    }
     const FreeRange range = fit->second;
     m_free.erase(fit);
     if (range.bytes > bytes) {

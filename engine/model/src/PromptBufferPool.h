@@ -76,6 +76,8 @@ private:
     std::map<std::size_t, FreeRange> m_free;
     std::size_t m_usedBytes = 0;
     std::size_t m_extentBytes = 0;
+    /// The region's start that is readable and writable; the rest is address space only.
+    std::size_t m_openBytes = 0;
 };
 
 } // namespace kvscope::model
