@@ -14,6 +14,9 @@ namespace {
 /// Tokens of room past the first append, at least (a prompt's first decode steps).
 constexpr int64_t kFirstHeadroom = 16;
 
+/// Rows for `tokens` and the steps after them: an eighth more, at least kFirstHeadroom.
+int64_t withHeadroom(int64_t tokens) { return tokens + std::max<int64_t>(kFirstHeadroom, tokens / 8); }
+
 std::string shapeText(const at::Tensor& tensor) {
     std::ostringstream out;
     out << tensor.sizes();
@@ -52,20 +55,24 @@ void SequenceBuffer::reserveForAppend(int64_t extra) {
     if (m_begin + m_length + extra <= capacity && !m_tailShared) {
         return;
     }
-    m_tailShared = false;
     // Double when mostly full, otherwise just compact: both cost O(length) once per O(length) appends.
     int64_t newCapacity = capacity;
     if (2 * (m_length + extra) > capacity) {
         newCapacity = std::max<int64_t>(2 * (m_length + extra), 16);
     }
+    moveToRoomFor(newCapacity);
+}
+
+void SequenceBuffer::moveToRoomFor(int64_t capacity) {
     auto sizes = m_storage.sizes().vec();
-    sizes[2] = newCapacity;
+    sizes[2] = capacity;
     at::Tensor fresh = at::empty(sizes, m_storage.options());
     if (m_length > 0) {
         fresh.narrow(2, 0, m_length).copy_(view());
     }
     m_storage = fresh;
     m_begin = 0;
+    m_tailShared = false;
 }
 
 at::Tensor SequenceBuffer::append(const at::Tensor& states) {
@@ -74,7 +81,7 @@ at::Tensor SequenceBuffer::append(const at::Tensor& states) {
         // Room for what follows a prompt: the first steps append in place, where an exact fit moved the whole
         // prompt's states at the first step and held both copies (a 2048-token prompt's 94 MB twice).
         auto sizes = states.sizes().vec();
-        sizes[2] = states.size(2) + std::max<int64_t>(kFirstHeadroom, states.size(2) / 8);
+        sizes[2] = withHeadroom(states.size(2));
         m_storage = at::empty(sizes, states.options().memory_format(at::MemoryFormat::Contiguous));
         m_tailShared = false;
         m_begin = 0;
@@ -95,15 +102,9 @@ void SequenceBuffer::keepLast(int64_t count) {
     // A sliding window after a long prompt keeps its last W - 1 tokens of the prompt's whole allocation (Gemma 3
     // after 2048 tokens: 511 of 2304 rows in each of 15 layers, 71 MB where 16 MB hold them): moved to room for
     // what is kept and the steps after it, the prompt's allocation goes once the views handed out go.
-    const int64_t room = count + std::max<int64_t>(kFirstHeadroom, count / 8);
+    const int64_t room = withHeadroom(count);
     if (count > 0 && 2 * room < m_storage.size(2)) {
-        auto sizes = m_storage.sizes().vec();
-        sizes[2] = room;
-        at::Tensor fresh = at::empty(sizes, m_storage.options());
-        fresh.narrow(2, 0, count).copy_(view());
-        m_storage = fresh;
-        m_begin = 0;
-        m_tailShared = false;
+        moveToRoomFor(room);
     }
 }
 

@@ -1,20 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "PromptBufferPool.h"
 
+#include "kvscope/config/AddressSanitizer.h"
+
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
 
 #include <algorithm>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#if defined(__SANITIZE_ADDRESS__)
-#define KVSCOPE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KVSCOPE_ASAN 1
-#endif
-#endif
 
 namespace kvscope::model {
 namespace {
@@ -72,8 +66,7 @@ void PromptBufferPool::leave() {
     }
     for (auto& [offset, range] : m_free) {
         if (range.resident) {
-            ::madvise(m_region + offset, std::min(range.bytes, m_extentBytes - std::min(offset, m_extentBytes)),
-                      MADV_DONTNEED);
+            ::madvise(m_region + offset, touchedBytes(offset, range), MADV_DONTNEED);
             range.resident = false;
         }
     }
@@ -108,7 +101,8 @@ c10::DataPtr PromptBufferPool::take(std::size_t bytes) {
 void* PromptBufferPool::carve(std::size_t bytes) {
     // The lowest range that fits (first fit by address): a layer's buffers fall into the holes the layer before
     // it left and the region stays packed toward its start; best fit left more holes between the cache's rows.
-    auto fit = std::find_if(m_free.begin(), m_free.end(), [&](const auto& range) { return range.second.bytes >= bytes; });
+    auto fit =
+        std::find_if(m_free.begin(), m_free.end(), [&](const auto& range) { return range.second.bytes >= bytes; });
     if (fit == m_free.end()) {
         return nullptr;
     }
@@ -177,6 +171,10 @@ void PromptBufferPool::release(void* data) {
     pool.giveBack(offset, size);
 }
 
+std::size_t PromptBufferPool::touchedBytes(std::size_t offset, const FreeRange& range) const {
+    return std::min(range.bytes, m_extentBytes - std::min(offset, m_extentBytes));
+}
+
 std::size_t PromptBufferPool::usedBytes() const {
     std::lock_guard lock(m_mutex);
     return m_usedBytes;
@@ -192,7 +190,7 @@ std::size_t PromptBufferPool::residentFreeBytes() const {
     std::size_t total = 0;
     for (const auto& [offset, range] : m_free) {
         if (range.resident) {
-            total += std::min(range.bytes, m_extentBytes - std::min(offset, m_extentBytes));
+            total += touchedBytes(offset, range);
         }
     }
     return total;

@@ -13,10 +13,10 @@ namespace kvscope::model {
 
 /// LibTorch's CPU allocator, which serves a prompt's large buffers (a layer's widened weights, activations,
 /// products, the cache's rows) from one region of its own, the first of its free ranges that fits, neighbours
-/// joined when freed; when the last prompt ends, the free ranges' pages return to the system. glibc's heap, which served
-/// them before, kept what a prompt freed resident and its holes apart (small allocations between them), so that
-/// the process's peak grew by up to twice the prompt's working set; mapping each buffer afresh instead costs a
-/// page fault per page of every buffer.
+/// joined when freed; when the last prompt ends, the free ranges' pages return to the system. glibc's heap, which
+/// served them before, kept what a prompt freed resident and its holes apart (small allocations between them), so
+/// that the process's peak grew by up to twice the prompt's working set; mapping each buffer afresh instead costs
+/// a page fault per page of every buffer.
 class PromptBufferPool final : public c10::Allocator {
 public:
     /// Buffers this large or larger come from the region while a prompt runs; smaller ones, every buffer outside
@@ -74,6 +74,8 @@ private:
         bool resident;
     };
     std::map<std::size_t, FreeRange> m_free;
+    /// The part of a free range below the extent: pages past it were never written.
+    std::size_t touchedBytes(std::size_t offset, const FreeRange& range) const;
     std::size_t m_usedBytes = 0;
     std::size_t m_extentBytes = 0;
     /// The region's start that is readable and writable; the rest is address space only.

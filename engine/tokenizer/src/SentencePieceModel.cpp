@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "SentencePieceModel.h"
 
+#include "kvscope/config/AddressSanitizer.h"
 #include "kvscope/tokenizer/TokenizerError.h"
 
 #include <dlfcn.h>
@@ -16,14 +17,6 @@ namespace kvscope::tokenizer {
 namespace {
 
 using PieceCallback = void (*)(void*, int, const char*, std::size_t, std::uint32_t, std::uint32_t);
-
-#if defined(__SANITIZE_ADDRESS__)
-#define KVSCOPE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KVSCOPE_ASAN 1
-#endif
-#endif
 
 } // namespace
 

@@ -7,6 +7,7 @@
 #include "PromptBufferPool.h"
 
 #include "kvscope/cache/DynamicCache.h"
+#include "kvscope/config/AddressSanitizer.h"
 #include "kvscope/model/Decoder.h"
 #include "kvscope/model/ModelCache.h"
 #include "kvscope/model/ModelLoader.h"
@@ -39,12 +40,8 @@ ModelConfig llamaOfLayers(int layers) {
 class PromptBufferPoolTest : public ::testing::Test {
 protected:
     void SetUp() override {
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef KVSCOPE_ASAN
         GTEST_SKIP() << "built with AddressSanitizer: the pool stands aside so that it checks every buffer";
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-        GTEST_SKIP() << "built with AddressSanitizer: the pool stands aside so that it checks every buffer";
-#endif
 #endif
         ASSERT_TRUE(pool().hasRegion()) << "the region's address space could not be reserved";
     }

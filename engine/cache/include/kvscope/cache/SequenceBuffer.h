@@ -40,6 +40,8 @@ public:
 
 private:
     void reserveForAppend(int64_t extra);
+    /// Moves the held tokens to the start of a fresh allocation of `capacity` rows.
+    void moveToRoomFor(int64_t capacity);
 
     at::Tensor m_storage;
     int64_t m_begin = 0;
