@@ -598,7 +598,7 @@ at::Tensor Decoder::sparseExperts(int64_t layer, const at::Tensor& hidden) const
 at::Tensor Decoder::gatedProduct(const std::string& prefix, const at::Tensor& hidden) const {
     const std::vector<at::Tensor> gateUp =
         m_parameters.linearStacked(hidden, {prefix + "gate_proj.weight", prefix + "up_proj.weight"});
-    return linear(ops::activate(gateUp[0], m_architecture.activation()) * gateUp[1], prefix + "down_proj.weight");
+    return linear(ops::gatedActivation(gateUp[0], gateUp[1], m_architecture.activation()), prefix + "down_proj.weight");
 }
 
 at::Tensor Decoder::mlp(int64_t layer, const at::Tensor& hidden) const {
@@ -614,7 +614,7 @@ at::Tensor Decoder::mlp(int64_t layer, const at::Tensor& hidden) const {
         at::Tensor fused = linear(rows, p + "gate_up_proj.weight");
         const at::Tensor gate = fused.narrow(-1, 0, m_architecture.intermediateSize());
         const at::Tensor up = fused.narrow(-1, m_architecture.intermediateSize(), m_architecture.intermediateSize());
-        return linear(ops::activate(gate, m_architecture.activation()) * up, p + "down_proj.weight");
+        return linear(ops::gatedActivation(gate, up, m_architecture.activation()), p + "down_proj.weight");
     };
     const int64_t tokens = hidden.size(1);
     if (tokens <= kMlpTokens || (at::GradMode::is_enabled() && hidden.requires_grad())) {

@@ -2,7 +2,9 @@
 #include "kvscope/model/TensorOps.h"
 
 #include "DecodeAttention.h"
+#include "KernelThreads.h"
 #include "PrefillAttention.h"
+#include "RowKernels.h"
 
 #include <ATen/ATen.h>
 #include <algorithm>
@@ -19,9 +21,15 @@ namespace {
 constexpr int64_t kWidenedElements = int64_t{1} << 22;
 /// Score elements [batch, heads, query rows, keys] attention computes at once (32 MB of float32).
 constexpr int64_t kScoreElements = int64_t{1} << 23;
-/// Elements up to which rmsNorm and applyRotary run their own loops (a decode step's or a short prompt's rows);
-/// longer inputs keep LibTorch's vectorised, threaded operations.
-constexpr int64_t kNormLoopElements = int64_t{1} << 16;
+/// Values a kernel thread's task of row loops (rmsNorm, applyRotary, gatedActivation) takes at least: a decode
+/// step's rows run on the calling thread alone, a prompt's split so that a task outweighs its scheduling.
+constexpr int64_t kRowTaskElements = int64_t{1} << 14;
+
+/// Calls rowTask(first, last) over [0, rows) on the kernel threads, in tasks of kRowTaskElements values or more.
+void forRows(int64_t rows, int64_t width, const KernelThreads::Task& rowTask) {
+    KernelThreads::shared().parallelFor(rows, std::max<int64_t>(1, kRowTaskElements / std::max<int64_t>(width, 1)),
+                                        rowTask);
+}
 /// Query rows per chunk of a masked prompt longer than that: a causal chunk skips the keys after its last row, so
 /// smaller chunks skip more (256: about 55% of a 2048-token prompt's scores instead of 64% at the budget's 455).
 constexpr int64_t kMaskedChunk = 256;
@@ -67,8 +75,8 @@ int64_t attentionQueryChunk(int64_t batch, int64_t heads, int64_t kvLength) {
 
 namespace {
 
-/// rmsNorm of float rows in one loop (a decode step runs a few hundred norms; LibTorch's seven operations each
-/// cost more than a row's arithmetic): the reference's arithmetic, the mean of squares summed in double.
+/// rmsNorm of float rows in one loop per row (LibTorch's seven operations each cost a pass over memory): the
+/// reference's arithmetic, the mean of squares summed in double.
 at::Tensor rmsNormRows(const at::Tensor& input, const at::Tensor& weight, double eps, bool addOne) {
     const at::Tensor x = input.contiguous();
     const at::Tensor w = weight.contiguous();
@@ -78,20 +86,17 @@ at::Tensor rmsNormRows(const at::Tensor& input, const at::Tensor& weight, double
     const float* in = x.data_ptr<float>();
     const float* scale = w.data_ptr<float>();
     float* result = out.data_ptr<float>();
-    for (int64_t r = 0; r < rows; ++r, in += width, result += width) {
-        // The mean of squares in double: a float sum in this loop's order strays further from the reference's
-        // (a tree of float sums) than the logits' 1e-4 allows on a 576-wide row.
-        double squares = 0.0;
-        for (int64_t i = 0; i < width; ++i) {
-            squares += static_cast<double>(in[i]) * in[i];
+    forRows(rows, width, [&](int64_t first, int64_t last) {
+        for (int64_t r = first; r < last; ++r) {
+            // The mean of squares in double: a float sum in loop order strays further from the reference's (a tree
+            // of float sums) than the logits' 1e-4 allows on a 576-wide row.
+            const double squares = rows::sumOfSquares(in + r * width, width);
+            const float mean = static_cast<float>(squares / static_cast<double>(width));
+            const float inverse =
+                static_cast<float>(1.0 / std::sqrt(static_cast<double>(mean + static_cast<float>(eps))));
+            rows::scaleRow(in + r * width, scale, inverse, addOne, width, result + r * width);
         }
-        const float mean = static_cast<float>(squares / static_cast<double>(width));
-        const float inverse = static_cast<float>(1.0 / std::sqrt(static_cast<double>(mean + static_cast<float>(eps))));
-        for (int64_t i = 0; i < width; ++i) {
-            const float normalised = in[i] * inverse;
-            result[i] = addOne ? normalised * (scale[i] + 1.0f) : scale[i] * normalised;
-        }
-    }
+    });
     return out;
 }
 
@@ -101,7 +106,7 @@ at::Tensor rmsNorm(const at::Tensor& input, const at::Tensor& weight, double eps
     const bool rowsLoop = input.device().is_cpu() && weight.device().is_cpu() && input.scalar_type() == at::kFloat &&
                           weight.scalar_type() == at::kFloat && weight.dim() == 1 && input.dim() >= 1 &&
                           weight.size(0) == input.size(-1) && input.numel() > 0 && !input.requires_grad() &&
-                          !weight.requires_grad() && input.numel() <= kNormLoopElements;
+                          !weight.requires_grad();
     if (rowsLoop) {
         return rmsNormRows(input, weight, eps, addOne);
     }
@@ -123,6 +128,32 @@ at::Tensor activate(const at::Tensor& input, Activation activation) {
         return at::gelu(input, "tanh");
     }
     return input;
+}
+
+at::Tensor gatedActivation(const at::Tensor& gate, const at::Tensor& up, Activation activation) {
+    const bool rowsLoop = rows::gatedActivates(activation) && gate.device().is_cpu() && up.device().is_cpu() &&
+                          gate.scalar_type() == at::kFloat && up.scalar_type() == at::kFloat && gate.dim() >= 1 &&
+                          gate.sizes() == up.sizes() && gate.numel() > 0 && !gate.requires_grad() &&
+                          !up.requires_grad();
+    if (!rowsLoop) {
+        return activate(gate, activation) * up;
+    }
+    // [rows, width] views where the rows are evenly strided (a narrow of a stacked product's output), else copies.
+    const int64_t width = gate.size(-1);
+    const at::Tensor gates = gate.stride(-1) == 1 ? gate.reshape({-1, width}) : gate.contiguous().view({-1, width});
+    const at::Tensor ups = up.stride(-1) == 1 ? up.reshape({-1, width}) : up.contiguous().view({-1, width});
+    at::Tensor out = at::empty({gates.size(0), width}, gate.options());
+    const float* g = gates.data_ptr<float>();
+    const float* u = ups.data_ptr<float>();
+    float* result = out.data_ptr<float>();
+    const int64_t gateStride = gates.stride(0);
+    const int64_t upStride = ups.stride(0);
+    forRows(gates.size(0), width, [&](int64_t first, int64_t last) {
+        for (int64_t r = first; r < last; ++r) {
+            rows::gateRow(g + r * gateStride, u + r * upStride, activation, width, result + r * width);
+        }
+    });
+    return out.view(gate.sizes());
 }
 
 at::Tensor inverseFrequencies(int64_t rotaryDim, double theta,
@@ -162,42 +193,27 @@ std::pair<at::Tensor, at::Tensor> rotary(const at::Tensor& positions, const at::
 
 namespace {
 
-/// applyRotary of a decode step's rows in one loop, where the tensor formula costs six operations a call: the
-/// same float products and sum per value (x * cos + rotate_half(x) * sin, each rounded as LibTorch rounds it).
+/// applyRotary in one loop per row, where the tensor formula costs six operations: the same float products and
+/// sum per value (x * cos + rotate_half(x) * sin, each rounded as LibTorch rounds it).
 at::Tensor rotateRows(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
     const at::Tensor in = x.contiguous();
     const at::Tensor c = cos.contiguous();
     const at::Tensor s = sin.contiguous();
     at::Tensor out = at::empty_like(in);
-    const int64_t batch = in.size(0);
     const int64_t heads = in.size(1);
     const int64_t length = in.size(2);
     const int64_t dim = in.size(3);
-    const int64_t half = dim / 2;
     const float* source = in.data_ptr<float>();
     const float* cosines = c.data_ptr<float>();
     const float* sines = s.data_ptr<float>();
     float* result = out.data_ptr<float>();
-    for (int64_t b = 0; b < batch; ++b) {
-        for (int64_t h = 0; h < heads; ++h) {
-            for (int64_t t = 0; t < length; ++t) {
-                const float* row = source + ((b * heads + h) * length + t) * dim;
-                const float* cr = cosines + (b * length + t) * dim;
-                const float* sr = sines + (b * length + t) * dim;
-                float* o = result + ((b * heads + h) * length + t) * dim;
-                for (int64_t i = 0; i < half; ++i) {
-                    const float direct = row[i] * cr[i];
-                    const float turned = -row[i + half] * sr[i];
-                    o[i] = direct + turned;
-                }
-                for (int64_t i = half; i < dim; ++i) {
-                    const float direct = row[i] * cr[i];
-                    const float turned = row[i - half] * sr[i];
-                    o[i] = direct + turned;
-                }
-            }
+    // Row r is (batch, head, token) = (r / (heads * length), r / length % heads, r % length).
+    forRows(in.numel() / dim, dim, [&](int64_t first, int64_t last) {
+        for (int64_t r = first; r < last; ++r) {
+            const int64_t table = (r / (heads * length) * length + r % length) * dim;
+            rows::rotateRow(source + r * dim, cosines + table, sines + table, dim, result + r * dim);
         }
-    }
+    });
     return out;
 }
 
@@ -209,8 +225,7 @@ at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Ten
                           cos.scalar_type() == at::kFloat && sin.scalar_type() == at::kFloat &&
                           cos.size(-1) == x.size(-1) && x.size(-1) % 2 == 0 && cos.sizes() == sin.sizes() &&
                           cos.size(0) == x.size(0) && cos.size(1) == 1 && cos.size(2) == x.size(2) &&
-                          !x.requires_grad() && !cos.requires_grad() && !sin.requires_grad() &&
-                          x.numel() <= kNormLoopElements;
+                          !x.requires_grad() && !cos.requires_grad() && !sin.requires_grad();
     if (rowsLoop) {
         return rotateRows(x, cos, sin);
     }

@@ -3,6 +3,7 @@
 // gives what the weight widened whole gives, and attention in chunks of query rows gives the unchunked
 // result (output, weights, each chunk's weights in row order) for lengths around the chunk size.
 #include "kvscope/model/TensorOps.h"
+#include "kvscope/gguf/BlockType.h"
 
 #include "ModelTestHelpers.h"
 
@@ -129,8 +130,8 @@ TEST(TensorOpsTest, AttentionInQueryChunksEqualsTheUnchunkedPath) {
 }
 
 TEST(TensorOpsTest, RmsNormOfShortRowsEqualsTheTensorFormula) {
-    // A decode step's rows go through rmsNorm's own loop, long inputs through LibTorch: both as the reference's
-    // x * rsqrt(mean(x^2) + eps) * w (Gemma's * (1 + w)), on contiguous and strided inputs.
+    // rmsNorm's own loop, a decode step's rows on the calling thread and a prompt's ({1, 300, 576}) on the kernel
+    // threads, as the reference's x * rsqrt(mean(x^2) + eps) * w (Gemma's * (1 + w)), contiguous and strided.
     for (const bool addOne : {false, true}) {
         for (const auto& shape : std::vector<std::vector<int64_t>>{{1, 1, 576}, {1, 4, 1, 256}, {2, 3, 640}, {1, 300, 576}}) {
             const at::Tensor input = randomTensor(shape, 11) * 3.0;
@@ -150,9 +151,42 @@ TEST(TensorOpsTest, RmsNormOfShortRowsEqualsTheTensorFormula) {
     EXPECT_GT(maxAbsDifference(ops::rmsNorm(input, weight, 1e-6, true), expected), 1e-3);
 }
 
+TEST(TensorOpsTest, GatedActivationEqualsTheTensorFormula) {
+    // act(gate) * up in one loop per row (SiLU, GELU's tanh form), as LibTorch's activation and product give it to
+    // within float rounding: a decode step's row and a prompt's rows, the gate and up a stacked product's halves
+    // (rows strided), values out to +-100 (exp's clamps), at every kernel level this processor runs.
+    using kvscope::gguf::BlockType;
+    using kvscope::gguf::KernelLevel;
+    for (const auto level : {KernelLevel::Portable, BlockType::supportedKernelLevel()}) {
+        BlockType::useKernelLevel(level);
+        for (const int64_t length : {int64_t{1}, int64_t{300}}) {
+            const at::Tensor stacked = randomTensor({1, length, 2 * 1536}, 31) * 4.0;
+            stacked.narrow(-1, 0, 8).copy_(at::tensor({-100.0f, -90.0f, -20.0f, -1e-4f, 1e-4f, 20.0f, 90.0f, 100.0f}));
+            const at::Tensor gate = stacked.narrow(-1, 0, 1536);
+            const at::Tensor up = stacked.narrow(-1, 1536, 1536);
+            // Within a few float roundings of gate * up (GELU's 1 + tanh cancels where the gate is negative, in
+            // either computation).
+            const auto withinRounding = [&](const at::Tensor& actual, const at::Tensor& expected) {
+                return ((actual - expected).abs() <= (gate * up).abs() * 1e-6).all().item<bool>();
+            };
+            const at::Tensor silu = ops::gatedActivation(gate, up, kvscope::model::Activation::Silu);
+            EXPECT_TRUE(withinRounding(silu, at::silu(gate) * up)) << length;
+            const at::Tensor gelu = ops::gatedActivation(gate, up, kvscope::model::Activation::GeluTanh);
+            EXPECT_TRUE(withinRounding(gelu, at::gelu(gate, "tanh") * up)) << length;
+            EXPECT_EQ(gelu.sizes(), gate.sizes());
+            // GELU's erf form keeps LibTorch's; an activation swapped shows.
+            EXPECT_TRUE(at::equal(ops::gatedActivation(gate, up, kvscope::model::Activation::Gelu),
+                                  at::gelu(gate) * up));
+            EXPECT_FALSE(at::allclose(silu, gelu, 1e-3, 1e-3));
+        }
+    }
+    BlockType::useKernelLevel(BlockType::supportedKernelLevel());
+}
+
 TEST(TensorOpsTest, RotaryOfShortRowsEqualsTheTensorFormula) {
-    // A decode step's rows through applyRotary's own loop, a prompt's through LibTorch: both the reference's
-    // x * cos + rotate_half(x) * sin, bit for bit (the same float products and sums), on a head-split view.
+    // applyRotary's own loop, a decode step's rows and a prompt's (700 rows, on the kernel threads), as the
+    // reference's x * cos + rotate_half(x) * sin, bit for bit (the same float products and sums), on a head-split
+    // view.
     for (const int64_t length : {int64_t{1}, int64_t{3}, int64_t{700}}) {
         const at::Tensor flat = randomTensor({2, length, 4 * 64}, 21);
         const at::Tensor x = flat.view({2, length, 4, 64}).transpose(1, 2);  // [B, H, T, D], strided as splitHeads

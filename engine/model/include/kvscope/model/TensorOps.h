@@ -22,6 +22,8 @@ at::Tensor rmsNorm(const at::Tensor& input, const at::Tensor& weight, double eps
 at::Tensor layerNorm(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias,
                      double eps = 1e-5);
 at::Tensor activate(const at::Tensor& input, Activation activation);
+/// `activate(gate) * up`, the gated MLP's product (one pass over float rows on the CPU).
+at::Tensor gatedActivation(const at::Tensor& gate, const at::Tensor& up, Activation activation);
 /// The rotary inverse frequencies [rotaryDim / 2] for base `theta`, rescaled as `scaling` says
 /// (modeling_rope_utils' default, linear and llama3 computations; Architecture refuses other types).
 at::Tensor inverseFrequencies(int64_t rotaryDim, double theta,
