@@ -203,9 +203,11 @@ TEST(LlamaCppCachePeerTest, SmolLM2WithEachCacheStaysNearLlamaCppWithIt) {
                                                                         "their caches' errors";
         EXPECT_GE(same * 3, steps * 2) << "top-1 agreement";
         // llama.cpp's flash attention also rounds the queries to K's dot type (q8_0 for a quantised K, f16, bf16):
-        // its cost is kvscope's or up to five times more, never much less.
+        // its cost is kvscope's or several times more, never much less. Each cost is one draw of where codes fall:
+        // keys and values a few float roundings apart (kvscope's element-wise loops per row, 2026-12-06) moved
+        // kvscope's q4_1 cost without rotation from 0.0515 to 0.0345 nats, llama.cpp's being 0.1809.
         EXPECT_LE(costOurs, 2.0 * costTheirs + 0.005);
-        EXPECT_LE(costTheirs, 5.0 * costOurs + 0.005);
+        EXPECT_LE(costTheirs, 8.0 * costOurs + 0.005);
     }
     // Rotating keys and values lowers the cost of every quantised type, in both.
     for (const char* type : {"q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl"}) {

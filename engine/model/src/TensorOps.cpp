@@ -26,9 +26,11 @@ constexpr int64_t kScoreElements = int64_t{1} << 23;
 constexpr int64_t kRowTaskElements = int64_t{1} << 14;
 
 /// Calls rowTask(first, last) over [0, rows) on the kernel threads, in tasks of kRowTaskElements values or more.
+/// LibTorch's operations (on its own threads) often come next: the kernel threads sleep at once, not to spin on
+/// the cores those need.
 void forRows(int64_t rows, int64_t width, const KernelThreads::Task& rowTask) {
     KernelThreads::shared().parallelFor(rows, std::max<int64_t>(1, kRowTaskElements / std::max<int64_t>(width, 1)),
-                                        rowTask);
+                                        rowTask, 0, KernelThreads::After::Sleep);
 }
 /// Query rows per chunk of a masked prompt longer than that: a causal chunk skips the keys after its last row, so
 /// smaller chunks skip more (256: about 55% of a 2048-token prompt's scores instead of 64% at the budget's 455).
@@ -196,10 +198,11 @@ namespace {
 /// applyRotary in one loop per row, where the tensor formula costs six operations: the same float products and
 /// sum per value (x * cos + rotate_half(x) * sin, each rounded as LibTorch rounds it).
 at::Tensor rotateRows(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
-    const at::Tensor in = x.contiguous();
+    // x's rows where they are (splitHeads' view strides tokens by the heads' width); the output contiguous.
+    const at::Tensor in = x.stride(3) == 1 ? x : x.contiguous();
     const at::Tensor c = cos.contiguous();
     const at::Tensor s = sin.contiguous();
-    at::Tensor out = at::empty_like(in);
+    at::Tensor out = at::empty(in.sizes(), in.options());
     const int64_t heads = in.size(1);
     const int64_t length = in.size(2);
     const int64_t dim = in.size(3);
@@ -207,11 +210,15 @@ at::Tensor rotateRows(const at::Tensor& x, const at::Tensor& cos, const at::Tens
     const float* cosines = c.data_ptr<float>();
     const float* sines = s.data_ptr<float>();
     float* result = out.data_ptr<float>();
+    const int64_t strides[3] = {in.stride(0), in.stride(1), in.stride(2)};
     // Row r is (batch, head, token) = (r / (heads * length), r / length % heads, r % length).
     forRows(in.numel() / dim, dim, [&](int64_t first, int64_t last) {
         for (int64_t r = first; r < last; ++r) {
-            const int64_t table = (r / (heads * length) * length + r % length) * dim;
-            rows::rotateRow(source + r * dim, cosines + table, sines + table, dim, result + r * dim);
+            const int64_t b = r / (heads * length);
+            const int64_t t = r % length;
+            const float* row = source + b * strides[0] + r / length % heads * strides[1] + t * strides[2];
+            const int64_t table = (b * length + t) * dim;
+            rows::rotateRow(row, cosines + table, sines + table, dim, result + r * dim);
         }
     });
     return out;
