@@ -129,20 +129,29 @@ TEST(TensorOpsTest, AttentionInQueryChunksEqualsTheUnchunkedPath) {
     }
 }
 
-TEST(TensorOpsTest, RmsNormOfShortRowsEqualsTheTensorFormula) {
+TEST(TensorOpsTest, RmsNormEqualsTheTensorFormula) {
     // rmsNorm's own loop, a decode step's rows on the calling thread and a prompt's ({1, 300, 576}) on the kernel
-    // threads, as the reference's x * rsqrt(mean(x^2) + eps) * w (Gemma's * (1 + w)), contiguous and strided.
-    for (const bool addOne : {false, true}) {
-        for (const auto& shape : std::vector<std::vector<int64_t>>{{1, 1, 576}, {1, 4, 1, 256}, {2, 3, 640}, {1, 300, 576}}) {
-            const at::Tensor input = randomTensor(shape, 11) * 3.0;
-            const at::Tensor weight = randomTensor({shape.back()}, 12);
-            const at::Tensor expected = input * at::rsqrt(input.pow(2).mean(-1, true) + 1e-6) * (addOne ? weight + 1.0 : weight);
-            EXPECT_LE(maxAbsDifference(ops::rmsNorm(input, weight, 1e-6, addOne), expected), 2e-6);
-            const at::Tensor strided = input.transpose(0, 1);
-            const at::Tensor stridedExpected = expected.transpose(0, 1);
-            EXPECT_LE(maxAbsDifference(ops::rmsNorm(strided, weight, 1e-6, addOne), stridedExpected), 2e-6);
+    // threads, as the reference's x * rsqrt(mean(x^2) + eps) * w (Gemma's * (1 + w)), contiguous and strided,
+    // rows of whole vectors and with a tail (100), at every kernel level this processor runs.
+    using kvscope::gguf::BlockType;
+    using kvscope::gguf::KernelLevel;
+    for (const auto level : {KernelLevel::Portable, BlockType::supportedKernelLevel()}) {
+        BlockType::useKernelLevel(level);
+        for (const bool addOne : {false, true}) {
+            for (const auto& shape : std::vector<std::vector<int64_t>>{
+                     {1, 1, 576}, {1, 4, 1, 256}, {2, 3, 640}, {1, 300, 576}, {2, 5, 100}}) {
+                const at::Tensor input = randomTensor(shape, 11) * 3.0;
+                const at::Tensor weight = randomTensor({shape.back()}, 12);
+                const at::Tensor expected =
+                    input * at::rsqrt(input.pow(2).mean(-1, true) + 1e-6) * (addOne ? weight + 1.0 : weight);
+                EXPECT_LE(maxAbsDifference(ops::rmsNorm(input, weight, 1e-6, addOne), expected), 2e-6);
+                const at::Tensor strided = input.transpose(0, 1);
+                const at::Tensor stridedExpected = expected.transpose(0, 1);
+                EXPECT_LE(maxAbsDifference(ops::rmsNorm(strided, weight, 1e-6, addOne), stridedExpected), 2e-6);
+            }
         }
     }
+    BlockType::useKernelLevel(BlockType::supportedKernelLevel());
     // A wrong eps or a dropped weight shows.
     const at::Tensor input = randomTensor({1, 1, 64}, 13);
     const at::Tensor weight = randomTensor({64}, 14);
@@ -183,20 +192,28 @@ TEST(TensorOpsTest, GatedActivationEqualsTheTensorFormula) {
     BlockType::useKernelLevel(BlockType::supportedKernelLevel());
 }
 
-TEST(TensorOpsTest, RotaryOfShortRowsEqualsTheTensorFormula) {
+TEST(TensorOpsTest, RotaryEqualsTheTensorFormula) {
     // applyRotary's own loop, a decode step's rows and a prompt's (700 rows, on the kernel threads), as the
     // reference's x * cos + rotate_half(x) * sin, bit for bit (the same float products and sums), on a head-split
-    // view.
-    for (const int64_t length : {int64_t{1}, int64_t{3}, int64_t{700}}) {
-        const at::Tensor flat = randomTensor({2, length, 4 * 64}, 21);
-        const at::Tensor x = flat.view({2, length, 4, 64}).transpose(1, 2);  // [B, H, T, D], strided as splitHeads
-        const at::Tensor positions = at::arange(length, at::kLong).unsqueeze(0).expand({2, length}) + 5;
-        const at::Tensor inverse = ops::inverseFrequencies(64, 10000.0, std::nullopt, at::kCPU);
-        const auto [cos, sin] = ops::rotary(positions, inverse);
-        const at::Tensor rotated = at::cat({-x.narrow(-1, 32, 32), x.narrow(-1, 0, 32)}, -1);
-        const at::Tensor expected = x * cos + rotated * sin;
-        EXPECT_TRUE(at::equal(ops::applyRotary(x, cos, sin), expected)) << length << " rows";
+    // view, heads of whole vectors (64) and with a tail (40), at every kernel level this processor runs.
+    using kvscope::gguf::BlockType;
+    using kvscope::gguf::KernelLevel;
+    for (const auto level : {KernelLevel::Portable, BlockType::supportedKernelLevel()}) {
+        BlockType::useKernelLevel(level);
+        for (const int64_t dim : {int64_t{64}, int64_t{40}}) {
+            for (const int64_t length : {int64_t{1}, int64_t{3}, int64_t{700}}) {
+                const at::Tensor flat = randomTensor({2, length, 4 * dim}, 21);
+                const at::Tensor x = flat.view({2, length, 4, dim}).transpose(1, 2);  // [B, H, T, D] as splitHeads
+                const at::Tensor positions = at::arange(length, at::kLong).unsqueeze(0).expand({2, length}) + 5;
+                const at::Tensor inverse = ops::inverseFrequencies(dim, 10000.0, std::nullopt, at::kCPU);
+                const auto [cos, sin] = ops::rotary(positions, inverse);
+                const at::Tensor rotated = at::cat({-x.narrow(-1, dim / 2, dim / 2), x.narrow(-1, 0, dim / 2)}, -1);
+                const at::Tensor expected = x * cos + rotated * sin;
+                EXPECT_TRUE(at::equal(ops::applyRotary(x, cos, sin), expected)) << dim << " wide, " << length << " rows";
+            }
+        }
     }
+    BlockType::useKernelLevel(BlockType::supportedKernelLevel());
     // Swapped tables show.
     const at::Tensor x = randomTensor({1, 2, 1, 16}, 22);
     const auto [cos, sin] = ops::rotary(at::full({1, 1}, 7, at::kLong), ops::inverseFrequencies(16, 10000.0, std::nullopt, at::kCPU));
