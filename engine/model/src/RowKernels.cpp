@@ -33,6 +33,41 @@ float activateScalar(float x, Activation activation) {
     return 0.5f * x * (1.0f + std::tanh(inner));
 }
 
+// The plain loops over values [from, to): the portable bodies, and the AVX2 bodies' tails past the last vector.
+double addSquares(const float* x, int64_t from, int64_t to, double sum) {
+    for (int64_t i = from; i < to; ++i) {
+        sum += static_cast<double>(x[i]) * x[i];
+    }
+    return sum;
+}
+
+void scaleValues(const float* x, const float* scale, float inverse, bool addOne, int64_t from, int64_t to,
+                 float* out) {
+    for (int64_t i = from; i < to; ++i) {
+        const float normalised = x[i] * inverse;
+        out[i] = addOne ? normalised * (scale[i] + 1.0f) : scale[i] * normalised;
+    }
+}
+
+/// Pairs [from, to) of the row's two halves: value i and value half + i.
+void rotatePairs(const float* x, const float* cos, const float* sin, int64_t half, int64_t from, int64_t to,
+                 float* out) {
+    for (int64_t i = from; i < to; ++i) {
+        const float directFirst = x[i] * cos[i];
+        const float turnedFirst = -x[half + i] * sin[i];
+        out[i] = directFirst + turnedFirst;
+        const float directSecond = x[half + i] * cos[half + i];
+        const float turnedSecond = x[i] * sin[half + i];
+        out[half + i] = directSecond + turnedSecond;
+    }
+}
+
+void gateValues(const float* gate, const float* up, Activation activation, int64_t from, int64_t to, float* out) {
+    for (int64_t i = from; i < to; ++i) {
+        out[i] = activateScalar(gate[i], activation) * up[i];
+    }
+}
+
 #if KVSCOPE_ROW_KERNELS_X86
 KVSCOPE_ROW_AVX2 double sumOfSquaresAvx2(const float* x, int64_t width) {
     __m256d low = _mm256_setzero_pd();
@@ -47,11 +82,7 @@ KVSCOPE_ROW_AVX2 double sumOfSquaresAvx2(const float* x, int64_t width) {
     }
     alignas(32) double lanes[4];
     _mm256_store_pd(lanes, _mm256_add_pd(low, high));
-    double sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-    for (; i < width; ++i) {
-        sum += static_cast<double>(x[i]) * x[i];
-    }
-    return sum;
+    return addSquares(x, i, width, (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]));
 }
 
 KVSCOPE_ROW_AVX2 void scaleRowAvx2(const float* x, const float* scale, float inverse, bool addOne, int64_t width,
@@ -64,10 +95,7 @@ KVSCOPE_ROW_AVX2 void scaleRowAvx2(const float* x, const float* scale, float inv
         const __m256 w = _mm256_loadu_ps(scale + i);
         _mm256_storeu_ps(out + i, _mm256_mul_ps(normalised, addOne ? _mm256_add_ps(w, one) : w));
     }
-    for (; i < width; ++i) {
-        const float normalised = x[i] * inverse;
-        out[i] = addOne ? normalised * (scale[i] + 1.0f) : scale[i] * normalised;
-    }
+    scaleValues(x, scale, inverse, addOne, i, width, out);
 }
 
 /// Products and sum rounded one by one (no fused multiply-add), as LibTorch's three operations round them.
@@ -85,14 +113,7 @@ KVSCOPE_ROW_AVX2_UNFUSED void rotateRowAvx2(const float* x, const float* cos, co
         const __m256 turnedSecond = _mm256_mul_ps(first, _mm256_loadu_ps(sin + half + i));
         _mm256_storeu_ps(out + half + i, _mm256_add_ps(directSecond, turnedSecond));
     }
-    for (; i < half; ++i) {
-        const float directFirst = x[i] * cos[i];
-        const float turnedFirst = -x[half + i] * sin[i];
-        out[i] = directFirst + turnedFirst;
-        const float directSecond = x[half + i] * cos[half + i];
-        const float turnedSecond = x[i] * sin[half + i];
-        out[half + i] = directSecond + turnedSecond;
-    }
+    rotatePairs(x, cos, sin, half, i, half, out);
 }
 
 /// tanh(y) from e = exp(-2|y|) <= 1: (1 - e) / (1 + e) with y's sign, never overflowing.
@@ -129,9 +150,7 @@ KVSCOPE_ROW_AVX2 void gateRowAvx2(const float* gate, const float* up, Activation
         const __m256 activated = activation == Activation::Silu ? siluAvx2(g) : geluTanhAvx2(g);
         _mm256_storeu_ps(out + i, _mm256_mul_ps(activated, _mm256_loadu_ps(up + i)));
     }
-    for (; i < width; ++i) {
-        out[i] = activateScalar(gate[i], activation) * up[i];
-    }
+    gateValues(gate, up, activation, i, width, out);
 }
 #endif
 
@@ -151,11 +170,7 @@ double sumOfSquares(const float* x, int64_t width) {
         return sumOfSquaresAvx2(x, width);
     }
 #endif
-    double sum = 0.0;
-    for (int64_t i = 0; i < width; ++i) {
-        sum += static_cast<double>(x[i]) * x[i];
-    }
-    return sum;
+    return addSquares(x, 0, width, 0.0);
 }
 
 void scaleRow(const float* x, const float* scale, float inverse, bool addOne, int64_t width, float* out) {
@@ -165,10 +180,7 @@ void scaleRow(const float* x, const float* scale, float inverse, bool addOne, in
         return;
     }
 #endif
-    for (int64_t i = 0; i < width; ++i) {
-        const float normalised = x[i] * inverse;
-        out[i] = addOne ? normalised * (scale[i] + 1.0f) : scale[i] * normalised;
-    }
+    scaleValues(x, scale, inverse, addOne, 0, width, out);
 }
 
 void rotateRow(const float* x, const float* cos, const float* sin, int64_t dim, float* out) {
@@ -178,17 +190,7 @@ void rotateRow(const float* x, const float* cos, const float* sin, int64_t dim, 
         return;
     }
 #endif
-    const int64_t half = dim / 2;
-    for (int64_t i = 0; i < half; ++i) {
-        const float direct = x[i] * cos[i];
-        const float turned = -x[i + half] * sin[i];
-        out[i] = direct + turned;
-    }
-    for (int64_t i = half; i < dim; ++i) {
-        const float direct = x[i] * cos[i];
-        const float turned = x[i - half] * sin[i];
-        out[i] = direct + turned;
-    }
+    rotatePairs(x, cos, sin, dim / 2, 0, dim / 2, out);
 }
 
 bool gatedActivates(Activation activation) {
@@ -202,9 +204,7 @@ void gateRow(const float* gate, const float* up, Activation activation, int64_t 
         return;
     }
 #endif
-    for (int64_t i = 0; i < width; ++i) {
-        out[i] = activateScalar(gate[i], activation) * up[i];
-    }
+    gateValues(gate, up, activation, 0, width, out);
 }
 
 } // namespace kvscope::model::ops::rows

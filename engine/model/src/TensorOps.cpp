@@ -21,6 +21,9 @@ namespace {
 constexpr int64_t kWidenedElements = int64_t{1} << 22;
 /// Score elements [batch, heads, query rows, keys] attention computes at once (32 MB of float32).
 constexpr int64_t kScoreElements = int64_t{1} << 23;
+/// Query rows per chunk of a masked prompt longer than that: a causal chunk skips the keys after its last row, so
+/// smaller chunks skip more (256: about 55% of a 2048-token prompt's scores instead of 64% at the budget's 455).
+constexpr int64_t kMaskedChunk = 256;
 /// Values a kernel thread's task of row loops (rmsNorm, applyRotary, gatedActivation) takes at least: a decode
 /// step's rows run on the calling thread alone, a prompt's split so that a task outweighs its scheduling.
 constexpr int64_t kRowTaskElements = int64_t{1} << 14;
@@ -32,9 +35,6 @@ void forRows(int64_t rows, int64_t width, const KernelThreads::Task& rowTask) {
     KernelThreads::shared().parallelFor(rows, std::max<int64_t>(1, kRowTaskElements / std::max<int64_t>(width, 1)),
                                         rowTask, 0, KernelThreads::After::Sleep);
 }
-/// Query rows per chunk of a masked prompt longer than that: a causal chunk skips the keys after its last row, so
-/// smaller chunks skip more (256: about 55% of a 2048-token prompt's scores instead of 64% at the budget's 455).
-constexpr int64_t kMaskedChunk = 256;
 
 at::Tensor plainLinear(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias) {
     return bias.defined() ? at::linear(input, weight, bias) : at::linear(input, weight);
@@ -142,8 +142,11 @@ at::Tensor gatedActivation(const at::Tensor& gate, const at::Tensor& up, Activat
     }
     // [rows, width] views where the rows are evenly strided (a narrow of a stacked product's output), else copies.
     const int64_t width = gate.size(-1);
-    const at::Tensor gates = gate.stride(-1) == 1 ? gate.reshape({-1, width}) : gate.contiguous().view({-1, width});
-    const at::Tensor ups = up.stride(-1) == 1 ? up.reshape({-1, width}) : up.contiguous().view({-1, width});
+    const auto rowsOf = [width](const at::Tensor& t) {
+        return (t.stride(-1) == 1 ? t : t.contiguous()).reshape({-1, width});
+    };
+    const at::Tensor gates = rowsOf(gate);
+    const at::Tensor ups = rowsOf(up);
     at::Tensor out = at::empty({gates.size(0), width}, gate.options());
     const float* g = gates.data_ptr<float>();
     const float* u = ups.data_ptr<float>();

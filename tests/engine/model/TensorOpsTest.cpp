@@ -8,6 +8,7 @@
 #include "ModelTestHelpers.h"
 
 #include <ATen/ATen.h>
+#include <functional>
 #include <gtest/gtest.h>
 
 namespace ops = kvscope::model::ops;
@@ -18,6 +19,16 @@ namespace {
 at::Tensor randomTensor(at::IntArrayRef shape, uint64_t seed) {
     auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
     return at::randn(shape, generator, at::TensorOptions().dtype(at::kFloat));
+}
+
+/// Runs `check` at the portable kernel level and at the highest this processor runs, then restores the highest.
+void atEveryKernelLevel(const std::function<void()>& check) {
+    using kvscope::gguf::BlockType;
+    for (const auto level : {kvscope::gguf::KernelLevel::Portable, BlockType::supportedKernelLevel()}) {
+        SCOPED_TRACE(BlockType::kernelLevelName(BlockType::useKernelLevel(level)));
+        check();
+    }
+    BlockType::useKernelLevel(BlockType::supportedKernelLevel());
 }
 
 /// Causal mask [1, 1, t, past + t] of t new rows after `past` cached ones.
@@ -133,10 +144,7 @@ TEST(TensorOpsTest, RmsNormEqualsTheTensorFormula) {
     // rmsNorm's own loop, a decode step's rows on the calling thread and a prompt's ({1, 300, 576}) on the kernel
     // threads, as the reference's x * rsqrt(mean(x^2) + eps) * w (Gemma's * (1 + w)), contiguous and strided,
     // rows of whole vectors and with a tail (100), at every kernel level this processor runs.
-    using kvscope::gguf::BlockType;
-    using kvscope::gguf::KernelLevel;
-    for (const auto level : {KernelLevel::Portable, BlockType::supportedKernelLevel()}) {
-        BlockType::useKernelLevel(level);
+    atEveryKernelLevel([] {
         for (const bool addOne : {false, true}) {
             for (const auto& shape : std::vector<std::vector<int64_t>>{
                      {1, 1, 576}, {1, 4, 1, 256}, {2, 3, 640}, {1, 300, 576}, {2, 5, 100}}) {
@@ -150,8 +158,7 @@ TEST(TensorOpsTest, RmsNormEqualsTheTensorFormula) {
                 EXPECT_LE(maxAbsDifference(ops::rmsNorm(strided, weight, 1e-6, addOne), stridedExpected), 2e-6);
             }
         }
-    }
-    BlockType::useKernelLevel(BlockType::supportedKernelLevel());
+    });
     // A wrong eps or a dropped weight shows.
     const at::Tensor input = randomTensor({1, 1, 64}, 13);
     const at::Tensor weight = randomTensor({64}, 14);
@@ -164,10 +171,7 @@ TEST(TensorOpsTest, GatedActivationEqualsTheTensorFormula) {
     // act(gate) * up in one loop per row (SiLU, GELU's tanh form), as LibTorch's activation and product give it to
     // within float rounding: a decode step's row and a prompt's rows, the gate and up a stacked product's halves
     // (rows strided), values out to +-100 (exp's clamps), at every kernel level this processor runs.
-    using kvscope::gguf::BlockType;
-    using kvscope::gguf::KernelLevel;
-    for (const auto level : {KernelLevel::Portable, BlockType::supportedKernelLevel()}) {
-        BlockType::useKernelLevel(level);
+    atEveryKernelLevel([] {
         for (const int64_t length : {int64_t{1}, int64_t{300}}) {
             const at::Tensor stacked = randomTensor({1, length, 2 * 1536}, 31) * 4.0;
             stacked.narrow(-1, 0, 8).copy_(at::tensor({-100.0f, -90.0f, -20.0f, -1e-4f, 1e-4f, 20.0f, 90.0f, 100.0f}));
@@ -188,18 +192,14 @@ TEST(TensorOpsTest, GatedActivationEqualsTheTensorFormula) {
                                   at::gelu(gate) * up));
             EXPECT_FALSE(at::allclose(silu, gelu, 1e-3, 1e-3));
         }
-    }
-    BlockType::useKernelLevel(BlockType::supportedKernelLevel());
+    });
 }
 
 TEST(TensorOpsTest, RotaryEqualsTheTensorFormula) {
     // applyRotary's own loop, a decode step's rows and a prompt's (700 rows, on the kernel threads), as the
     // reference's x * cos + rotate_half(x) * sin, bit for bit (the same float products and sums), on a head-split
     // view, heads of whole vectors (64) and with a tail (40), at every kernel level this processor runs.
-    using kvscope::gguf::BlockType;
-    using kvscope::gguf::KernelLevel;
-    for (const auto level : {KernelLevel::Portable, BlockType::supportedKernelLevel()}) {
-        BlockType::useKernelLevel(level);
+    atEveryKernelLevel([] {
         for (const int64_t dim : {int64_t{64}, int64_t{40}}) {
             for (const int64_t length : {int64_t{1}, int64_t{3}, int64_t{700}}) {
                 const at::Tensor flat = randomTensor({2, length, 4 * dim}, 21);
@@ -212,8 +212,7 @@ TEST(TensorOpsTest, RotaryEqualsTheTensorFormula) {
                 EXPECT_TRUE(at::equal(ops::applyRotary(x, cos, sin), expected)) << dim << " wide, " << length << " rows";
             }
         }
-    }
-    BlockType::useKernelLevel(BlockType::supportedKernelLevel());
+    });
     // Swapped tables show.
     const at::Tensor x = randomTensor({1, 2, 1, 16}, 22);
     const auto [cos, sin] = ops::rotary(at::full({1, 1}, 7, at::kLong), ops::inverseFrequencies(16, 10000.0, std::nullopt, at::kCPU));
